@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# setup.sh: installs what attnlab needs on a Debian 12 machine, only what is missing.
+#   Debian packages: compilers, Emscripten, PyTorch (for regenerating goldens), unicode-data,
+#                    Chromium (browser tests); cJSON's sources from Debian's source package;
+#   npm packages:    from package.json (HF tokenizers oracle, playwright-core, Chart.js).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEB_PACKAGES=(build-essential cmake python3 python3-numpy python3-torch unicode-data emscripten
+              nodejs npm chromium dpkg-dev ca-certificates)
+
+as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+for p in "${DEB_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# Node and npm may come from elsewhere than Debian (the machine's own node): accept any working one.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  tmp=(); for p in "${missing[@]}"; do [[ $p == nodejs || $p == npm ]] || tmp+=("$p"); done
+  missing=("${tmp[@]+"${tmp[@]}"}")
+fi
+apt_updated=0
+apt_update_once() { if [[ $apt_updated -eq 0 ]]; then as_root apt-get update -qq; apt_updated=1; fi; }
+if [[ ${#missing[@]} -gt 0 ]]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  apt_update_once
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# cJSON sources for both builds (the same code native and in WASM), from Debian's source package.
+if [[ ! -f .deps/cjson/cJSON.c ]]; then
+  src_list=/etc/apt/sources.list.d/attnlab-deb-src.sources
+  if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ && ! grep -qs '^deb-src' /etc/apt/sources.list; then
+    echo "setup: adding a deb-src entry for Debian's source packages"
+    # Same URIs and suites as the existing 'deb' entry of the main archive.
+    uris=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+    suites=$(awk '/^Suites:/ {$1=""; print; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+    : "${uris:=http://deb.debian.org/debian}"; : "${suites:= bookworm bookworm-updates}"
+    printf 'Types: deb-src\nURIs: %s\nSuites:%s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+      "$uris" "$suites" | as_root tee "$src_list" >/dev/null
+    apt_updated=0
+  fi
+  apt_update_once
+  rm -rf .deps/cjson-src && mkdir -p .deps/cjson-src
+  (cd .deps/cjson-src && apt-get source -qq --download-only cjson >/dev/null && dpkg-source -x --no-check ./*.dsc unpacked >/dev/null)
+  mkdir -p .deps/cjson
+  cp .deps/cjson-src/unpacked/cJSON.c .deps/cjson-src/unpacked/cJSON.h .deps/cjson-src/unpacked/LICENSE .deps/cjson/
+  rm -rf .deps/cjson-src
+  echo "setup: cJSON sources from Debian in .deps/cjson"
+fi
+
+# npm packages (install scripts off: some download binaries, which this machine cannot fetch).
+if [[ ! -f node_modules/.attnlab-installed || package.json -nt node_modules/.attnlab-installed ]]; then
+  echo "setup: installing npm packages"
+  npm install --ignore-scripts --no-audit --no-fund --loglevel=error
+  touch node_modules/.attnlab-installed
+fi

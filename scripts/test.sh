@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# test.sh: builds everything and runs every test (README's test command; .ci/run calls it).
+#   1. native build (gcc, warnings as errors) + CTest
+#   2. the same tests under AddressSanitizer and UndefinedBehaviorSanitizer
+#   3. WASM build (Emscripten, -msimd128) + the same C tests under node
+#   4. JS tests (node:test): tokenizer ids vs the Hugging Face JS tokenizers, the WASM module's API
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+export NODE_PATH=/usr/share/nodejs  # Debian Emscripten's optimizer needs acorn from here
+jobs=$(nproc)
+
+step() { printf '\n=== %s ===\n' "$*"; }
+
+step "native build and C tests"
+cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/native -j "$jobs"
+ctest --test-dir build/native --output-on-failure -j "$jobs"
+
+step "C tests under ASan + UBSan"
+cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=Debug -DAL_SANITIZE=ON >/dev/null
+cmake --build build/sanitize -j "$jobs"
+ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build/sanitize --output-on-failure -j "$jobs" -E '^bench'
+
+step "WASM build (Emscripten, SIMD128) and C tests under node"
+emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/wasm -j "$jobs"
+ctest --test-dir build/wasm --output-on-failure -j "$jobs"
+
+step "JS tests"
+if compgen -G "tests/js/*.test.mjs" >/dev/null; then
+  node --test --test-reporter=spec tests/js/
+fi

@@ -1,0 +1,45 @@
+/* error.c: status names and error message formatting. */
+#include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *al_status_name(al_status s) {
+    switch (s) {
+    case AL_OK: return "ok";
+    case AL_ERR_IO: return "io";
+    case AL_ERR_FORMAT: return "format";
+    case AL_ERR_UNSUPPORTED: return "unsupported";
+    case AL_ERR_INVALID: return "invalid";
+    case AL_ERR_OOM: return "out_of_memory";
+    case AL_ERR_CANCELLED: return "cancelled";
+    }
+    return "unknown";
+}
+
+al_status al_err(al_error *err, al_status code, const char *fmt, ...) {
+    if (err) {
+        err->code = code;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+al_status al_err_prefix(al_error *err, const char *prefix) {
+    if (!err) return AL_ERR_INVALID;
+    char old[sizeof err->message];
+    memcpy(old, err->message, sizeof old);
+    snprintf(err->message, sizeof err->message, "%s: %s", prefix, old);
+    return err->code;
+}
+
+void al_error_clear(al_error *err) {
+    if (err) {
+        err->code = AL_OK;
+        err->message[0] = '\0';
+    }
+}

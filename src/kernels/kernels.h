@@ -1,0 +1,60 @@
+/* kernels.h: the numeric kernels of the encoder. No allocation inside a kernel.
+ *
+ * Every kernel has one implementation per path, chosen at compile time:
+ *   - WASM SIMD128 (__wasm_simd128__), multiply-then-add (no FMA in this Emscripten);
+ *   - x86 SSE (baseline x86_64), the same operation order as the WASM path so both give the same bits;
+ *   - plain C (any other target).
+ * al_ref_* are plain scalar references kept for the tests, never used by the model.
+ * Row-major everywhere; ld* are row strides in elements. */
+#ifndef AL_KERNELS_H
+#define AL_KERNELS_H
+
+#include <stddef.h>
+
+/* C[M,N] = alpha * A[M,K] . B[N,K]^T (+ C when accumulate). B in nn.Linear layout [out, in]. */
+void al_gemm_nt(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
+                float *C, int ldc, int accumulate);
+/* C[M,N] = alpha * A[M,K] . B[K,N] (+ C when accumulate). */
+void al_gemm_nn(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
+                float *C, int ldc, int accumulate);
+/* C[M,N] = alpha * A[K,M]^T . B[K,N] (+ C when accumulate). Weight gradients. */
+void al_gemm_tn(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
+                float *C, int ldc, int accumulate);
+
+/* y[M,N] = x[M,K] . W[N,K]^T + bias[N] (bias may be NULL): nn.Linear. */
+void al_linear(int M, int N, int K, const float *x, const float *W, const float *bias, float *y);
+
+/* In-place row softmax over `cols` entries of each of `rows` rows (row stride ld). */
+void al_softmax_rows(float *x, int rows, int cols, int ld);
+
+/* y[r,:] = (x[r,:] - mean) / sqrt(var + eps) * gamma + beta, biased variance (as PyTorch). x may == y. */
+void al_layernorm(const float *x, float *y, int rows, int dim, const float *gamma, const float *beta,
+                  float eps);
+
+/* In-place activations over n values. */
+void al_gelu(float *x, size_t n);      /* 0.5 x (1 + erf(x / sqrt 2)) */
+void al_gelu_tanh(float *x, size_t n); /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+void al_relu(float *x, size_t n);
+
+/* Portable float math with the same bits on every path (the tests bound their error vs libm). */
+float al_expf(float x);
+float al_erff(float x);
+float al_tanhf(float x);
+
+/* Scalar references (double accumulation where it matters) for the tests. */
+void al_ref_gemm_nt(int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+                    int ldb, float *C, int ldc, int accumulate);
+void al_ref_gemm_nn(int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+                    int ldb, float *C, int ldc, int accumulate);
+void al_ref_gemm_tn(int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+                    int ldb, float *C, int ldc, int accumulate);
+void al_ref_softmax_rows(float *x, int rows, int cols, int ld);
+void al_ref_layernorm(const float *x, float *y, int rows, int dim, const float *gamma,
+                      const float *beta, float eps);
+void al_ref_gelu(float *x, size_t n);
+void al_ref_gelu_tanh(float *x, size_t n);
+
+/* Which path this build uses: "wasm-simd128", "x86-sse", "scalar". */
+const char *al_kernels_path(void);
+
+#endif

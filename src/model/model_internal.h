@@ -1,0 +1,46 @@
+/* model_internal.h: what the loader fills and the forward pass reads. Not public. */
+#ifndef AL_MODEL_INTERNAL_H
+#define AL_MODEL_INTERNAL_H
+
+#include "../attnlab.h"
+
+/* One encoder layer (post-LayerNorm, as BERT). nn.Linear layout: weight [out, in]. */
+typedef struct al_layer_weights {
+    float *q_w, *q_b;           /* [D, D], [D] */
+    float *k_w, *k_b;           /* [D, D], [D] */
+    float *v_w, *v_b;           /* [D, D], [D] */
+    float *o_w, *o_b;           /* [D, D], [D]   attention output projection */
+    float *ln_attn_g, *ln_attn_b; /* [D]         LayerNorm after attention + residual */
+    float *ff_in_w, *ff_in_b;   /* [I, D], [I] */
+    float *ff_out_w, *ff_out_b; /* [D, I], [D] */
+    float *ln_ffn_g, *ln_ffn_b; /* [D]           LayerNorm after FFN + residual */
+} al_layer_weights;
+
+typedef struct al_weights {
+    float *word_emb;             /* [V, E] */
+    float *pos_emb;              /* [P, E] */
+    float *type_emb;             /* [T, E], NULL when type_vocab_size == 0 */
+    float *emb_ln_g, *emb_ln_b;  /* [E] */
+    float *emb_proj_w, *emb_proj_b; /* [D, E], [D]: ELECTRA when E != D, else NULL */
+    al_layer_weights *layers;    /* [NL] */
+    /* MLM head, all NULL when absent: h -> dense -> act -> LayerNorm -> decoder + bias */
+    int mlm_dim;                 /* width of the transform (D; E for the ELECTRA generator) */
+    al_act mlm_act;
+    float *mlm_dense_w, *mlm_dense_b; /* [mlm_dim, D], [mlm_dim] */
+    float *mlm_ln_g, *mlm_ln_b;       /* [mlm_dim] */
+    float *mlm_decoder_w;             /* [V, mlm_dim], tied to word_emb when the file omits it */
+    float *mlm_decoder_b;             /* [V] */
+} al_weights;
+
+struct al_model {
+    al_config config;
+    al_weights w;
+    float *storage;       /* one allocation that every weight pointer points into */
+    size_t n_floats;      /* floats in storage */
+    al_layer_weights *layer_storage;
+    al_tokenizer *tokenizer; /* NULL when the files have none */
+    char weights_file[128];
+    char weights_dtype[8];
+};
+
+#endif
