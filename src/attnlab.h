@@ -255,6 +255,14 @@ al_status al_session_run(al_session *s, const char *request_json, const al_run_p
 al_status al_session_add_model(al_session *s, const char *model_id, al_fileset *files, al_error *err);
 void al_reply_free(al_reply *reply);
 
+/* Named input tensors for requests (binary data never travels inside the request JSON). A request
+ * refers to one by name, e.g. a PAPA constant matrix in "policies": [{"mode": "constant",
+ * "constant": "C"}], where "C" is [L, L] or [NL, H, L, L] float32. The data is copied; a name set
+ * twice replaces the earlier tensor; tensors stay attached across runs until cleared. ndim 1..6. */
+al_status al_session_set_tensor(al_session *s, const char *name, int ndim, const int64_t *shape,
+                                const float *data, al_error *err);
+void al_session_clear_tensors(al_session *s);
+
 /* ---------------------------------------------------------------- tensor files */
 
 /* Serialises tensors ("F32" / "I32") as a .safetensors byte buffer (malloc'd, caller frees), with

@@ -31,9 +31,14 @@ al_status al_err(al_error *err, al_status code, const char *fmt, ...) {
 
 al_status al_err_prefix(al_error *err, const char *prefix) {
     if (!err) return AL_ERR_INVALID;
+    /* Build "prefix: old" by hand: the result may be cut at the buffer's end, on purpose. */
     char old[sizeof err->message];
     memcpy(old, err->message, sizeof old);
-    snprintf(err->message, sizeof err->message, "%s: %s", prefix, old);
+    size_t cap = sizeof err->message, n = 0;
+    for (const char *p = prefix; *p && n + 1 < cap; p++) err->message[n++] = *p;
+    for (const char *p = ": "; *p && n + 1 < cap; p++) err->message[n++] = *p;
+    for (const char *p = old; *p && n + 1 < cap; p++) err->message[n++] = *p;
+    err->message[n] = '\0';
     return err->code;
 }
 

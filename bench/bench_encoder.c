@@ -1,0 +1,102 @@
+/* bench_encoder.c: GEMM GFLOP/s and encoder throughput on random models, one JSON line per result.
+ * Run natively and as WASM under node by bench/compare.mjs, which prints both side by side.
+ *
+ *   bench_encoder [--quick]
+ *
+ * Shapes: bert-tiny (2 x 128, 2 heads), MiniLM (12 x 384, 12 heads), bert-base (12 x 768, 12 heads),
+ * each at 32, 128 and 512 tokens, batch of one sequence, all heads standard. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "attnlab.h"
+#include "kernels/kernels.h"
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Repeats fn until at least min_s seconds have passed (and at least once); returns seconds per call. */
+#define TIME_LOOP(min_s, body)                                  \
+    ({                                                          \
+        int reps_ = 0;                                          \
+        double t0_ = now_s(), el_;                              \
+        do {                                                    \
+            body;                                               \
+            reps_++;                                            \
+            el_ = now_s() - t0_;                                \
+        } while (el_ < (min_s));                                \
+        el_ / reps_;                                            \
+    })
+
+static void bench_gemm(int M, int N, int K, double min_s) {
+    float *A = malloc(sizeof(float) * (size_t)M * K);
+    float *B = malloc(sizeof(float) * (size_t)N * K);
+    float *C = malloc(sizeof(float) * (size_t)M * N);
+    if (!A || !B || !C) {
+        printf("{\"kind\":\"error\",\"message\":\"out of memory for gemm %dx%dx%d\"}\n", M, N, K);
+        free(A), free(B), free(C);
+        return;
+    }
+    for (size_t i = 0; i < (size_t)M * K; i++) A[i] = (float)((i * 7919u) % 101) / 101.0f - 0.5f;
+    for (size_t i = 0; i < (size_t)N * K; i++) B[i] = (float)((i * 104729u) % 97) / 97.0f - 0.5f;
+    al_gemm_nt(M, N, K, 1.0f, A, K, B, K, C, N, 0); /* warm-up */
+    double s = TIME_LOOP(min_s, al_gemm_nt(M, N, K, 1.0f, A, K, B, K, C, N, 0));
+    printf("{\"kind\":\"gemm\",\"shape\":\"%dx%dx%d\",\"gflops\":%.3f}\n", M, N, K,
+           2.0 * M * N * K / s * 1e-9);
+    fflush(stdout);
+    free(A), free(B), free(C);
+}
+
+typedef struct shape { const char *name; int layers, hidden, heads, ffn; } shape;
+
+static void bench_encoder(const shape *sh, const int *lengths, int n_lengths, double min_s) {
+    al_config cfg = al_config_bert(30522, sh->hidden, sh->layers, sh->heads, sh->ffn);
+    al_model *model = NULL;
+    al_error err = {0};
+    if (al_model_new_random(&cfg, 42, 0, &model, &err) != AL_OK) {
+        printf("{\"kind\":\"error\",\"message\":\"%s\"}\n", err.message);
+        return;
+    }
+    for (int li = 0; li < n_lengths; li++) {
+        int L = lengths[li];
+        int32_t *ids = malloc(sizeof(int32_t) * (size_t)L);
+        for (int t = 0; t < L; t++) ids[t] = 1000 + (t * 37) % 20000;
+        al_batch batch = {.n_seqs = 1, .seq_len = L, .input_ids = ids};
+        al_forward_params params = al_forward_default_params();
+        al_forward_outputs out = {0};
+        al_status st = al_forward(model, &batch, &params, &out, &err); /* warm-up */
+        if (st != AL_OK) {
+            printf("{\"kind\":\"error\",\"message\":\"%s\"}\n", err.message);
+            free(ids);
+            break;
+        }
+        double s = TIME_LOOP(min_s, al_forward(model, &batch, &params, &out, &err));
+        printf("{\"kind\":\"encoder\",\"model\":\"%s\",\"tokens\":%d,\"tokens_per_s\":%.1f,\"ms\":%.2f}\n",
+               sh->name, L, L / s, s * 1e3);
+        fflush(stdout);
+        free(ids);
+    }
+    al_model_free(model);
+}
+
+int main(int argc, char **argv) {
+    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    double min_s = quick ? 0.05 : 0.5;
+    printf("{\"kind\":\"path\",\"kernels\":\"%s\"}\n", al_kernels_path());
+    static const int gemm_shapes[][3] = {{128, 768, 768}, {512, 768, 768}, {512, 3072, 768}, {512, 512, 64}};
+    for (size_t i = 0; i < sizeof gemm_shapes / sizeof gemm_shapes[0]; i++)
+        bench_gemm(gemm_shapes[i][0], gemm_shapes[i][1], gemm_shapes[i][2], min_s);
+    static const shape shapes[] = {
+        {"bert-tiny", 2, 128, 2, 512},
+        {"minilm", 12, 384, 12, 1536},
+        {"bert-base", 12, 768, 12, 3072},
+    };
+    static const int lengths[] = {32, 128, 512};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        bench_encoder(&shapes[i], lengths, quick ? 1 : 3, min_s);
+    return 0;
+}

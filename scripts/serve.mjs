@@ -1,0 +1,82 @@
+// serve.mjs: a static file server for the attnlab app on localhost.
+// Routes: /            -> web/
+//         /wasm/       -> build/wasm/attnlab_wasm.{js,wasm} (the core) and wasm/*.mjs (its JS wrapper)
+//         /models/     -> models/ (the embedded encoders, Hugging Face layout)
+//         /vendor/chart.js/ -> node_modules/chart.js/dist/
+// Sends COOP/COEP so the page is cross-origin isolated (WASM threads later), and the right MIME types.
+import { createServer } from 'node:http';
+import { createReadStream, statSync } from 'node:fs';
+import { extname, join, normalize, resolve } from 'node:path';
+
+const root = resolve(new URL('..', import.meta.url).pathname);
+const port = Number(process.env.PORT ?? 8080);
+const host = process.env.HOST ?? '127.0.0.1';
+const wasmBuild = process.env.AL_WASM_DIR ?? 'build/wasm';
+
+const routes = [
+  ['/wasm/attnlab_wasm.', join(root, wasmBuild)],
+  ['/wasm/', join(root, 'wasm')],
+  ['/models/', join(root, 'models')],
+  ['/vendor/chart.js/', join(root, 'node_modules/chart.js/dist')],
+  ['/', join(root, 'web')],
+];
+const types = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json', '.wasm': 'application/wasm', '.png': 'image/png',
+  '.svg': 'image/svg+xml', '.txt': 'text/plain; charset=utf-8', '.md': 'text/plain; charset=utf-8',
+  '.safetensors': 'application/octet-stream', '.bin': 'application/octet-stream',
+};
+
+function locate(urlPath) {
+  for (const [prefix, dir] of routes) {
+    if (!urlPath.startsWith(prefix)) continue;
+    // the wasm build route keeps the file name's start ("attnlab_wasm.")
+    const rest = prefix.endsWith('.') ? urlPath.slice('/wasm/'.length) : urlPath.slice(prefix.length);
+    const file = normalize(join(dir, rest || 'index.html'));
+    if (!file.startsWith(dir)) return null; // no escaping the served folder
+    return file;
+  }
+  return null;
+}
+
+const server = createServer((req, res) => {
+  const headers = {
+    'Cross-Origin-Opener-Policy': 'same-origin',
+    'Cross-Origin-Embedder-Policy': 'require-corp',
+    'Cache-Control': 'no-cache',
+  };
+  let urlPath;
+  try {
+    urlPath = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
+  } catch {
+    res.writeHead(400, headers).end('bad request');
+    return;
+  }
+  let file = locate(urlPath);
+  let st = null;
+  try {
+    st = file && statSync(file);
+    if (st && st.isDirectory()) {
+      file = join(file, 'index.html');
+      st = statSync(file);
+    }
+  } catch {
+    st = null;
+  }
+  if (!st || !st.isFile()) {
+    res.writeHead(404, { ...headers, 'Content-Type': 'text/plain' }).end(`not found: ${urlPath}`);
+    return;
+  }
+  res.writeHead(200, {
+    ...headers,
+    'Content-Type': types[extname(file)] ?? 'application/octet-stream',
+    'Content-Length': st.size,
+  });
+  if (req.method === 'HEAD') res.end();
+  else createReadStream(file).pipe(res);
+});
+
+server.listen(port, host, () => {
+  console.log(`attnlab: serving on http://${host === '0.0.0.0' ? 'localhost' : host}:${port}/`);
+});

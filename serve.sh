@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# serve.sh: builds what is missing (WASM core) and serves the attnlab app on localhost.
+#   PORT (default 8080) and HOST (default 127.0.0.1) choose where.
+set -euo pipefail
+cd "$(dirname "$0")"
+scripts/setup.sh
+export NODE_PATH=/usr/share/nodejs  # Debian Emscripten's optimizer needs acorn from here
+if [[ ! -f build/wasm/CMakeCache.txt ]]; then
+  emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release >/dev/null
+fi
+cmake --build build/wasm -j "$(nproc)" --target attnlab_wasm
+exec node scripts/serve.mjs

@@ -1,0 +1,117 @@
+/* api_internal.h: what the JSON API's files share: the session, request-field readers that name the
+ * field at fault, and a reply builder that collects JSON and binary tensors. Not public. */
+#ifndef AL_API_INTERNAL_H
+#define AL_API_INTERNAL_H
+
+#include "../attnlab.h"
+#include "cJSON.h"
+
+/* A model loaded under an id. */
+typedef struct al_api_model {
+    char id[128];
+    al_model *model;
+} al_api_model;
+
+/* A named float32 input attached with al_session_set_tensor (e.g. PAPA constant matrices). */
+typedef struct al_api_tensor {
+    char name[64];
+    int ndim;
+    int64_t shape[6];
+    float *data;
+    size_t count; /* product of shape */
+} al_api_tensor;
+
+struct al_session {
+    al_api_model *models;
+    int n_models, cap_models;
+    al_api_tensor *inputs;
+    int n_inputs, cap_inputs;
+};
+
+const al_api_model *al_api_find_model(const al_session *s, const char *id);
+const al_api_tensor *al_api_find_tensor(const al_session *s, const char *name);
+/* Adds or replaces the model under `id`; takes ownership of `model` on success only. */
+al_status al_api_put_model(al_session *s, const char *id, al_model *model, al_error *err);
+
+/* ------------------------------------------------------------ reply builder */
+
+typedef struct al_reply_builder {
+    cJSON *root;          /* the reply object */
+    cJSON *warnings;      /* array inside root */
+    int oom;              /* set when any cJSON allocation failed: the reply is then incomplete */
+    al_tensor_out *tensors;
+    int n_tensors, cap_tensors;
+} al_reply_builder;
+
+al_status al_rb_init(al_reply_builder *rb, const char *op, al_error *err);
+void al_rb_discard(al_reply_builder *rb);
+/* Moves JSON text and tensors into `reply`; the builder is emptied either way. */
+al_status al_rb_finish(al_reply_builder *rb, al_reply *reply, al_error *err);
+
+/* Adds a zero-filled tensor owned by the builder and returns its data in *data. dtype "F32"/"I32". */
+al_status al_rb_tensor(al_reply_builder *rb, const char *name, const char *dtype, int ndim,
+                       const int64_t *shape, void **data, al_error *err);
+
+/* Each adds to `obj` and records allocation failure in rb->oom; they return the new item (or NULL). */
+cJSON *al_rb_add(al_reply_builder *rb, cJSON *obj, const char *key, cJSON *item);
+void al_rb_num(al_reply_builder *rb, cJSON *obj, const char *key, double value);
+void al_rb_str(al_reply_builder *rb, cJSON *obj, const char *key, const char *value);
+void al_rb_bool(al_reply_builder *rb, cJSON *obj, const char *key, int value);
+cJSON *al_rb_int_array(al_reply_builder *rb, cJSON *obj, const char *key, const int32_t *values,
+                       int n);
+void al_rb_warn(al_reply_builder *rb, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ------------------------------------------------------------ request fields
+ * Every reader names the field in its error: "request: field 'max_length' must be an integer".
+ * `path` is the field's full name for messages (e.g. "policies[2].lambda"); it may equal `key`. */
+
+/* *out = NULL when absent and not required. */
+al_status al_req_string(const cJSON *obj, const char *key, const char *path, int required,
+                        const char **out, al_error *err);
+/* *present = 0 and *out = def when absent (required == 0). */
+al_status al_req_int(const cJSON *obj, const char *key, const char *path, int required, int def,
+                     int min, int max, int *out, al_error *err);
+al_status al_req_bool(const cJSON *obj, const char *key, const char *path, int def, int *out,
+                      al_error *err);
+al_status al_req_float(const cJSON *obj, const char *key, const char *path, int required,
+                       float def, float min, float max, float *out, al_error *err);
+/* The model named by the request's "model" field. */
+al_status al_req_model(const al_session *s, const cJSON *req, const al_api_model **out,
+                       al_error *err);
+/* Adds "unknown field 'x' ignored" warnings for keys not in the NULL-terminated `known` list. */
+void al_req_warn_unknown(al_reply_builder *rb, const cJSON *req, const char *const *known);
+
+/* ------------------------------------------------------------ ops */
+
+typedef struct al_op_ctx {
+    al_session *session;
+    const cJSON *req;
+    al_reply_builder *rb;
+    const al_run_params *params; /* never NULL inside ops */
+} al_op_ctx;
+
+al_status al_op_load_model(al_op_ctx *ctx, al_error *err);
+al_status al_op_unload_model(al_op_ctx *ctx, al_error *err);
+al_status al_op_models(al_op_ctx *ctx, al_error *err);
+al_status al_op_info(al_op_ctx *ctx, al_error *err);
+al_status al_op_tokenize(al_op_ctx *ctx, al_error *err);
+al_status al_op_attention(al_op_ctx *ctx, al_error *err);
+
+/* Fills `obj` with the model's description (shared by "info" and "load_model"). */
+void al_api_describe_model(al_reply_builder *rb, cJSON *obj, const al_api_model *m);
+/* Token strings for ids as a JSON array; "#<id>" stands in when there is no tokenizer or the id has
+ * no string. NULL when out of memory. */
+cJSON *al_api_token_strings(const al_tokenizer *tok, const int32_t *ids, int n);
+/* The longest token sequence the model's position table allows (RoBERTa: 514 - 2 = 512). */
+int al_api_max_tokens(const al_model *model);
+
+static inline void al_api_progress(const al_run_params *p, const char *stage, double fraction) {
+    if (p->progress) p->progress(p->progress_user, stage, fraction);
+}
+static inline int al_api_cancelled(const al_run_params *p) { return p->cancel && *p->cancel; }
+
+#endif

@@ -1,0 +1,185 @@
+/* attention_inputs.c: the inputs of an attention request ("text", "texts" or "input_ids", with
+ * optional pairs), tokenized and truncated to the model's positions, one al_api_seq per sequence. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "attention_parts.h"
+
+void al_api_inputs_free(al_api_inputs *in) {
+    for (int i = 0; in->seqs && i < in->n_seqs; i++) {
+        al_encoding_free(&in->seqs[i].enc);
+        free(in->seqs[i].raw_ids);
+    }
+    free(in->seqs);
+    memset(in, 0, sizeof *in);
+}
+
+static int present(const cJSON *req, const char *key) {
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(req, key);
+    return item && !cJSON_IsNull(item);
+}
+
+static al_status alloc_seqs(al_api_inputs *out, int n, al_error *err) {
+    out->seqs = calloc((size_t)(n > 0 ? n : 1), sizeof *out->seqs);
+    if (!out->seqs) return al_err(err, AL_ERR_OOM, "request: out of memory for %d sequences", n);
+    out->n_seqs = n;
+    return AL_OK;
+}
+
+/* Tokenizes one text (and pair): first untruncated, to know its length, then cut when over limit.
+ * `index` is the position in "texts", -1 for a single "text"; `what` prefixes tokenizer errors. */
+static al_status encode_one(const al_tokenizer *tok, const char *text, const char *pair,
+                            int add_special, int limit, int index, const char *what,
+                            const char *limit_reason,
+                            al_reply_builder *rb, al_api_seq *seq, al_error *err) {
+    al_encode_options opt = al_encode_default_options();
+    opt.add_special_tokens = add_special;
+    opt.max_length = 0;
+    opt.truncation = 0;
+    opt.pad_to = 0;
+    al_status st = al_tokenizer_encode(tok, text, pair, &opt, &seq->enc, err);
+    if (st) return al_err_prefix(err, what);
+    seq->n_before_truncation = seq->enc.n_tokens;
+    if (limit > 0 && seq->enc.n_tokens > limit) {
+        al_encoding_free(&seq->enc);
+        memset(&seq->enc, 0, sizeof seq->enc);
+        opt.max_length = limit;
+        opt.truncation = 1;
+        st = al_tokenizer_encode(tok, text, pair, &opt, &seq->enc, err);
+        if (st) return al_err_prefix(err, what);
+        seq->truncated = 1;
+        if (limit_reason && index < 0)
+            al_rb_warn(rb, "text truncated from %d to %d tokens (%s)", seq->n_before_truncation,
+                       seq->enc.n_tokens, limit_reason);
+        else if (limit_reason)
+            al_rb_warn(rb, "texts[%d]: text truncated from %d to %d tokens (%s)", index,
+                       seq->n_before_truncation, seq->enc.n_tokens, limit_reason);
+    }
+    seq->truncated = seq->truncated || seq->enc.truncated;
+    seq->n_tokens = seq->enc.n_tokens;
+    return AL_OK;
+}
+
+static al_status read_texts(const al_op_ctx *ctx, const al_tokenizer *tok, int add_special,
+                            int limit, const char *limit_reason, al_api_inputs *out,
+                            al_error *err) {
+    const cJSON *req = ctx->req;
+    al_status st;
+    if (present(req, "text")) {
+        if (present(req, "texts"))
+            return al_err(err, AL_ERR_INVALID, "request: fields 'text' and 'texts' exclude each other");
+        if (present(req, "text_pairs"))
+            return al_err(err, AL_ERR_INVALID, "request: field 'text_pairs' goes with 'texts', not 'text'");
+        const char *text, *pair;
+        st = al_req_string(req, "text", "text", 1, &text, err);
+        if (!st) st = al_req_string(req, "text_pair", "text_pair", 0, &pair, err);
+        if (!st) st = alloc_seqs(out, 1, err);
+        if (!st)
+            st = encode_one(tok, text, pair, add_special, limit, -1,
+                            pair ? "request: field 'text' or 'text_pair'" : "request: field 'text'",
+                            limit_reason, ctx->rb, &out->seqs[0], err);
+        return st;
+    }
+    if (present(req, "text_pair"))
+        return al_err(err, AL_ERR_INVALID, "request: field 'text_pair' goes with 'text', not 'texts'");
+    const cJSON *texts = cJSON_GetObjectItemCaseSensitive(req, "texts");
+    const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(req, "text_pairs");
+    if (pairs && cJSON_IsNull(pairs)) pairs = NULL;
+    if (!cJSON_IsArray(texts))
+        return al_err(err, AL_ERR_INVALID, "request: field 'texts' must be an array of strings");
+    int n = cJSON_GetArraySize(texts);
+    if (n < 1) return al_err(err, AL_ERR_INVALID, "request: field 'texts' is empty");
+    if (pairs && (!cJSON_IsArray(pairs) || cJSON_GetArraySize(pairs) != n))
+        return al_err(err, AL_ERR_INVALID,
+                      "request: field 'text_pairs' must be an array as long as 'texts' (%d)", n);
+    st = alloc_seqs(out, n, err);
+    const cJSON *t = texts->child, *p = pairs ? pairs->child : NULL;
+    char what[64];
+    for (int i = 0; !st && i < n; i++, t = t->next, p = p ? p->next : NULL) {
+        if (!cJSON_IsString(t))
+            return al_err(err, AL_ERR_INVALID, "request: field 'texts[%d]' must be a string", i);
+        if (p && !cJSON_IsString(p) && !cJSON_IsNull(p))
+            return al_err(err, AL_ERR_INVALID,
+                          "request: field 'text_pairs[%d]' must be a string or null", i);
+        const char *pair = p && cJSON_IsString(p) ? p->valuestring : NULL;
+        snprintf(what, sizeof what, "request: field 'texts[%d]'", i);
+        st = encode_one(tok, t->valuestring, pair, add_special, limit, i, what, limit_reason, ctx->rb,
+                        &out->seqs[i], err);
+        if (!st && (i & 15) == 15) al_api_progress(ctx->params, "tokenize", (double)(i + 1) / n);
+    }
+    return st;
+}
+
+/* "input_ids": [1, 2, 3] or [[1, 2, 3], [4, 5]]: already tokenized, never truncated. */
+static al_status read_ids(const al_op_ctx *ctx, const al_config *cfg, int limit,
+                          al_api_inputs *out, al_error *err) {
+    const cJSON *ids = cJSON_GetObjectItemCaseSensitive(ctx->req, "input_ids");
+    if (!cJSON_IsArray(ids) || !ids->child)
+        return al_err(err, AL_ERR_INVALID,
+                      "request: field 'input_ids' must be a non-empty array of integers or of arrays");
+    int nested = cJSON_IsArray(ids->child);
+    int n = nested ? cJSON_GetArraySize(ids) : 1;
+    al_status st = alloc_seqs(out, n, err);
+    const cJSON *row = nested ? ids->child : ids;
+    for (int i = 0; !st && i < n; i++, row = row->next) {
+        if (!cJSON_IsArray(row))
+            return al_err(err, AL_ERR_INVALID, "request: field 'input_ids[%d]' must be an array", i);
+        int len = cJSON_GetArraySize(row);
+        if (len < 1) return al_err(err, AL_ERR_INVALID, "request: field 'input_ids[%d]' is empty", i);
+        if (limit > 0 && len > limit) {
+            char where[24] = "";
+            if (nested) snprintf(where, sizeof where, "[%d]", i);
+            return al_err(err, AL_ERR_INVALID,
+                          "request: field 'input_ids%s' has %d ids, more than the limit of %d",
+                          where, len, limit);
+        }
+        al_api_seq *seq = &out->seqs[i];
+        seq->raw_ids = malloc((size_t)len * sizeof(int32_t));
+        if (!seq->raw_ids) return al_err(err, AL_ERR_OOM, "request: out of memory for input_ids");
+        int j = 0;
+        for (const cJSON *v = row->child; v; v = v->next, j++) {
+            double d = v->valuedouble;
+            if (!cJSON_IsNumber(v) || d != (double)(int32_t)d || d < 0 || d >= cfg->vocab_size) {
+                if (nested)
+                    return al_err(err, AL_ERR_INVALID,
+                                  "request: field 'input_ids[%d][%d]' must be an integer in [0, %d)",
+                                  i, j, cfg->vocab_size);
+                return al_err(err, AL_ERR_INVALID,
+                              "request: field 'input_ids[%d]' must be an integer in [0, %d)", j,
+                              cfg->vocab_size);
+            }
+            seq->raw_ids[j] = (int32_t)d;
+        }
+        seq->n_tokens = seq->n_before_truncation = len;
+    }
+    return st;
+}
+
+al_status al_api_read_inputs(const al_op_ctx *ctx, const al_model *model, int add_special,
+                             int limit, const char *limit_reason, al_api_inputs *out,
+                             al_error *err) {
+    memset(out, 0, sizeof *out);
+    const cJSON *req = ctx->req;
+    int has_text = present(req, "text") || present(req, "texts");
+    int has_ids = present(req, "input_ids");
+    al_status st;
+    if (has_text && has_ids)
+        st = al_err(err, AL_ERR_INVALID, "request: field 'input_ids' excludes 'text' and 'texts'");
+    else if (has_ids)
+        st = read_ids(ctx, al_model_config(model), limit, out, err);
+    else if (!has_text)
+        st = al_err(err, AL_ERR_INVALID, "request: missing field 'text' (or 'texts' or 'input_ids')");
+    else if (!al_model_tokenizer(model))
+        st = al_err(err, AL_ERR_INVALID,
+                    "request: field 'model': model '%s' has no tokenizer files (vocab.txt, "
+                    "tokenizer.json or vocab.json + merges.txt); pass 'input_ids'",
+                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "model")));
+    else {
+        out->from_text = 1;
+        st = read_texts(ctx, al_model_tokenizer(model), add_special, limit, limit_reason, out, err);
+    }
+    if (st) al_api_inputs_free(out);
+    return st;
+}

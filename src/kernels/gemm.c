@@ -1,0 +1,191 @@
+/* gemm.c: the three GEMM layouts and nn.Linear, over one blocked, packed, register-tiled driver.
+ *
+ * C[M,N] = alpha * op(A) op(B) (+ C). The driver sees A as "element (i,k) = A[i*a_rs + k*a_cs]" and B
+ * as "element (n,k) = B[n*b_rs + k*b_cs]", so nt, nn and tn differ only in those strides.
+ * Blocking (GotoBLAS order): columns in blocks of NC, depth in blocks of KC; each NC x KC block of B is
+ * packed on the stack into NR-wide panels ([k][NR], zero-padded), then for every MR rows of A the
+ * micro-kernel keeps an MR x NR tile of C in 8 vector registers and streams the panel. A is read in
+ * place (its MR x KC micro-panel stays in L1 across the panels). No allocation: the packed block is
+ * a fixed stack array of KC * NC floats (128 KiB).
+ *
+ * Rounding: every C entry is sum_k a*b accumulated in k order inside a depth block (multiply then
+ * add, no FMA), then C = alpha * tile for the first block (or C + alpha * tile when accumulating)
+ * and C = C + alpha * tile for later blocks. Edge tiles go through a stack tile with the same
+ * operations, so the result does not depend on where an entry sits, and is the same on every path. */
+#include <stddef.h>
+#include <string.h>
+
+#include "kernels.h"
+#include "simd.h"
+
+#define MR 4
+#define NR 8
+#define KC 256
+#define NC 128
+
+/* Packs B(n, k) for n < nc, k < kc into panels of NR columns: panel p holds bp[p*kc*NR + k*NR + j]
+ * = B(p*NR + j, k), zero for columns past nc (so the micro-kernel never tests for edges). */
+static void pack_b(int kc, int nc, const float *B, ptrdiff_t rs, ptrdiff_t cs, float *bp) {
+    for (int j0 = 0; j0 < nc; j0 += NR) {
+        int nr = nc - j0 < NR ? nc - j0 : NR;
+        float *dst = bp + (size_t)j0 * kc;
+        if (rs == 1 && nr == NR) {
+            /* B(n, k) contiguous in n (nn, tn layouts): copy 8 floats per k. */
+            for (int k = 0; k < kc; k++) {
+                const float *src = B + j0 + (ptrdiff_t)k * cs;
+                v4f_store(dst + k * NR, v4f_load(src));
+                v4f_store(dst + k * NR + 4, v4f_load(src + 4));
+            }
+            continue;
+        }
+        if (cs == 1 && nr == NR) {
+            /* B(n, k) contiguous in k (nt layout): 4x4 register transposes, then the k tail. */
+            int k = 0;
+            for (; k + 4 <= kc; k += 4) {
+                for (int h = 0; h < NR; h += 4) {
+                    const float *src = B + (ptrdiff_t)(j0 + h) * rs + k;
+                    v4f r0 = v4f_load(src), r1 = v4f_load(src + rs);
+                    v4f r2 = v4f_load(src + 2 * rs), r3 = v4f_load(src + 3 * rs);
+                    v4f_transpose4(&r0, &r1, &r2, &r3);
+                    v4f_store(dst + k * NR + h, r0);
+                    v4f_store(dst + (k + 1) * NR + h, r1);
+                    v4f_store(dst + (k + 2) * NR + h, r2);
+                    v4f_store(dst + (k + 3) * NR + h, r3);
+                }
+            }
+            for (; k < kc; k++)
+                for (int j = 0; j < NR; j++) dst[k * NR + j] = B[(ptrdiff_t)(j0 + j) * rs + k];
+            continue;
+        }
+        for (int j = 0; j < NR; j++) {
+            if (j < nr) {
+                const float *src = B + (ptrdiff_t)(j0 + j) * rs;
+                for (int k = 0; k < kc; k++) dst[k * NR + j] = src[(ptrdiff_t)k * cs];
+            } else {
+                for (int k = 0; k < kc; k++) dst[k * NR + j] = 0.0f;
+            }
+        }
+    }
+}
+
+/* Writes one MR x NR tile row: c = alpha * acc, or c = c + alpha * acc when add is set. */
+static inline void store_row(float *c, v4f lo, v4f hi, v4f alpha, int add) {
+    lo = v4f_mul(alpha, lo);
+    hi = v4f_mul(alpha, hi);
+    if (add) {
+        lo = v4f_add(v4f_load(c), lo);
+        hi = v4f_add(v4f_load(c + 4), hi);
+    }
+    v4f_store(c, lo);
+    v4f_store(c + 4, hi);
+}
+
+/* The MR x NR register tile over kc steps. a0..a3 point at k = 0 of four rows of A (step cs per k);
+ * bp is one packed panel; the tile goes to C as store_row says.
+ * Kept out of line (noinline for clang, two call sites for binaryen, which otherwise inlines a
+ * one-caller function): V8 has no on-stack replacement for wasm, so a hot loop inlined into a
+ * function called once would run in the baseline compiler's code forever. A small function called
+ * thousands of times is optimised after its first few calls. */
+__attribute__((noinline)) static void micro_kernel(int kc, const float *a0, const float *a1,
+                                                   const float *a2, const float *a3, ptrdiff_t cs,
+                                                   const float *bp, float *C, ptrdiff_t ldc,
+                                                   float alpha, int add) {
+    v4f c00 = v4f_splat(0.0f), c01 = c00, c10 = c00, c11 = c00;
+    v4f c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+    for (int k = 0; k < kc; k++) {
+        v4f b0 = v4f_load(bp), b1 = v4f_load(bp + 4);
+        ptrdiff_t o = (ptrdiff_t)k * cs;
+        v4f x = v4f_splat(a0[o]);
+        c00 = v4f_add(c00, v4f_mul(x, b0));
+        c01 = v4f_add(c01, v4f_mul(x, b1));
+        x = v4f_splat(a1[o]);
+        c10 = v4f_add(c10, v4f_mul(x, b0));
+        c11 = v4f_add(c11, v4f_mul(x, b1));
+        x = v4f_splat(a2[o]);
+        c20 = v4f_add(c20, v4f_mul(x, b0));
+        c21 = v4f_add(c21, v4f_mul(x, b1));
+        x = v4f_splat(a3[o]);
+        c30 = v4f_add(c30, v4f_mul(x, b0));
+        c31 = v4f_add(c31, v4f_mul(x, b1));
+        bp += NR;
+    }
+    v4f al = v4f_splat(alpha);
+    store_row(C, c00, c01, al, add);
+    store_row(C + ldc, c10, c11, al, add);
+    store_row(C + 2 * ldc, c20, c21, al, add);
+    store_row(C + 3 * ldc, c30, c31, al, add);
+}
+
+/* One tile of C: full tiles straight into C; edge tiles (mr < MR or nr < NR) into a stack tile, then
+ * the same operation (c = t or c = c + t, t = alpha * acc) entry by entry on the valid part. */
+static void tile_kernel(int kc, const float *const a[MR], ptrdiff_t cs, const float *bp, float *C,
+                        ptrdiff_t ldc, int mr, int nr, float alpha, int add) {
+    if (mr == MR && nr == NR) {
+        micro_kernel(kc, a[0], a[1], a[2], a[3], cs, bp, C, ldc, alpha, add);
+        return;
+    }
+    float tile[MR * NR];
+    micro_kernel(kc, a[0], a[1], a[2], a[3], cs, bp, tile, NR, alpha, 0);
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nr; j++) {
+            float *c = C + i * ldc + j;
+            *c = add ? *c + tile[i * NR + j] : tile[i * NR + j];
+        }
+}
+
+static void gemm_driver(int M, int N, int K, float alpha, const float *A, ptrdiff_t a_rs,
+                        ptrdiff_t a_cs, const float *B, ptrdiff_t b_rs, ptrdiff_t b_cs, float *C,
+                        ptrdiff_t ldc, int accumulate) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {
+        if (!accumulate)
+            for (int i = 0; i < M; i++) memset(C + i * ldc, 0, (size_t)N * sizeof(float));
+        return;
+    }
+    float bp[KC * NC];
+    for (int jc = 0; jc < N; jc += NC) {
+        int nc = N - jc < NC ? N - jc : NC;
+        for (int pc = 0; pc < K; pc += KC) {
+            int kc = K - pc < KC ? K - pc : KC;
+            pack_b(kc, nc, B + jc * b_rs + pc * b_cs, b_rs, b_cs, bp);
+            int add = accumulate || pc > 0;
+            for (int ic = 0; ic < M; ic += MR) {
+                int mr = M - ic < MR ? M - ic : MR;
+                /* Rows past M repeat the last row: read in bounds, never written. */
+                const float *a[MR];
+                for (int i = 0; i < MR; i++) a[i] = A + (ic + (i < mr ? i : mr - 1)) * a_rs + pc * a_cs;
+                for (int jr = 0; jr < nc; jr += NR) {
+                    int nr = nc - jr < NR ? nc - jr : NR;
+                    tile_kernel(kc, a, a_cs, bp + (size_t)jr * kc, C + ic * ldc + jc + jr, ldc, mr, nr,
+                                alpha, add);
+                }
+            }
+        }
+    }
+}
+
+void al_gemm_nt(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
+                float *C, int ldc, int accumulate) {
+    gemm_driver(M, N, K, alpha, A, lda, 1, B, ldb, 1, C, ldc, accumulate);
+}
+
+void al_gemm_nn(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
+                float *C, int ldc, int accumulate) {
+    gemm_driver(M, N, K, alpha, A, lda, 1, B, 1, ldb, C, ldc, accumulate);
+}
+
+void al_gemm_tn(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
+                float *C, int ldc, int accumulate) {
+    gemm_driver(M, N, K, alpha, A, 1, lda, B, 1, ldb, C, ldc, accumulate);
+}
+
+void al_linear(int M, int N, int K, const float *x, const float *W, const float *bias, float *y) {
+    al_gemm_nt(M, N, K, 1.0f, x, K, W, K, y, N, 0);
+    if (!bias || M <= 0) return;
+    for (int i = 0; i < M; i++) {
+        float *row = y + (size_t)i * N;
+        int j = 0;
+        for (; j + 4 <= N; j += 4) v4f_store(row + j, v4f_add(v4f_load(row + j), v4f_load(bias + j)));
+        for (; j < N; j++) row[j] += bias[j];
+    }
+}

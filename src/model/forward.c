@@ -1,0 +1,250 @@
+/* forward.c: al_forward, the encoder forward pass over a padded batch [B, L] (post-LayerNorm layers as
+ * BERT), with the per-(layer, head) attention policies of attention.c.
+ *
+ * Memory: one workspace allocation per call, carved below into named tensors and sized from B, L and the
+ * config. The batch is processed layer by layer in chunks of whole sequences (about AL_FWD_CHUNK_TOKENS
+ * rows), so only the hidden states of the whole batch are kept at full size; scores live one head at a
+ * time ([L, L]). Nothing is allocated inside the loops. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "../kernels/kernels.h"
+#include "forward_internal.h"
+
+/* Rows per chunk to aim for: large enough for efficient GEMMs, small enough to keep scratch modest. */
+#define AL_FWD_CHUNK_TOKENS 256
+#define AL_FWD_ALIGN_FLOATS 16 /* 64-byte alignment of every carved tensor */
+
+al_forward_params al_forward_default_params(void) {
+    al_forward_params p;
+    memset(&p, 0, sizeof p);
+    return p;
+}
+
+static al_status validate(const al_model *m, const al_batch *batch, const al_forward_params *params,
+                          const al_forward_outputs *out, al_error *err) {
+    if (!m) return al_err(err, AL_ERR_INVALID, "forward: model is NULL");
+    if (!batch) return al_err(err, AL_ERR_INVALID, "forward: batch is NULL");
+    const al_config *c = &m->config;
+    const int B = batch->n_seqs, L = batch->seq_len;
+    if (B <= 0) return al_err(err, AL_ERR_INVALID, "forward: n_seqs %d must be >= 1", B);
+    if (L <= 0) return al_err(err, AL_ERR_INVALID, "forward: seq_len %d must be >= 1", L);
+    if (!batch->input_ids) return al_err(err, AL_ERR_INVALID, "forward: input_ids is NULL");
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < L; i++) {
+            const size_t t = (size_t)b * L + i;
+            const int32_t id = batch->input_ids[t];
+            if (id < 0 || id >= c->vocab_size)
+                return al_err(err, AL_ERR_INVALID,
+                              "forward: input_ids[%d][%d] = %d is outside the vocabulary [0, %d)", b, i,
+                              (int)id, c->vocab_size);
+            if (batch->attention_mask && batch->attention_mask[t] != 0 && batch->attention_mask[t] != 1)
+                return al_err(err, AL_ERR_INVALID, "forward: attention_mask[%d][%d] = %d must be 0 or 1",
+                              b, i, (int)batch->attention_mask[t]);
+            if (batch->type_ids) {
+                const int32_t ty = batch->type_ids[t];
+                if (c->type_vocab_size == 0 && ty != 0)
+                    return al_err(err, AL_ERR_INVALID,
+                                  "forward: type_ids[%d][%d] = %d but %s has no token types", b, i, (int)ty,
+                                  al_arch_name(c->arch));
+                if (c->type_vocab_size > 0 && (ty < 0 || ty >= c->type_vocab_size))
+                    return al_err(err, AL_ERR_INVALID,
+                                  "forward: type_ids[%d][%d] = %d is outside [0, %d) (type_vocab_size)", b, i,
+                                  (int)ty, c->type_vocab_size);
+            }
+        }
+    if (params && params->policies) {
+        for (int l = 0; l < c->n_layers; l++)
+            for (int h = 0; h < c->n_heads; h++) {
+                const al_head_policy *p = &params->policies[(size_t)l * c->n_heads + h];
+                switch (p->mode) {
+                case AL_HEAD_STANDARD:
+                case AL_HEAD_ZERO:
+                    break;
+                case AL_HEAD_MIX:
+                case AL_HEAD_CONSTANT:
+                    if (p->mode == AL_HEAD_MIX && !(p->lambda >= 0.0f && p->lambda <= 1.0f))
+                        return al_err(err, AL_ERR_INVALID,
+                                      "forward: policy of layer %d head %d: MIX lambda %g is outside [0, 1]", l,
+                                      h, (double)p->lambda);
+                    if (!p->constant)
+                        return al_err(err, AL_ERR_INVALID,
+                                      "forward: policy of layer %d head %d: %s needs a constant [%d, %d] matrix",
+                                      l, h, p->mode == AL_HEAD_MIX ? "MIX" : "CONSTANT", L, L);
+                    break;
+                default:
+                    return al_err(err, AL_ERR_INVALID, "forward: policy of layer %d head %d: unknown mode %d", l,
+                                  h, (int)p->mode);
+                }
+            }
+    }
+    if (out && out->mlm_logits && !m->w.mlm_decoder_w)
+        return al_err(err, AL_ERR_INVALID, "forward: mlm_logits requested but the model has no MLM head");
+    return AL_OK;
+}
+
+/* Bump allocator over the workspace: each tensor starts on a 64-byte boundary. */
+typedef struct carver {
+    float *base;
+    size_t used;    /* floats */
+    double used_fp; /* the same in double: detects size_t overflow on 32-bit WASM */
+} carver;
+
+/* Carves rows * cols floats. */
+static float *carve(carver *cv, size_t rows, size_t cols) {
+    float *p = cv->base ? cv->base + cv->used : NULL;
+    size_t padded = (rows * cols + AL_FWD_ALIGN_FLOATS - 1) / AL_FWD_ALIGN_FLOATS * AL_FWD_ALIGN_FLOATS;
+    cv->used += padded;
+    cv->used_fp += (double)rows * (double)cols + AL_FWD_ALIGN_FLOATS;
+    return p;
+}
+
+typedef struct workspace {
+    int32_t *pos;     /* [B, L]   position ids (int32 stored in float-sized slots) */
+    float *mask;      /* [B, L]   attention mask as 1/0 floats */
+    float *x;         /* [B, L, D] hidden states of the whole batch, updated layer by layer */
+    al_fwd_scratch s; /* one chunk's scratch, see forward_internal.h */
+} workspace;
+
+/* Carves every tensor; with cv->base == NULL it only measures. */
+static void layout(carver *cv, const al_model *m, int B, int L, int chunk_seqs, workspace *ws) {
+    const al_config *c = &m->config;
+    const size_t BL = (size_t)B * L, rows = (size_t)chunk_seqs * L, D = (size_t)c->hidden_size;
+    size_t wide = (size_t)c->embedding_size;
+    if ((size_t)c->intermediate_size > wide) wide = (size_t)c->intermediate_size;
+    if ((size_t)m->w.mlm_dim > wide) wide = (size_t)m->w.mlm_dim;
+    ws->pos = (int32_t *)(void *)carve(cv, BL, 1); /* sizeof(int32_t) == sizeof(float) */
+    ws->mask = carve(cv, BL, 1);
+    ws->x = carve(cv, BL, D);
+    ws->s.n_seqs = chunk_seqs;
+    ws->s.q = carve(cv, rows, D);
+    ws->s.k = carve(cv, rows, D);
+    ws->s.v = carve(cv, rows, D);
+    ws->s.ctx = carve(cv, rows, D);
+    ws->s.tmp = carve(cv, rows, D);
+    ws->s.wide = carve(cv, rows, wide);
+    ws->s.probs = carve(cv, (size_t)L, (size_t)L);
+    ws->s.chat = carve(cv, (size_t)L, (size_t)L);
+}
+
+static void activate(al_act act, float *x, size_t n) {
+    switch (act) {
+    case AL_ACT_GELU: al_gelu(x, n); break;
+    case AL_ACT_GELU_TANH: al_gelu_tanh(x, n); break;
+    case AL_ACT_RELU: al_relu(x, n); break;
+    }
+}
+
+static void add_inplace(float *y, const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] += x[i];
+}
+
+/* One encoder layer on one chunk: x [rows, D] is updated in place. */
+static void layer_chunk(const al_model *m, int l, const al_head_policy *policies, float *x, const float *mask,
+                        int L, al_fwd_scratch *s, float *attn_out, float *values_out) {
+    const al_config *c = &m->config;
+    const al_layer_weights *lw = &m->w.layers[l];
+    const int D = c->hidden_size, I = c->intermediate_size, rows = s->n_seqs * L;
+    const size_t n = (size_t)rows * D;
+
+    al_fwd_attention(m, l, policies, x, mask, L, s, attn_out, values_out);
+    al_linear(rows, D, D, s->ctx, lw->o_w, lw->o_b, s->tmp); /* tmp [rows, D] */
+    add_inplace(s->tmp, x, n);
+    al_layernorm(s->tmp, x, rows, D, lw->ln_attn_g, lw->ln_attn_b, c->layer_norm_eps);
+
+    al_linear(rows, I, D, x, lw->ff_in_w, lw->ff_in_b, s->wide); /* wide [rows, I] */
+    activate(c->act, s->wide, (size_t)rows * I);
+    al_linear(rows, D, I, s->wide, lw->ff_out_w, lw->ff_out_b, s->tmp);
+    add_inplace(s->tmp, x, n);
+    al_layernorm(s->tmp, x, rows, D, lw->ln_ffn_g, lw->ln_ffn_b, c->layer_norm_eps);
+}
+
+/* MLM head on one chunk: x [rows, D] -> logits [rows, V]. wide holds the transform [rows, mlm_dim]. */
+static void mlm_chunk(const al_model *m, const float *x, int rows, float *wide, float *logits) {
+    const al_weights *w = &m->w;
+    const int D = m->config.hidden_size, V = m->config.vocab_size, md = w->mlm_dim;
+    al_linear(rows, md, D, x, w->mlm_dense_w, w->mlm_dense_b, wide);
+    activate(w->mlm_act, wide, (size_t)rows * md);
+    al_layernorm(wide, wide, rows, md, w->mlm_ln_g, w->mlm_ln_b, m->config.layer_norm_eps);
+    al_linear(rows, V, md, wide, w->mlm_decoder_w, w->mlm_decoder_b, logits);
+}
+
+static int cancelled(const al_forward_params *p) { return p && p->cancel && *p->cancel; }
+
+al_status al_forward(const al_model *model, const al_batch *batch, const al_forward_params *params,
+                     al_forward_outputs *out, al_error *err) {
+    al_status st = validate(model, batch, params, out, err);
+    if (st != AL_OK) return st;
+    const al_config *c = &model->config;
+    const int B = batch->n_seqs, L = batch->seq_len, NL = c->n_layers, H = c->n_heads, D = c->hidden_size;
+    const size_t BL = (size_t)B * L;
+    al_forward_outputs none;
+    memset(&none, 0, sizeof none);
+    if (!out) out = &none;
+
+    int chunk_seqs = AL_FWD_CHUNK_TOKENS / L;
+    if (chunk_seqs < 1) chunk_seqs = 1;
+    if (chunk_seqs > B) chunk_seqs = B;
+
+    /* Measure, then allocate once. */
+    workspace ws;
+    carver cv = {NULL, 0, 0.0};
+    layout(&cv, model, B, L, chunk_seqs, &ws);
+    const size_t n_floats = cv.used;
+    if (cv.used_fp * sizeof(float) > (double)SIZE_MAX / 2)
+        return al_err(err, AL_ERR_OOM, "forward: workspace for batch [%d, %d] is too large", B, L);
+    float *mem = malloc(n_floats * sizeof(float));
+    if (!mem)
+        return al_err(err, AL_ERR_OOM, "forward: out of memory allocating %zu MB of workspace for batch [%d, %d]",
+                      n_floats * sizeof(float) >> 20, B, L);
+    cv.base = mem;
+    cv.used = 0;
+    layout(&cv, model, B, L, chunk_seqs, &ws);
+
+    st = al_fwd_positions(c, batch, ws.pos, err);
+    if (st != AL_OK) goto done;
+    for (size_t t = 0; t < BL; t++) ws.mask[t] = batch->attention_mask ? (float)batch->attention_mask[t] : 1.0f;
+
+    const size_t layer_hidden = BL * D;
+    for (int b0 = 0; b0 < B; b0 += chunk_seqs) {
+        int nb = B - b0 < chunk_seqs ? B - b0 : chunk_seqs;
+        al_fwd_embed(model, batch, ws.pos, b0, nb, ws.s.wide, ws.x + (size_t)b0 * L * D);
+    }
+    if (out->hidden_states) memcpy(out->hidden_states, ws.x, layer_hidden * sizeof(float));
+
+    for (int l = 0; l < NL; l++) {
+        if (cancelled(params)) {
+            st = al_err(err, AL_ERR_CANCELLED, "forward: cancelled before layer %d", l);
+            goto done;
+        }
+        const al_head_policy *pol = params && params->policies ? params->policies + (size_t)l * H : NULL;
+        for (int b0 = 0; b0 < B; b0 += chunk_seqs) {
+            int nb = B - b0 < chunk_seqs ? B - b0 : chunk_seqs;
+            ws.s.n_seqs = nb;
+            float *attn = out->attentions ? out->attentions + ((size_t)l * B + b0) * H * L * L : NULL;
+            float *vals = out->values ? out->values + ((size_t)l * B + b0) * H * L * c->head_dim : NULL;
+            layer_chunk(model, l, pol, ws.x + (size_t)b0 * L * D, ws.mask + (size_t)b0 * L, L, &ws.s, attn, vals);
+        }
+        if (out->hidden_states)
+            memcpy(out->hidden_states + (size_t)(l + 1) * layer_hidden, ws.x, layer_hidden * sizeof(float));
+        if (params && params->progress) params->progress(params->progress_user, "forward", (double)(l + 1) / NL);
+    }
+
+    if (out->mlm_logits) {
+        if (cancelled(params)) {
+            st = al_err(err, AL_ERR_CANCELLED, "forward: cancelled before the MLM head");
+            goto done;
+        }
+        for (int b0 = 0; b0 < B; b0 += chunk_seqs) {
+            int nb = B - b0 < chunk_seqs ? B - b0 : chunk_seqs;
+            mlm_chunk(model, ws.x + (size_t)b0 * L * D, nb * L, ws.s.wide,
+                      out->mlm_logits + (size_t)b0 * L * c->vocab_size);
+        }
+    }
+    st = AL_OK;
+done:
+    free(mem);
+    return st;
+}

@@ -1,0 +1,47 @@
+/* forward_internal.h: the pieces of al_forward (forward.c drives; embeddings.c and attention.c do the
+ * two stages that have family- or policy-specific rules). Not public. */
+#ifndef AL_MODEL_FORWARD_INTERNAL_H
+#define AL_MODEL_FORWARD_INTERNAL_H
+
+#include "model_internal.h"
+
+/* HF BERT/RoBERTa's additive mask on pad keys (older transformers; the softmax gives them exactly 0). */
+#define AL_MASK_ADD (-10000.0f)
+/* torch.nn.functional.normalize's eps in PAPA's mask_and_normalize. */
+#define AL_NORMALIZE_EPS 1e-12
+
+/* Scratch of one chunk of `n_seqs` sequences of length L (rows = n_seqs * L), carved from the call's
+ * single workspace allocation by forward.c. */
+typedef struct al_fwd_scratch {
+    int n_seqs;
+    float *q;      /* [rows, D]   queries, only the columns of heads that need them are written */
+    float *k;      /* [rows, D]   keys, likewise */
+    float *v;      /* [rows, D]   values, all heads */
+    float *ctx;    /* [rows, D]   per-head context P V, heads side by side */
+    float *tmp;    /* [rows, D]   projection output before residual + LayerNorm */
+    float *wide;   /* [rows, max(E, I, mlm_dim)]  embedding sums, FFN inner activations, MLM transform */
+    float *probs;  /* [L, L]      one head's probabilities */
+    float *chat;   /* [L, L]      one head's masked-renormalised constant (MIX) */
+} al_fwd_scratch;
+
+/* Position ids [B, L] for the batch: given ones checked against max_position_embeddings, else the
+ * family default (array index; RoBERTa: cumsum over input_ids != pad, times that mask, plus pad). */
+al_status al_fwd_positions(const al_config *c, const al_batch *batch, int32_t *pos, al_error *err);
+
+/* Embedding output of sequences [b0, b0 + n_seqs) into x [n_seqs * L, D]: word + type + position,
+ * LayerNorm, then ELECTRA's projection when E != D (sums in wide [rows, E]). */
+void al_fwd_embed(const al_model *m, const al_batch *batch, const int32_t *pos, int b0, int n_seqs,
+                  float *wide, float *x);
+
+/* PAPA's mask_and_normalize on one [L, L] matrix: P * (m m^T), rows L1-normalised with eps 1e-12.
+ * Pad-query rows become 0; a row with no mass on valid keys becomes 0 (no NaN). */
+void al_fwd_mask_and_normalize(float *p, const float *mask, int L);
+
+/* Self-attention of one layer for one chunk: x [rows, D] -> s->ctx [rows, D] (before the output
+ * projection). policies: this layer's [H] policies, or NULL (all standard). mask: [rows] 1/0.
+ * attn_out / values_out (may be NULL) point at this chunk's first sequence in the layer's slice of the
+ * caller's [B, H, L, L] / [B, H, L, head_dim] outputs. */
+void al_fwd_attention(const al_model *m, int layer, const al_head_policy *policies, const float *x,
+                      const float *mask, int L, al_fwd_scratch *s, float *attn_out, float *values_out);
+
+#endif

@@ -1,0 +1,17 @@
+/* weights.h: per-family name maps from Hugging Face state-dict names to al_weights. Not public. */
+#ifndef AL_MODEL_WEIGHTS_H
+#define AL_MODEL_WEIGHTS_H
+
+#include "model_internal.h"
+#include "tensor_list.h"
+
+/* Fills model->w, storage, n_floats, layer_storage and weights_dtype from the tensors of a state dict
+ * for model->config (already set). Tensors the model does not need are ignored; a missing or
+ * mis-shaped required one is an error naming it. `weights_file` names the file in messages. */
+al_status al_weights_load(al_model *model, const al_tensor_list *list, const char *weights_file,
+                          al_error *err);
+/* Fresh weights for model->config: normal(0, 0.02) matrices and embeddings (padding row zero), zero
+ * biases, LayerNorm gain 1, drawn from al_rng(seed) in a fixed order; tied MLM decoder. */
+al_status al_weights_random(al_model *model, uint64_t seed, int mlm_head, al_error *err);
+
+#endif

@@ -1,0 +1,95 @@
+/* tok_internal.h: the tokenizer object shared by the loaders (tok_load*.c), the models
+ * (tok_wordpiece.c, tok_bpe.c) and the encoder (tok_encode.c). */
+#ifndef AL_TEXT_TOK_INTERNAL_H
+#define AL_TEXT_TOK_INTERNAL_H
+
+#include <stdint.h>
+
+#include "../attnlab.h"
+#include "strmap.h"
+#include "unicode.h"
+
+/* A token added on top of the model vocabulary (tokenizer.json added_tokens, or the special tokens
+ * of vocab.txt / vocab.json). Split out of the text before normalisation, matched exactly. */
+typedef struct al_added_token {
+    char *content;
+    int id;
+    int lstrip, rstrip, special;
+} al_added_token;
+
+/* One item of a post-processing template: a special token id, or sequence A (0) / B (1). */
+typedef struct al_tmpl_item { int special_id; int seq; int type_id; } al_tmpl_item;
+typedef struct al_template { al_tmpl_item items[8]; int n; } al_template;
+
+struct al_tokenizer {
+    al_tokenizer_kind kind;
+    char source[64];          /* file the vocabulary came from, for error messages */
+    char **vocab;             /* [vocab_size] id -> token (NULL for holes) */
+    int vocab_size;
+    al_strmap token_ids;      /* token -> id (model vocabulary plus added tokens) */
+    al_added_token *added;
+    int n_added;
+    al_special_ids specials;
+    int bos, eos;             /* BPE: <s> / </s> (-1 when absent) */
+    /* normaliser (BertNormalizer) */
+    int clean_text, handle_chinese_chars, lowercase, strip_accents;
+    /* WordPiece */
+    char continuing_prefix[16];
+    int max_input_chars_per_word;
+    int unk_id;
+    /* BPE */
+    al_strmap merge_ranks;    /* "left\xffright" -> rank */
+    int add_prefix_space;
+    /* post-processor */
+    int has_template;
+    al_template single, pair;
+    int roberta_type_ids;     /* RoBERTa: all type ids 0 whatever the template says */
+};
+
+/* Normalised text: code points, each with the byte span of the source text it came from. */
+typedef struct al_ntext {
+    uint32_t *cp;
+    int32_t *start, *end;
+    int n, cap;
+} al_ntext;
+
+int al_ntext_push(al_ntext *t, uint32_t cp, int32_t start, int32_t end); /* 0 or -1 (OOM) */
+void al_ntext_free(al_ntext *t);
+
+/* Tokens produced for one sequence before post-processing. */
+typedef struct al_pieces {
+    int32_t *id, *start, *end, *word;
+    uint8_t *special;
+    int n, cap;
+    int n_words;             /* words numbered so far */
+} al_pieces;
+
+int al_pieces_push(al_pieces *p, int id, int start, int end, int word, int special);
+void al_pieces_free(al_pieces *p);
+
+/* Models: append the tokens of one plain (non-added-token) section. */
+al_status al_wordpiece_section(const al_tokenizer *tok, const al_ntext *text, al_pieces *out,
+                               al_error *err);
+/* prefix_space: add a space in front unless there is one (ByteLevel add_prefix_space). */
+al_status al_bpe_section(const al_tokenizer *tok, const al_ntext *text, int prefix_space, al_pieces *out,
+                         al_error *err);
+
+/* Vocabulary building (tok_vocab.c). */
+int al_tok_set_token(al_tokenizer *tok, const char *token, size_t len, int id); /* 0 / -1 OOM */
+int al_tok_add_added(al_tokenizer *tok, const char *content, int id, int lstrip, int rstrip,
+                     int special);
+void al_tok_default_templates(al_tokenizer *tok);
+void al_tok_find_specials(al_tokenizer *tok);
+
+/* Loaders (tok_load_files.c, tok_load_json.c). */
+al_status al_tok_load_vocab_txt(al_tokenizer *tok, const al_fileset *files, al_error *err);
+al_status al_tok_load_bpe_files(al_tokenizer *tok, const al_fileset *files, al_error *err);
+al_status al_tok_load_tokenizer_json(al_tokenizer *tok, const al_fileset *files, al_error *err);
+
+/* UTF-8 decoding with validation: fills code points and byte spans. On invalid input returns -1
+ * with *bad_byte set; -2 when out of memory. */
+int al_utf8_decode(const char *s, size_t len, al_ntext *out, int32_t *bad_byte);
+/* Appends the UTF-8 encoding of cp (1..4 bytes) to buf, returns bytes written. */
+int al_utf8_encode(uint32_t cp, char *buf);
+
+#endif

@@ -1,0 +1,193 @@
+/* tok_load.c: al_tokenizer_load (picks tokenizer.json, vocab.txt, or vocab.json + merges.txt) and
+ * the loaders of the plain vocabulary files plus tokenizer_config.json options. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "cJSON.h"
+#include "tok_internal.h"
+
+static void set_defaults(al_tokenizer *tok) {
+    tok->specials = (al_special_ids){-1, -1, -1, -1, -1};
+    tok->bos = tok->eos = -1;
+    tok->unk_id = -1;
+    tok->clean_text = tok->handle_chinese_chars = tok->lowercase = tok->strip_accents = 1;
+    strcpy(tok->continuing_prefix, "##");
+    tok->max_input_chars_per_word = 100;
+}
+
+/* Reads a boolean option; absent or null leaves *out unchanged. */
+static void read_bool(const cJSON *obj, const char *key, int *out) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (cJSON_IsBool(v)) *out = cJSON_IsTrue(v) ? 1 : 0;
+}
+
+/* A special token in tokenizer_config.json is a string or {"content": ...}. */
+static const char *token_string(const cJSON *obj, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (cJSON_IsObject(v)) v = cJSON_GetObjectItemCaseSensitive(v, "content");
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Options of tokenizer_config.json (and special token names of special_tokens_map.json). */
+static al_status read_config(al_tokenizer *tok, const al_fileset *files, const char *name,
+                             int options, al_error *err) {
+    size_t size;
+    const uint8_t *data = al_fileset_get(files, name, &size);
+    if (!data) return AL_OK;
+    cJSON *root = cJSON_ParseWithLength((const char *)data, size);
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return al_err(err, AL_ERR_FORMAT, "%s: not a valid JSON object", name);
+    }
+    if (options) {
+        read_bool(root, "do_lower_case", &tok->lowercase);
+        const cJSON *sa = cJSON_GetObjectItemCaseSensitive(root, "strip_accents");
+        /* null (the default) follows lower-casing, as BertTokenizer does */
+        tok->strip_accents = cJSON_IsBool(sa) ? cJSON_IsTrue(sa) : tok->lowercase;
+        read_bool(root, "tokenize_chinese_chars", &tok->handle_chinese_chars);
+        read_bool(root, "add_prefix_space", &tok->add_prefix_space);
+    }
+    const char *keys[5] = {"cls_token", "sep_token", "pad_token", "mask_token", "unk_token"};
+    int *slots[5] = {&tok->specials.cls, &tok->specials.sep, &tok->specials.pad, &tok->specials.mask,
+                     &tok->specials.unk};
+    for (int i = 0; i < 5; i++) {
+        const char *s = token_string(root, keys[i]);
+        int id = s ? al_tokenizer_token_to_id(tok, s) : -1;
+        if (id >= 0) *slots[i] = id;
+    }
+    const char *bos = token_string(root, "bos_token"), *eos = token_string(root, "eos_token");
+    if (bos && al_tokenizer_token_to_id(tok, bos) >= 0) tok->bos = al_tokenizer_token_to_id(tok, bos);
+    if (eos && al_tokenizer_token_to_id(tok, eos) >= 0) tok->eos = al_tokenizer_token_to_id(tok, eos);
+    cJSON_Delete(root);
+    return AL_OK;
+}
+
+al_status al_tok_load_vocab_txt(al_tokenizer *tok, const al_fileset *files, al_error *err) {
+    size_t size;
+    const char *data = (const char *)al_fileset_get(files, "vocab.txt", &size);
+    tok->kind = AL_TOK_WORDPIECE;
+    snprintf(tok->source, sizeof tok->source, "vocab.txt");
+    size_t pos = 0;
+    int line = 0;
+    while (pos < size) {
+        size_t end = pos;
+        while (end < size && data[end] != '\n') end++;
+        size_t len = end - pos;
+        if (len && data[pos + len - 1] == '\r') len--;
+        line++;
+        if (len == 0 && end >= size) break; /* nothing after the last newline */
+        if (len == 0) return al_err(err, AL_ERR_FORMAT, "vocab.txt: line %d: empty token", line);
+        al_ntext probe = {0};
+        int32_t bad = 0;
+        int rc = al_utf8_decode(data + pos, len, &probe, &bad);
+        al_ntext_free(&probe);
+        if (rc == -1) return al_err(err, AL_ERR_FORMAT, "vocab.txt: line %d: invalid UTF-8 at byte %d", line, (int)bad);
+        if (rc || al_tok_set_token(tok, data + pos, len, line - 1))
+            return al_err(err, AL_ERR_OOM, "vocab.txt: out of memory");
+        pos = end + 1;
+    }
+    if (tok->vocab_size == 0) return al_err(err, AL_ERR_FORMAT, "vocab.txt: empty vocabulary");
+    al_status st = read_config(tok, files, "tokenizer_config.json", 1, err);
+    if (st == AL_OK) st = read_config(tok, files, "special_tokens_map.json", 0, err);
+    if (st) return st;
+    al_tok_find_specials(tok);
+    const char *names[4] = {"[CLS]", "[SEP]", "[PAD]", "[UNK]"};
+    int ids[4] = {tok->specials.cls, tok->specials.sep, tok->specials.pad, tok->specials.unk};
+    for (int i = 0; i < 4; i++)
+        if (ids[i] < 0) return al_err(err, AL_ERR_FORMAT, "vocab.txt: missing special token %s", names[i]);
+    tok->unk_id = tok->specials.unk;
+    /* The special tokens are split out of the text, never normalised (as the fast tokenizer does). */
+    int all[5] = {tok->specials.pad, tok->specials.unk, tok->specials.cls, tok->specials.sep, tok->specials.mask};
+    for (int i = 0; i < 5; i++)
+        if (all[i] >= 0 && al_tok_add_added(tok, tok->vocab[all[i]], all[i], 0, 0, 1))
+            return al_err(err, AL_ERR_OOM, "vocab.txt: out of memory");
+    al_tok_default_templates(tok);
+    return AL_OK;
+}
+
+al_status al_tok_load_bpe_files(al_tokenizer *tok, const al_fileset *files, al_error *err) {
+    size_t vsize, msize;
+    const char *vdata = (const char *)al_fileset_get(files, "vocab.json", &vsize);
+    const char *mdata = (const char *)al_fileset_get(files, "merges.txt", &msize);
+    tok->kind = AL_TOK_BPE;
+    tok->lowercase = tok->strip_accents = tok->clean_text = tok->handle_chinese_chars = 0;
+    snprintf(tok->source, sizeof tok->source, "vocab.json");
+    if (!mdata) return al_err(err, AL_ERR_IO, "merges.txt: missing (vocab.json needs it)");
+    cJSON *root = cJSON_ParseWithLength(vdata, vsize);
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return al_err(err, AL_ERR_FORMAT, "vocab.json: not a valid JSON object");
+    }
+    const cJSON *item;
+    cJSON_ArrayForEach(item, root) {
+        if (!cJSON_IsNumber(item) || item->valuedouble < 0 || item->valuedouble > 1e8) {
+            al_status st = al_err(err, AL_ERR_FORMAT, "vocab.json: token '%.60s' has no valid id", item->string);
+            cJSON_Delete(root);
+            return st;
+        }
+        if (al_tok_set_token(tok, item->string, strlen(item->string), item->valueint)) {
+            cJSON_Delete(root);
+            return al_err(err, AL_ERR_OOM, "vocab.json: out of memory");
+        }
+    }
+    cJSON_Delete(root);
+    if (tok->vocab_size == 0) return al_err(err, AL_ERR_FORMAT, "vocab.json: empty vocabulary");
+    size_t pos = 0;
+    int line = 0, rank = 0;
+    while (pos < msize) {
+        size_t end = pos;
+        while (end < msize && mdata[end] != '\n') end++;
+        size_t len = end - pos;
+        if (len && mdata[pos + len - 1] == '\r') len--;
+        line++;
+        const char *s = mdata + pos;
+        pos = end + 1;
+        if (len == 0 || (line == 1 && len >= 8 && memcmp(s, "#version", 8) == 0)) continue;
+        const char *sp = memchr(s, ' ', len);
+        if (!sp || sp == s || sp == s + len - 1 || memchr(sp + 1, ' ', (size_t)(s + len - sp - 1)))
+            return al_err(err, AL_ERR_FORMAT, "merges.txt: line %d: expected two tokens separated by one space", line);
+        char key[512];
+        if (len >= sizeof key) return al_err(err, AL_ERR_FORMAT, "merges.txt: line %d: merge too long", line);
+        memcpy(key, s, len);
+        key[sp - s] = '\xff';
+        if (al_strmap_put(&tok->merge_ranks, key, len, rank++))
+            return al_err(err, AL_ERR_OOM, "merges.txt: out of memory");
+    }
+    al_status st = read_config(tok, files, "tokenizer_config.json", 1, err);
+    if (st == AL_OK) st = read_config(tok, files, "special_tokens_map.json", 0, err);
+    if (st) return st;
+    tok->lowercase = tok->strip_accents = 0; /* do_lower_case does not apply to byte-level BPE */
+    al_tok_find_specials(tok);
+    tok->unk_id = tok->specials.unk;
+    int all[5] = {tok->specials.cls, tok->specials.pad, tok->specials.sep, tok->specials.unk, tok->specials.mask};
+    for (int i = 0; i < 5; i++)
+        if (all[i] >= 0 && al_tok_add_added(tok, tok->vocab[all[i]], all[i], all[i] == tok->specials.mask, 0, 1))
+            return al_err(err, AL_ERR_OOM, "vocab.json: out of memory");
+    al_tok_default_templates(tok);
+    return AL_OK;
+}
+
+al_status al_tokenizer_load(const al_fileset *files, al_tokenizer **out, al_error *err) {
+    *out = NULL;
+    al_tokenizer *tok = calloc(1, sizeof *tok);
+    if (!tok) return al_err(err, AL_ERR_OOM, "tokenizer: out of memory");
+    set_defaults(tok);
+    al_status st;
+    if (al_fileset_get(files, "tokenizer.json", NULL)) {
+        st = al_tok_load_tokenizer_json(tok, files, err);
+    } else if (al_fileset_get(files, "vocab.txt", NULL)) {
+        st = al_tok_load_vocab_txt(tok, files, err);
+    } else if (al_fileset_get(files, "vocab.json", NULL)) {
+        st = al_tok_load_bpe_files(tok, files, err);
+    } else {
+        st = al_err(err, AL_ERR_IO, "tokenizer: no tokenizer.json, vocab.txt or vocab.json + merges.txt");
+    }
+    if (st) {
+        al_tokenizer_free(tok);
+        return st;
+    }
+    *out = tok;
+    return AL_OK;
+}

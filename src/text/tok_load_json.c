@@ -1,0 +1,252 @@
+/* tok_load_json.c: tokenizer.json (the Hugging Face tokenizers format): model WordPiece or BPE,
+ * normalizer BertNormalizer (or none), pre_tokenizer BertPreTokenizer / ByteLevel, post_processor
+ * TemplateProcessing / BertProcessing / RobertaProcessing / ByteLevel, added_tokens. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "cJSON.h"
+#include "tok_internal.h"
+
+#define F "tokenizer.json"
+
+static const cJSON *get(const cJSON *obj, const char *key) {
+    return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+static int get_bool(const cJSON *obj, const char *key, int dflt) {
+    const cJSON *v = get(obj, key);
+    return cJSON_IsBool(v) ? cJSON_IsTrue(v) : dflt;
+}
+
+static const char *type_of(const cJSON *obj) {
+    const cJSON *t = get(obj, "type");
+    return cJSON_IsString(t) ? t->valuestring : "";
+}
+
+static al_status load_vocab(al_tokenizer *tok, const cJSON *model, al_error *err) {
+    const cJSON *vocab = get(model, "vocab");
+    if (!cJSON_IsObject(vocab)) return al_err(err, AL_ERR_FORMAT, F ": model.vocab is not an object");
+    const cJSON *item;
+    cJSON_ArrayForEach(item, vocab) {
+        if (!cJSON_IsNumber(item) || item->valuedouble < 0 || item->valuedouble > 1e8)
+            return al_err(err, AL_ERR_FORMAT, F ": model.vocab: token '%.60s' has no valid id", item->string);
+        if (al_tok_set_token(tok, item->string, strlen(item->string), item->valueint))
+            return al_err(err, AL_ERR_OOM, F ": out of memory");
+    }
+    if (tok->vocab_size == 0) return al_err(err, AL_ERR_FORMAT, F ": model.vocab is empty");
+    return AL_OK;
+}
+
+static al_status load_merges(al_tokenizer *tok, const cJSON *model, al_error *err) {
+    const cJSON *merges = get(model, "merges");
+    if (!cJSON_IsArray(merges)) return al_err(err, AL_ERR_FORMAT, F ": model.merges is not an array");
+    int rank = 0;
+    const cJSON *m;
+    cJSON_ArrayForEach(m, merges) {
+        char key[512];
+        size_t len;
+        if (cJSON_IsString(m)) { /* "left right" (tokenizers < 0.20) */
+            const char *s = m->valuestring, *sp = strchr(s, ' ');
+            len = strlen(s);
+            if (!sp || sp == s || !sp[1] || len >= sizeof key)
+                return al_err(err, AL_ERR_FORMAT, F ": model.merges[%d] is not 'left right'", rank);
+            memcpy(key, s, len);
+            key[sp - s] = '\xff';
+        } else if (cJSON_IsArray(m) && cJSON_GetArraySize(m) == 2 && cJSON_IsString(cJSON_GetArrayItem(m, 0)) &&
+                   cJSON_IsString(cJSON_GetArrayItem(m, 1))) { /* ["left", "right"] */
+            const char *a = cJSON_GetArrayItem(m, 0)->valuestring, *b = cJSON_GetArrayItem(m, 1)->valuestring;
+            size_t la = strlen(a), lb = strlen(b);
+            if (la + lb + 1 >= sizeof key) return al_err(err, AL_ERR_FORMAT, F ": model.merges[%d] too long", rank);
+            memcpy(key, a, la);
+            key[la] = '\xff';
+            memcpy(key + la + 1, b, lb);
+            len = la + 1 + lb;
+        } else {
+            return al_err(err, AL_ERR_FORMAT, F ": model.merges[%d] is neither a string nor a pair", rank);
+        }
+        if (al_strmap_put(&tok->merge_ranks, key, len, rank++)) return al_err(err, AL_ERR_OOM, F ": out of memory");
+    }
+    return AL_OK;
+}
+
+static al_status load_normalizer(al_tokenizer *tok, const cJSON *norm, al_error *err) {
+    tok->clean_text = tok->handle_chinese_chars = tok->lowercase = tok->strip_accents = 0;
+    if (!norm || cJSON_IsNull(norm)) return AL_OK;
+    const char *type = type_of(norm);
+    if (strcmp(type, "BertNormalizer") == 0) {
+        tok->clean_text = get_bool(norm, "clean_text", 1);
+        tok->handle_chinese_chars = get_bool(norm, "handle_chinese_chars", 1);
+        tok->lowercase = get_bool(norm, "lowercase", 1);
+        const cJSON *sa = get(norm, "strip_accents");
+        /* null follows lowercase (the JS library strips unless strip_accents is false) */
+        tok->strip_accents = cJSON_IsBool(sa) ? cJSON_IsTrue(sa) : tok->lowercase;
+        return AL_OK;
+    }
+    if (strcmp(type, "Lowercase") == 0) {
+        tok->lowercase = 1;
+        return AL_OK;
+    }
+    return al_err(err, AL_ERR_UNSUPPORTED, F ": normalizer.type '%.40s' is not supported", type);
+}
+
+static al_status load_pre_tokenizer(al_tokenizer *tok, const cJSON *pre, al_error *err) {
+    const char *type = cJSON_IsObject(pre) ? type_of(pre) : "";
+    if (tok->kind == AL_TOK_WORDPIECE) {
+        if (strcmp(type, "BertPreTokenizer") == 0 || strcmp(type, "") == 0) return AL_OK;
+    } else if (strcmp(type, "ByteLevel") == 0) {
+        tok->add_prefix_space = get_bool(pre, "add_prefix_space", 0);
+        if (!get_bool(pre, "use_regex", 1))
+            return al_err(err, AL_ERR_UNSUPPORTED, F ": pre_tokenizer ByteLevel with use_regex false is not supported");
+        return AL_OK;
+    }
+    return al_err(err, AL_ERR_UNSUPPORTED, F ": pre_tokenizer.type '%.40s' is not supported with model %s", type,
+                  tok->kind == AL_TOK_WORDPIECE ? "WordPiece" : "BPE");
+}
+
+/* "cls": ["[CLS]", 101] */
+static int special_pair(const cJSON *post, const char *key) {
+    const cJSON *v = get(post, key);
+    const cJSON *id = cJSON_IsArray(v) ? cJSON_GetArrayItem(v, 1) : NULL;
+    return cJSON_IsNumber(id) ? id->valueint : -1;
+}
+
+static al_status load_template(al_tokenizer *tok, const cJSON *post, const char *key, al_template *t,
+                               al_error *err) {
+    const cJSON *items = get(post, key), *it;
+    if (!cJSON_IsArray(items)) return al_err(err, AL_ERR_FORMAT, F ": post_processor.%s is not an array", key);
+    const cJSON *special_tokens = get(post, "special_tokens");
+    t->n = 0;
+    cJSON_ArrayForEach(it, items) {
+        if (t->n == 8) return al_err(err, AL_ERR_UNSUPPORTED, F ": post_processor.%s has more than 8 items", key);
+        al_tmpl_item *x = &t->items[t->n++];
+        const cJSON *sp = get(it, "SpecialToken"), *seq = get(it, "Sequence");
+        const cJSON *body = sp ? sp : seq;
+        const cJSON *type_id = get(body, "type_id"), *id = get(body, "id");
+        if (!body || !cJSON_IsString(id))
+            return al_err(err, AL_ERR_FORMAT, F ": post_processor.%s: item %d is not SpecialToken or Sequence", key, t->n - 1);
+        x->type_id = cJSON_IsNumber(type_id) ? type_id->valueint : 0;
+        if (seq) {
+            x->special_id = -1;
+            x->seq = strcmp(id->valuestring, "B") == 0 ? 1 : 0;
+            continue;
+        }
+        x->seq = -1;
+        /* special_tokens: {"[CLS]": {"id": "[CLS]", "ids": [101], "tokens": [...]}} */
+        const cJSON *entry = get(special_tokens, id->valuestring);
+        const cJSON *ids = get(entry, "ids");
+        const cJSON *first = cJSON_IsArray(ids) ? cJSON_GetArrayItem(ids, 0) : NULL;
+        x->special_id = cJSON_IsNumber(first) ? first->valueint : al_tokenizer_token_to_id(tok, id->valuestring);
+        if (x->special_id < 0)
+            return al_err(err, AL_ERR_FORMAT, F ": post_processor.%s: unknown special token '%.40s'", key, id->valuestring);
+    }
+    return AL_OK;
+}
+
+static al_status load_post_processor(al_tokenizer *tok, const cJSON *post, al_error *err) {
+    if (!post || cJSON_IsNull(post)) return AL_OK; /* no special tokens are added */
+    const char *type = type_of(post);
+    if (strcmp(type, "TemplateProcessing") == 0) {
+        al_status st = load_template(tok, post, "single", &tok->single, err);
+        if (st == AL_OK) st = load_template(tok, post, "pair", &tok->pair, err);
+        if (st) return st;
+        tok->has_template = 1;
+        if (tok->single.n && tok->single.items[0].special_id >= 0 && tok->specials.cls < 0)
+            tok->specials.cls = tok->single.items[0].special_id;
+        if (tok->single.n && tok->single.items[tok->single.n - 1].special_id >= 0 && tok->specials.sep < 0)
+            tok->specials.sep = tok->single.items[tok->single.n - 1].special_id;
+        return AL_OK;
+    }
+    if (strcmp(type, "BertProcessing") == 0 || strcmp(type, "RobertaProcessing") == 0) {
+        tok->specials.cls = special_pair(post, "cls");
+        tok->specials.sep = special_pair(post, "sep");
+        if (tok->specials.cls < 0 || tok->specials.sep < 0)
+            return al_err(err, AL_ERR_FORMAT, F ": post_processor.cls/sep must be [token, id]");
+        al_tokenizer_kind kind = tok->kind;
+        tok->kind = type[0] == 'B' ? AL_TOK_WORDPIECE : AL_TOK_BPE; /* template shape only */
+        al_tok_default_templates(tok);
+        tok->kind = kind;
+        return AL_OK;
+    }
+    if (strcmp(type, "ByteLevel") == 0) return AL_OK;
+    return al_err(err, AL_ERR_UNSUPPORTED, F ": post_processor.type '%.40s' is not supported", type);
+}
+
+static al_status load_added(al_tokenizer *tok, const cJSON *added, al_error *err) {
+    if (!added || cJSON_IsNull(added)) return AL_OK;
+    if (!cJSON_IsArray(added)) return al_err(err, AL_ERR_FORMAT, F ": added_tokens is not an array");
+    int i = 0;
+    const cJSON *a;
+    cJSON_ArrayForEach(a, added) {
+        const cJSON *id = get(a, "id"), *content = get(a, "content");
+        if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble > 1e8 || !cJSON_IsString(content))
+            return al_err(err, AL_ERR_FORMAT, F ": added_tokens[%d] needs an id and a content", i);
+        if (al_tok_add_added(tok, content->valuestring, id->valueint, get_bool(a, "lstrip", 0), get_bool(a, "rstrip", 0),
+                             get_bool(a, "special", 0)))
+            return al_err(err, AL_ERR_OOM, F ": out of memory");
+        i++;
+    }
+    return AL_OK;
+}
+
+static al_status load_root(al_tokenizer *tok, const cJSON *root, al_error *err) {
+    const cJSON *model = get(root, "model");
+    if (!cJSON_IsObject(model)) return al_err(err, AL_ERR_FORMAT, F ": model is missing");
+    const char *type = type_of(model);
+    if (!type[0]) /* older files: infer as the JS library does */
+        type = get(model, "merges") ? "BPE" : get(model, "continuing_subword_prefix") ? "WordPiece" : "";
+    if (strcmp(type, "WordPiece") == 0) tok->kind = AL_TOK_WORDPIECE;
+    else if (strcmp(type, "BPE") == 0) tok->kind = AL_TOK_BPE;
+    else return al_err(err, AL_ERR_UNSUPPORTED, F ": model.type '%.40s' is not supported (WordPiece or BPE)", type);
+
+    al_status st = load_vocab(tok, model, err);
+    if (st) return st;
+    const cJSON *unk = get(model, "unk_token");
+    if (cJSON_IsString(unk)) {
+        tok->unk_id = al_tokenizer_token_to_id(tok, unk->valuestring);
+        if (tok->unk_id < 0 && tok->kind == AL_TOK_WORDPIECE)
+            return al_err(err, AL_ERR_FORMAT, F ": model.unk_token '%.40s' is not in model.vocab", unk->valuestring);
+    } else if (tok->kind == AL_TOK_WORDPIECE) {
+        return al_err(err, AL_ERR_FORMAT, F ": model.unk_token is missing");
+    }
+    if (tok->kind == AL_TOK_WORDPIECE) {
+        const cJSON *prefix = get(model, "continuing_subword_prefix");
+        if (cJSON_IsString(prefix)) {
+            if (strlen(prefix->valuestring) >= sizeof tok->continuing_prefix)
+                return al_err(err, AL_ERR_UNSUPPORTED, F ": model.continuing_subword_prefix is too long");
+            strcpy(tok->continuing_prefix, prefix->valuestring);
+        }
+        const cJSON *maxc = get(model, "max_input_chars_per_word");
+        if (cJSON_IsNumber(maxc)) tok->max_input_chars_per_word = maxc->valueint;
+    } else {
+        if ((st = load_merges(tok, model, err))) return st;
+        const cJSON *suffix = get(model, "end_of_word_suffix"), *prefix = get(model, "continuing_subword_prefix");
+        if ((cJSON_IsString(suffix) && suffix->valuestring[0]) || (cJSON_IsString(prefix) && prefix->valuestring[0]))
+            return al_err(err, AL_ERR_UNSUPPORTED, F ": model BPE with subword prefix/suffix is not supported");
+        if (get_bool(model, "byte_fallback", 0))
+            return al_err(err, AL_ERR_UNSUPPORTED, F ": model BPE with byte_fallback is not supported");
+    }
+    if ((st = load_normalizer(tok, get(root, "normalizer"), err))) return st;
+    if ((st = load_pre_tokenizer(tok, get(root, "pre_tokenizer"), err))) return st;
+    if ((st = load_added(tok, get(root, "added_tokens"), err))) return st;
+    if ((st = load_post_processor(tok, get(root, "post_processor"), err))) return st;
+    return AL_OK;
+}
+
+al_status al_tok_load_tokenizer_json(al_tokenizer *tok, const al_fileset *files, al_error *err) {
+    size_t size;
+    const char *data = (const char *)al_fileset_get(files, "tokenizer.json", &size);
+    snprintf(tok->source, sizeof tok->source, F);
+    cJSON *root = cJSON_ParseWithLength(data, size);
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return al_err(err, AL_ERR_FORMAT, F ": not a valid JSON object");
+    }
+    al_status st = load_root(tok, root, err);
+    cJSON_Delete(root);
+    if (st) return st;
+    al_tok_find_specials(tok);
+    if (tok->unk_id >= 0) tok->specials.unk = tok->unk_id;
+    return AL_OK;
+}

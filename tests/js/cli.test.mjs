@@ -1,0 +1,170 @@
+// cli.test.mjs: the attnlab command line: exit codes (0 ok, 1 error, 2 usage), what it prints, and
+// the tensors it writes. AL_BUILD_DIR (default build/native) holds the attnlab program.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { parseSafetensors } from '../../wasm/safetensors.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
+const golden = path.join(root, 'tests/golden/bert');
+const missing = !existsSync(cli) ? `no CLI at ${cli}`
+  : !existsSync(path.join(golden, 'model.safetensors')) ? 'no golden BERT' : null;
+const opts = { skip: missing ?? false };
+
+let work;
+let modelDir; // the golden BERT (3 layers, 4 heads, 40 positions) with a WordPiece vocab.txt
+
+before(() => {
+  if (missing) return;
+  work = mkdtempSync(path.join(tmpdir(), 'attnlab-cli-test-'));
+  modelDir = path.join(work, 'bert');
+  mkdirSync(modelDir);
+  for (const f of ['config.json', 'model.safetensors']) copyFileSync(path.join(golden, f), path.join(modelDir, f));
+  const words = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', 'the', 'cat', 'sat', 'on', 'mat', 'a', 'dog'];
+  while (words.length < 100) words.push(`filler${words.length}`);
+  writeFileSync(path.join(modelDir, 'vocab.txt'), words.join('\n') + '\n');
+});
+
+after(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+function run(...args) {
+  const r = spawnSync(cli, args, { encoding: 'utf8' });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+test('--help, --version and usage errors', opts, () => {
+  let r = run('--help');
+  assert.equal(r.code, 0);
+  assert.match(r.stdout, /usage: attnlab COMMAND/);
+  assert.match(r.stdout, /attnlab attention MODEL_DIR TEXT/);
+  r = run('--version');
+  assert.equal(r.code, 0);
+  assert.equal(r.stdout, 'attnlab 0.1.0\n');
+  for (const args of [[], ['frobnicate'], ['info', '--bogus'], ['info'], ['tokenize', modelDir],
+                      ['attention', modelDir, 'x', '--layer', 'two'], ['attention', modelDir, 'x', '--max-length']]) {
+    r = run(...args);
+    assert.equal(r.code, 2, `${args.join(' ')}: exit ${r.code}`);
+    assert.match(r.stderr, /^attnlab: /);
+    assert.equal(r.stdout, '');
+  }
+});
+
+test('info prints the model description; --json the reply', opts, () => {
+  let r = run('info', modelDir);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /arch\s+bert/);
+  assert.match(r.stdout, /3 layers, 4 heads, hidden 32/);
+  assert.match(r.stdout, /tokenizer\s+wordpiece, 100 tokens; \[CLS\]=2 \[SEP\]=3/);
+  assert.match(r.stdout, /mlm head\s+yes/);
+  assert.equal(r.stderr, '');
+  r = run('info', golden, '--json');
+  assert.equal(r.code, 0);
+  const reply = JSON.parse(r.stdout);
+  assert.equal(reply.config.num_hidden_layers, 3);
+  assert.equal(reply.tokenizer, null);
+  assert.equal(reply.weights_file, 'model.safetensors');
+});
+
+test('tokenize prints a token table', opts, () => {
+  const r = run('tokenize', modelDir, 'The cat sat', '--pair', 'a dog', '--max-length', '6');
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stdout.trim().split('\n');
+  assert.match(lines[0], /token\s+id\s+type\s+word/);
+  assert.match(lines[1], /^\s+0\s+\[CLS\]\s+2\s+0\s+-\s+0:0$/);
+  assert.match(lines[2], /^\s+1\s+the\s+5\s+0\s+0\s+0:3$/);
+  assert.equal(lines.at(-1), '6 tokens (truncated)');
+});
+
+test('attention prints labelled matrices and writes tensors with --out', opts, () => {
+  const out = path.join(work, 'att.safetensors');
+  let r = run('attention', modelDir, 'the cat sat on the mat', '--layer', '1', '--head', '2', '--out', out);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^layer 1 head 2 /);
+  assert.doesNotMatch(r.stdout, /layer 0|head 3/);
+  const rows = r.stdout.trim().split('\n');
+  assert.match(rows[1], /\[CLS\]\s+the\s+cat\s+sat\s+on\s+the\s+mat\s+\[SEP\]/);
+  assert.equal(rows.length, 1 + 1 + 8);
+  for (const row of rows.slice(2)) {
+    const values = row.trim().split(/\s+/).slice(1).map(Number);
+    assert.equal(values.length, 8);
+    assert.ok(Math.abs(values.reduce((a, b) => a + b, 0) - 1) < 0.01, row);
+  }
+  const file = parseSafetensors(new Uint8Array(readFileSync(out)));
+  assert.deepEqual(file.tensors.attentions.shape, [3, 1, 4, 8, 8]);
+  assert.deepEqual(Array.from(file.tensors.input_ids.data), [2, 5, 6, 7, 8, 5, 9, 3]);
+  assert.equal(JSON.parse(file.metadata.request).text, 'the cat sat on the mat');
+  assert.equal(JSON.parse(file.metadata.reply).seq_len, 8);
+  // The printed matrix is the file's (3 decimals).
+  const m = file.tensors.attentions.data;
+  const first = rows[2].trim().split(/\s+/).slice(1).map(Number);
+  const base = ((1 * 1 + 0) * 4 + 2) * 64;
+  for (let j = 0; j < 8; j++) assert.ok(Math.abs(first[j] - m[base + j]) <= 0.0005 + 1e-7);
+
+  r = run('attention', modelDir, 'the cat', '--json');
+  assert.equal(r.code, 0);
+  assert.deepEqual(JSON.parse(r.stdout).sequences[0].tokens, ['[CLS]', 'the', 'cat', '[SEP]']);
+  r = run('attention', modelDir, 'the cat');
+  assert.equal(r.stdout.split('\n').filter((l) => l.startsWith('layer ')).length, 12); // every head
+  r = run('attention', modelDir, 'the cat', '--head', '9');
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /3 layers of 4 heads/);
+});
+
+test('long text is truncated with a warning on stderr', opts, () => {
+  const r = run('attention', modelDir, Array(50).fill('cat').join(' '), '--layer', '0', '--head', '0');
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /attnlab: warning: text truncated from 52 to 40 tokens \(max_position_embeddings\)/);
+});
+
+test('run executes a request file and prints the reply JSON', opts, () => {
+  const req = path.join(work, 'req.json');
+  const out = path.join(work, 'run.safetensors');
+  writeFileSync(req, JSON.stringify({ op: 'attention', model_dir: golden, input_ids: [[2, 5, 3]],
+                                      outputs: ['attentions', 'mlm_logits'] }));
+  const r = run('run', req, '--out', out);
+  assert.equal(r.code, 0, r.stderr);
+  const reply = JSON.parse(r.stdout);
+  assert.equal(reply.model, golden);
+  assert.deepEqual(reply.tensors.map((t) => t.name), ['input_ids', 'attention_mask', 'attentions', 'mlm_logits']);
+  const file = parseSafetensors(new Uint8Array(readFileSync(out)));
+  assert.deepEqual(file.tensors.mlm_logits.shape, [1, 3, 100]);
+  // Same request, same bytes.
+  const out2 = path.join(work, 'run2.safetensors');
+  assert.equal(run('run', req, '--out', out2).stdout, r.stdout);
+  assert.ok(readFileSync(out).equals(readFileSync(out2)));
+});
+
+test('errors exit 1 with "attnlab: <message>"', opts, () => {
+  let r = run('info', path.join(work, 'no-such-dir'));
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /^attnlab: .*no-such-dir/);
+  assert.equal(r.stdout, '');
+  r = run('attention', golden, 'hello');
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /^attnlab: request: field 'model': .* has no tokenizer/);
+  const broken = path.join(work, 'broken');
+  mkdirSync(broken);
+  writeFileSync(path.join(broken, 'config.json'), '{"model_type": "bert"');
+  r = run('info', broken);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /^attnlab: .*config\.json/);
+  const req = path.join(work, 'bad.json');
+  writeFileSync(req, JSON.stringify({ op: 'tokenize', model_dir: modelDir, text: 7 }));
+  r = run('run', req);
+  assert.equal(r.code, 1);
+  assert.equal(r.stderr, "attnlab: request: field 'text' must be a string\n");
+  writeFileSync(req, '{"op": ');
+  r = run('run', req);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /bad\.json: not a JSON object/);
+  r = run('run', path.join(work, 'absent.json'));
+  assert.equal(r.code, 1);
+});

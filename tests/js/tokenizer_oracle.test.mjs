@@ -1,0 +1,152 @@
+// tokenizer_oracle.test.mjs: our tokenizers (through the native helper build/<dir>/tool_tokenize)
+// against the Hugging Face JS tokenizers, offline: the tokenizer JSON is built here from vocab.txt
+// (bert-base-uncased's when ../shared is present, else a small vocabulary written here) and from the
+// byte-level BPE fixture tests/fixtures/tokenizers/bpe_small. Ids are compared exactly; the counts
+// of agreeing strings are printed. Where the JS library and Python's tokenizers differ, the JS
+// library is the reference (see src/text/tok_wordpiece.c for the cases).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PreTrainedTokenizer } from '@huggingface/transformers';
+import { HARD_STRINGS, HARD_PAIRS } from './hard_strings.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const BUILD = path.resolve(ROOT, process.env.AL_BUILD_DIR || 'build/native');
+const TOOL = path.join(BUILD, 'tool_tokenize');
+const SHARED = process.env.AL_SHARED_DIR || path.resolve(ROOT, '../shared');
+const BERT_VOCAB = path.join(SHARED, 'vocab/bert-base-uncased-vocab.txt');
+const BPE_DIR = path.join(ROOT, 'tests/fixtures/tokenizers/bpe_small');
+
+// A small WordPiece vocabulary for machines without ../shared.
+const SMALL_VOCAB = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', ...'!"#$%&\'()*+,-./0123456789:;<=>?@[\\]^_`{|}~',
+  ...'abcdefghijklmnopqrstuvwxyz', ...'abcdefghijklmnopqrstuvwxyz'.split('').map((c) => '##' + c), 'the', 'quick', 'brown',
+  'fox', 'hello', 'world', 'cafe', 'test', '##s', '##ing', '##ed', 'un', '##believ', '##able', '你', '好', 'σ', 'ς', 'α',
+  'é', '##é', '1', '##2', '##3', 'token', '##ization', 'a', 'an', 'at', '##tention'];
+
+function dedupe(list) {
+  return [...new Set(list)];
+}
+
+function specialAdded(tokens, vocab, lstripMask = false) {
+  return tokens.filter((t) => t in vocab).map((t) => ({
+    id: vocab[t], content: t, single_word: false, lstrip: lstripMask && t === '<mask>', rstrip: false,
+    normalized: false, special: true,
+  })).sort((a, b) => a.id - b.id);
+}
+
+function wordpieceJSON(vocabList) {
+  const vocab = Object.fromEntries(vocabList.map((t, i) => [t, i]));
+  return {
+    version: '1.0', truncation: null, padding: null,
+    added_tokens: specialAdded(['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]'], vocab),
+    normalizer: { type: 'BertNormalizer', clean_text: true, handle_chinese_chars: true, strip_accents: null, lowercase: true },
+    pre_tokenizer: { type: 'BertPreTokenizer' },
+    post_processor: {
+      type: 'TemplateProcessing',
+      single: [{ SpecialToken: { id: '[CLS]', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '[SEP]', type_id: 0 } }],
+      pair: [{ SpecialToken: { id: '[CLS]', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '[SEP]', type_id: 0 } },
+        { Sequence: { id: 'B', type_id: 1 } }, { SpecialToken: { id: '[SEP]', type_id: 1 } }],
+      special_tokens: {
+        '[CLS]': { id: '[CLS]', ids: [vocab['[CLS]']], tokens: ['[CLS]'] },
+        '[SEP]': { id: '[SEP]', ids: [vocab['[SEP]']], tokens: ['[SEP]'] },
+      },
+    },
+    decoder: { type: 'WordPiece', prefix: '##', cleanup: true },
+    model: { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##', max_input_chars_per_word: 100, vocab },
+  };
+}
+
+function bpeJSON(vocab, merges) {
+  return {
+    version: '1.0', truncation: null, padding: null,
+    added_tokens: specialAdded(['<s>', '<pad>', '</s>', '<unk>', '<mask>'], vocab, true),
+    normalizer: null,
+    pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
+    post_processor: { type: 'RobertaProcessing', sep: ['</s>', vocab['</s>']], cls: ['<s>', vocab['<s>']], trim_offsets: true, add_prefix_space: false },
+    decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
+    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '', fuse_unk: false, byte_fallback: false, vocab, merges },
+  };
+}
+
+// Runs the native helper over JSON lines; returns one parsed reply per request.
+function runTool(dir, requests, extraArgs = []) {
+  const input = requests.map((r) => JSON.stringify(r)).join('\n') + '\n';
+  const res = spawnSync(TOOL, [dir, ...extraArgs], { input, maxBuffer: 1 << 28, encoding: 'utf8' });
+  assert.equal(res.status, 0, `tool_tokenize failed: ${res.stderr}`);
+  const lines = res.stdout.trim().split('\n');
+  assert.equal(lines.length, requests.length);
+  return lines.map((l) => JSON.parse(l));
+}
+
+function jsEncode(tok, text, pair) {
+  const r = tok._encode_plus(text, { text_pair: pair ?? null, add_special_tokens: true, return_token_type_ids: true });
+  return { ids: r.input_ids.map(Number), type_ids: r.token_type_ids ? r.token_type_ids.map(Number) : null };
+}
+
+function compare(name, jsTok, dir, { typeIds }) {
+  const requests = [...HARD_STRINGS.map((text) => ({ text })), ...HARD_PAIRS.map(([text, text_pair]) => ({ text, text_pair }))];
+  const ours = runTool(dir, requests);
+  let agree = 0;
+  const failures = [];
+  requests.forEach((req, i) => {
+    const ref = jsEncode(jsTok, req.text, req.text_pair);
+    const got = ours[i];
+    const same = !got.error && JSON.stringify(got.ids) === JSON.stringify(ref.ids) &&
+      (!typeIds || !ref.type_ids || JSON.stringify(got.type_ids) === JSON.stringify(ref.type_ids));
+    if (same) agree++;
+    else failures.push({ req, js: ref.ids, ours: got.error ?? got.ids });
+  });
+  console.log(`${name}: ${agree}/${requests.length} strings agree with the Hugging Face JS tokenizer`);
+  for (const f of failures.slice(0, 10)) console.log('  differs:', JSON.stringify(f));
+  return { agree, total: requests.length, failures };
+}
+
+const haveTool = fs.existsSync(TOOL);
+const skip = haveTool ? false : `no ${TOOL} (build first or set AL_BUILD_DIR)`;
+
+function tmpDir(files) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-tok-'));
+  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
+  return dir;
+}
+
+test('WordPiece (vocab.txt and tokenizer.json) matches the HF JS tokenizer', { skip }, () => {
+  const vocabText = fs.existsSync(BERT_VOCAB) ? fs.readFileSync(BERT_VOCAB, 'utf8') : dedupe(SMALL_VOCAB).join('\n') + '\n';
+  const vocabList = vocabText.split('\n');
+  if (vocabList[vocabList.length - 1] === '') vocabList.pop();
+  const json = wordpieceJSON(vocabList);
+  const jsTok = new PreTrainedTokenizer(json, { do_lower_case: true, model_max_length: 512 });
+  const txtDir = tmpDir({ 'vocab.txt': vocabText });
+  const jsonDir = tmpDir({ 'tokenizer.json': JSON.stringify(json) });
+  try {
+    const a = compare(`WordPiece vocab.txt (${vocabList.length} tokens)`, jsTok, txtDir, { typeIds: true });
+    const b = compare('WordPiece tokenizer.json', jsTok, jsonDir, { typeIds: true });
+    assert.ok(a.total >= 300);
+    assert.deepEqual(a.failures.map((f) => f.req), []);
+    assert.deepEqual(b.failures.map((f) => f.req), []);
+  } finally {
+    fs.rmSync(txtDir, { recursive: true });
+    fs.rmSync(jsonDir, { recursive: true });
+  }
+});
+
+test('byte-level BPE (vocab.json + merges.txt and tokenizer.json) matches the HF JS tokenizer', { skip }, () => {
+  const vocab = JSON.parse(fs.readFileSync(path.join(BPE_DIR, 'vocab.json'), 'utf8'));
+  const merges = fs.readFileSync(path.join(BPE_DIR, 'merges.txt'), 'utf8').split('\n').filter((l) => l && !l.startsWith('#version'));
+  const json = bpeJSON(vocab, merges);
+  const jsTok = new PreTrainedTokenizer(json, {});
+  const jsonDir = tmpDir({ 'tokenizer.json': JSON.stringify(json) });
+  try {
+    const a = compare(`BPE vocab.json + merges.txt (${Object.keys(vocab).length} tokens, ${merges.length} merges)`, jsTok, BPE_DIR, { typeIds: false });
+    const b = compare('BPE tokenizer.json', jsTok, jsonDir, { typeIds: false });
+    assert.ok(a.total >= 300);
+    assert.deepEqual(a.failures.map((f) => f.req), []);
+    assert.deepEqual(b.failures.map((f) => f.req), []);
+  } finally {
+    fs.rmSync(jsonDir, { recursive: true });
+  }
+});

@@ -1,0 +1,499 @@
+/* attnlab.c: the command-line front end of the JSON API. Every command builds the same request JSON
+ * the browser worker sends, runs it through al_session_run, and prints the reply for a terminal (or
+ * as JSON with --json). A model directory is loaded into the session under its path as the id.
+ *
+ * Exit codes: 0 ok, 1 error ("attnlab: <message>" on stderr), 2 usage. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attnlab.h"
+#include "cJSON.h"
+#include "model/tensor_list.h"
+
+static const char k_usage[] =
+    "usage: attnlab COMMAND ...\n"
+    "\n"
+    "  attnlab info MODEL_DIR [--json]\n"
+    "      config, parameter count, weights and tokenizer of a Hugging Face model directory\n"
+    "  attnlab tokenize MODEL_DIR TEXT [--pair TEXT_B] [--max-length N] [--json]\n"
+    "      tokens, ids, token types, word ids and byte offsets\n"
+    "  attnlab attention MODEL_DIR TEXT [--pair TEXT_B] [--layer L] [--head H] [--max-length N]\n"
+    "                    [--out FILE.safetensors] [--json]\n"
+    "      attention matrices per layer and head with token labels; --out writes the tensors\n"
+    "  attnlab run REQUEST.json [--inputs FILE.safetensors] [--out FILE.safetensors]\n"
+    "      runs a JSON request (as the browser worker does) and prints the reply JSON; the request\n"
+    "      may name its model directory as \"model_dir\" (or \"path\"); --inputs attaches the F32\n"
+    "      tensors of a safetensors file (e.g. PAPA constant matrices) by name; REQUEST.json may be -\n"
+    "\n"
+    "options: --progress (progress on stderr even when it is not a terminal), --help, --version\n";
+
+/* ------------------------------------------------------------ command line */
+
+typedef struct cli_args {
+    const char *command;
+    const char *positional[3];
+    int n_positional;
+    const char *pair;
+    const char *out_path;
+    const char *inputs_path;
+    int max_length;  /* 0: none */
+    int layer, head; /* -1: all */
+    int json;
+    int progress;
+} cli_args;
+
+static int usage_error(const char *fmt, const char *arg) {
+    fprintf(stderr, "attnlab: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(see attnlab --help)\n");
+    return 2;
+}
+
+static int parse_int(const char *text, int min, int *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < min || v > 1 << 24) return 0;
+    *out = (int)v;
+    return 1;
+}
+
+/* Returns -1 when parsed, else the exit code (0 for --help/--version, 2 for usage errors). */
+static int parse_args(int argc, char **argv, cli_args *a) {
+    memset(a, 0, sizeof *a);
+    a->layer = a->head = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            fputs(k_usage, stdout);
+            return 0;
+        } else if (strcmp(arg, "--version") == 0) {
+            printf("attnlab %s\n", AL_VERSION);
+            return 0;
+        } else if (strcmp(arg, "--json") == 0) {
+            a->json = 1;
+        } else if (strcmp(arg, "--progress") == 0) {
+            a->progress = 1;
+        } else if (strcmp(arg, "--pair") == 0 || strcmp(arg, "--out") == 0 ||
+                   strcmp(arg, "--inputs") == 0 || strcmp(arg, "--max-length") == 0 ||
+                   strcmp(arg, "--layer") == 0 || strcmp(arg, "--head") == 0) {
+            if (!value) return usage_error("option %s needs a value", arg);
+            i++;
+            if (strcmp(arg, "--pair") == 0) a->pair = value;
+            else if (strcmp(arg, "--out") == 0) a->out_path = value;
+            else if (strcmp(arg, "--inputs") == 0) a->inputs_path = value;
+            else if (strcmp(arg, "--max-length") == 0 && !parse_int(value, 1, &a->max_length))
+                return usage_error("--max-length needs a positive integer, not '%s'", value);
+            else if (strcmp(arg, "--layer") == 0 && !parse_int(value, 0, &a->layer))
+                return usage_error("--layer needs an integer >= 0, not '%s'", value);
+            else if (strcmp(arg, "--head") == 0 && !parse_int(value, 0, &a->head))
+                return usage_error("--head needs an integer >= 0, not '%s'", value);
+        } else if (arg[0] == '-' && arg[1] == '-') {
+            return usage_error("unknown option '%s'", arg);
+        } else if (!a->command) {
+            a->command = arg;
+        } else if (a->n_positional < 3) {
+            a->positional[a->n_positional++] = arg;
+        } else {
+            return usage_error("unexpected argument '%s'", arg);
+        }
+    }
+    if (!a->command) return usage_error("%s", "missing command");
+    return -1;
+}
+
+/* ------------------------------------------------------------ progress */
+
+static void print_progress(void *user, const char *stage, double fraction) {
+    (void)user;
+    fprintf(stderr, "\r\033[K%s %3.0f%%", stage, fraction * 100.0);
+    fflush(stderr);
+}
+
+/* ------------------------------------------------------------ running requests */
+
+typedef struct cli {
+    al_session *session;
+    al_run_params params;
+    int progress_shown;
+} cli;
+
+static int fail(const char *message) {
+    fprintf(stderr, "attnlab: %s\n", message);
+    return 1;
+}
+
+/* Loads MODEL_DIR into the session under `id`, or under the path itself (readable in replies). */
+static int load_dir(cli *c, const char *dir, const char *id, const char **id_out) {
+    al_error err = {0};
+    al_fileset *fs = al_fileset_new();
+    if (!fs) return fail("out of memory");
+    if (al_fileset_add_dir(fs, dir, &err) != AL_OK) {
+        al_fileset_free(fs);
+        return fail(err.message);
+    }
+    if (!id) id = strlen(dir) < 120 ? dir : "model";
+    if (al_session_add_model(c->session, id, fs, &err) != AL_OK) return fail(err.message);
+    *id_out = id;
+    return 0;
+}
+
+/* Runs a request object; on error prints the reply's message and returns 1. */
+static int run_request(cli *c, const cJSON *request, al_reply *reply, cJSON **parsed) {
+    char *text = cJSON_PrintUnformatted(request);
+    if (!text) return fail("out of memory");
+    al_status st = al_session_run(c->session, text, &c->params, reply);
+    free(text);
+    if (c->params.progress) fputs("\r\033[K", stderr); /* clear the progress line */
+    *parsed = reply->json ? cJSON_Parse(reply->json) : NULL;
+    if (st != AL_OK || !*parsed) {
+        const cJSON *e = *parsed ? cJSON_GetObjectItem(*parsed, "error") : NULL;
+        const cJSON *msg = e ? cJSON_GetObjectItem(e, "message") : NULL;
+        int code = fail(cJSON_IsString(msg) ? msg->valuestring : al_status_name(st));
+        cJSON_Delete(*parsed);
+        *parsed = NULL;
+        al_reply_free(reply);
+        return code;
+    }
+    const cJSON *warnings = cJSON_GetObjectItem(*parsed, "warnings");
+    for (const cJSON *w = warnings ? warnings->child : NULL; w; w = w->next)
+        if (cJSON_IsString(w)) fprintf(stderr, "attnlab: warning: %s\n", w->valuestring);
+    return 0;
+}
+
+/* The request and reply JSON go into the file's metadata, so the file says how it was made. */
+static int write_tensors(const char *path, const al_reply *reply, const cJSON *request) {
+    char *request_json = cJSON_PrintUnformatted(request);
+    if (!request_json) return fail("out of memory");
+    const char *meta[8] = {"format", "pt", "attnlab_version", AL_VERSION,
+                           "request", request_json, "reply", reply->json};
+    al_error err = {0};
+    al_status st = al_safetensors_write(path, reply->tensors, reply->n_tensors, meta, 4, &err);
+    free(request_json);
+    if (st != AL_OK)
+        return fail(err.message);
+    return 0;
+}
+
+/* ------------------------------------------------------------ printing */
+
+static int json_int(const cJSON *obj, const char *key, int def) {
+    const cJSON *v = cJSON_GetObjectItem(obj, key);
+    return cJSON_IsNumber(v) ? v->valueint : def;
+}
+
+static const char *json_str(const cJSON *obj, const char *key, const char *def) {
+    const cJSON *v = cJSON_GetObjectItem(obj, key);
+    return cJSON_IsString(v) ? v->valuestring : def;
+}
+
+static void print_json(const cJSON *reply) {
+    char *text = cJSON_Print(reply);
+    if (text) puts(text);
+    free(text);
+}
+
+/* Thousands separators for parameter counts. */
+static void print_count(double n) {
+    char digits[32], out[48];
+    snprintf(digits, sizeof digits, "%.0f", n);
+    int len = (int)strlen(digits), o = 0;
+    for (int i = 0; i < len; i++) {
+        if (i && (len - i) % 3 == 0) out[o++] = ',';
+        out[o++] = digits[i];
+    }
+    out[o] = '\0';
+    fputs(out, stdout);
+}
+
+static void print_info(const cJSON *r) {
+    const cJSON *cfg = cJSON_GetObjectItem(r, "config");
+    printf("model        %s\n", json_str(r, "model", "?"));
+    printf("arch         %s (model_type %s)\n", json_str(r, "arch", "?"), json_str(cfg, "model_type", "?"));
+    printf("shape        %d layers, %d heads, hidden %d (head_dim %d), embedding %d, ffn %d, %s\n",
+           json_int(cfg, "num_hidden_layers", 0), json_int(cfg, "num_attention_heads", 0),
+           json_int(cfg, "hidden_size", 0), json_int(cfg, "head_dim", 0),
+           json_int(cfg, "embedding_size", 0), json_int(cfg, "intermediate_size", 0),
+           json_str(cfg, "hidden_act", "?"));
+    printf("vocab        %d, positions %d (max tokens %d), token types %d\n", json_int(cfg, "vocab_size", 0),
+           json_int(cfg, "max_position_embeddings", 0), json_int(r, "max_tokens", 0),
+           json_int(cfg, "type_vocab_size", 0));
+    printf("parameters   ");
+    const cJSON *np = cJSON_GetObjectItem(r, "n_params");
+    print_count(cJSON_IsNumber(np) ? np->valuedouble : 0);
+    printf("\nweights      %s (%s)\n", json_str(r, "weights_file", "?"), json_str(r, "weights_dtype", "?"));
+    const cJSON *tok = cJSON_GetObjectItem(r, "tokenizer");
+    if (cJSON_IsObject(tok)) {
+        printf("tokenizer    %s, %d tokens;", json_str(tok, "kind", "?"), json_int(tok, "vocab_size", 0));
+        const cJSON *ids = cJSON_GetObjectItem(tok, "special_ids");
+        const cJSON *names = cJSON_GetObjectItem(tok, "special_tokens");
+        for (const cJSON *id = ids ? ids->child : NULL; id; id = id->next)
+            if (cJSON_IsNumber(id))
+                printf(" %s=%d", json_str(names, id->string, id->string), id->valueint);
+        printf("\n");
+    } else {
+        printf("tokenizer    none\n");
+    }
+    const cJSON *mlm = cJSON_GetObjectItem(r, "mlm_head");
+    printf("mlm head     %s\n", cJSON_IsTrue(mlm) ? "yes" : "no");
+}
+
+static int array_int(const cJSON *obj, const char *key, int i) {
+    const cJSON *v = cJSON_GetArrayItem(cJSON_GetObjectItem(obj, key), i);
+    return cJSON_IsNumber(v) ? v->valueint : 0;
+}
+
+static void print_tokens(const cJSON *r) {
+    const cJSON *tokens = cJSON_GetObjectItem(r, "tokens");
+    int n = cJSON_GetArraySize(tokens);
+    printf("%5s  %-20s %7s %4s %5s  %s\n", "i", "token", "id", "type", "word", "bytes");
+    const cJSON *offsets = cJSON_GetObjectItem(r, "offsets");
+    for (int i = 0; i < n; i++) {
+        const cJSON *off = cJSON_GetArrayItem(offsets, i);
+        int word = array_int(r, "word_ids", i);
+        char word_text[16];
+        snprintf(word_text, sizeof word_text, "%d", word);
+        printf("%5d  %-20s %7d %4d %5s  %d:%d\n", i, cJSON_GetArrayItem(tokens, i)->valuestring,
+               array_int(r, "ids", i), array_int(r, "type_ids", i), word < 0 ? "-" : word_text,
+               cJSON_IsArray(off) ? cJSON_GetArrayItem(off, 0)->valueint : 0,
+               cJSON_IsArray(off) ? cJSON_GetArrayItem(off, 1)->valueint : 0);
+    }
+    printf("%d tokens%s\n", n, cJSON_IsTrue(cJSON_GetObjectItem(r, "truncated")) ? " (truncated)" : "");
+}
+
+/* A label cut to `width` bytes without splitting a UTF-8 sequence, padded with spaces to `width`
+ * display columns (counting one column per code point). */
+static void print_label(const char *s, int width, int right_align) {
+    int bytes = 0, cols = 0;
+    while (s[bytes] && cols < width) {
+        int len = 1;
+        unsigned char c = (unsigned char)s[bytes];
+        if (c >= 0xF0) len = 4;
+        else if (c >= 0xE0) len = 3;
+        else if (c >= 0xC0) len = 2;
+        for (int k = 1; k < len; k++)
+            if (!s[bytes + k]) len = k;
+        bytes += len;
+        cols++;
+    }
+    if (right_align) printf("%*s", width - cols, "");
+    printf("%.*s", bytes, s);
+    if (!right_align) printf("%*s", width - cols, "");
+}
+
+static void print_attention(const cJSON *r, const al_reply *reply, int layer_sel, int head_sel) {
+    const al_tensor_out *att = NULL;
+    for (int i = 0; i < reply->n_tensors; i++)
+        if (strcmp(reply->tensors[i].name, "attentions") == 0) att = &reply->tensors[i];
+    if (!att) return;
+    const int NL = (int)att->shape[0], B = (int)att->shape[1], H = (int)att->shape[2];
+    const int L = (int)att->shape[3];
+    const cJSON *seq = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "sequences"), 0);
+    const cJSON *tokens = cJSON_GetObjectItem(seq, "tokens");
+    const int n = json_int(seq, "n_tokens", 0);
+    const float *p = att->data;
+    int row_width = 6;
+    for (int i = 0; i < n; i++) {
+        int len = (int)strlen(cJSON_GetArrayItem(tokens, i)->valuestring);
+        if (len > row_width) row_width = len;
+    }
+    if (row_width > 14) row_width = 14;
+    for (int l = 0; l < NL; l++) {
+        if (layer_sel >= 0 && l != layer_sel) continue;
+        for (int h = 0; h < H; h++) {
+            if (head_sel >= 0 && h != head_sel) continue;
+            printf("layer %d head %d (rows: queries, columns: keys)\n", l, h);
+            printf("%*s", row_width, "");
+            for (int j = 0; j < n; j++) {
+                printf(" ");
+                print_label(cJSON_GetArrayItem(tokens, j)->valuestring, 5, 1);
+            }
+            printf("\n");
+            const float *m = p + (((size_t)l * B + 0) * H + h) * (size_t)L * L; /* sequence 0 */
+            for (int i = 0; i < n; i++) {
+                print_label(cJSON_GetArrayItem(tokens, i)->valuestring, row_width, 0);
+                for (int j = 0; j < n; j++) printf(" %5.3f", m[(size_t)i * L + j]);
+                printf("\n");
+            }
+            printf("\n");
+        }
+    }
+}
+
+/* ------------------------------------------------------------ --inputs FILE.safetensors */
+
+static int read_file(const char *path, uint8_t **data, size_t *size) {
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "attnlab: %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    size_t cap = 1 << 16, n = 0;
+    uint8_t *buf = malloc(cap + 1);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (n < cap) break;
+        uint8_t *grown = realloc(buf, cap * 2 + 1);
+        if (!grown) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = grown;
+        cap *= 2;
+    }
+    int bad = ferror(f);
+    if (f != stdin) fclose(f);
+    if (!buf) return fail("out of memory");
+    if (bad) {
+        free(buf);
+        fprintf(stderr, "attnlab: %s: read error\n", path);
+        return 1;
+    }
+    buf[n] = '\0';
+    *data = buf;
+    *size = n;
+    return 0;
+}
+
+static int attach_inputs(cli *c, const char *path) {
+    uint8_t *data;
+    size_t size;
+    if (read_file(path, &data, &size)) return 1;
+    al_tensor_list list = {0};
+    al_error err = {0};
+    int code = 0;
+    if (al_safetensors_read(data, size, path, &list, &err) != AL_OK) code = fail(err.message);
+    for (int i = 0; !code && i < list.n; i++) {
+        const al_tensor_entry *t = &list.items[i];
+        size_t count = (size_t)al_tensor_numel(t);
+        float *f = malloc((count ? count : 1) * sizeof(float));
+        if (!f) code = fail("out of memory");
+        else if (al_tensor_to_f32(t, f, &err) != AL_OK) code = fail(err.message);
+        else if (t->ndim > 6) code = fail("--inputs: a tensor has more than 6 dims");
+        else if (al_session_set_tensor(c->session, t->name, t->ndim, t->shape, f, &err) != AL_OK)
+            code = fail(err.message);
+        free(f);
+    }
+    al_tensor_list_free(&list);
+    free(data);
+    return code;
+}
+
+/* ------------------------------------------------------------ commands */
+
+static cJSON *new_request(const char *op, const char *model_id) {
+    cJSON *req = cJSON_CreateObject();
+    if (req) {
+        cJSON_AddStringToObject(req, "op", op);
+        cJSON_AddStringToObject(req, "model", model_id);
+    }
+    return req;
+}
+
+static int cmd_model_op(cli *c, const cli_args *a, const char *op) {
+    int want = strcmp(op, "info") == 0 ? 1 : 2;
+    if (a->n_positional != want)
+        return usage_error("%s", want == 1 ? "info needs MODEL_DIR" : "this command needs MODEL_DIR and TEXT");
+    if ((a->layer >= 0 || a->head >= 0 || a->out_path) && strcmp(op, "attention") != 0)
+        return usage_error("%s", "--layer, --head and --out go with the attention command");
+    const char *id;
+    if (load_dir(c, a->positional[0], NULL, &id)) return 1;
+    cJSON *req = new_request(op, id);
+    if (!req) return fail("out of memory");
+    if (want == 2) {
+        cJSON_AddStringToObject(req, "text", a->positional[1]);
+        if (a->pair) cJSON_AddStringToObject(req, "text_pair", a->pair);
+        if (a->max_length) cJSON_AddNumberToObject(req, "max_length", a->max_length);
+    }
+    al_reply reply = {0};
+    cJSON *r = NULL;
+    int code = run_request(c, req, &reply, &r);
+    if (!code && strcmp(op, "attention") == 0) {
+        int NL = json_int(r, "n_layers", 0), H = json_int(r, "n_heads", 0);
+        if (a->layer >= NL || a->head >= H) {
+            fprintf(stderr, "attnlab: --layer/--head out of range: the model has %d layers of %d heads\n",
+                    NL, H);
+            code = 2;
+        }
+    }
+    if (!code && a->out_path) code = write_tensors(a->out_path, &reply, req);
+    if (!code) {
+        if (a->json) print_json(r);
+        else if (strcmp(op, "info") == 0) print_info(r);
+        else if (strcmp(op, "tokenize") == 0) print_tokens(r);
+        else print_attention(r, &reply, a->layer, a->head);
+    }
+    cJSON_Delete(r);
+    cJSON_Delete(req);
+    al_reply_free(&reply);
+    return code;
+}
+
+static int cmd_run(cli *c, const cli_args *a) {
+    if (a->n_positional != 1) return usage_error("%s", "run needs REQUEST.json");
+    uint8_t *data;
+    size_t size;
+    if (read_file(a->positional[0], &data, &size)) return 1;
+    cJSON *req = cJSON_ParseWithLength((const char *)data, size);
+    free(data);
+    if (!req || !cJSON_IsObject(req)) {
+        cJSON_Delete(req);
+        fprintf(stderr, "attnlab: %s: not a JSON object\n", a->positional[0]);
+        return 1;
+    }
+    int code = 0;
+    const char *op = json_str(req, "op", "");
+    const char *dir = json_str(req, "model_dir", NULL);
+    if (!dir && strcmp(op, "load_model") != 0) dir = json_str(req, "path", NULL);
+    if (dir) {
+        /* The CLI maps a directory to a model id, so the request the core sees is the worker's. */
+        const char *id;
+        code = load_dir(c, dir, json_str(req, "model", NULL), &id);
+        if (!code) {
+            cJSON *id_item = cJSON_CreateString(id);
+            cJSON_DeleteItemFromObject(req, "model_dir");
+            cJSON_DeleteItemFromObject(req, "path");
+            cJSON_DeleteItemFromObject(req, "model");
+            if (!id_item || !cJSON_AddItemToObject(req, "model", id_item)) code = fail("out of memory");
+        }
+    }
+    if (!code && a->inputs_path) code = attach_inputs(c, a->inputs_path);
+    al_reply reply = {0};
+    cJSON *r = NULL;
+    if (!code) code = run_request(c, req, &reply, &r);
+    if (!code && a->out_path) code = write_tensors(a->out_path, &reply, req);
+    if (!code) puts(reply.json);
+    cJSON_Delete(r);
+    cJSON_Delete(req);
+    al_reply_free(&reply);
+    return code;
+}
+
+int main(int argc, char **argv) {
+    cli_args a;
+    int code = parse_args(argc, argv, &a);
+    if (code >= 0) return code;
+    cli c = {0};
+    c.session = al_session_new();
+    if (!c.session) return fail("out of memory");
+    int tty = isatty(2);
+#ifdef __EMSCRIPTEN__
+    tty = 0; /* node's raw file system reports every standard stream as a terminal */
+#endif
+    if (a.progress || tty) c.params.progress = print_progress;
+    if (strcmp(a.command, "info") == 0 || strcmp(a.command, "tokenize") == 0 ||
+        strcmp(a.command, "attention") == 0)
+        code = cmd_model_op(&c, &a, a.command);
+    else if (strcmp(a.command, "run") == 0)
+        code = cmd_run(&c, &a);
+    else
+        code = usage_error("unknown command '%s'", a.command);
+    al_session_free(c.session);
+    return code;
+}
