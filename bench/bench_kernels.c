@@ -26,9 +26,12 @@ static float *random_floats(al_rng *r, size_t n, float scale) {
     return p;
 }
 
-/* Best time over reps of one call, each rep repeating the call until it lasted >= 50 ms. */
+/* Best time over reps of one call, each rep repeating the call until it lasted >= 50 ms.
+ * Out of line and called through a pointer on purpose: if the optimisers (clang, then binaryen's
+ * one-caller inlining) folded the kernels into main, which runs once, V8 would never tier that
+ * code up (wasm has no on-stack replacement) and the WASM numbers would be baseline-compiler ones. */
 typedef void (*bench_fn)(void *ctx);
-static double best_seconds(bench_fn fn, void *ctx, int reps) {
+__attribute__((noinline)) static double best_seconds(bench_fn fn, void *ctx, int reps) {
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
         int calls = 0;

@@ -12,6 +12,13 @@
 #include <stdint.h>
 #include <string.h>
 
+/* No fused multiply-add, even if a build adds -march flags with FMA: GCC contracts a * b + c across
+ * statements by default (-ffp-contract=fast in GNU C modes), which would change the bits on that
+ * build only. Clang contracts only inside one expression, which the kernels never write. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 #if defined(__wasm_simd128__) && !defined(AL_KERNELS_SCALAR)
 #include <wasm_simd128.h>
 #define AL_SIMD_PATH "wasm-simd128"

@@ -1,0 +1,175 @@
+/* grad_ops.c: LayerNorm, linear, activation, softmax, mask_and_normalize, dropout and cross-entropy
+ * backward passes (see grad_ops.h). Reductions over a row run in double: gradients are compared with
+ * finite differences and with PyTorch, and the rows are short enough for this to cost nothing. */
+#include "grad_ops.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "../kernels/kernels.h"
+
+void al_tr_layernorm_fwd(const float *x, float *y, int rows, int dim, const float *gamma, const float *beta,
+                         float eps, float *mean, float *rstd) {
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * dim;
+        float *yr = y + (size_t)r * dim;
+        double s = 0.0;
+        for (int i = 0; i < dim; i++) s += xr[i];
+        const double mu = s / dim;
+        double v = 0.0;
+        for (int i = 0; i < dim; i++) v += ((double)xr[i] - mu) * ((double)xr[i] - mu);
+        const double rs = 1.0 / sqrt(v / dim + (double)eps);
+        for (int i = 0; i < dim; i++) {
+            double t = ((double)xr[i] - mu) * rs;
+            if (gamma) t *= gamma[i];
+            if (beta) t += beta[i];
+            yr[i] = (float)t;
+        }
+        mean[r] = (float)mu;
+        rstd[r] = (float)rs;
+    }
+}
+
+void al_tr_layernorm_bwd(const float *x, const float *mean, const float *rstd, const float *dy, int rows,
+                         int dim, const float *gamma, float *dx, float *dgamma, float *dbeta) {
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * dim, *dyr = dy + (size_t)r * dim;
+        float *dxr = dx + (size_t)r * dim;
+        const double mu = mean[r], rs = rstd[r];
+        /* dxhat = dy * gamma; dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)) */
+        double s1 = 0.0, s2 = 0.0;
+        for (int i = 0; i < dim; i++) {
+            const double xhat = ((double)xr[i] - mu) * rs;
+            const double dxhat = (double)dyr[i] * (gamma ? gamma[i] : 1.0f);
+            s1 += dxhat;
+            s2 += dxhat * xhat;
+            if (dgamma) dgamma[i] += (float)((double)dyr[i] * xhat);
+            if (dbeta) dbeta[i] += dyr[i];
+        }
+        s1 /= dim;
+        s2 /= dim;
+        for (int i = 0; i < dim; i++) {
+            const double xhat = ((double)xr[i] - mu) * rs;
+            const double dxhat = (double)dyr[i] * (gamma ? gamma[i] : 1.0f);
+            dxr[i] = (float)(rs * (dxhat - s1 - xhat * s2));
+        }
+    }
+}
+
+void al_tr_linear_bwd(int rows, int n_out, int n_in, const float *x, const float *W, const float *dy, float *dx,
+                      int dx_accumulate, float *dW, float *db) {
+    if (dx) al_gemm_nn(rows, n_in, n_out, 1.0f, dy, n_out, W, n_in, dx, n_in, dx_accumulate);
+    if (dW) al_gemm_tn(n_out, n_in, rows, 1.0f, dy, n_out, x, n_in, dW, n_in, 1);
+    if (db)
+        for (int o = 0; o < n_out; o++) {
+            double s = 0.0;
+            for (int r = 0; r < rows; r++) s += dy[(size_t)r * n_out + o];
+            db[o] += (float)s;
+        }
+}
+
+void al_tr_act_fwd(al_act act, float *x, size_t n) {
+    switch (act) {
+    case AL_ACT_GELU: al_gelu(x, n); break;
+    case AL_ACT_GELU_TANH: al_gelu_tanh(x, n); break;
+    case AL_ACT_RELU: al_relu(x, n); break;
+    }
+}
+
+void al_tr_act_bwd(al_act act, const float *pre, const float *dy, float *dx, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        const float x = pre[i];
+        float d;
+        switch (act) {
+        case AL_ACT_GELU: { /* Phi(x) + x phi(x) */
+            const float cdf = 0.5f * (1.0f + al_erff(x * 0.707106781186547524f));
+            const float pdf = 0.398942280401432678f * al_expf(-0.5f * x * x);
+            d = cdf + x * pdf;
+            break;
+        }
+        case AL_ACT_GELU_TANH: { /* 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2) */
+            const float c = 0.797884560802865355f, a = 0.044715f;
+            const float t = al_tanhf(c * (x + a * x * x * x));
+            d = 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * c * (1.0f + 3.0f * a * x * x);
+            break;
+        }
+        case AL_ACT_RELU:
+        default: d = x > 0.0f ? 1.0f : 0.0f; break;
+        }
+        dx[i] = dy[i] * d;
+    }
+}
+
+void al_tr_softmax_bwd(const float *p, const float *dp, float *dz, int rows, int cols) {
+    for (int r = 0; r < rows; r++) {
+        const float *pr = p + (size_t)r * cols, *dpr = dp + (size_t)r * cols;
+        float *dzr = dz + (size_t)r * cols;
+        double dot = 0.0;
+        for (int j = 0; j < cols; j++) dot += (double)pr[j] * dpr[j];
+        for (int j = 0; j < cols; j++) dzr[j] = (float)((double)pr[j] * ((double)dpr[j] - dot));
+    }
+}
+
+/* Forward (attention.c): u = r * m_i * m_j, n = max(sum |u|, 1e-12), p = u / n. When n > eps,
+ * du_j = dp_j / n - sign(u_j) * sum_k(dp_k u_k) / n^2; at the eps floor n is constant. */
+void al_tr_mask_normalize_bwd(const float *r, const float *mask, const float *dp, float *dr, int L) {
+    for (int i = 0; i < L; i++) {
+        const float *rr = r + (size_t)i * L, *dpr = dp + (size_t)i * L;
+        float *drr = dr + (size_t)i * L;
+        if (mask[i] == 0.0f) {
+            memset(drr, 0, sizeof(float) * (size_t)L);
+            continue;
+        }
+        double l1 = 0.0, dot = 0.0;
+        for (int j = 0; j < L; j++)
+            if (mask[j] != 0.0f) {
+                l1 += fabs((double)rr[j]);
+                dot += (double)dpr[j] * rr[j];
+            }
+        const int floored = !(l1 > 1e-12);
+        const double n = floored ? 1e-12 : l1;
+        for (int j = 0; j < L; j++) {
+            if (mask[j] == 0.0f) {
+                drr[j] = 0.0f;
+                continue;
+            }
+            double g = dpr[j] / n;
+            if (!floored) {
+                const double sign = rr[j] > 0.0f ? 1.0 : rr[j] < 0.0f ? -1.0 : 0.0;
+                g -= sign * dot / (n * n);
+            }
+            drr[j] = (float)g;
+        }
+    }
+}
+
+void al_tr_dropout_draw(al_rng *rng, uint8_t *keep, size_t n, float p) {
+    if (!(p > 0.0f)) {
+        memset(keep, 1, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) keep[i] = al_rng_uniform(rng) >= p;
+}
+
+void al_tr_dropout_apply(float *x, const uint8_t *keep, size_t n, float p) {
+    if (!(p > 0.0f)) return;
+    const float scale = 1.0f / (1.0f - p);
+    for (size_t i = 0; i < n; i++) x[i] = keep[i] ? x[i] * scale : 0.0f;
+}
+
+double al_tr_cross_entropy(float *logits, const int32_t *labels, int n, int V) {
+    double total = 0.0;
+    const double inv_n = 1.0 / n;
+    for (int r = 0; r < n; r++) {
+        float *z = logits + (size_t)r * V;
+        double mx = z[0];
+        for (int j = 1; j < V; j++) mx = z[j] > mx ? z[j] : mx;
+        double s = 0.0;
+        for (int j = 0; j < V; j++) s += exp((double)z[j] - mx);
+        const double lse = mx + log(s);
+        total += lse - z[labels[r]];
+        for (int j = 0; j < V; j++) z[j] = (float)(exp((double)z[j] - lse) * inv_n);
+        z[labels[r]] -= (float)inv_n;
+    }
+    return total * inv_n;
+}

@@ -1,0 +1,90 @@
+/* train.h: the training path of the encoder (forward pass that keeps its activations, backward pass,
+ * MLM loss), the groundwork of MLM pretraining, PAPA lambda ranking and probes. Internal to the core
+ * (tools and tests include it); the inference path (al_forward) stays separate and untouched.
+ *
+ * Gradients live in one buffer shaped like model->storage: the gradient of the weight at
+ * model->storage + i is grads[i], so every weight pointer p of al_weights has its gradient at
+ * grads + (p - model->storage). A tied MLM decoder (pointer equal to the word embeddings) therefore
+ * gets the sum of both uses, as in PyTorch.
+ *
+ * Typical use:
+ *   al_train_ctx *ctx; al_train_ctx_new(model, B, L, &opt, &ctx, &err);
+ *   al_train_zero_grads(ctx);
+ *   al_train_forward_backward(ctx, &batch, labels, &loss, &err);   // accumulates into grads
+ *   al_adamw_step(...)                                               // src/train/adamw.h
+ */
+#ifndef AL_TRAIN_H
+#define AL_TRAIN_H
+
+#include <stdint.h>
+
+#include "../attnlab.h"
+
+#define AL_IGNORE_INDEX (-100) /* labels equal to this are not part of the loss (PyTorch's ignore_index) */
+
+typedef struct al_train_options {
+    int training;            /* 1: dropout active (train mode); 0: eval, no dropout. Default 1. */
+    float hidden_dropout;    /* hidden_dropout_prob; default 0.1 (0 turns it off) */
+    float attention_dropout; /* attention_probs_dropout_prob; default 0.1 (0 turns it off) */
+    uint64_t seed;           /* seeds the dropout masks (one al_rng draw sequence per context) */
+    int weight_grads;        /* 1: accumulate parameter gradients (default); 0: frozen encoder, only
+                              * lambda-logit gradients and hidden-state gradients are computed */
+} al_train_options;
+
+al_train_options al_train_default_options(void);
+
+typedef struct al_train_ctx al_train_ctx;
+
+/* One workspace sized for batches up to [max_batch, max_len]. The model must outlive the context; its
+ * weights may change between steps (the optimiser updates them in place). */
+al_status al_train_ctx_new(al_model *model, int max_batch, int max_len, const al_train_options *opt,
+                           al_train_ctx **out, al_error *err);
+void al_train_ctx_free(al_train_ctx *ctx);
+
+/* Switches dropout on (1) or off (0) without touching the rest of the options. */
+void al_train_set_training(al_train_ctx *ctx, int training);
+
+/* Attention policies for every later forward pass ([NL * H], layer-major; NULL: all standard). Modes and
+ * constant pointers are copied (the constants must stay alive, each [L, L] for the batches' seq_len).
+ * For MIX heads the lambda logit theta is set to logit(policy.lambda) (lambda clamped to [1e-6, 1-1e-6]);
+ * from then on the forward pass uses lambda = sigmoid(theta) and theta is trainable. No gradient flows to
+ * the constant matrices. */
+al_status al_train_set_policies(al_train_ctx *ctx, const al_head_policy *policies, al_error *err);
+/* The lambda logits theta [NL * H] (writable; only MIX heads use theta) and their gradients. */
+float *al_train_lambda_logits(al_train_ctx *ctx);
+float *al_train_lambda_grads(al_train_ctx *ctx);
+
+/* Gradient buffer [al_model_n_params(model)], carved like model->storage. */
+float *al_train_grads(al_train_ctx *ctx);
+/* Zeroes the parameter and lambda-logit gradients (gradients accumulate over calls until then). */
+void al_train_zero_grads(al_train_ctx *ctx);
+
+/* Forward pass that caches what the backward pass needs. The batch follows al_forward's rules and must fit
+ * [max_batch, max_len]. Dropout masks are drawn from the context's generator when training. */
+al_status al_train_forward(al_train_ctx *ctx, const al_batch *batch, al_error *err);
+/* Hidden states of the last al_train_forward: layer 0 is the embedding output, layer NL the last layer's
+ * output; [B, L, D] each, valid until the next forward. NULL when out of range or before a forward. */
+const float *al_train_hidden(const al_train_ctx *ctx, int layer);
+
+/* MLM head and mean cross-entropy over the positions whose label is not AL_IGNORE_INDEX (labels [B, L],
+ * token ids otherwise). Needs an MLM head and a preceding al_train_forward. Writes the loss (0 when no
+ * position is labelled), accumulates the head's parameter gradients and keeps the gradient with respect to
+ * the last hidden state for al_train_backward. *n_labelled (may be NULL) gets the number of positions. */
+al_status al_train_mlm_loss(al_train_ctx *ctx, const int32_t *labels, float *loss, int *n_labelled,
+                            al_error *err);
+
+/* Backward pass of the last forward: d_hidden [NL + 1, B, L, D] (may be NULL) holds external gradients
+ * with respect to every hidden state (e.g. from a probe), added to the MLM loss's gradient when
+ * al_train_mlm_loss ran since the forward. Accumulates parameter gradients (when weight_grads) and
+ * lambda-logit gradients of MIX heads. */
+al_status al_train_backward(al_train_ctx *ctx, const float *d_hidden, al_error *err);
+
+/* al_train_forward + al_train_mlm_loss + al_train_backward. */
+al_status al_train_forward_backward(al_train_ctx *ctx, const al_batch *batch, const int32_t *labels,
+                                    float *loss, al_error *err);
+
+/* Which weights take decoupled weight decay (Hugging Face's rule: not biases, not LayerNorm weights):
+ * fills decay [al_model_n_params(model)] with 1 or 0 per float. */
+void al_train_decay_mask(const al_model *model, uint8_t *decay);
+
+#endif

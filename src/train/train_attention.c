@@ -1,0 +1,170 @@
+/* train_attention.c: multi-head self-attention with the PAPA hooks, forward (caching S and P) and
+ * backward. The forward follows src/model/attention.c rule for rule (METHODS.md sections 2-3):
+ *
+ *   STANDARD  P = softmax(Z),  Z = Q K^T / sqrt(dh) + mask_add
+ *   CONSTANT  P = C_hat = mask_and_normalize(C)          no gradient to C
+ *   MIX       P = lambda S + (1 - lambda) C_hat,         lambda = sigmoid(theta), S = softmax(Z)
+ *   ZERO      P = 0
+ *   a layer with a CONSTANT or ZERO head is "static": STANDARD and MIX heads go through
+ *   mask_and_normalize too, P = mn(R) with R = S (STANDARD) or the MIX combination.
+ *
+ * then attention dropout on P and ctx_h = dropout(P) V_h. Backward per (sequence, head):
+ *   dPd = dctx_h V_h^T, dV_h = Pd^T dctx_h, dP = dPd * keep / (1 - p),
+ *   static: dR = mn_bwd(R, dP); MIX: dtheta += sum(dR (S - C_hat)) lambda (1 - lambda), dS = lambda dR;
+ *   dZ = softmax_bwd(S, dS); dQ_h = dZ K_h / sqrt(dh); dK_h = dZ^T Q_h / sqrt(dh).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "../kernels/kernels.h"
+#include "../model/forward_internal.h"
+#include "grad_ops.h"
+#include "train_internal.h"
+
+static int layer_is_static(const al_train_ctx *ctx, int l) {
+    const int H = ctx->model->config.n_heads;
+    for (int h = 0; h < H; h++) {
+        al_head_mode md = ctx->modes[(size_t)l * H + h];
+        if (md == AL_HEAD_CONSTANT || md == AL_HEAD_ZERO) return 1;
+    }
+    return 0;
+}
+
+/* C_hat of head (l, h) for one sequence's mask into out [L, L]. */
+static void constant_hat(const al_train_ctx *ctx, int lh, const float *mask, float *out) {
+    const int L = ctx->L;
+    memcpy(out, ctx->constants[lh], sizeof(float) * (size_t)L * L);
+    al_fwd_mask_and_normalize(out, mask, L);
+}
+
+void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
+    const al_model *m = ctx->model;
+    const al_config *c = &m->config;
+    const al_layer_weights *lw = &m->w.layers[l];
+    al_tr_layer_cache *lc = &ctx->layers[l];
+    const int B = ctx->B, L = ctx->L, D = c->hidden_size, H = c->n_heads, dh = c->head_dim;
+    const int rows = B * L;
+    const size_t LL = (size_t)L * L;
+    const int is_static = layer_is_static(ctx, l);
+    const float p_drop = ctx->opt.training ? ctx->opt.attention_dropout : 0.0f;
+
+    al_linear(rows, D, D, x, lw->q_w, lw->q_b, lc->q);
+    al_linear(rows, D, D, x, lw->k_w, lw->k_b, lc->k);
+    al_linear(rows, D, D, x, lw->v_w, lw->v_b, lc->v);
+    al_tr_dropout_draw(&ctx->rng, lc->attn_keep, (size_t)B * H * LL, p_drop);
+
+    for (int b = 0; b < B; b++) {
+        const size_t row0 = (size_t)b * L * D;
+        const float *mb = ctx->mask + (size_t)b * L;
+        for (int h = 0; h < H; h++) {
+            const int lh = l * H + h;
+            const al_head_mode mode = ctx->modes[lh];
+            const size_t col = (size_t)h * dh, at = ((size_t)b * H + h) * LL;
+            float *S = lc->S + at, *P = lc->P + at;
+            if (mode == AL_HEAD_STANDARD || mode == AL_HEAD_MIX) {
+                al_gemm_nt(L, L, dh, 1.0f / sqrtf((float)dh), lc->q + row0 + col, D, lc->k + row0 + col, D, S, L, 0);
+                for (int i = 0; i < L; i++)
+                    for (int j = 0; j < L; j++)
+                        if (mb[j] == 0.0f) S[(size_t)i * L + j] += AL_MASK_ADD;
+                al_softmax_rows(S, L, L, L);
+            } else {
+                memset(S, 0, sizeof(float) * LL);
+            }
+            if (mode == AL_HEAD_STANDARD) {
+                memcpy(P, S, sizeof(float) * LL);
+            } else if (mode == AL_HEAD_CONSTANT) {
+                constant_hat(ctx, lh, mb, P);
+            } else if (mode == AL_HEAD_MIX) {
+                const float lambda = al_tr_sigmoid(ctx->theta[lh]);
+                constant_hat(ctx, lh, mb, ctx->chat);
+                for (size_t e = 0; e < LL; e++) P[e] = lambda * S[e] + (1.0f - lambda) * ctx->chat[e];
+            } else {
+                memset(P, 0, sizeof(float) * LL);
+            }
+            if (is_static && (mode == AL_HEAD_STANDARD || mode == AL_HEAD_MIX)) al_fwd_mask_and_normalize(P, mb, L);
+
+            float *ctx_h = lc->ctx + row0 + col;
+            if (mode == AL_HEAD_ZERO) {
+                for (int i = 0; i < L; i++) memset(ctx_h + (size_t)i * D, 0, sizeof(float) * (size_t)dh);
+                continue;
+            }
+            const float *Pd = P;
+            if (p_drop > 0.0f) {
+                memcpy(ctx->pd, P, sizeof(float) * LL);
+                al_tr_dropout_apply(ctx->pd, lc->attn_keep + at, LL, p_drop);
+                Pd = ctx->pd;
+            }
+            al_gemm_nn(L, dh, L, 1.0f, Pd, L, lc->v + row0 + col, D, ctx_h, D, 0);
+        }
+    }
+}
+
+void al_tr_attention_bwd(al_train_ctx *ctx, int l) {
+    const al_config *c = &ctx->model->config;
+    al_tr_layer_cache *lc = &ctx->layers[l];
+    const int B = ctx->B, L = ctx->L, D = c->hidden_size, H = c->n_heads, dh = c->head_dim;
+    const size_t LL = (size_t)L * L;
+    const int is_static = layer_is_static(ctx, l);
+    const float p_drop = ctx->opt.training ? ctx->opt.attention_dropout : 0.0f;
+    const float scale = 1.0f / sqrtf((float)dh);
+    float *dP = ctx->dP, *dS = ctx->dS, *R = ctx->tmp_LL, *chat = ctx->chat;
+
+    for (int b = 0; b < B; b++) {
+        const size_t row0 = (size_t)b * L * D;
+        const float *mb = ctx->mask + (size_t)b * L;
+        for (int h = 0; h < H; h++) {
+            const int lh = l * H + h;
+            const al_head_mode mode = ctx->modes[lh];
+            const size_t col = (size_t)h * dh, at = ((size_t)b * H + h) * LL;
+            const float *S = lc->S + at, *P = lc->P + at;
+            const float *dctx_h = ctx->d_ctx + row0 + col;
+            float *dq_h = ctx->dq + row0 + col, *dk_h = ctx->dk + row0 + col, *dv_h = ctx->dv + row0 + col;
+            const int has_softmax = mode == AL_HEAD_STANDARD || mode == AL_HEAD_MIX;
+            if (!has_softmax)
+                for (int i = 0; i < L; i++) {
+                    memset(dq_h + (size_t)i * D, 0, sizeof(float) * (size_t)dh);
+                    memset(dk_h + (size_t)i * D, 0, sizeof(float) * (size_t)dh);
+                }
+            if (mode == AL_HEAD_ZERO) {
+                for (int i = 0; i < L; i++) memset(dv_h + (size_t)i * D, 0, sizeof(float) * (size_t)dh);
+                continue;
+            }
+            /* P V backward through the dropout mask. */
+            const float *Pd = P;
+            if (p_drop > 0.0f) {
+                memcpy(ctx->pd, P, sizeof(float) * LL);
+                al_tr_dropout_apply(ctx->pd, lc->attn_keep + at, LL, p_drop);
+                Pd = ctx->pd;
+            }
+            al_gemm_tn(L, dh, L, 1.0f, Pd, L, dctx_h, D, dv_h, D, 0);
+            if (!has_softmax) continue; /* CONSTANT: no gradient to C */
+            al_gemm_nt(L, L, dh, 1.0f, dctx_h, D, lc->v + row0 + col, D, dP, L, 0);
+            al_tr_dropout_apply(dP, lc->attn_keep + at, LL, p_drop);
+
+            /* dP -> gradient wrt R, the matrix before the static layer's renormalisation. */
+            float lambda = 0.0f;
+            if (mode == AL_HEAD_MIX) {
+                lambda = al_tr_sigmoid(ctx->theta[lh]);
+                constant_hat(ctx, lh, mb, chat);
+            }
+            if (is_static) {
+                if (mode == AL_HEAD_MIX)
+                    for (size_t e = 0; e < LL; e++) R[e] = lambda * S[e] + (1.0f - lambda) * chat[e];
+                else
+                    memcpy(R, S, sizeof(float) * LL);
+                al_tr_mask_normalize_bwd(R, mb, dP, dP, L);
+            }
+            if (mode == AL_HEAD_MIX) {
+                double g = 0.0;
+                for (size_t e = 0; e < LL; e++) g += (double)dP[e] * ((double)S[e] - chat[e]);
+                ctx->dtheta[lh] += (float)(g * lambda * (1.0 - lambda));
+                for (size_t e = 0; e < LL; e++) dS[e] = lambda * dP[e];
+            } else {
+                memcpy(dS, dP, sizeof(float) * LL);
+            }
+            al_tr_softmax_bwd(S, dS, dS, L, L); /* dS now holds dZ */
+            al_gemm_nn(L, dh, L, scale, dS, L, lc->k + row0 + col, D, dq_h, D, 0);
+            al_gemm_tn(L, dh, L, scale, dS, L, lc->q + row0 + col, D, dk_h, D, 0);
+        }
+    }
+}

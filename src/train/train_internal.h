@@ -1,0 +1,92 @@
+/* train_internal.h: the training context and the activations it caches. Not public.
+ *
+ * One allocation (ctx->mem) holds everything that depends on the batch shape; it is sized at creation
+ * for [max_batch, max_len] and re-carved for each batch's actual [B, L] (every tensor shrinks with B and
+ * L, so the carving always fits). Shapes below use BL = B * L rows. */
+#ifndef AL_TRAIN_INTERNAL_H
+#define AL_TRAIN_INTERNAL_H
+
+#include "../core/rng.h"
+#include "../model/model_internal.h"
+#include "train.h"
+
+/* What one encoder layer keeps for its backward pass. Its input is ctx->hidden + l * BL * D and its
+ * output ctx->hidden + (l + 1) * BL * D. */
+typedef struct al_tr_layer_cache {
+    float *q, *k, *v;      /* [BL, D]       projections, heads side by side (bias included) */
+    float *S;              /* [B, H, L, L]  softmax output of STANDARD and MIX heads */
+    float *P;              /* [B, H, L, L]  final probabilities (after hooks), before attention dropout */
+    uint8_t *attn_keep;    /* [B, H, L, L]  attention dropout keep mask */
+    float *ctx;            /* [BL, D]       dropout(P) V per head */
+    uint8_t *keep1;        /* [BL, D]       hidden dropout after the attention output projection */
+    float *res1;           /* [BL, D]       dropout(ctx Wo^T + bo) + x: LayerNorm 1 input */
+    float *mean1, *rstd1;  /* [BL] */
+    float *h1;             /* [BL, D]       LayerNorm 1 output */
+    float *ff_pre;         /* [BL, I]       h1 W_in^T + b_in */
+    float *ff_act;         /* [BL, I]       act(ff_pre) */
+    uint8_t *keep2;        /* [BL, D]       hidden dropout after the FFN output projection */
+    float *res2;           /* [BL, D]       dropout(ff_act W_out^T + b_out) + h1: LayerNorm 2 input */
+    float *mean2, *rstd2;  /* [BL] */
+} al_tr_layer_cache;
+
+struct al_train_ctx {
+    al_model *model;
+    al_train_options opt;
+    int max_batch, max_len;
+    al_rng rng;                /* dropout masks */
+
+    float *grads;              /* [model->n_floats] */
+    float *theta, *dtheta;     /* [NL * H] lambda logits of MIX heads and their gradients */
+    al_head_mode *modes;       /* [NL * H] */
+    const float **constants;   /* [NL * H] borrowed [L, L] matrices (CONSTANT, MIX) */
+    int has_policies;
+
+    float *mem;                /* the workspace; carved by al_tr_carve */
+    size_t mem_floats;
+    al_tr_layer_cache *layers; /* [NL] */
+
+    /* Carved for the current batch. */
+    int B, L;
+    int forward_done;          /* a forward ran and its caches are valid */
+    int mlm_pending;           /* d_top holds the MLM loss's gradient */
+    int32_t *ids, *types;      /* [BL]          copies of the batch's ids and token types */
+    int32_t *pos;              /* [BL]          position ids */
+    float *mask;               /* [BL]          attention mask 1/0 */
+    float *emb_sum;            /* [BL, E]       word + type + position */
+    float *emb_mean, *emb_rstd; /* [BL] */
+    uint8_t *emb_keep;         /* [BL, E]       embedding dropout keep mask */
+    float *emb_ln;             /* [BL, E]       dropout(LayerNorm(emb_sum)): the projection's input (ELECTRA) */
+    float *hidden;             /* [NL + 1, BL, D] */
+    /* MLM head over the n_sel labelled rows */
+    int n_sel;
+    int32_t *sel_rows;         /* [BL]          token index of each labelled row */
+    int32_t *sel_labels;       /* [BL] */
+    float *head_x;             /* [BL, D]       gathered last hidden states */
+    float *head_pre;           /* [BL, M]       dense output (activation input) */
+    float *head_act;           /* [BL, M]       LayerNorm input */
+    float *head_mean, *head_rstd; /* [BL] */
+    float *head_ln;            /* [BL, M]       decoder input */
+    float *logits;             /* [BL, V]       logits, then their gradient */
+    /* backward scratch */
+    float *d_top;              /* [BL, D]       MLM gradient wrt the last hidden state */
+    float *dx_a, *dx_b;        /* [BL, D]       gradient wrt a layer's output / input (swapped) */
+    float *d_res, *d_h1, *d_ctx, *dq, *dk, *dv; /* [BL, D] */
+    float *d_ff;               /* [BL, I] */
+    float *d_emb;              /* [BL, E] */
+    float *d_head_a, *d_head_b; /* [BL, M] */
+    float *dP, *dS, *tmp_LL, *chat; /* [L, L] */
+    float *pd;                 /* [L, L]        one head's dropped-out probabilities */
+};
+
+/* Carves the workspace for [B, L] (base NULL: only measures). Returns the floats used. */
+size_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L);
+
+/* Attention of layer l for the whole batch (x = its input): fills q, k, v, S, P, attn_keep, ctx. */
+void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x);
+/* Backward from d_ctx: writes dq, dk, dv (all heads' columns) and accumulates MIX lambda-logit gradients. */
+void al_tr_attention_bwd(al_train_ctx *ctx, int l);
+
+/* lambda = sigmoid(theta) as the forward pass uses it. */
+float al_tr_sigmoid(float theta);
+
+#endif

@@ -1,0 +1,193 @@
+// worker.mjs: the module Web Worker that hosts the WASM core (through attnlab.mjs), so the page's
+// main thread never runs a forward pass.
+//
+// Protocol (structured clone; tensors as typed arrays whose ArrayBuffers are transferred):
+//   page -> worker  {id, op, args}
+//     op 'init'      {cancelBoard?: SharedArrayBuffer}   optional, sent by the client first
+//     op 'loadModel' {modelId, files: {name: ArrayBuffer}} (buffers transferred) -> info reply
+//     op 'info'      {model}                              -> the JSON API's info reply
+//     op 'tokenize'  {model, text, text_pair?, ...}       -> the JSON API's tokenize reply
+//     op 'attention' {model, text, ..., policies?, outputs?, inputs?: {name: {shape, data}}}
+//     op 'cancel'    {targetId}                           -> {cancelled: bool}
+//   worker -> page  {id, progress: {stage, fraction}}     zero or more, then exactly one of
+//                   {id, result: {reply, tensors: {name: {dtype, shape, data}}}}
+//                   {id, error: {code, message}}
+//                   {fatal: {message}}                    the module trapped: the client restarts us
+//
+// Cancellation. Requests run synchronously, so a 'cancel' message cannot be read while a forward
+// pass runs. Two paths cover it: requests are queued and started one task later, so a cancel that
+// arrives before its target starts removes it from the queue; and with a SharedArrayBuffer cancel
+// board (Int32Array [targetId]) the page writes the target id, which the progress callback reads
+// between layers and turns into the core's cancel flag.
+//
+// In node the same handler is driven directly (tests/js/worker_protocol.test.mjs): createHandler
+// takes the API loader and a post function; nothing here touches worker globals except install().
+import { AttnlabError, load } from './attnlab.mjs';
+
+const API_OPS = new Set(['info', 'tokenize', 'attention']);
+
+function errorOf(e) {
+  if (e instanceof AttnlabError) return { code: e.code, message: e.message };
+  return { code: e?.code ?? 'internal', message: String(e?.message ?? e) };
+}
+
+// A wasm trap (unreachable, out of bounds, out of memory) leaves the module unusable.
+function isFatal(e) {
+  return !(e instanceof AttnlabError) && (e instanceof WebAssembly.RuntimeError ||
+    /abort|out of memory|memory access out of bounds|unreachable/i.test(String(e?.message ?? e)));
+}
+
+// Typed arrays and the buffers to transfer for a {name: {dtype, shape, data}} map.
+function transferablesOf(tensors) {
+  const list = [];
+  for (const t of Object.values(tensors)) if (t.data?.buffer) list.push(t.data.buffer);
+  return list;
+}
+
+export function createHandler({ loadApi, post }) {
+  let apiPromise = null;
+  let api = null;
+  let cancelBoard = null;   // Int32Array over a SharedArrayBuffer, or null
+  let running = null;       // id of the request in progress
+  let dead = false;
+  const queue = [];
+  let pumping = false;
+
+  const getApi = async () => {
+    apiPromise ??= loadApi().then((a) => { api = a; return a; });
+    return apiPromise;
+  };
+
+  const reply = (id, body, transfer = []) => post({ id, ...body }, transfer);
+
+  const progress = (id) => (stage, fraction) => {
+    post({ id, progress: { stage, fraction } });
+    if (cancelBoard && Atomics.load(cancelBoard, 0) === id) api?.cancel();
+  };
+
+  async function execute({ id, op, args = {} }) {
+    const a = await getApi();
+    if (op === 'loadModel') {
+      const { modelId, files } = args;
+      if (typeof modelId !== 'string' || !files || typeof files !== 'object') {
+        throw new AttnlabError('invalid', 'loadModel: needs {modelId, files: {name: ArrayBuffer}}');
+      }
+      const names = Object.keys(files);
+      post({ id, progress: { stage: 'load', fraction: 0 } });
+      a.addModel(modelId, files);
+      post({ id, progress: { stage: 'load', fraction: 1 } });
+      const info = a.run({ op: 'info', model: modelId });
+      if (info.reply.error) throw new AttnlabError(info.reply.error.code, info.reply.error.message);
+      return { reply: { ...info.reply, files: names }, tensors: {} };
+    }
+    if (!API_OPS.has(op)) {
+      throw new AttnlabError('invalid', `unknown op '${op}' (ops: loadModel, info, tokenize, attention, cancel)`);
+    }
+    const { inputs = null, ...request } = args;
+    a.onProgress = progress(id);
+    try {
+      const { reply: r, tensors } = a.run({ ...request, op }, inputs);
+      if (r.error) {
+        for (const t of Object.values(tensors)) t.data = null;
+        throw new AttnlabError(r.error.code, r.error.message);
+      }
+      return { reply: r, tensors };
+    } finally {
+      a.onProgress = null;
+    }
+  }
+
+  async function pump() {
+    if (pumping) return;
+    pumping = true;
+    while (queue.length && !dead) {
+      // One task's delay before each request lets queued 'cancel' messages arrive first.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      const msg = queue.shift();
+      if (!msg) break;
+      running = msg.id;
+      try {
+        const result = await execute(msg);
+        reply(msg.id, { result }, transferablesOf(result.tensors));
+      } catch (e) {
+        if (isFatal(e)) {
+          dead = true;
+          reply(msg.id, { error: { code: 'crashed', message: `the WASM core crashed (${errorOf(e).message}); restarting it` } });
+          post({ fatal: { message: errorOf(e).message } });
+        } else {
+          reply(msg.id, { error: errorOf(e) });
+        }
+      } finally {
+        running = null;
+        if (cancelBoard && Atomics.load(cancelBoard, 0) === msg.id) Atomics.store(cancelBoard, 0, 0);
+      }
+    }
+    pumping = false;
+  }
+
+  function cancel(id, targetId) {
+    const index = queue.findIndex((m) => m.id === targetId);
+    if (index >= 0) {
+      queue.splice(index, 1);
+      reply(targetId, { error: { code: 'cancelled', message: 'cancelled before it started' } });
+      reply(id, { result: { cancelled: true, reply: {}, tensors: {} } });
+      return;
+    }
+    // Running: only the shared board can reach it (the page writes it before posting this message).
+    reply(id, { result: { cancelled: running === targetId && !!cancelBoard, reply: {}, tensors: {} } });
+  }
+
+  return function handle(msg) {
+    if (!msg || typeof msg !== 'object') return;
+    const { id, op, args = {} } = msg;
+    if (dead) {
+      reply(id, { error: { code: 'crashed', message: 'the WASM core crashed; the worker is restarting' } });
+      return;
+    }
+    if (op === 'init') {
+      if (args.cancelBoard instanceof SharedArrayBuffer) cancelBoard = new Int32Array(args.cancelBoard);
+      getApi().then((a) => reply(id, { result: { reply: { version: a.version, sharedCancel: !!cancelBoard }, tensors: {} } }),
+                    (e) => reply(id, { error: { code: 'load_failed', message: `could not start the WASM core: ${errorOf(e).message}` } }));
+      return;
+    }
+    if (op === 'cancel') {
+      cancel(id, args.targetId);
+      return;
+    }
+    queue.push({ id, op, args });
+    pump();
+  };
+}
+
+// Evaluates Emscripten's classic-script loader (attnlab_wasm.js) inside a module worker, where
+// importScripts does not exist, and returns its factory.
+export function factoryFromSource(source) {
+  return new Function(`${source}\nreturn createAttnlab;`)();
+}
+
+export function install(scope) {
+  const base = new URL('./', scope.location.href);
+  const loadApi = async () => {
+    const [js, wasm] = await Promise.all([
+      fetch(new URL('attnlab_wasm.js', base)).then((r) => {
+        if (!r.ok) throw new Error(`attnlab_wasm.js: HTTP ${r.status}`);
+        return r.text();
+      }),
+      fetch(new URL('attnlab_wasm.wasm', base)).then((r) => {
+        if (!r.ok) throw new Error(`attnlab_wasm.wasm: HTTP ${r.status}`);
+        return r.arrayBuffer();
+      }),
+    ]);
+    return load(wasm, factoryFromSource(js));
+  };
+  const handle = createHandler({ loadApi, post: (m, transfer) => scope.postMessage(m, transfer) });
+  scope.onmessage = (event) => handle(event.data);
+  // An error that escapes the handler (e.g. a trap inside a callback) ends this worker: say so.
+  scope.onerror = (event) => {
+    scope.postMessage({ fatal: { message: String(event.message ?? event) } });
+  };
+}
+
+if (typeof WorkerGlobalScope !== 'undefined' && globalThis instanceof WorkerGlobalScope) {
+  install(globalThis);
+}
