@@ -17,7 +17,7 @@ for (const f of [nativeBin, wasmJs]) {
 
 function run(cmd, cmdArgs) {
   const r = spawnSync(cmd, cmdArgs, { encoding: 'utf8', maxBuffer: 1 << 24 });
-  if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr}`);
+  if (r.status !== 0) throw new Error(`${cmd} ${cmdArgs.join(" ")} failed: ${r.stderr.slice(-2000)}`);
   return r.stdout.trim().split('\n').map((l) => JSON.parse(l));
 }
 

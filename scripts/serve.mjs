@@ -1,7 +1,8 @@
 // serve.mjs: a static file server for the attnlab app on localhost.
 // Routes: /            -> web/
 //         /wasm/       -> build/wasm/attnlab_wasm.{js,wasm} (the core) and wasm/*.mjs (its JS wrapper)
-//         /models/     -> models/ (the embedded encoders, Hugging Face layout)
+//         /models/     -> models/ (the embedded encoders, Hugging Face layout; models/index.json lists
+//                         them), or AL_MODELS_DIR when set (the browser tests serve a test model)
 //         /vendor/chart.js/ -> node_modules/chart.js/dist/
 // Sends COOP/COEP so the page is cross-origin isolated (WASM threads later), and the right MIME types.
 import { createServer } from 'node:http';
@@ -12,11 +13,12 @@ const root = resolve(new URL('..', import.meta.url).pathname);
 const port = Number(process.env.PORT ?? 8080);
 const host = process.env.HOST ?? '127.0.0.1';
 const wasmBuild = process.env.AL_WASM_DIR ?? 'build/wasm';
+const modelsDir = process.env.AL_MODELS_DIR ? resolve(process.env.AL_MODELS_DIR) : join(root, 'models');
 
 const routes = [
-  ['/wasm/attnlab_wasm.', join(root, wasmBuild)],
+  ['/wasm/attnlab_wasm.', resolve(root, wasmBuild)],
   ['/wasm/', join(root, 'wasm')],
-  ['/models/', join(root, 'models')],
+  ['/models/', modelsDir],
   ['/vendor/chart.js/', join(root, 'node_modules/chart.js/dist')],
   ['/', join(root, 'web')],
 ];
@@ -78,5 +80,7 @@ const server = createServer((req, res) => {
 });
 
 server.listen(port, host, () => {
-  console.log(`attnlab: serving on http://${host === '0.0.0.0' ? 'localhost' : host}:${port}/`);
+  // PORT=0 picks a free port; the line below tells which (the browser tests read it).
+  const actual = server.address().port;
+  console.log(`attnlab: serving on http://${host === '0.0.0.0' ? 'localhost' : host}:${actual}/`);
 });

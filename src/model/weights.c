@@ -243,12 +243,17 @@ static al_status check_shape(const slot *s, const al_tensor_entry *t, al_error *
                   t->file, t->name, got, want);
 }
 
-static al_status alloc_storage(al_model *m, size_t n_floats, al_error *err) {
-    m->n_floats = n_floats;
-    m->storage = malloc((n_floats ? n_floats : 1) * sizeof(float));
+/* n_floats is 64-bit: on wasm32 a config's sizes could overflow size_t before the malloc. Beyond
+ * 2^32 weights (16 GB of float32, far past any BERT-family encoder) a config is refused outright. */
+static al_status alloc_storage(al_model *m, uint64_t n_floats, al_error *err) {
+    if (n_floats > ((uint64_t)1 << 32) || n_floats > (uint64_t)(SIZE_MAX / sizeof(float)))
+        return al_err(err, AL_ERR_OOM, "model: %llu weights do not fit in memory",
+                      (unsigned long long)n_floats);
+    m->n_floats = (size_t)n_floats;
+    m->storage = malloc((n_floats ? (size_t)n_floats : 1) * sizeof(float));
     if (!m->storage)
-        return al_err(err, AL_ERR_OOM, "model: out of memory for %zu weights (%zu MB)", n_floats,
-                      n_floats * sizeof(float) >> 20);
+        return al_err(err, AL_ERR_OOM, "model: out of memory for %llu weights (%llu MB)",
+                      (unsigned long long)n_floats, (unsigned long long)(n_floats * 4 >> 20));
     return AL_OK;
 }
 
@@ -268,7 +273,7 @@ al_status al_weights_load(al_model *m, const al_tensor_list *list, const char *w
         free(p.slots);
         return al_err(err, AL_ERR_OOM, "model: out of memory");
     }
-    size_t total = 0;
+    uint64_t total = 0;
     for (int i = 0; i < p.n && st == AL_OK; i++) {
         const slot *s = &p.slots[i];
         const al_tensor_entry *t = find_with_aliases(list, s);
@@ -285,7 +290,7 @@ al_status al_weights_load(al_model *m, const al_tensor_list *list, const char *w
         }
         if ((st = check_shape(s, t, err)) != AL_OK) break;
         found[i] = t;
-        total += (size_t)slot_numel(s);
+        total += (uint64_t)slot_numel(s);
     }
     if (st == AL_OK) st = alloc_storage(m, total, err);
     size_t at = 0;
@@ -313,9 +318,9 @@ al_status al_weights_random(al_model *m, uint64_t seed, int mlm_head, al_error *
     plan p;
     al_status st = make_plan(m, "", mlm_head, &p, err);
     if (st != AL_OK) return st;
-    size_t total = 0;
+    uint64_t total = 0;
     for (int i = 0; i < p.n; i++)
-        if (p.slots[i].role != ROLE_DECODER_W) total += (size_t)slot_numel(&p.slots[i]);
+        if (p.slots[i].role != ROLE_DECODER_W) total += (uint64_t)slot_numel(&p.slots[i]);
     st = alloc_storage(m, total, err);
     al_rng rng;
     al_rng_seed(&rng, seed);

@@ -111,7 +111,9 @@ void al_tr_softmax_bwd(const float *p, const float *dp, float *dz, int rows, int
 }
 
 /* Forward (attention.c): u = r * m_i * m_j, n = max(sum |u|, 1e-12), p = u / n. When n > eps,
- * du_j = dp_j / n - sign(u_j) * sum_k(dp_k u_k) / n^2; at the eps floor n is constant. */
+ * du_j = dp_j / n - sign(u_j) * sum_k(dp_k u_k) / n^2. A row at the eps floor has no mass on the valid
+ * keys (|.| is not differentiable there); it gets gradient 0 rather than dp / 1e-12. Rows that carry a
+ * softmax never reach it (softmax > 0), and C itself takes no gradient. */
 void al_tr_mask_normalize_bwd(const float *r, const float *mask, const float *dp, float *dr, int L) {
     for (int i = 0; i < L; i++) {
         const float *rr = r + (size_t)i * L, *dpr = dp + (size_t)i * L;
@@ -126,19 +128,17 @@ void al_tr_mask_normalize_bwd(const float *r, const float *mask, const float *dp
                 l1 += fabs((double)rr[j]);
                 dot += (double)dpr[j] * rr[j];
             }
-        const int floored = !(l1 > 1e-12);
-        const double n = floored ? 1e-12 : l1;
+        if (!(l1 > 1e-12)) {
+            memset(drr, 0, sizeof(float) * (size_t)L);
+            continue;
+        }
         for (int j = 0; j < L; j++) {
             if (mask[j] == 0.0f) {
                 drr[j] = 0.0f;
                 continue;
             }
-            double g = dpr[j] / n;
-            if (!floored) {
-                const double sign = rr[j] > 0.0f ? 1.0 : rr[j] < 0.0f ? -1.0 : 0.0;
-                g -= sign * dot / (n * n);
-            }
-            drr[j] = (float)g;
+            const double sign = rr[j] > 0.0f ? 1.0 : rr[j] < 0.0f ? -1.0 : 0.0;
+            drr[j] = (float)(dpr[j] / l1 - sign * dot / (l1 * l1));
         }
     }
 }

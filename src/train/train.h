@@ -43,6 +43,9 @@ void al_train_ctx_free(al_train_ctx *ctx);
 
 /* Switches dropout on (1) or off (0) without touching the rest of the options. */
 void al_train_set_training(al_train_ctx *ctx, int training);
+/* Restarts the dropout generator from a seed (the next forward draws the same masks as after creation with
+ * that seed: finite-difference checks and reproducible runs). */
+void al_train_seed(al_train_ctx *ctx, uint64_t seed);
 
 /* Attention policies for every later forward pass ([NL * H], layer-major; NULL: all standard). Modes and
  * constant pointers are copied (the constants must stay alive, each [L, L] for the batches' seq_len).

@@ -173,6 +173,10 @@ void al_train_set_training(al_train_ctx *ctx, int training) {
     if (ctx) ctx->opt.training = training != 0;
 }
 
+void al_train_seed(al_train_ctx *ctx, uint64_t seed) {
+    if (ctx) al_rng_seed(&ctx->rng, seed);
+}
+
 al_status al_train_set_policies(al_train_ctx *ctx, const al_head_policy *policies, al_error *err) {
     if (!ctx) return al_err(err, AL_ERR_INVALID, "train: context is NULL");
     const al_config *c = &ctx->model->config;

@@ -198,6 +198,11 @@ int main(void) {
     bad.n_heads = 3;
     CHECK(al_model_new_random(&bad, 1, 0, &a, &err) == AL_ERR_INVALID && a == NULL);
     bad = cfg;
+    bad.vocab_size = 1 << 24; /* 2^24 x 2^24 floats: refused, not overflowed (size_t is 32-bit in WASM) */
+    bad.hidden_size = bad.embedding_size = 1 << 24;
+    bad.intermediate_size = 1 << 24;
+    CHECK_MSG(al_model_new_random(&bad, 1, 0, &a, &err) == AL_ERR_OOM && a == NULL, "%s", err.message);
+    bad = cfg;
     bad.vocab_size = 0;
     CHECK(al_model_new_random(&bad, 1, 0, &a, &err) == AL_ERR_INVALID && strstr(err.message, "vocab_size"));
 

@@ -1,0 +1,416 @@
+// browser.test.mjs: the page in headless Chromium (playwright-core, /usr/bin/chromium), served by
+// scripts/serve.mjs with a generated test model as the embedded default, plus a localhost "hub
+// mirror" with the Hugging Face /<repo>/resolve/<rev>/<file> layout.
+//   AL_WASM_DIR (default build/wasm), AL_CHROMIUM (default /usr/bin/chromium)
+// Screenshots go to tests/artifacts/ (gitignored); one of the explorer to docs/screenshot.png.
+// Prints the time to the first heatmap and the longest main-thread task during computation.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { makeGoldenModel, makeWideModel } from './make_test_model.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const wasmDir = path.resolve(root, process.env.AL_WASM_DIR ?? 'build/wasm');
+const chromiumPath = process.env.AL_CHROMIUM ?? '/usr/bin/chromium';
+const artifacts = path.join(root, 'tests/artifacts/browser');
+const HOSTILE = '<img src=x onerror=window.__pwned=1>';
+
+let playwright = null;
+try {
+  playwright = await import('playwright-core');
+} catch { /* reported as a skip below */ }
+
+const skip = !playwright ? 'playwright-core is not installed'
+  : !existsSync(chromiumPath) ? `no Chromium at ${chromiumPath}`
+  : !existsSync(path.join(wasmDir, 'attnlab_wasm.wasm')) ? `no WASM build in ${wasmDir}` : false;
+
+let work;
+let server;
+let mirror;
+let base;
+let mirrorBase;
+let browser;
+let page;
+const mirrorLog = [];
+const measured = {};
+
+function startServer(modelsDir) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(root, 'scripts/serve.mjs')], {
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', AL_WASM_DIR: wasmDir, AL_MODELS_DIR: modelsDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /serving on (http:\/\/[^\s]+)/.exec(out);
+      if (m) resolve({ child, url: m[1] });
+    });
+    child.stderr.on('data', (d) => { out += d; });
+    child.on('exit', (code) => reject(new Error(`serve.mjs exited (${code}): ${out}`)));
+  });
+}
+
+// A Hugging Face look-alike: /<owner>/<name>/resolve/main/<file> from dir/<owner>/<name>/<file>.
+function startMirror(dir) {
+  const srv = createServer((req, res) => {
+    const headers = { 'Access-Control-Allow-Origin': '*', 'Cross-Origin-Resource-Policy': 'cross-origin' };
+    const url = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    mirrorLog.push(url);
+    const m = /^\/([\w.-]+\/[\w.-]+)\/resolve\/([\w.-]+)\/([\w.-]+)$/.exec(url);
+    const file = m && m[2] === 'main' ? path.join(dir, m[1], m[3]) : null;
+    if (!file || !existsSync(file)) {
+      res.writeHead(404, headers).end('Entry not found');
+      return;
+    }
+    const body = readFileSync(file);
+    res.writeHead(200, { ...headers, 'Content-Length': body.length, 'Content-Type': 'application/octet-stream' });
+    res.end(body);
+  });
+  return new Promise((resolve) => srv.listen(0, '127.0.0.1', () => resolve(srv)));
+}
+
+async function newPage(context) {
+  const p = await context.newPage();
+  p.errors = [];
+  p.on('pageerror', (e) => p.errors.push(e.message));
+  return p;
+}
+
+async function newContext() {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 }, acceptDownloads: true });
+  // Long main-thread tasks, recorded from the first script on.
+  await context.addInitScript(() => {
+    window.__longtasks = [];
+    try {
+      new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) window.__longtasks.push({ start: e.startTime, duration: e.duration });
+      }).observe({ type: 'longtask', buffered: true });
+    } catch { /* no longtask support: the list stays empty */ }
+  });
+  return context;
+}
+
+// Waits until the latest run finished and every thumbnail of it is drawn.
+async function waitIdle(p, timeout = 30000) {
+  await p.waitForFunction(() => {
+    const a = window.attnlab;
+    return a && a.app.run && !a.app.job && document.getElementById('grid').dataset.rendered === String(a.explorer.generation);
+  }, null, { timeout });
+}
+
+async function runText(p, text) {
+  await p.fill('#text', text);
+  const before = await p.evaluate(() => window.attnlab.app.runCount);
+  await p.click('#run');
+  await p.waitForFunction((prev) => window.attnlab.app.runCount > prev, before, { timeout: 30000 });
+  await waitIdle(p);
+}
+
+// Counts distinct colours in a canvas (1 = blank or flat).
+function distinctColours(p, selector) {
+  return p.evaluate((sel) => {
+    const c = document.querySelector(sel);
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    const set = new Set();
+    for (let i = 0; i < d.length; i += 4) set.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
+    return set.size;
+  }, selector);
+}
+
+before(async () => {
+  if (skip) return;
+  mkdirSync(artifacts, { recursive: true });
+  work = mkdtempSync(path.join(tmpdir(), 'attnlab-browser-'));
+  const models = path.join(work, 'models');
+  makeWideModel(path.join(models, 'test-bert'));
+  writeFileSync(path.join(models, 'index.json'), JSON.stringify([
+    { id: 'test-bert', name: 'Test BERT 12x12', path: 'test-bert', default: true,
+      files: ['config.json', 'model.safetensors', 'vocab.txt', 'tokenizer_config.json'] },
+  ]));
+  const hub = path.join(work, 'hub');
+  makeGoldenModel(path.join(hub, 'test-org/tiny-bert'));
+  mkdirSync(path.join(hub, 'test-org/gpt'), { recursive: true });
+  writeFileSync(path.join(hub, 'test-org/gpt/config.json'), JSON.stringify({ model_type: 'gpt2', architectures: ['GPT2LMHeadModel'] }));
+  const corrupt = path.join(work, 'corrupt');
+  mkdirSync(corrupt);
+  copyFileSync(path.join(hub, 'test-org/tiny-bert/config.json'), path.join(corrupt, 'config.json'));
+  copyFileSync(path.join(hub, 'test-org/tiny-bert/vocab.txt'), path.join(corrupt, 'vocab.txt'));
+  writeFileSync(path.join(corrupt, 'model.safetensors'), Buffer.from('\x10\x00\x00\x00\x00\x00\x00\x00{"garbage": true}not weights'));
+
+  server = await startServer(models);
+  base = server.url;
+  mirror = await startMirror(hub);
+  mirrorBase = `http://127.0.0.1:${mirror.address().port}`;
+  browser = await playwright.chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+           '--disable-component-update', '--disable-sync'],
+  });
+  page = await newPage(await newContext());
+});
+
+after(async () => {
+  await browser?.close();
+  server?.child.kill();
+  await new Promise((r) => (mirror ? mirror.close(r) : r()));
+  if (work) rmSync(work, { recursive: true, force: true });
+  if (Object.keys(measured).length) console.log(`browser measurements: ${JSON.stringify(measured)}`);
+});
+
+test('the default model loads and the first sentence is drawn', { skip }, async () => {
+  await page.goto(base);
+  await waitIdle(page);
+  const info = await page.evaluate(() => ({
+    timings: window.attnlab.app.timings,
+    engine: document.getElementById('engine-status').textContent,
+    shape: document.getElementById('grid').dataset.shape,
+    thumbs: document.querySelectorAll('#grid canvas').length,
+    isolated: window.crossOriginIsolated,
+  }));
+  assert.match(info.engine, /ready/);
+  assert.equal(info.shape, '12x12');
+  assert.equal(info.thumbs, 144);
+  assert.equal(info.isolated, true, 'COOP/COEP make the page cross-origin isolated');
+  measured.firstHeatmapMs = Math.round(info.timings.firstHeatmap);
+  measured.firstRun = info.timings.lastRun;
+  assert.ok((await distinctColours(page, '#heatmap')) > 5, 'the large heatmap is not blank');
+  assert.ok((await distinctColours(page, '#grid button:nth-of-type(5) canvas')) > 2, 'a thumbnail is not blank');
+  assert.ok((await distinctColours(page, '#legend')) > 5, 'the legend is drawn');
+  assert.deepEqual(page.errors, []);
+  await page.screenshot({ path: path.join(artifacts, 'default.png'), fullPage: true });
+});
+
+test('hover shows the (query, key) pair under the pointer', { skip }, async () => {
+  const geo = await page.evaluate(() => {
+    const c = document.getElementById('heatmap');
+    const r = c.getBoundingClientRect();
+    return { ...c.dataset, x: r.left, y: r.top, sx: r.width / c.width, sy: r.height / c.height,
+             labels: window.attnlab.current.labels, matrix: window.attnlab.current.matrix };
+  });
+  const q = 3;
+  const k = 6;
+  const cell = Number(geo.cell);
+  await page.mouse.move(geo.x + (Number(geo.left) + (k + 0.5) * cell) * geo.sx,
+                        geo.y + (Number(geo.top) + (q + 0.5) * cell) * geo.sy);
+  const tip = await page.evaluate(() => {
+    const t = document.getElementById('tooltip');
+    return { hidden: t.hidden, text: t.textContent, q: t.dataset.query, k: t.dataset.key };
+  });
+  assert.equal(tip.hidden, false);
+  assert.equal(tip.q, String(q));
+  assert.equal(tip.k, String(k));
+  assert.ok(tip.text.includes(`query ${q}: ${geo.labels[q]}`), tip.text);
+  assert.ok(tip.text.includes(`key ${k}: ${geo.labels[k]}`), tip.text);
+  assert.ok(tip.text.includes(geo.matrix[q * Number(geo.size) + k].toPrecision(4)), tip.text);
+});
+
+test('arrow keys move between heads and layers; the URL follows', { skip }, async () => {
+  await page.click('#grid button[data-layer="0"][data-head="0"]');
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowDown');
+  const sel = await page.evaluate(() => ({ l: window.attnlab.explorer.layer, h: window.attnlab.explorer.head,
+                                           focused: document.activeElement.dataset.head, url: location.search }));
+  assert.deepEqual([sel.l, sel.h], [1, 2]);
+  assert.equal(sel.focused, '2', 'focus follows the selection');
+  assert.match(sel.url, /layer=1/);
+  assert.match(sel.url, /head=2/);
+  assert.match(await page.textContent('#detail-title'), /Layer 1, head 2/);
+});
+
+test('views: standard, layer mean, difference; merged words', { skip }, async () => {
+  const standard = await page.evaluate(() => window.attnlab.current.matrix);
+  await page.selectOption('#view-select', 'diff');
+  const diff = await page.evaluate(() => ({ m: window.attnlab.current.matrix, view: window.attnlab.current.view,
+                                            title: document.getElementById('detail-title').textContent }));
+  assert.equal(diff.view, 'diff:standard,layer_mean');
+  assert.ok(diff.m.some((v) => v < 0) && diff.m.some((v) => v > 0), 'a difference has both signs');
+  assert.match(diff.title, /\u2212/);
+  await page.selectOption('#view-b', 'uniform');
+  const vsUniform = await page.evaluate(() => window.attnlab.current.matrix);
+  const n = Math.sqrt(standard.length);
+  assert.ok(Math.abs(vsUniform[0] - (standard[0] - 1 / n)) < 1e-6);
+  await page.selectOption('#view-select', 'layer_mean');
+  const mean = await page.evaluate(() => window.attnlab.current.matrix);
+  assert.notDeepEqual(mean, standard);
+  await page.selectOption('#view-select', 'standard');
+  assert.deepEqual(await page.evaluate(() => window.attnlab.current.matrix), standard);
+  await page.waitForFunction(() => document.getElementById('grid').dataset.rendered === String(window.attnlab.explorer.generation));
+
+  await runText(page, 'The cats jumped quickly over the lazy dogs.');
+  const pieces = await page.evaluate(() => window.attnlab.current.size);
+  await page.check('#merge-words');
+  const merged = await page.evaluate(() => window.attnlab.current);
+  assert.ok(merged.size < pieces, `${merged.size} words from ${pieces} tokens`);
+  assert.ok(merged.labels.includes('cats') && merged.labels.includes('dogs'), merged.labels.join(' '));
+  for (let q = 0; q < merged.size; q++) {
+    const sum = merged.matrix.slice(q * merged.size, (q + 1) * merged.size).reduce((a, b) => a + b, 0);
+    assert.ok(Math.abs(sum - 1) < 1e-4, `merged row ${q} sums to ${sum}`);
+  }
+  assert.equal(await page.isVisible('#merge-rule'), true, 'the merge rule is explained');
+  await page.uncheck('#merge-words');
+});
+
+test('exports: PNG of the heatmap, JSON of the numbers', { skip }, async () => {
+  const [png] = await Promise.all([page.waitForEvent('download'), page.click('#export-png')]);
+  const pngPath = path.join(artifacts, png.suggestedFilename());
+  await png.saveAs(pngPath);
+  assert.equal(readFileSync(pngPath).subarray(1, 4).toString(), 'PNG');
+  const [json] = await Promise.all([page.waitForEvent('download'), page.click('#export-json')]);
+  const jsonPath = path.join(artifacts, json.suggestedFilename());
+  await json.saveAs(jsonPath);
+  const body = JSON.parse(readFileSync(jsonPath, 'utf8'));
+  const current = await page.evaluate(() => window.attnlab.current);
+  assert.equal(body.matrix.length, current.size);
+  assert.deepEqual(body.matrix.flat(), current.matrix);
+  assert.deepEqual(body.tokens, current.labels);
+});
+
+test('a model loads from the (localhost) Hugging Face mirror; 404 and non-BERT are explained', { skip }, async () => {
+  await page.click('#model-panel summary');
+  await page.fill('#hub-base', mirrorBase);
+  await page.fill('#hub-repo', 'test-org/missing');
+  await page.click('#hub-load');
+  await page.waitForSelector('#model-error:not([hidden])');
+  assert.match(await page.textContent('#model-error'), /not found/);
+
+  await page.fill('#hub-repo', 'test-org/gpt');
+  await page.click('#hub-load');
+  await page.waitForFunction(() => /BERT-family/.test(document.getElementById('model-error').textContent));
+  assert.ok(!mirrorLog.some((u) => u.startsWith('/test-org/gpt/') && /model\.safetensors|pytorch_model/.test(u)),
+            'no weights are downloaded for a model of another family');
+
+  await page.fill('#hub-repo', 'test-org/tiny-bert');
+  await page.click('#hub-load');
+  await page.waitForFunction(() => document.getElementById('grid').dataset.shape === '3x4', null, { timeout: 20000 });
+  await waitIdle(page);
+  assert.equal(await page.isHidden('#model-error'), true);
+  assert.match(await page.textContent('#model-info'), /3 layers × 4 heads/);
+  assert.ok(mirrorLog.includes('/test-org/tiny-bert/resolve/main/model.safetensors'));
+  const url = await page.evaluate(() => location.search);
+  assert.match(url, /repo=test-org%2Ftiny-bert/);
+  assert.match(url, /hub=http/);
+});
+
+test('a corrupt upload shows an error and the page keeps working', { skip }, async () => {
+  const dir = path.join(work, 'corrupt');
+  await page.setInputFiles('#file-input', ['config.json', 'vocab.txt', 'model.safetensors'].map((f) => path.join(dir, f)));
+  await page.waitForSelector('#model-error:not([hidden])');
+  const message = await page.textContent('#model-error');
+  assert.match(message, /model\.safetensors/);
+  assert.match(message, /previous model is still loaded/);
+  await page.screenshot({ path: path.join(artifacts, 'corrupt-upload.png') });
+  await runText(page, 'the dog ran after the cat');
+  assert.equal(await page.evaluate(() => window.attnlab.current.labels[2]), 'dog');
+});
+
+test('the engine restarts after a crash and the model comes back', { skip }, async () => {
+  await page.evaluate(() => window.attnlab.client.crash());
+  await page.waitForFunction(() => /restarted/.test(document.getElementById('engine-status').textContent));
+  await page.waitForFunction(() => !document.getElementById('run').disabled, null, { timeout: 20000 });
+  await runText(page, 'the sun and the moon');
+  assert.equal(await page.evaluate(() => window.attnlab.current.labels[2]), 'sun');
+});
+
+test('the URL restores model, text, pair, layer, head and view in a fresh context', { skip }, async () => {
+  const context = await newContext();
+  const p1 = await newPage(context);
+  await p1.goto(base);
+  await waitIdle(p1);
+  await p1.check('#pair-toggle');
+  await p1.fill('#text-pair', 'hello world');
+  await runText(p1, 'The brown fox jumped over the river bank.');
+  await p1.click('#grid button[data-layer="4"][data-head="7"]');
+  await p1.selectOption('#view-select', 'diff');
+  const url = p1.url();
+  const want = await p1.evaluate(() => window.attnlab.current);
+  await context.close();
+
+  const fresh = await newContext();
+  const p2 = await newPage(fresh);
+  await p2.goto(url);
+  await waitIdle(p2);
+  await p2.waitForFunction(() => window.attnlab.current?.layer === 4);
+  const got = await p2.evaluate(() => ({ ...window.attnlab.current, pair: document.getElementById('text-pair').value }));
+  assert.equal(got.pair, 'hello world');
+  assert.equal(got.view, 'diff:standard,layer_mean');
+  assert.deepEqual([got.layer, got.head], [4, 7]);
+  assert.deepEqual(got.labels, want.labels);
+  assert.deepEqual(got.matrix, want.matrix, 'the same numbers');
+  await fresh.close();
+});
+
+test('hostile text is shown as text and never runs', { skip }, async () => {
+  await page.goto(base);
+  await waitIdle(page);
+  await runText(page, HOSTILE);
+  const r = await page.evaluate(() => ({
+    shown: document.getElementById('shown-text').textContent,
+    imgs: document.querySelectorAll('img').length,
+    pwned: window.__pwned,
+    tokens: document.getElementById('tokens').textContent,
+  }));
+  assert.equal(r.shown, HOSTILE);
+  assert.equal(r.imgs, 0);
+  assert.equal(r.pwned, undefined);
+  assert.match(r.tokens, /</);
+  // The same string arriving through the URL.
+  const context = await newContext();
+  const p = await newPage(context);
+  await p.goto(`${base}?text=${encodeURIComponent(HOSTILE)}`);
+  await waitIdle(p);
+  assert.equal(await p.textContent('#shown-text'), HOSTILE);
+  assert.equal(await p.evaluate(() => window.__pwned), undefined);
+  assert.equal(await p.evaluate(() => document.querySelectorAll('img').length), 0);
+  await context.close();
+});
+
+test('512 tokens x 144 heads: no main-thread task over 100 ms during computation', { skip }, async () => {
+  const words = 'the cat sat on the mat because it was tired and the dog ran over the river bank'.split(' ');
+  const text = Array.from({ length: 520 }, (_, i) => words[i % words.length]).join(' ');
+  await page.evaluate(() => { window.__longtasks.length = 0; });
+  const started = Date.now();
+  await runText(page, text);
+  const wall = Date.now() - started;
+  await page.waitForTimeout(200); // let the observer deliver the last entries
+  const r = await page.evaluate(() => ({ tasks: window.__longtasks, run: window.attnlab.app.timings.lastRun,
+                                         thumbs: window.attnlab.app.timings.thumbnailsMs, n: window.attnlab.current.size }));
+  assert.equal(r.n, 512);
+  const longest = r.tasks.reduce((m, t) => Math.max(m, t.duration), 0);
+  measured.tokens512 = { wallMs: wall, computeMs: Math.round(r.run.computeMs), thumbnailsMs: Math.round(r.thumbs),
+                         longestTaskMs: Math.round(longest), longTasks: r.tasks.length };
+  assert.ok(longest <= 100, `longest main-thread task ${longest} ms`);
+  // Switching views stays responsive at this size too.
+  await page.evaluate(() => { window.__longtasks.length = 0; });
+  await page.selectOption('#view-select', 'diff');
+  await page.waitForFunction(() => document.getElementById('grid').dataset.rendered === String(window.attnlab.explorer.generation));
+  await page.keyboard.press('ArrowRight');
+  await page.waitForTimeout(200);
+  const viewTasks = await page.evaluate(() => window.__longtasks.map((t) => t.duration));
+  measured.tokens512.viewSwitchLongestMs = Math.round(Math.max(0, ...viewTasks));
+  assert.ok(Math.max(0, ...viewTasks) <= 100, `view switch: longest task ${Math.max(0, ...viewTasks)} ms`);
+  await page.screenshot({ path: path.join(artifacts, 'tokens512.png') });
+});
+
+test('a screenshot of the explorer for the README', { skip }, async () => {
+  await page.selectOption('#view-select', 'standard');
+  await runText(page, 'The cat sat on the mat because it was tired.');
+  await page.click('#grid button[data-layer="2"][data-head="5"]');
+  const shot = path.join(artifacts, 'explorer.png');
+  await page.locator('#explorer').screenshot({ path: shot });
+  const size = statSync(shot).size;
+  measured.screenshotKB = Math.round(size / 1024);
+  if (size < 300 * 1024) {
+    mkdirSync(path.join(root, 'docs'), { recursive: true });
+    copyFileSync(shot, path.join(root, 'docs/screenshot.png'));
+  }
+  assert.ok(size < 300 * 1024, `explorer screenshot is ${size} bytes`);
+});

@@ -1,0 +1,228 @@
+// explorer.js: the attention explorer: a layers x heads grid of thumbnails and one large heatmap
+// with token labels, a hover tooltip and arrow-key navigation. Thumbnails are drawn in slices of a
+// few milliseconds between frames, so 144 heads of 512 x 512 never block the main thread long.
+import { drawLegend, matrixImage, poolAbsMax, poolMax, scaleFor } from './heatmap.js';
+import { groupLabel, mergeMatrix, resolveView, wordGroups } from './views.js';
+
+const THUMB = 48;        // thumbnail side in pixels (matrices larger than this are max-pooled)
+const DETAIL = 560;      // the large heatmap's target side in pixels
+const SLICE_MS = 8;      // main-thread budget per thumbnail slice
+
+const yieldToBrowser = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+export class Explorer {
+  constructor(els, { onSelect = () => {}, onDrawn = () => {} } = {}) {
+    this.els = els;
+    this.onSelect = onSelect;
+    this.onDrawn = onDrawn;
+    this.run = null;
+    this.view = resolveView('standard');
+    this.merge = false;
+    this.layer = 0;
+    this.head = 0;
+    this.generation = 0;
+    this.thumbs = [];
+    this.current = null; // what the large heatmap shows: {matrix, size, labels, scale}
+    els.heatmap.addEventListener('mousemove', (e) => this._hover(e));
+    els.heatmap.addEventListener('mouseleave', () => { els.tooltip.hidden = true; });
+    els.root.addEventListener('keydown', (e) => this._key(e));
+  }
+
+  setRun(run) {
+    this.run = run;
+    this.groups = wordGroups(run.tokens, run.wordIds, run.typeIds);
+    this.layer = Math.min(this.layer, run.NL - 1);
+    this.head = Math.min(this.head, run.H - 1);
+    this._buildGrid();
+    this.render();
+  }
+
+  setView(spec) {
+    this.view = resolveView(spec);
+    if (this.run) this.render();
+  }
+
+  setMerge(merge) {
+    this.merge = merge;
+    if (this.run) this.render();
+  }
+
+  select(layer, head, { focus = false } = {}) {
+    if (!this.run) {
+      this.layer = layer;
+      this.head = head;
+      return;
+    }
+    this.layer = Math.max(0, Math.min(this.run.NL - 1, layer));
+    this.head = Math.max(0, Math.min(this.run.H - 1, head));
+    for (const t of this.thumbs) t.button.setAttribute('aria-pressed', String(t.layer === this.layer && t.head === this.head));
+    const sel = this.thumbs[this.layer * this.run.H + this.head];
+    if (focus) sel?.button.focus();
+    this._drawDetail();
+    this.onSelect(this.layer, this.head);
+  }
+
+  // The matrix shown for (layer, head) in the current view, merged into words when asked.
+  displayed(layer, head) {
+    const run = this.run;
+    const m = this.view.matrix(run, layer, head);
+    if (!this.merge) return { matrix: m, size: run.n, labels: run.tokens };
+    return {
+      matrix: mergeMatrix(m, run.n, this.groups),
+      size: this.groups.length,
+      labels: this.groups.map((g) => groupLabel(run.tokens, g)),
+    };
+  }
+
+  render() {
+    this._drawDetail();
+    this._drawThumbs();
+  }
+
+  _buildGrid() {
+    const { grid } = this.els;
+    const { NL, H } = this.run;
+    if (this.thumbs.length === NL * H && grid.dataset.shape === `${NL}x${H}`) return;
+    grid.replaceChildren();
+    grid.dataset.shape = `${NL}x${H}`;
+    // Thumbnails shrink for many heads so the grid and the large heatmap fit side by side.
+    const side = Math.max(24, Math.min(THUMB, Math.floor(480 / H) - 6));
+    grid.style.setProperty('--thumb', `${side}px`);
+    grid.style.gridTemplateColumns = `auto repeat(${H}, ${side + 6}px)`;
+    grid.append(document.createElement('span'));
+    for (let h = 0; h < H; h++) {
+      const c = document.createElement('span');
+      c.className = 'grid-col';
+      c.textContent = `H${h}`;
+      grid.append(c);
+    }
+    this.thumbs = [];
+    for (let l = 0; l < NL; l++) {
+      const r = document.createElement('span');
+      r.className = 'grid-row';
+      r.textContent = `L${l}`;
+      grid.append(r);
+      for (let h = 0; h < H; h++) {
+        const button = document.createElement('button');
+        button.type = 'button';
+        button.className = 'thumb';
+        button.dataset.layer = String(l);
+        button.dataset.head = String(h);
+        button.setAttribute('aria-label', `layer ${l}, head ${h}`);
+        button.title = `layer ${l}, head ${h}`;
+        const canvas = document.createElement('canvas');
+        canvas.width = canvas.height = 1;
+        button.append(canvas);
+        button.addEventListener('click', () => this.select(l, h));
+        grid.append(button);
+        this.thumbs.push({ layer: l, head: h, button, canvas });
+      }
+    }
+  }
+
+  async _drawThumbs() {
+    const gen = ++this.generation;
+    const run = this.run;
+    const started = performance.now();
+    let sliceStart = performance.now();
+    for (const t of this.thumbs) {
+      if (gen !== this.generation) return; // a newer render took over
+      t.button.setAttribute('aria-pressed', String(t.layer === this.layer && t.head === this.head));
+      const { matrix, size } = this.displayed(t.layer, t.head);
+      const side = Math.min(size, THUMB);
+      const pooled = this.view.signed ? poolAbsMax(matrix, size, side) : poolMax(matrix, size, side);
+      if (t.canvas.width !== side) t.canvas.width = t.canvas.height = side;
+      const ctx = t.canvas.getContext('2d');
+      ctx.putImageData(matrixImage(ctx, pooled, side, side, scaleFor(pooled, this.view.signed)), 0, 0);
+      if (performance.now() - sliceStart > SLICE_MS) {
+        await yieldToBrowser();
+        sliceStart = performance.now();
+      }
+    }
+    this.els.grid.dataset.rendered = String(gen);
+    this.onDrawn({ thumbnailsMs: performance.now() - started });
+  }
+
+  _drawDetail() {
+    const { heatmap, legend, title } = this.els;
+    const { matrix, size, labels } = this.displayed(this.layer, this.head);
+    const scale = scaleFor(matrix, this.view.signed);
+    const cell = Math.max(1, Math.min(48, Math.floor(DETAIL / size)));
+    const step = Math.max(1, Math.ceil(12 / cell)); // label every step-th token so labels never overlap
+    const ctx = heatmap.getContext('2d');
+    ctx.font = '11px system-ui, sans-serif';
+    let widest = 0;
+    for (let i = 0; i < size; i += step) widest = Math.max(widest, ctx.measureText(labels[i]).width);
+    const margin = Math.ceil(Math.min(140, widest + 10));
+    heatmap.width = margin + size * cell + 4;
+    heatmap.height = margin + size * cell + 4;
+    Object.assign(heatmap.dataset, { left: margin, top: margin, cell, size });
+
+    const off = document.createElement('canvas');
+    off.width = off.height = size;
+    const octx = off.getContext('2d');
+    octx.putImageData(matrixImage(octx, matrix, size, size, scale), 0, 0);
+    const c = heatmap.getContext('2d');
+    c.imageSmoothingEnabled = false;
+    c.fillStyle = '#fff';
+    c.fillRect(0, 0, heatmap.width, heatmap.height);
+    c.drawImage(off, 0, 0, size, size, margin, margin, size * cell, size * cell);
+
+    // Token labels: queries down the left (rows), keys along the top (columns, rotated).
+    c.fillStyle = '#222';
+    c.font = `${Math.min(11, Math.max(8, cell - 1))}px system-ui, sans-serif`;
+    c.textBaseline = 'middle';
+    c.textAlign = 'right';
+    const clip = (s) => (s.length > 18 ? `${s.slice(0, 17)}\u2026` : s);
+    for (let i = 0; i < size; i += step) c.fillText(clip(labels[i]), margin - 4, margin + (i + 0.5) * cell);
+    c.save();
+    c.textAlign = 'left';
+    for (let i = 0; i < size; i += step) {
+      c.setTransform(1, 0, 0, 1, margin + (i + 0.5) * cell, margin - 4);
+      c.rotate(-Math.PI / 2);
+      c.fillText(clip(labels[i]), 0, 0);
+    }
+    c.restore();
+
+    drawLegend(legend, scale, this.view.signed ? 'signed value (diverging)' : 'probability (sequential)');
+    title.textContent = `Layer ${this.layer}, head ${this.head} \u2014 ${this.view.label}` +
+      (this.merge ? ' (merged into words)' : '') + (step > 1 ? ` \u2014 every ${step}th label shown` : '');
+    this.current = { matrix, size, labels, scale, layer: this.layer, head: this.head, view: this.view.spec, merged: this.merge };
+    this.onDrawn({ detail: true });
+  }
+
+  _hover(e) {
+    const { heatmap, tooltip } = this.els;
+    if (!this.current) return;
+    const rect = heatmap.getBoundingClientRect();
+    const sx = heatmap.width / rect.width;
+    const sy = heatmap.height / rect.height;
+    const x = (e.clientX - rect.left) * sx;
+    const y = (e.clientY - rect.top) * sy;
+    const { left, top, cell } = heatmap.dataset;
+    const q = Math.floor((y - Number(top)) / Number(cell));
+    const k = Math.floor((x - Number(left)) / Number(cell));
+    const { size, labels, matrix } = this.current;
+    if (q < 0 || k < 0 || q >= size || k >= size) {
+      tooltip.hidden = true;
+      return;
+    }
+    const v = matrix[q * size + k];
+    tooltip.dataset.query = String(q);
+    tooltip.dataset.key = String(k);
+    tooltip.textContent = `query ${q}: ${labels[q]}\nkey ${k}: ${labels[k]}\nvalue: ${v.toPrecision(4)}`;
+    tooltip.hidden = false;
+    const host = tooltip.offsetParent?.getBoundingClientRect() ?? { left: 0, top: 0 };
+    tooltip.style.left = `${e.clientX - host.left + 14}px`;
+    tooltip.style.top = `${e.clientY - host.top + 14}px`;
+  }
+
+  _key(e) {
+    if (!this.run || e.target.closest?.('input, textarea, select')) return;
+    const moves = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
+    const m = moves[e.key];
+    if (!m) return;
+    e.preventDefault();
+    this.select(this.layer + m[0], this.head + m[1], { focus: e.target.classList?.contains('thumb') });
+  }
+}

@@ -1,0 +1,226 @@
+// models.js: where model files come from: the embedded models (models/index.json), the Hugging
+// Face Hub (or a mirror with the same /<repo>/resolve/<rev>/<file> layout) and local files.
+// Each source returns { files: { name: ArrayBuffer }, config, label }; the page hands the files to
+// the worker (transferred). Errors are ModelSourceError with a message written for the user.
+
+export const BERT_FAMILY = ['bert', 'roberta', 'distilbert', 'electra'];
+export const DEFAULT_HUB = 'https://huggingface.co';
+const TOKENIZER_FILES = ['vocab.txt', 'tokenizer.json', 'vocab.json', 'merges.txt', 'tokenizer_config.json',
+                         'special_tokens_map.json'];
+const CACHE_NAME = 'attnlab-models-v1';
+
+export class ModelSourceError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'ModelSourceError';
+  }
+}
+
+// The embedded models: [] when models/index.json is absent or unreadable.
+export async function embeddedModels(base = 'models/') {
+  try {
+    const res = await fetch(new URL('index.json', new URL(base, location.href)), { cache: 'no-cache' });
+    if (!res.ok) return [];
+    const list = await res.json();
+    return Array.isArray(list) ? list.filter((m) => m && typeof m.id === 'string' && typeof m.path === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+// Checks config.json's family before any weights are downloaded.
+export function checkConfig(bytes, where) {
+  let config;
+  try {
+    config = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    throw new ModelSourceError(`${where}: config.json is not valid JSON (a corrupt or wrong file).`);
+  }
+  const type = String(config?.model_type ?? '');
+  const archs = Array.isArray(config?.architectures) ? config.architectures.join(', ') : '';
+  const known = BERT_FAMILY.includes(type) ||
+    (!type && /^(Bert|Roberta|DistilBert|Electra)/.test(archs));
+  if (!known) {
+    throw new ModelSourceError(`${where}: not a BERT-family model (model_type "${type || '?'}"${archs ? `, ${archs}` : ''}). ` +
+      'attnlab runs BERT, RoBERTa, DistilBERT and ELECTRA encoders.');
+  }
+  return config;
+}
+
+async function openCache() {
+  try {
+    return typeof caches !== 'undefined' ? await caches.open(CACHE_NAME) : null;
+  } catch {
+    return null;
+  }
+}
+
+// Reads a response body with progress (loaded, total) from its stream.
+async function readBody(res, onBytes) {
+  const total = Number(res.headers.get('content-length')) || 0;
+  if (!res.body?.getReader) {
+    const buf = await res.arrayBuffer();
+    onBytes(buf.byteLength, total || buf.byteLength);
+    return buf;
+  }
+  const reader = res.body.getReader();
+  const chunks = [];
+  let loaded = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    loaded += value.length;
+    onBytes(loaded, total);
+  }
+  const out = new Uint8Array(loaded);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out.buffer;
+}
+
+// Fetches one file: the ArrayBuffer, or null on 404. Other failures throw a ModelSourceError.
+async function fetchFile(url, name, { cache, onBytes, signal, where }) {
+  if (cache) {
+    try {
+      const hit = await cache.match(url);
+      if (hit) return { buffer: await readBody(hit, onBytes), cached: true };
+    } catch { /* a broken cache entry: fetch again */ }
+  }
+  let res;
+  try {
+    res = await fetch(url, { signal, mode: 'cors', credentials: 'omit' });
+  } catch (e) {
+    if (e.name === 'AbortError') throw e;
+    throw new ModelSourceError(`${where}: could not download ${name} (${e.message}). Check the address and your connection.`);
+  }
+  if (res.status === 404) return null;
+  if (res.status === 401 || res.status === 403) {
+    throw new ModelSourceError(`${where}: ${name} needs an account or accepted terms (HTTP ${res.status}); ` +
+                               'gated and private repositories are not supported.');
+  }
+  if (!res.ok) throw new ModelSourceError(`${where}: ${name}: HTTP ${res.status} ${res.statusText}`);
+  const buffer = await readBody(res, onBytes);
+  if (cache) {
+    cache.put(url, new Response(buffer.slice(0), { headers: { 'content-length': String(buffer.byteLength) } }))
+      .catch(() => {});
+  }
+  return { buffer, cached: false };
+}
+
+// Downloads a model given a function from file name to URL.
+//   onProgress({ file, loaded, total, fraction })   fraction over the weights download
+//   only: when given, the files known to exist (an embedded model's index entry), others are skipped
+async function fetchModel(urlOf, where, { onProgress = () => {}, signal, useCache = true, only = null } = {}) {
+  const cache = useCache ? await openCache() : null;
+  const opts = (name) => ({
+    cache, signal, where,
+    onBytes: (loaded, total) => onProgress({ file: name, loaded, total, fraction: total ? loaded / total : 0 }),
+  });
+  const configFile = await fetchFile(urlOf('config.json'), 'config.json', opts('config.json'));
+  if (!configFile) {
+    throw new ModelSourceError(`${where}: not found (config.json: HTTP 404). Check the repository id and the revision.`);
+  }
+  const config = checkConfig(new Uint8Array(configFile.buffer), where);
+  const files = { 'config.json': configFile.buffer };
+  const wanted = (n) => !only || only.includes(n);
+  const tokenizer = await Promise.all(TOKENIZER_FILES.map((n) => (wanted(n) ? fetchFile(urlOf(n), n, opts(n)) : null)));
+  TOKENIZER_FILES.forEach((n, i) => { if (tokenizer[i]) files[n] = tokenizer[i].buffer; });
+  // Weights: safetensors, then the PyTorch zip, then a sharded safetensors index.
+  for (const name of ['model.safetensors', 'pytorch_model.bin'].filter(wanted)) {
+    const got = await fetchFile(urlOf(name), name, opts(name));
+    if (got) {
+      files[name] = got.buffer;
+      return { files, config };
+    }
+  }
+  const index = await fetchFile(urlOf('model.safetensors.index.json'), 'model.safetensors.index.json',
+                                opts('model.safetensors.index.json'));
+  if (index) {
+    files['model.safetensors.index.json'] = index.buffer;
+    let shards;
+    try {
+      shards = [...new Set(Object.values(JSON.parse(new TextDecoder().decode(index.buffer)).weight_map ?? {}))];
+    } catch {
+      throw new ModelSourceError(`${where}: model.safetensors.index.json is not valid JSON.`);
+    }
+    for (const shard of shards) {
+      const got = await fetchFile(urlOf(shard), shard, opts(shard));
+      if (!got) throw new ModelSourceError(`${where}: shard ${shard} is missing (HTTP 404).`);
+      files[shard] = got.buffer;
+    }
+    return { files, config };
+  }
+  throw new ModelSourceError(`${where}: no weights (model.safetensors or pytorch_model.bin not found).`);
+}
+
+export function validRepo(repo) {
+  return /^[A-Za-z0-9][\w.-]*(\/[A-Za-z0-9][\w.-]*)?$/.test(repo) && !repo.includes('..');
+}
+
+export function hubUrl(base, repo, rev, file) {
+  return `${base.replace(/\/+$/, '')}/${repo}/resolve/${encodeURIComponent(rev)}/${file}`;
+}
+
+export async function fetchHubModel({ base = DEFAULT_HUB, repo, rev = 'main' }, options) {
+  if (!validRepo(repo)) {
+    throw new ModelSourceError(`"${repo}" is not a Hugging Face repository id (expected "owner/name" or "name").`);
+  }
+  let parsedBase;
+  try {
+    parsedBase = new URL(base);
+  } catch {
+    throw new ModelSourceError(`"${base}" is not a valid hub address.`);
+  }
+  const where = `${repo}@${rev} on ${parsedBase.host}`;
+  return fetchModel((file) => hubUrl(base, repo, rev, file), where, options);
+}
+
+export async function fetchEmbeddedModel(entry, options) {
+  const dir = new URL(`models/${entry.path.replace(/^\/+|\/+$/g, '')}/`, location.href);
+  return fetchModel((file) => new URL(file, dir).href, `embedded model "${entry.name ?? entry.id}"`,
+                    { ...options, useCache: false, only: Array.isArray(entry.files) ? entry.files : null });
+}
+
+// Local files (picker or drop): File objects; folders dropped are flattened by name.
+export async function readLocalFiles(fileList, onProgress = () => {}) {
+  const files = {};
+  const list = [...fileList];
+  if (!list.length) throw new ModelSourceError('No files were given.');
+  let done = 0;
+  const total = list.reduce((s, f) => s + f.size, 0) || 1;
+  for (const f of list) {
+    const name = f.name.split('/').pop();
+    files[name] = await f.arrayBuffer();
+    done += f.size;
+    onProgress({ file: name, loaded: done, total, fraction: done / total });
+  }
+  if (!files['config.json']) {
+    throw new ModelSourceError('The files need a config.json (plus model.safetensors or pytorch_model.bin, and a ' +
+                               'tokenizer: vocab.txt, tokenizer.json or vocab.json + merges.txt).');
+  }
+  const config = checkConfig(new Uint8Array(files['config.json']), 'local files');
+  if (!files['model.safetensors'] && !files['pytorch_model.bin'] && !files['model.safetensors.index.json']) {
+    throw new ModelSourceError('local files: no weights (model.safetensors or pytorch_model.bin).');
+  }
+  return { files, config };
+}
+
+// Files from a drop: DataTransfer items, folders walked one level deep (Hugging Face layout is flat).
+export async function droppedFiles(dataTransfer) {
+  const entries = [...(dataTransfer.items ?? [])].map((i) => i.webkitGetAsEntry?.()).filter(Boolean);
+  if (!entries.length) return [...dataTransfer.files];
+  const out = [];
+  const fileOf = (entry) => new Promise((resolve, reject) => entry.file(resolve, reject));
+  for (const entry of entries) {
+    if (entry.isFile) out.push(await fileOf(entry));
+    else if (entry.isDirectory) {
+      const children = await new Promise((resolve, reject) => entry.createReader().readEntries(resolve, reject));
+      for (const c of children) if (c.isFile) out.push(await fileOf(c));
+    }
+  }
+  return out;
+}

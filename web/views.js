@@ -1,0 +1,165 @@
+// views.js: what a heatmap shows. A view turns one run (the worker's attention reply) into an
+// n x n matrix for (layer, head). Base views are registered here; later features (effective
+// attention, PAPA constant attention) call registerView() with the outputs they need from the
+// worker, and every base view is automatically available in the "difference of two views" view.
+//
+// A view: { id, label, help, signed, outputs: [names the run must request], available(run),
+//           matrix(run, layer, head) -> Float32Array(n * n) }
+
+const registry = new Map();
+
+export function registerView(view) {
+  registry.set(view.id, { outputs: [], signed: false, available: () => true, ...view });
+}
+
+export function baseViews() {
+  return [...registry.values()];
+}
+
+// The outputs the worker must return so that every registered view can be shown.
+export function requiredOutputs() {
+  const set = new Set(['attentions']);
+  for (const v of registry.values()) for (const o of v.outputs) set.add(o);
+  return [...set];
+}
+
+// One head's [n, n] probabilities from attentions [NL, 1, H, n, n] (a view, no copy).
+export function headSlice(run, layer, head) {
+  const n = run.n;
+  const offset = (layer * run.H + head) * n * n;
+  return run.att.subarray(offset, offset + n * n);
+}
+
+registerView({
+  id: 'standard',
+  label: 'Standard attention',
+  help: 'softmax(QK\u1d40/\u221ad): row = query token, column = key token; each row sums to 1.',
+  outputs: ['attentions'],
+  available: (run) => !!run.att,
+  matrix: (run, layer, head) => headSlice(run, layer, head),
+});
+
+registerView({
+  id: 'layer_mean',
+  label: 'Mean of the layer\u2019s heads',
+  help: 'The average of the attention of every head of this layer (the same for all its heads).',
+  outputs: ['attentions'],
+  available: (run) => !!run.att,
+  matrix: (run, layer) => {
+    run.cache ??= new Map();
+    const key = `layer_mean:${layer}`;
+    let out = run.cache.get(key);
+    if (!out) {
+      const nn = run.n * run.n;
+      out = new Float32Array(nn);
+      for (let h = 0; h < run.H; h++) {
+        const m = headSlice(run, layer, h);
+        for (let i = 0; i < nn; i++) out[i] += m[i];
+      }
+      for (let i = 0; i < nn; i++) out[i] /= run.H;
+      run.cache.set(key, out);
+    }
+    return out;
+  },
+});
+
+registerView({
+  id: 'uniform',
+  label: 'Uniform (1/n)',
+  help: 'Every query attends equally to all n tokens: the constant baseline.',
+  available: () => true,
+  matrix: (run) => {
+    run.cache ??= new Map();
+    let out = run.cache.get('uniform');
+    if (!out) {
+      out = new Float32Array(run.n * run.n).fill(1 / run.n);
+      run.cache.set('uniform', out);
+    }
+    return out;
+  },
+});
+
+// A view spec: a base id ("standard") or a difference "diff:A,B" (A minus B).
+export function parseViewSpec(spec) {
+  const m = /^diff:([\w-]+),([\w-]+)$/.exec(spec ?? '');
+  if (m && registry.has(m[1]) && registry.has(m[2])) return { kind: 'diff', a: m[1], b: m[2] };
+  if (registry.has(spec)) return { kind: 'base', id: spec };
+  return { kind: 'base', id: 'standard' };
+}
+
+export function viewSpecString(parsed) {
+  return parsed.kind === 'diff' ? `diff:${parsed.a},${parsed.b}` : parsed.id;
+}
+
+// Resolves a spec to { label, signed, matrix(run, layer, head) }.
+export function resolveView(spec) {
+  const p = parseViewSpec(spec);
+  if (p.kind === 'base') {
+    const v = registry.get(p.id);
+    return { spec: p.id, label: v.label, help: v.help, signed: v.signed, matrix: v.matrix, available: v.available };
+  }
+  const a = registry.get(p.a);
+  const b = registry.get(p.b);
+  return {
+    spec: viewSpecString(p),
+    label: `${a.label} \u2212 ${b.label}`,
+    help: `Signed difference: ${a.label} minus ${b.label} (red: more in the first, blue: more in the second).`,
+    signed: true,
+    available: (run) => a.available(run) && b.available(run),
+    matrix: (run, layer, head) => {
+      const x = a.matrix(run, layer, head);
+      const y = b.matrix(run, layer, head);
+      const out = new Float32Array(x.length);
+      for (let i = 0; i < x.length; i++) out[i] = x[i] - y[i];
+      return out;
+    },
+  };
+}
+
+// ------------------------------------------------------------------ merging sub-words into words
+
+export const MERGE_RULE = 'Merged words: a word\u2019s row is the AVERAGE of its pieces\u2019 rows (each query piece ' +
+  'counts equally), and its column is the SUM of its pieces\u2019 columns (attention to any piece is attention ' +
+  'to the word), so every row still sums to 1. Special tokens stay on their own.';
+
+// Groups of consecutive token indices that belong to the same word of the same sequence.
+export function wordGroups(tokens, wordIds, typeIds) {
+  const groups = [];
+  let prevKey = null;
+  for (let i = 0; i < tokens.length; i++) {
+    const w = wordIds?.[i] ?? -1;
+    const key = w < 0 ? null : `${typeIds?.[i] ?? 0}:${w}`;
+    if (key !== null && key === prevKey) groups[groups.length - 1].push(i);
+    else groups.push([i]);
+    prevKey = key;
+  }
+  return groups;
+}
+
+// A word's label: its pieces joined, WordPiece "##" and byte-level BPE "\u0120" markers removed.
+export function groupLabel(tokens, group) {
+  if (group.length === 1) return tokens[group[0]];
+  return group.map((i, j) => {
+    const t = tokens[i];
+    if (j > 0 && t.startsWith('##')) return t.slice(2);
+    return t.replace(/^\u0120/, '');
+  }).join('');
+}
+
+// m x m from n x n: rows averaged over query pieces, columns summed over key pieces.
+export function mergeMatrix(matrix, n, groups) {
+  const m = groups.length;
+  const groupOf = new Int32Array(n);
+  groups.forEach((g, gi) => { for (const i of g) groupOf[i] = gi; });
+  const out = new Float32Array(m * m);
+  for (let gq = 0; gq < m; gq++) {
+    const rows = groups[gq];
+    const w = 1 / rows.length;
+    const dst = gq * m;
+    for (const q of rows) {
+      const src = q * n;
+      for (let k = 0; k < n; k++) out[dst + groupOf[k]] += w * matrix[src + k];
+    }
+  }
+  return out;
+}
