@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # serve.sh: builds what is missing (WASM core) and serves the attnlab app on localhost.
-#   PORT (default 8080) and HOST (default 127.0.0.1) choose where.
+#   PORT (default 8080; 0 = any free port) and HOST (default 127.0.0.1) choose where;
+#   AL_MODELS_DIR serves another folder as /models/ (it needs an index.json, see web/models.js).
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/setup.sh

@@ -225,17 +225,25 @@ async function runAttention() {
     const { reply, tensors } = await job.promise;
     if (app.job !== job) return;
     const seq = reply.sequences[0];
-    app.run = {
+    const run = {
       n: reply.seq_len, NL: reply.n_layers, H: reply.n_heads, att: tensors.attentions.data, tensors,
       tokens: seq.tokens, wordIds: seq.word_ids, typeIds: seq.type_ids, reply,
     };
-    app.lastRunText = { text, pair };
-    app.runCount++;
     const computeMs = performance.now() - started;
     $('shown-text').textContent = pair !== null ? `${text} ‖ ${pair}` : text;
     showTokens(seq.tokens, seq.type_ids, seq.tokens.map((t, i) => (seq.word_ids?.[i] ?? 0) < 0));
     show($('explorer'), true);
-    explorer.setRun(app.run);
+    // Token spans and their layout in one task, the heatmaps in the next: no single long task.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    if (app.job !== job) return;
+    if (job.cancelled) {
+      $('run-status').textContent = 'Cancelled.';
+      return;
+    }
+    app.run = run;
+    app.lastRunText = { text, pair };
+    app.runCount++;
+    explorer.setRun(run);
     const drawnMs = performance.now() - started;
     app.timings.lastRun = { computeMs, drawnMs, tokens: reply.seq_len };
     app.timings.firstHeatmap ??= performance.now();
@@ -361,7 +369,11 @@ function wire() {
     }
   });
   $('run').addEventListener('click', runAttention);
-  $('cancel').addEventListener('click', () => { if (app.job) client.cancel(app.job.id); });
+  $('cancel').addEventListener('click', () => {
+    if (!app.job) return;
+    app.job.cancelled = true; // also covers a reply that arrived but is not drawn yet
+    client.cancel(app.job.id);
+  });
   $('pair-toggle').addEventListener('change', () => {
     show($('text-pair'), $('pair-toggle').checked);
     scheduleTokenize();

@@ -20,6 +20,8 @@ export class WorkerClient {
     this.nextId = 1;
     this.pending = new Map(); // id -> {resolve, reject, onProgress}
     this.restarts = 0;
+    this.failedStarts = 0; // deaths before 'init' answered; after 3 in a row the client gives up
+    this.broken = null;
     // A shared cancel board reaches a request while it runs (needs cross-origin isolation).
     this.board = typeof SharedArrayBuffer === 'function' && globalThis.crossOriginIsolated
       ? new Int32Array(new SharedArrayBuffer(4)) : null;
@@ -34,8 +36,9 @@ export class WorkerClient {
       this._died(event.message || 'the worker failed to start or threw');
     };
     this.worker.onmessageerror = () => this._died('a message from the worker could not be read');
+    this.started = false;
     this.ready = this.request('init', { cancelBoard: this.board?.buffer ?? null }).promise;
-    this.ready.catch(() => {});
+    this.ready.then(() => { this.started = true; this.failedStarts = 0; }, () => {});
   }
 
   _receive(msg) {
@@ -64,6 +67,10 @@ export class WorkerClient {
       p.reject(new WorkerError('crashed', `The computation engine stopped (${reason}). It has been restarted; ` +
                                          'the model is being reloaded, please try again.'));
     }
+    if (!this.started && ++this.failedStarts >= 3) {
+      this.broken = `the computation engine could not start (${reason})`;
+      return;
+    }
     this.restarts++;
     this._start();
     this.onRestart?.(reason);
@@ -72,6 +79,7 @@ export class WorkerClient {
   // Returns {id, promise}; transfer lists the ArrayBuffers handed over (they become empty here).
   request(op, args = {}, { onProgress = null, transfer = [] } = {}) {
     const id = this.nextId++;
+    if (this.broken) return { id, promise: Promise.reject(new WorkerError('crashed', this.broken)) };
     const promise = new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onProgress });
     });

@@ -21,7 +21,7 @@ big small red green blue house car tree book read write play run walk talk see l
 time day night year week good bad new old first last long great little right left high low next
 early young important public private same able man woman child world life hand part place case point
 government company number group problem fact eye city love sea sky sun moon star water fire earth
-word sentence attention head layer model token hello music paris france london capital`.split(/\s+/);
+word sentence attention head layer model token hello music paris france london capital tired asleep fell`.split(/\s+/);
 const PIECES = ['##s', '##ing', '##ed', '##ly', '##er', '##est', '##ness', '##ful'];
 const PUNCT = ['.', ',', '!', '?', '<', '>', '=', '/', '_', "'", '"', '(', ')', ';', ':', '-'];
 
