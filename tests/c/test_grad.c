@@ -365,7 +365,7 @@ static int analytic(model_case *mc) {
 }
 
 /* FD on a sample of coordinates of one tensor: the 4 largest |analytic| and 4 random ones. */
-static double fd_tensor(model_case *mc, float *p, const float *g, size_t n, float h, al_rng *r) {
+static double fd_tensor(model_case *mc, float *p, const float *g, size_t n, float h, al_rng *r, int *kinked) {
     size_t idx[8];
     int k = 0;
     double scale = max_abs(g, n);
@@ -394,7 +394,10 @@ static double fd_tensor(model_case *mc, float *p, const float *g, size_t n, floa
         }
         return worst < 1e-4 ? 0.0 : 1.0;
     }
+    /* A ReLU kink inside [x - h, x + h] makes the difference quotient meaningless there: such a point shows
+     * as one-sided quotients that disagree by more than curvature explains; it is skipped and counted. */
     double worst = 0.0;
+    const double f0 = model_loss(mc);
     for (int t = 0; t < k; t++) {
         const float x0 = p[idx[t]];
         p[idx[t]] = x0 + h;
@@ -405,7 +408,13 @@ static double fd_tensor(model_case *mc, float *p, const float *g, size_t n, floa
         const double fm = model_loss(mc);
         p[idx[t]] = x0;
         const double fd = (fp - fm) / ((double)xp - xm);
+        const double one_sided_gap = fabs((fp - f0) / ((double)xp - x0) - (f0 - fm) / ((double)x0 - xm));
+        if (kinked && one_sided_gap > 0.02 * scale) {
+            (*kinked)++;
+            continue;
+        }
         const double e = fabs(fd - g[idx[t]]) / scale;
+        if (getenv("GRAD_DEBUG")) printf("  [%zu] h %.1e fd %.6g analytic %.6g\n", idx[t], (double)h, fd, (double)g[idx[t]]);
         worst = e > worst ? e : worst;
     }
     return worst;
@@ -473,15 +482,16 @@ static void check_model_grads(const char *label, al_config cfg, const al_head_po
 
     double worst = 0.0;
     const char *worst_name = "";
+    int n_kinked = 0;
     for (int i = 0; i < np; i++) {
         const float *g = gcopy + (ps[i].p - m->storage);
         /* Float forward passes leave ~1e-6 of noise in the loss: pick the step so that the change it makes
-         * (h * max|g|) stands ~300 times above it, within [3e-3, 3e-2] (smaller for ReLU's kinks). */
+         * (h * max|g|) stands ~300 times above it, within [3e-3, 5e-2] (1e-2 for ReLU's kinks). */
         const double gmax = max_abs(g, ps[i].n);
         double h = gmax > 0.0 ? 3e-4 / gmax : 3e-3;
-        const double h_max = cfg.act == AL_ACT_RELU ? 1e-2 : 3e-2;
+        const double h_max = cfg.act == AL_ACT_RELU ? 1e-2 : 5e-2;
         h = h < 3e-3 ? 3e-3 : h > h_max ? h_max : h;
-        double e = fd_tensor(&mc, ps[i].p, g, ps[i].n, (float)h, &r);
+        double e = fd_tensor(&mc, ps[i].p, g, ps[i].n, (float)h, &r, cfg.act == AL_ACT_RELU ? &n_kinked : NULL);
         if (e > worst) worst = e, worst_name = ps[i].name;
         CHECK_MSG(e < MODEL_TOL, "%s: tensor %s rel err %.3e", label, ps[i].name, e);
     }
@@ -508,6 +518,10 @@ static void check_model_grads(const char *label, al_config cfg, const al_head_po
         CHECK_MSG(e < MODEL_TOL, "%s: lambda logit %d fd %.6g analytic %.6g", label, i, fd, (double)dtheta[i]);
     }
     printf("%-34s params rel err %.2e (worst %s)", label, worst, worst_name);
+    if (cfg.act == AL_ACT_RELU) {
+        printf(", %d of %d points skipped at ReLU kinks", n_kinked, 8 * np);
+        CHECK(n_kinked * 4 < 8 * np);
+    }
     if (n_mix) printf(", %d lambda logits rel err %.2e (max |dtheta| %.2e)", n_mix, worst_lambda, lscale);
     printf("\n");
     if (n_mix) CHECK(lscale > 1e-6); /* the lambda gradients are not trivially zero */
@@ -677,7 +691,7 @@ int main(void) {
     check_forward_matches("bert all-MIX", bert, mix_pol9);
     check_forward_matches("roberta", roberta, NULL);
     check_forward_matches("electra E=8", electra, NULL);
-    check_forward_matches("distilbert relu", distil, NULL);
+    check_forward_matches("distilbert", distil, NULL);
 
     check_model_grads("bert gelu", bert, NULL, 0.0f, 0, 1);
     check_model_grads("bert gelu_tanh", bert_tanh, NULL, 0.0f, 0, 1);
