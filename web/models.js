@@ -44,7 +44,30 @@ export function checkConfig(bytes, where) {
     throw new ModelSourceError(`${where}: not a BERT-family model (model_type "${type || '?'}"${archs ? `, ${archs}` : ''}). ` +
       'attnlab runs BERT, RoBERTa, DistilBERT and ELECTRA encoders.');
   }
+  const bytesNeeded = estimateWeightBytes(config);
+  if (bytesNeeded > MAX_WEIGHT_BYTES) {
+    throw new ModelSourceError(`${where}: too large for memory: its weights need about ` +
+      `${(bytesNeeded / 2 ** 30).toFixed(1)} GiB as float32, and a WebAssembly tab has 4 GiB in all ` +
+      `(attnlab keeps at most ${(MAX_WEIGHT_BYTES / 2 ** 30).toFixed(1)} GiB for weights).`);
+  }
   return config;
+}
+
+// WebAssembly memory is capped at 4 GiB; the weights (float32) may take at most this much of it so
+// the file bytes, activations and attention tensors still fit.
+const MAX_WEIGHT_BYTES = 2.5 * 2 ** 30;
+
+// Float32 size of an encoder's weights from config.json alone (before any download): embeddings,
+// per layer 4 D^2 + 2 D I (+ biases), and the MLM head. DistilBERT names its fields differently.
+export function estimateWeightBytes(config) {
+  const D = Number(config.hidden_size ?? config.dim ?? 0);
+  const I = Number(config.intermediate_size ?? config.hidden_dim ?? 4 * D);
+  const NL = Number(config.num_hidden_layers ?? config.n_layers ?? 0);
+  const V = Number(config.vocab_size ?? 0);
+  const P = Number(config.max_position_embeddings ?? 512);
+  const E = Number(config.embedding_size ?? D);
+  const params = (V + P + 2) * E + NL * (4 * D * D + 2 * D * I + 9 * D + I) + D * D + V;
+  return Number.isFinite(params) ? params * 4 : 0;
 }
 
 async function openCache() {

@@ -139,6 +139,11 @@ before(async () => {
   makeGoldenModel(path.join(hub, 'test-org/tiny-bert'));
   mkdirSync(path.join(hub, 'test-org/gpt'), { recursive: true });
   writeFileSync(path.join(hub, 'test-org/gpt/config.json'), JSON.stringify({ model_type: 'gpt2', architectures: ['GPT2LMHeadModel'] }));
+  // A BERT whose float32 weights (~37 GiB) cannot fit in a WebAssembly tab.
+  mkdirSync(path.join(hub, 'test-org/huge-bert'), { recursive: true });
+  writeFileSync(path.join(hub, 'test-org/huge-bert/config.json'), JSON.stringify({
+    model_type: 'bert', hidden_size: 4096, intermediate_size: 16384, num_hidden_layers: 48,
+    num_attention_heads: 32, vocab_size: 50000 }));
   const corrupt = path.join(work, 'corrupt');
   mkdirSync(corrupt);
   copyFileSync(path.join(hub, 'test-org/tiny-bert/config.json'), path.join(corrupt, 'config.json'));
@@ -275,7 +280,7 @@ test('exports: PNG of the heatmap, JSON of the numbers', { skip }, async () => {
   assert.deepEqual(body.tokens, current.labels);
 });
 
-test('a model loads from the (localhost) Hugging Face mirror; 404 and non-BERT are explained', { skip }, async () => {
+test('a model loads from the (localhost) Hugging Face mirror; 404, non-BERT and too-large are explained', { skip }, async () => {
   await page.click('#model-panel summary');
   await page.fill('#hub-base', mirrorBase);
   await page.fill('#hub-repo', 'test-org/missing');
@@ -288,6 +293,12 @@ test('a model loads from the (localhost) Hugging Face mirror; 404 and non-BERT a
   await page.waitForFunction(() => /BERT-family/.test(document.getElementById('model-error').textContent));
   assert.ok(!mirrorLog.some((u) => u.startsWith('/test-org/gpt/') && /model\.safetensors|pytorch_model/.test(u)),
             'no weights are downloaded for a model of another family');
+
+  await page.fill('#hub-repo', 'test-org/huge-bert');
+  await page.click('#hub-load');
+  await page.waitForFunction(() => /too large for memory/.test(document.getElementById('model-error').textContent));
+  assert.ok(!mirrorLog.some((u) => u.startsWith('/test-org/huge-bert/') && /model\.safetensors|pytorch_model/.test(u)),
+            'no weights are downloaded for a model too large for memory');
 
   await page.fill('#hub-repo', 'test-org/tiny-bert');
   await page.click('#hub-load');
