@@ -1,7 +1,7 @@
 /* bench_encoder.c: GEMM GFLOP/s and encoder throughput on random models, one JSON line per result.
  * Run natively and as WASM under node by bench/compare.mjs, which prints both side by side.
  *
- *   bench_encoder [--quick]
+ *   bench_encoder [--quick] [--only GROUP]     GROUP: gemm, bert-tiny, minilm or bert-base
  *
  * Shapes: bert-tiny (2 x 128, 2 heads), MiniLM (12 x 384, 12 heads), bert-base (12 x 768, 12 heads),
  * each at 32, 128 and 512 tokens, batch of one sequence, all heads standard. */
@@ -84,12 +84,22 @@ static void bench_encoder(const shape *sh, const int *lengths, int n_lengths, do
 }
 
 int main(int argc, char **argv) {
-    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    int quick = 0;
+    const char *only = NULL; /* NULL: every group */
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) quick = 1;
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+        else {
+            fprintf(stderr, "usage: bench_encoder [--quick] [--only gemm|bert-tiny|minilm|bert-base]\n");
+            return 2;
+        }
+    }
     double min_s = quick ? 0.05 : 0.5;
     printf("{\"kind\":\"path\",\"kernels\":\"%s\"}\n", al_kernels_path());
     static const int gemm_shapes[][3] = {{128, 768, 768}, {512, 768, 768}, {512, 3072, 768}, {512, 512, 64}};
-    for (size_t i = 0; i < sizeof gemm_shapes / sizeof gemm_shapes[0]; i++)
-        bench_gemm(gemm_shapes[i][0], gemm_shapes[i][1], gemm_shapes[i][2], min_s);
+    if (!only || strcmp(only, "gemm") == 0)
+        for (size_t i = 0; i < sizeof gemm_shapes / sizeof gemm_shapes[0]; i++)
+            bench_gemm(gemm_shapes[i][0], gemm_shapes[i][1], gemm_shapes[i][2], min_s);
     static const shape shapes[] = {
         {"bert-tiny", 2, 128, 2, 512},
         {"minilm", 12, 384, 12, 1536},
@@ -97,6 +107,6 @@ int main(int argc, char **argv) {
     };
     static const int lengths[] = {32, 128, 512};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-        bench_encoder(&shapes[i], lengths, quick ? 1 : 3, min_s);
+        if (!only || strcmp(only, shapes[i].name) == 0) bench_encoder(&shapes[i], lengths, quick ? 1 : 3, min_s);
     return 0;
 }
