@@ -263,6 +263,163 @@ al_status al_session_set_tensor(al_session *s, const char *name, int ndim, const
                                 const float *data, al_error *err);
 void al_session_clear_tensors(al_session *s);
 
+/* ---------------------------------------------------------------- vocabulary learning
+ * A WordPiece vocabulary learned from plain text (src/text/vocab_learn.c): BERT's normalisation and
+ * pre-tokenisation (lower-case, strip accents, split on whitespace and punctuation), then BPE-style merges
+ * with the "##" continuation prefix, as the Hugging Face tokenizers WordPieceTrainer does. */
+
+typedef struct al_vocab_learn_options {
+    int vocab_size;      /* target size, special tokens included (8000) */
+    int min_frequency;   /* a pair must occur this often to be merged (2) */
+    int alphabet_limit;  /* keep at most this many characters, the most frequent (1000) */
+} al_vocab_learn_options;
+
+al_vocab_learn_options al_vocab_learn_default_options(void);
+
+typedef struct al_vocab_learn_stats {
+    long long n_words;      /* pre-tokenised words counted */
+    int n_word_types;       /* distinct words */
+    int n_alphabet;         /* characters kept */
+    int n_merges;           /* merges done */
+    int n_lines_skipped;    /* lines that were not valid UTF-8 */
+} al_vocab_learn_stats;
+
+/* Learns a vocabulary from text (lines separated by '\n'). Writes vocab.txt content (one token a line:
+ * [PAD] [UNK] [CLS] [SEP] [MASK], the alphabet, then the merged pieces in merge order) to a malloc'd
+ * NUL-terminated buffer. Deterministic. stats may be NULL. */
+al_status al_vocab_learn(const char *text, size_t len, const al_vocab_learn_options *opt, char **out_vocab,
+                         size_t *out_len, al_vocab_learn_stats *stats, al_error *err);
+
+/* ---------------------------------------------------------------- effective attention
+ * Effective attention (Brunner et al. 2020; Sun & Marasovic 2021): the part of a head's attention
+ * that reaches its output. Row i of A mixes the value vectors V [n, dh] (value bias included); any
+ * component of the row in the left null space of V (vectors x with x V = 0) is multiplied by zero.
+ * A_eff = the rows of A projected onto col(V), so A_eff V = A V and A - A_eff is invisible to the
+ * model. Computed from the dh x dh Gram matrix V^T V in double (never an n x n SVD); see
+ * src/methods/effective.h.
+ *
+ * Why A_eff == A for short inputs: when a sentence has n <= dh tokens and V has full rank n, the dh
+ * columns of V span all of R^n, so the left null space is {0} and nothing is removed; only inputs
+ * longer than the head dimension (or padded past it) change.
+ *
+ * Modes:
+ *  AL_EFFECTIVE_EXACT (default): per example b and head, only the n_b real tokens (mask != 0) as
+ *    query rows, key columns and rows of V, each (example, head) with its own rank from the relative
+ *    tolerance sigma_k > sigma_max * max(n_b, dh) * eps_float32. Pad rows and columns of the output
+ *    are 0. A_eff V = A V holds on the real tokens (to ~1e-6 relative).
+ *  AL_EFFECTIVE_PAPER ("as in Sun & Marasovic"): the padded length L with V's pad rows included,
+ *    their absolute tolerance eps_float32 * H on singular values (1.4305e-6 for H = 12), one rank r*
+ *    per layer call shared by all examples and heads (the max of their ranks), projection on the
+ *    top-r* left singular vectors of V (A_eff = A - A N N^T with N the other L - r*), and then
+ *    pad-key columns set to 0 AFTER the projection (so mask(A_eff) V != A V in general); pad-query
+ *    rows are kept. The result depends on L: pad to the paper's 128 (JSON "pad_to": 128) to
+ *    reproduce it. */
+
+typedef enum al_effective_mode {
+    AL_EFFECTIVE_EXACT = 0,
+    AL_EFFECTIVE_PAPER = 1,
+} al_effective_mode;
+
+/* The paper mode's absolute singular-value tolerance: float32 eps * n_heads. */
+double al_effective_paper_tolerance(int n_heads);
+
+/* One head, exact mode: the rows of A [n_rows, n] (row stride lda) projected onto col(V) with
+ * V [n, dh] (row stride ldv), into out [n_rows, n] (row stride ldo; out may equal A). *rank (may be
+ * NULL) receives the rank kept. */
+al_status al_effective_head(const float *A, int n_rows, int lda, const float *V, int n, int dh,
+                            int ldv, float *out, int ldo, int *rank, al_error *err);
+
+/* A whole forward output: attentions [NL, B, H, L, L] and values [NL, B, H, L, head_dim] as
+ * al_forward returns them, mask [B, L] (NULL: all real). out [NL, B, H, L, L] may equal attentions.
+ * ranks_out [NL, B, H] (may be NULL): exact mode, the rank of each (example, head); paper mode, the
+ * layer's shared r* in every entry. */
+al_status al_effective_attention(const al_config *config, const float *attentions,
+                                 const float *values, const int32_t *mask, int B, int L,
+                                 al_effective_mode mode, float *out, int *ranks_out,
+                                 al_error *err);
+
+/* ---- attention analyses (Sun & Marasovic 2021: Figures 1, 3, 5, 6 and Table 2), on standard or
+ * effective attention alike. Each takes one batch and adds into caller-owned sums, so a data set is
+ * processed batch by batch; the averages are sums / counts. Layouts as al_forward's. */
+
+/* Key classes, bit flags per position. */
+enum { AL_KEY_CLS = 1, AL_KEY_SEP = 2, AL_KEY_PUNCT = 4 };
+
+/* classes [L] for one sequence: [CLS] / [SEP] (RoBERTa <s> / </s>) by the tokenizer's special ids,
+ * punctuation = a token whose text, without a "##" or BPE space prefix, is only punctuation (Unicode
+ * P* or ASCII symbols). Pad positions (mask 0) get 0. tok NULL: the first real position is [CLS]
+ * and the last real position [SEP]. */
+void al_key_classes(const al_tokenizer *tok, const int32_t *ids, const int32_t *mask, int L,
+                    uint8_t *classes);
+
+typedef enum al_average {
+    AL_AVERAGE_EXACT = 0, /* real query rows (and keys) only, mean over examples */
+    AL_AVERAGE_PAPER = 1, /* the reference code: all L padded rows, mean per batch, then over batches */
+} al_average;
+
+/* Attention to [CLS], [SEP] and punctuation keys per (layer, head): sums [3, NL, H] (cls, sep,
+ * punct). Exact: per example, the mass a real query row gives to that class's keys (summed over the
+ * class's positions), averaged over real rows; *count += examples. Paper: [CLS] = the column of the
+ * first [CLS] position, [SEP] = the max of the [SEP] columns (two for pairs), punctuation = the
+ * summed punctuation columns, each averaged over all L rows, then over the batch; *count += 1. */
+al_status al_attention_token_stats(const float *attentions, int NL, int B, int H, int L,
+                                   const int32_t *mask, const uint8_t *classes, al_average avg,
+                                   double *sums, double *count, al_error *err);
+
+/* |effective - standard| per entry into abs_out [NL, B, H, L, L] (may be NULL) and its Frobenius
+ * norm over each example's real-token block into fro_out [NL, B, H] (may be NULL). */
+al_status al_attention_diff(const float *standard, const float *effective, int NL, int B, int H,
+                            int L, const int32_t *mask, float *abs_out, float *fro_out,
+                            al_error *err);
+
+/* Attention from one query row to keys grouped by tag (parts of speech) in one layer's attention
+ * [B, H, L, L]: query[b] is the query position of example b, key_tags [B, L] a tag index per key
+ * position (-1: none). Per example, head and present tag: the max (use_mean 0, the paper) or the
+ * mean of A[b, h, query, pos] over the tag's positions; sums [n_tags, H] += it, counts [n_tags] += 1
+ * per example having the tag. */
+al_status al_attention_by_tag(const float *layer_attentions, int B, int H, int L,
+                              const int32_t *query, const int32_t *key_tags, int n_tags,
+                              int use_mean, double *sums, double *counts, al_error *err);
+
+/* Cosine similarity per (layer, head) between two models' attentions on the same batch: the
+ * flattened real-token block (exact) or the whole L x L (paper), x.y / (max(|x|, eps) max(|y|, eps))
+ * with eps 1e-6. sums [NL, H]; exact: += per example, *count += examples; paper: += batch mean,
+ * *count += 1. */
+al_status al_attention_cosine(const float *a, const float *b, int NL, int B, int H, int L,
+                              const int32_t *mask, al_average avg, double *sums, double *count,
+                              al_error *err);
+
+/* Attention patterns of Kovaleva et al. (2019), by rules instead of their CNN. For one head's map
+ * A [L, L] over the real tokens, each real query row i is turned into a distribution over real keys
+ * w_ij = |A_ij| / sum_j |A_ij| (effective attention can be negative; rows with no mass are skipped)
+ * and three scores are averaged over rows:
+ *   diagonal D = mass on keys j with |i - j| <= 1 (previous, same, next token);
+ *   vertical V = mass on delimiter keys ([CLS], [SEP], punctuation) outside that diagonal band;
+ *   block    S = share of the non-delimiter mass that stays in the query's own segment, over query
+ *              rows that belong to a segment; only for inputs with two segments (pairs), else 0.
+ * Label, first rule that holds:
+ *   vertical+diagonal  V >= 0.25 and D >= 0.25 and V + D >= 0.6
+ *   vertical           V > 0.5
+ *   diagonal           D > 0.5
+ *   block              two segments and S >= 0.8 (a pair with a uniform head gives S ~ 0.5)
+ *   heterogeneous      otherwise.
+ * segments [L]: segment index per position (0 or 1), -1 for special tokens and pads (may be NULL:
+ * one segment). classes as al_key_classes (may be NULL: no delimiters). */
+typedef enum al_pattern {
+    AL_PATTERN_VERTICAL = 0,
+    AL_PATTERN_DIAGONAL = 1,
+    AL_PATTERN_VERTICAL_DIAGONAL = 2,
+    AL_PATTERN_BLOCK = 3,
+    AL_PATTERN_HETEROGENEOUS = 4,
+} al_pattern;
+#define AL_N_PATTERNS 5
+
+typedef struct al_pattern_scores { float vertical, diagonal, block; } al_pattern_scores;
+
+const char *al_pattern_name(al_pattern p); /* "vertical", "diagonal", "vertical+diagonal", ... */
+al_pattern al_attention_pattern(const float *A, int L, const int32_t *mask, const uint8_t *classes,
+                                const int32_t *segments, al_pattern_scores *scores);
+
 /* ---------------------------------------------------------------- tensor files */
 
 /* Serialises tensors ("F32" / "I32") as a .safetensors byte buffer (malloc'd, caller frees), with

@@ -23,6 +23,10 @@
  *               "values" [NL,B,H,L,head_dim], "mlm_logits" [B,L,V]; default ["attentions"].
  *               "input_ids" and "attention_mask" [B,L] (I32) always come back.
  *
+ *   Effective attention and its analyses: "effective_attention", "attention_diff",
+ *   "attention_stats", "attention_patterns", "attention_by_pos", "attention_similarity"; their
+ *   fields are described at the top of src/api/op_effective.c and op_analysis_*.c.
+ *
  * Every reply has "op" and "warnings" (e.g. unknown fields, truncation to the model's positions) and
  * "tensors" (name, dtype, shape of each binary tensor). Errors: {"error": {"code", "message"}} with
  * the message naming the request field at fault. The dispatcher reads JSON once per request and
@@ -34,6 +38,7 @@
 #include "../core/error.h"
 #include "../kernels/kernels.h"
 #include "api_internal.h"
+#include "op_analysis.h"
 
 al_session *al_session_new(void) { return calloc(1, sizeof(al_session)); }
 
@@ -243,6 +248,12 @@ static const op_entry k_ops[] = {
     {"models", al_op_models},         {"version", op_version},
     {"info", al_op_info},             {"tokenize", al_op_tokenize},
     {"attention", al_op_attention},   {"forward", al_op_attention},
+    {"effective_attention", al_op_effective},
+    {"attention_diff", al_op_attention_diff},
+    {"attention_stats", al_op_attention_stats},
+    {"attention_patterns", al_op_attention_patterns},
+    {"attention_by_pos", al_op_attention_by_pos},
+    {"attention_similarity", al_op_attention_similarity},
 };
 
 /* The error reply: {"error": {"code": "invalid", "message": "..."}}. */
@@ -283,7 +294,9 @@ static al_status dispatch(al_session *s, const char *request_json, const al_run_
     if (!st && !entry)
         st = al_err(err, AL_ERR_INVALID,
                     "request: field 'op': unknown op '%.100s' (ops: load_model, unload_model, "
-                    "models, version, info, tokenize, attention, forward)",
+                    "models, version, info, tokenize, attention, forward, effective_attention, "
+                    "attention_diff, attention_stats, attention_patterns, attention_by_pos, "
+                    "attention_similarity)",
                     op);
     al_reply_builder rb;
     if (!st) st = al_rb_init(&rb, op, err);
