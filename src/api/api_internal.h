@@ -79,6 +79,10 @@ al_status al_req_bool(const cJSON *obj, const char *key, const char *path, int d
                       al_error *err);
 al_status al_req_float(const cJSON *obj, const char *key, const char *path, int required,
                        float def, float min, float max, float *out, al_error *err);
+/* A list of names (e.g. "outputs": ["attentions", "values"]) as bit flags: names[i] sets bit 1 << i.
+ * *flags = def when the field is absent or null. n_names <= 31. */
+al_status al_req_flags(const cJSON *obj, const char *key, const char *const *names, int n_names,
+                       int def, int *flags, al_error *err);
 /* The model named by the request's "model" field. */
 al_status al_req_model(const al_session *s, const cJSON *req, const al_api_model **out,
                        al_error *err);

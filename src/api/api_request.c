@@ -91,3 +91,30 @@ void al_req_warn_unknown(al_reply_builder *rb, const cJSON *req, const char *con
         if (!found) al_rb_warn(rb, "request: unknown field '%.200s' ignored", item->string);
     }
 }
+
+al_status al_req_flags(const cJSON *obj, const char *key, const char *const *names, int n_names,
+                       int def, int *flags, al_error *err) {
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(obj, key);
+    *flags = def;
+    if (!list || cJSON_IsNull(list)) return AL_OK;
+    if (!cJSON_IsArray(list))
+        return al_err(err, AL_ERR_INVALID, "request: field '%s' must be an array of names", key);
+    *flags = 0;
+    int index = 0;
+    for (const cJSON *item = list->child; item; item = item->next, index++) {
+        int bit = 0;
+        for (int i = 0; i < n_names && !bit; i++)
+            if (cJSON_IsString(item) && strcmp(item->valuestring, names[i]) == 0) bit = 1 << i;
+        if (!bit) {
+            char choices[256] = "";
+            for (int i = 0; i < n_names; i++) {
+                strncat(choices, names[i], sizeof choices - strlen(choices) - 1);
+                if (i + 1 < n_names) strncat(choices, ", ", sizeof choices - strlen(choices) - 1);
+            }
+            return al_err(err, AL_ERR_INVALID, "request: field '%s[%d]' must be one of %s", key,
+                          index, choices);
+        }
+        *flags |= bit;
+    }
+    return AL_OK;
+}

@@ -20,26 +20,8 @@
 enum { OUT_EFF = 1, OUT_ATTN = 2, OUT_VALUES = 4, OUT_DIFF = 8 };
 
 static al_status read_outputs(const cJSON *req, int def, int *flags, al_error *err) {
-    const cJSON *list = cJSON_GetObjectItemCaseSensitive(req, "outputs");
-    *flags = def;
-    if (!list || cJSON_IsNull(list)) return AL_OK;
-    if (!cJSON_IsArray(list))
-        return al_err(err, AL_ERR_INVALID, "request: field 'outputs' must be an array of names");
     static const char *const names[] = {"effective", "attentions", "values", "abs_diff"};
-    *flags = 0;
-    int index = 0;
-    for (const cJSON *item = list->child; item; item = item->next, index++) {
-        int bit = 0;
-        for (int i = 0; i < 4 && !bit; i++)
-            if (cJSON_IsString(item) && strcmp(item->valuestring, names[i]) == 0) bit = 1 << i;
-        if (!bit)
-            return al_err(err, AL_ERR_INVALID,
-                          "request: field 'outputs[%d]' must be one of effective, attentions, "
-                          "values, abs_diff",
-                          index);
-        *flags |= bit;
-    }
-    return AL_OK;
+    return al_req_flags(req, "outputs", names, 4, def, flags, err);
 }
 
 typedef struct eff_state {
