@@ -4,6 +4,8 @@
 //         /models/     -> models/ (the embedded encoders, Hugging Face layout; models/index.json lists
 //                         them), or AL_MODELS_DIR when set (the browser tests serve a test model)
 //         /vendor/chart.js/ -> node_modules/chart.js/dist/
+//         /data/       -> build/data/ (scripts/build_corpus.py's output: brown_pos.jsonl for the page's
+//                         analyses), or AL_DATA_DIR when set (the browser tests serve a small file)
 // Sends COOP/COEP so the page is cross-origin isolated (WASM threads later), and the right MIME types.
 import { createServer } from 'node:http';
 import { createReadStream, statSync } from 'node:fs';
@@ -14,11 +16,13 @@ const port = Number(process.env.PORT ?? 8080);
 const host = process.env.HOST ?? '127.0.0.1';
 const wasmBuild = process.env.AL_WASM_DIR ?? 'build/wasm';
 const modelsDir = process.env.AL_MODELS_DIR ? resolve(process.env.AL_MODELS_DIR) : join(root, 'models');
+const dataDir = process.env.AL_DATA_DIR ? resolve(process.env.AL_DATA_DIR) : join(root, 'build/data');
 
 const routes = [
   ['/wasm/attnlab_wasm.', resolve(root, wasmBuild)],
   ['/wasm/', join(root, 'wasm')],
   ['/models/', modelsDir],
+  ['/data/', dataDir],
   ['/vendor/chart.js/', join(root, 'node_modules/chart.js/dist')],
   ['/', join(root, 'web')],
 ];
@@ -27,6 +31,7 @@ const types = {
   '.mjs': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
   '.json': 'application/json', '.wasm': 'application/wasm', '.png': 'image/png',
   '.svg': 'image/svg+xml', '.txt': 'text/plain; charset=utf-8', '.md': 'text/plain; charset=utf-8',
+  '.jsonl': 'application/x-ndjson; charset=utf-8',
   '.safetensors': 'application/octet-stream', '.bin': 'application/octet-stream',
 };
 

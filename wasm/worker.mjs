@@ -8,6 +8,8 @@
 //     op 'info'      {model}                              -> the JSON API's info reply
 //     op 'tokenize'  {model, text, text_pair?, ...}       -> the JSON API's tokenize reply
 //     op 'attention' {model, text, ..., policies?, outputs?, inputs?: {name: {shape, data}}}
+//     op 'effective_attention' | 'attention_diff' | 'attention_stats' | 'attention_patterns' |
+//        'attention_by_pos' | 'attention_similarity'  {model, ...}  -> the JSON API's reply
 //     op 'cancel'    {targetId}                           -> {cancelled: bool}
 //   worker -> page  {id, progress: {stage, fraction}}     zero or more, then exactly one of
 //                   {id, result: {reply, tensors: {name: {dtype, shape, data}}}}
@@ -24,7 +26,9 @@
 // takes the API loader and a post function; nothing here touches worker globals except install().
 import { AttnlabError, load } from './attnlab.mjs';
 
-const API_OPS = new Set(['info', 'tokenize', 'attention']);
+// The effective-attention ops and the analyses (src/api/op_effective.c, op_analysis_*.c) pass through.
+const API_OPS = new Set(['info', 'tokenize', 'attention', 'effective_attention', 'attention_diff', 'attention_stats',
+                         'attention_patterns', 'attention_by_pos', 'attention_similarity']);
 
 function errorOf(e) {
   if (e instanceof AttnlabError) return { code: e.code, message: e.message };
@@ -81,7 +85,7 @@ export function createHandler({ loadApi, post }) {
       return { reply: { ...info.reply, files: names }, tensors: {} };
     }
     if (!API_OPS.has(op)) {
-      throw new AttnlabError('invalid', `unknown op '${op}' (ops: loadModel, info, tokenize, attention, cancel)`);
+      throw new AttnlabError('invalid', `unknown op '${op}' (ops: loadModel, cancel, ${[...API_OPS].join(', ')})`);
     }
     const { inputs = null, ...request } = args;
     a.onProgress = progress(id);

@@ -2,11 +2,13 @@
 // runs in a Web Worker (wasm/worker.mjs through worker_client.js); this thread only draws.
 // User text reaches the DOM through textContent and form values only, never as HTML.
 import { Explorer } from './explorer.js';
+import { EFFECTIVE_MODES, SHORT_INPUT_RULE, effectiveData, effectiveRequest, effectiveSummary } from './effective.js';
+import { setupAnalyses } from './analyses.js';
 import {
   DEFAULT_HUB, ModelSourceError, droppedFiles, embeddedModels, fetchEmbeddedModel, fetchHubModel, readLocalFiles,
 } from './models.js';
 import { readState, writeState } from './state.js';
-import { MERGE_RULE, baseViews, parseViewSpec, requiredOutputs, viewSpecString } from './views.js';
+import { MERGE_RULE, baseViews, parseViewSpec, requiredOutputs, resolveView, viewSpecString } from './views.js';
 import { WorkerClient } from './worker_client.js';
 
 const $ = (id) => document.getElementById(id);
@@ -24,6 +26,10 @@ const app = {
   hub: DEFAULT_HUB,
   lastRunText: null,
   runCount: 0,      // finished runs (tests wait on it)
+  effective: { mode: 'exact', padTo: 0 }, // the effective views' settings
+  effJob: null,
+  effCount: 0,      // effective-attention replies drawn (tests wait on it)
+  loaded: [],       // every model the worker holds: {modelId, label, layers, heads} (for comparisons)
 };
 
 // ------------------------------------------------------------------------------------ helpers
@@ -69,6 +75,9 @@ function saveState() {
   }
   s.view = currentViewSpec() !== 'standard' ? currentViewSpec() : '';
   s.merge = $('merge-words').checked;
+  s.emode = app.effective.mode !== 'exact' ? app.effective.mode : '';
+  s.pad = app.effective.padTo || '';
+  Object.assign(s, analyses.state());
   writeState(s);
 }
 
@@ -78,6 +87,7 @@ const client = new WorkerClient(new URL('wasm/worker.mjs', document.baseURI), {
   onRestart: (reason) => {
     $('engine-status').textContent = `engine restarted after: ${reason}`;
     app.modelId = null;
+    app.loaded = [];
     $('run').disabled = true;
     if (app.source) {
       loadModel(app.source).then((ok) => { if (ok && app.lastRunText) runAttention(); });
@@ -126,6 +136,9 @@ async function loadModel(source) {
     app.modelId = modelId;
     app.source = source;
     app.info = result.reply;
+    app.loaded.push({ modelId, label: describeSource(source), source, layers: result.reply.config?.num_hidden_layers,
+                      heads: result.reply.config?.num_attention_heads });
+    analyses.modelsChanged();
     showModelInfo(result.reply, source, size);
     $('model-status').textContent = `Loaded ${describeSource(source)} in ${Math.round(performance.now() - started)} ms.`;
     $('run').disabled = false;
@@ -240,6 +253,10 @@ async function runAttention() {
       $('run-status').textContent = 'Cancelled.';
       return;
     }
+    if (explorer.view.needs === 'effective') {
+      await loadEffective(run, { text, pair });
+      if (app.job !== job) return;
+    }
     app.run = run;
     app.lastRunText = { text, pair };
     app.runCount++;
@@ -270,7 +287,7 @@ async function runAttention() {
 // ------------------------------------------------------------------------------------ views
 
 function fillViewSelects() {
-  const views = baseViews();
+  const views = baseViews().filter((v) => !v.hidden);
   const select = $('view-select');
   select.replaceChildren();
   for (const v of views) select.append(new Option(v.label, v.id));
@@ -301,22 +318,100 @@ function applyViewSpec(spec) {
   }
 }
 
-function viewChanged() {
+async function viewChanged() {
   show($('diff-controls'), $('view-select').value === 'diff');
-  explorer.setView(currentViewSpec());
+  const spec = currentViewSpec();
+  showEffectiveControls(resolveView(spec));
+  if (resolveView(spec).needs === 'effective' && app.run && !effectiveCurrent(app.run)) {
+    await loadEffective(app.run, app.lastRunText);
+    if (spec !== currentViewSpec()) return; // the user moved on meanwhile
+  }
+  explorer.setView(spec);
   $('view-help').textContent = explorer.view.help ?? '';
   saveState();
+}
+
+// ------------------------------------------------------------------------------------ effective
+
+function showEffectiveControls(view) {
+  show($('effective-controls'), view.needs === 'effective');
+  $('eff-mode-help').textContent = EFFECTIVE_MODES[app.effective.mode];
+}
+
+function effectiveCurrent(run) {
+  const e = run?.effective;
+  return !!e && e.mode === app.effective.mode && e.padTo === app.effective.padTo;
+}
+
+// Fetches run.effective for the current settings (the worker's effective_attention op).
+async function loadEffective(run, runText) {
+  if (!app.modelId || !run || !runText) return false;
+  if (app.effJob) client.cancel(app.effJob.id);
+  const settings = { ...app.effective };
+  const job = client.request('effective_attention', effectiveRequest(app.modelId, runText, settings, run.n));
+  app.effJob = job;
+  $('eff-status').textContent = 'Computing effective attention…';
+  try {
+    const result = await job.promise;
+    if (app.effJob !== job) return false;
+    run.effective = effectiveData(result, settings);
+    run.cache?.clear();
+    app.effCount++;
+    $('eff-status').textContent = effectiveSummary(run.effective);
+    return true;
+  } catch (e) {
+    if (app.effJob === job) $('eff-status').textContent = e.code === 'cancelled' ? 'Cancelled.' : `Effective attention failed: ${e.message}`;
+    return false;
+  } finally {
+    if (app.effJob === job) app.effJob = null;
+  }
+}
+
+async function effectiveSettingsChanged() {
+  app.effective.mode = $('eff-mode').value === 'paper' ? 'paper' : 'exact';
+  const pad = Number.parseInt($('eff-pad').value, 10);
+  app.effective.padTo = Number.isInteger(pad) && pad > 0 ? pad : 0;
+  $('eff-mode-help').textContent = EFFECTIVE_MODES[app.effective.mode];
+  saveState();
+  if (explorer.view.needs !== 'effective' || !app.run) return;
+  const run = app.run;
+  if (await loadEffective(run, app.lastRunText) && app.run === run) explorer.render();
 }
 
 // ------------------------------------------------------------------------------------ explorer
 
 const explorer = new Explorer({
   root: $('explorer'), grid: $('grid'), heatmap: $('heatmap'), legend: $('legend'),
-  tooltip: $('tooltip'), title: $('detail-title'),
+  tooltip: $('tooltip'), title: $('detail-title'), companion: $('heatmap-companion'),
+  companionLegend: $('legend-companion'), companionTitle: $('companion-title'), companionHost: $('companion'),
 }, {
   onSelect: () => saveState(),
   onDrawn: (t) => { if (t.thumbnailsMs !== undefined) app.timings.thumbnailsMs = t.thumbnailsMs; },
 });
+
+const analyses = setupAnalyses({
+  client, download, onStateChange: () => saveState(),
+  model: () => (app.modelId ? app.loaded.find((m) => m.modelId === app.modelId) : null),
+  loadedModels: () => app.loaded,
+  embedded: () => app.embedded,
+  loadSecondModel: loadSecondModel,
+});
+
+// Loads an embedded model into the worker next to the current one (for the similarity analysis);
+// the page's current model stays the same.
+async function loadSecondModel(entry) {
+  const have = app.loaded.find((m) => m.source.kind === 'embedded' && m.source.entry.id === entry.id);
+  if (have) return have;
+  const got = await fetchEmbeddedModel(entry, {});
+  const modelId = `m${++app.modelCounter}`;
+  const buffers = Object.values(got.files);
+  const result = await client.request('loadModel', { modelId, files: got.files }, { transfer: buffers }).promise;
+  const m = { modelId, label: describeSource({ kind: 'embedded', entry }), source: { kind: 'embedded', entry },
+              layers: result.reply.config?.num_hidden_layers, heads: result.reply.config?.num_attention_heads };
+  app.loaded.push(m);
+  analyses.modelsChanged();
+  return m;
+}
 
 function exportName(ext) {
   const c = explorer.current;
@@ -334,6 +429,12 @@ function exportJson() {
     merge_rule: c.merged ? MERGE_RULE : undefined, tokens: c.labels, rows_are: 'query tokens', columns_are: 'key tokens',
     matrix: rows,
   };
+  const e = explorer.view.needs === 'effective' ? app.run?.effective : null;
+  if (e) {
+    body.effective = { mode: e.mode, pad_to: e.padTo || null, length: e.L, real_tokens: e.n, head_dim: e.dh,
+                       tolerance: e.reply.tolerance, rank: e.ranks[c.layer * e.H + c.head],
+                       diff_frobenius_norm: e.norms[c.layer * e.H + c.head] };
+  }
   download(exportName('json'), new Blob([JSON.stringify(body, null, 1)], { type: 'application/json' }));
 }
 
@@ -392,6 +493,8 @@ function wire() {
     if (explorer.current) $('heatmap').toBlob((b) => b && download(exportName('png'), b), 'image/png');
   });
   $('export-json').addEventListener('click', exportJson);
+  $('eff-mode').addEventListener('change', effectiveSettingsChanged);
+  $('eff-pad').addEventListener('change', effectiveSettingsChanged);
 }
 
 async function start() {
@@ -407,8 +510,18 @@ async function start() {
   if (state.hub) $('hub-base').value = state.hub;
   if (state.repo) $('hub-repo').value = state.repo;
   if (state.rev) $('hub-rev').value = state.rev;
+  app.effective.mode = state.emode === 'paper' ? 'paper' : 'exact';
+  $('eff-mode').value = app.effective.mode;
+  const pad = Number.parseInt(state.pad ?? '', 10);
+  app.effective.padTo = Number.isInteger(pad) && pad > 0 ? pad : 0;
+  $('eff-pad').value = app.effective.padTo ? String(app.effective.padTo) : '';
+  $('eff-short-rule').textContent = SHORT_INPUT_RULE;
+  $('eff-mode-exact').textContent = EFFECTIVE_MODES.exact;
+  $('eff-mode-paper').textContent = EFFECTIVE_MODES.paper;
+  analyses.restore(state);
   applyViewSpec(state.view ?? 'standard');
   show($('diff-controls'), $('view-select').value === 'diff');
+  showEffectiveControls(resolveView(currentViewSpec()));
   explorer.setView(currentViewSpec());
   $('view-help').textContent = explorer.view.help ?? '';
   $('merge-words').checked = state.merge;
@@ -451,6 +564,7 @@ async function start() {
   if (await loadModel(source)) {
     await runAttention();
     if (state.layer !== undefined || state.head !== undefined) explorer.select(state.layer ?? 0, state.head ?? 0);
+    if (state.analysis) analyses.run();
   }
 }
 
@@ -459,10 +573,15 @@ window.attnlab = {
   app,
   explorer,
   client,
+  analyses,
   get current() {
     const c = explorer.current;
     return c && { layer: c.layer, head: c.head, view: c.view, merged: c.merged, size: c.size, labels: [...c.labels],
                   matrix: Array.from(c.matrix) };
+  },
+  get companion() {
+    const c = explorer.companionCurrent;
+    return c && { view: c.view, size: c.size, labels: [...c.labels], matrix: Array.from(c.matrix) };
   },
 };
 window.attnlab.started = start();

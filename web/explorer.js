@@ -6,6 +6,7 @@ import { groupLabel, mergeMatrix, resolveView, wordGroups } from './views.js';
 
 const THUMB = 48;        // thumbnail side in pixels (matrices larger than this are max-pooled)
 const DETAIL = 560;      // the large heatmap's target side in pixels
+const SIDE_BY_SIDE = 300; // each heatmap's side when two are shown next to each other
 const SLICE_MS = 8;      // main-thread budget per thumbnail slice
 
 const yieldToBrowser = () => new Promise((resolve) => setTimeout(resolve, 0));
@@ -58,23 +59,33 @@ export class Explorer {
     for (const t of this.thumbs) t.button.setAttribute('aria-pressed', String(t.layer === this.layer && t.head === this.head));
     const sel = this.thumbs[this.layer * this.run.H + this.head];
     if (focus) sel?.button.focus();
-    this._drawDetail();
+    if (this.drawable()) this._drawDetail();
     this.onSelect(this.layer, this.head);
   }
 
-  // The matrix shown for (layer, head) in the current view, merged into words when asked.
-  displayed(layer, head) {
+  // The matrix shown for (layer, head) in the current view (or `view`), merged into words when asked.
+  // A view of a padded input is size x size with size > n: its pad positions stay on their own.
+  displayed(layer, head, view = this.view) {
     const run = this.run;
-    const m = this.view.matrix(run, layer, head);
-    if (!this.merge) return { matrix: m, size: run.n, labels: run.tokens };
+    const m = view.matrix(run, layer, head);
+    const dims = view.dims?.(run) ?? { size: run.n, labels: run.tokens };
+    if (!this.merge) return { matrix: m, size: dims.size, labels: dims.labels };
+    const groups = [...this.groups];
+    for (let i = run.n; i < dims.size; i++) groups.push([i]);
     return {
-      matrix: mergeMatrix(m, run.n, this.groups),
-      size: this.groups.length,
-      labels: this.groups.map((g) => groupLabel(run.tokens, g)),
+      matrix: mergeMatrix(m, dims.size, groups),
+      size: groups.length,
+      labels: groups.map((g) => groupLabel(dims.labels, g)),
     };
   }
 
+  // False while the view's data (e.g. effective attention from another worker op) is not there yet.
+  drawable() {
+    return !!this.run && (!this.view.available || this.view.available(this.run));
+  }
+
   render() {
+    if (!this.drawable()) return;
     this._drawDetail();
     this._drawThumbs();
   }
@@ -112,10 +123,13 @@ export class Explorer {
         button.title = `layer ${l}, head ${h}`;
         const canvas = document.createElement('canvas');
         canvas.width = canvas.height = 1;
-        button.append(canvas);
+        const note = document.createElement('span');
+        note.className = 'head-note';
+        note.hidden = true;
+        button.append(canvas, note);
         button.addEventListener('click', () => this.select(l, h));
         grid.append(button);
-        this.thumbs.push({ layer: l, head: h, button, canvas });
+        this.thumbs.push({ layer: l, head: h, button, canvas, note });
       }
     }
   }
@@ -134,6 +148,9 @@ export class Explorer {
       if (t.canvas.width !== side) t.canvas.width = t.canvas.height = side;
       const ctx = t.canvas.getContext('2d');
       ctx.putImageData(matrixImage(ctx, pooled, side, side, scaleFor(pooled, this.view.signed)), 0, 0);
+      const note = this.view.headNote?.(run, t.layer, t.head);
+      t.note.hidden = note === undefined;
+      t.note.textContent = note ?? '';
       if (performance.now() - sliceStart > SLICE_MS) {
         await yieldToBrowser();
         sliceStart = performance.now();
@@ -147,48 +164,34 @@ export class Explorer {
     const { heatmap, legend, title } = this.els;
     const { matrix, size, labels } = this.displayed(this.layer, this.head);
     const scale = scaleFor(matrix, this.view.signed);
-    const cell = Math.max(1, Math.min(48, Math.floor(DETAIL / size)));
-    const step = Math.max(1, Math.ceil(12 / cell)); // label every step-th token so labels never overlap
-    const ctx = heatmap.getContext('2d');
-    ctx.font = '11px system-ui, sans-serif';
-    let widest = 0;
-    for (let i = 0; i < size; i += step) widest = Math.max(widest, ctx.measureText(labels[i]).width);
-    const margin = Math.ceil(Math.min(140, widest + 10));
-    heatmap.width = margin + size * cell + 4;
-    heatmap.height = margin + size * cell + 4;
-    Object.assign(heatmap.dataset, { left: margin, top: margin, cell, size });
-
-    const off = document.createElement('canvas');
-    off.width = off.height = size;
-    const octx = off.getContext('2d');
-    octx.putImageData(matrixImage(octx, matrix, size, size, scale), 0, 0);
-    const c = heatmap.getContext('2d');
-    c.imageSmoothingEnabled = false;
-    c.fillStyle = '#fff';
-    c.fillRect(0, 0, heatmap.width, heatmap.height);
-    c.drawImage(off, 0, 0, size, size, margin, margin, size * cell, size * cell);
-
-    // Token labels: queries down the left (rows), keys along the top (columns, rotated).
-    c.fillStyle = '#222';
-    c.font = `${Math.min(11, Math.max(8, cell - 1))}px system-ui, sans-serif`;
-    c.textBaseline = 'middle';
-    c.textAlign = 'right';
-    const clip = (s) => (s.length > 18 ? `${s.slice(0, 17)}\u2026` : s);
-    for (let i = 0; i < size; i += step) c.fillText(clip(labels[i]), margin - 4, margin + (i + 0.5) * cell);
-    c.save();
-    c.textAlign = 'left';
-    for (let i = 0; i < size; i += step) {
-      c.setTransform(1, 0, 0, 1, margin + (i + 0.5) * cell, margin - 4);
-      c.rotate(-Math.PI / 2);
-      c.fillText(clip(labels[i]), 0, 0);
-    }
-    c.restore();
-
-    drawLegend(legend, scale, this.view.signed ? 'signed value (diverging)' : 'probability (sequential)');
+    // Side by side, both heatmaps are smaller so the pair fits next to the grid.
+    const step = paintHeatmap(heatmap, matrix, size, labels, scale, this.view.companion ? SIDE_BY_SIDE : DETAIL);
+    drawLegend(legend, scale, this.view.signed ? 'signed value (diverging)' : 'value (sequential)');
     title.textContent = `Layer ${this.layer}, head ${this.head} \u2014 ${this.view.label}` +
       (this.merge ? ' (merged into words)' : '') + (step > 1 ? ` \u2014 every ${step}th label shown` : '');
     this.current = { matrix, size, labels, scale, layer: this.layer, head: this.head, view: this.view.spec, merged: this.merge };
+    this._drawCompanion(scale);
     this.onDrawn({ detail: true });
+  }
+
+  // The companion view (standard attention next to effective attention), on the same colour scale
+  // when the main view is signed, so equal colours mean equal values in both.
+  _drawCompanion(mainScale) {
+    const { companion, companionLegend, companionTitle, companionHost } = this.els;
+    if (!companion) return;
+    const id = this.view.companion;
+    companionHost.hidden = !id;
+    this.companionCurrent = null;
+    if (!id) return;
+    const view = resolveView(id);
+    const { matrix, size, labels } = this.displayed(this.layer, this.head, view);
+    const own = scaleFor(matrix, view.signed);
+    const scale = mainScale.signed && !view.signed
+      ? { ...mainScale, min: -Math.max(mainScale.max, own.max), max: Math.max(mainScale.max, own.max) } : own;
+    paintHeatmap(companion, matrix, size, labels, scale, SIDE_BY_SIDE);
+    drawLegend(companionLegend, scale, scale.signed ? 'same diverging scale' : 'value (sequential)');
+    companionTitle.textContent = `Layer ${this.layer}, head ${this.head} \u2014 ${view.label}`;
+    this.companionCurrent = { matrix, size, labels, view: view.spec };
   }
 
   _hover(e) {
@@ -225,4 +228,45 @@ export class Explorer {
     e.preventDefault();
     this.select(this.layer + m[0], this.head + m[1], { focus: e.target.classList?.contains('thumb') });
   }
+}
+
+// Draws a size x size matrix with token labels into a canvas (queries down the left, keys along the
+// top); returns the label step (every step-th token is labelled so labels never overlap).
+export function paintHeatmap(canvas, matrix, size, labels, scale, target = DETAIL) {
+  const cell = Math.max(1, Math.min(48, Math.floor(target / size)));
+  const step = Math.max(1, Math.ceil(12 / cell));
+  const ctx = canvas.getContext('2d');
+  ctx.font = '11px system-ui, sans-serif';
+  let widest = 0;
+  for (let i = 0; i < size; i += step) widest = Math.max(widest, ctx.measureText(labels[i]).width);
+  const margin = Math.ceil(Math.min(140, widest + 10));
+  canvas.width = margin + size * cell + 4;
+  canvas.height = margin + size * cell + 4;
+  Object.assign(canvas.dataset, { left: margin, top: margin, cell, size });
+
+  const off = document.createElement('canvas');
+  off.width = off.height = size;
+  const octx = off.getContext('2d');
+  octx.putImageData(matrixImage(octx, matrix, size, size, scale), 0, 0);
+  const c = canvas.getContext('2d');
+  c.imageSmoothingEnabled = false;
+  c.fillStyle = '#fff';
+  c.fillRect(0, 0, canvas.width, canvas.height);
+  c.drawImage(off, 0, 0, size, size, margin, margin, size * cell, size * cell);
+
+  c.fillStyle = '#222';
+  c.font = `${Math.min(11, Math.max(8, cell - 1))}px system-ui, sans-serif`;
+  c.textBaseline = 'middle';
+  c.textAlign = 'right';
+  const clip = (s) => (s.length > 18 ? `${s.slice(0, 17)}\u2026` : s);
+  for (let i = 0; i < size; i += step) c.fillText(clip(labels[i]), margin - 4, margin + (i + 0.5) * cell);
+  c.save();
+  c.textAlign = 'left';
+  for (let i = 0; i < size; i += step) {
+    c.setTransform(1, 0, 0, 1, margin + (i + 0.5) * cell, margin - 4);
+    c.rotate(-Math.PI / 2);
+    c.fillText(clip(labels[i]), 0, 0);
+  }
+  c.restore();
+  return step;
 }

@@ -24,10 +24,11 @@ export const SEQUENTIAL = lut([
   [0.0, [68, 1, 84]], [0.25, [59, 82, 139]], [0.5, [33, 145, 140]], [0.75, [94, 201, 98]],
   [1.0, [253, 231, 37]],
 ]);
-// Diverging (signed values, -m .. 0 .. +m): blue, white, red (ColorBrewer RdBu).
+// Diverging (signed values, -m .. 0 .. +m): purple, white, orange (ColorBrewer PuOr, safe for the
+// common colour-vision deficiencies): negative purple, zero white, positive orange.
 export const DIVERGING = lut([
-  [0.0, [5, 48, 97]], [0.25, [67, 147, 195]], [0.5, [247, 247, 247]], [0.75, [214, 96, 77]],
-  [1.0, [103, 0, 31]],
+  [0.0, [45, 0, 75]], [0.25, [128, 115, 172]], [0.5, [247, 247, 247]], [0.75, [224, 130, 20]],
+  [1.0, [127, 59, 8]],
 ]);
 
 // The colour scale of a matrix: probabilities from 0 to their max, signed values symmetric.

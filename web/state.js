@@ -1,9 +1,12 @@
 // state.js: the page state that lives in the URL's query string, so a link reopens the same view.
 //   model  embedded model id            repo, rev, hub   a Hugging Face model (hub: base URL)
 //   text, pair (pair present = sentence pair)           layer, head, view, merge (1 = words)
+//   emode (paper), pad                                  the effective views' mode and padded length
+//   analysis, ds (brown | own), size, sents, amode, apad, alayer, aquery, areduce, modelb   analyses
 // Only these keys are read; values are plain strings and never reach innerHTML.
 
-const KEYS = ['model', 'repo', 'rev', 'hub', 'text', 'pair', 'layer', 'head', 'view', 'merge'];
+const KEYS = ['model', 'repo', 'rev', 'hub', 'text', 'pair', 'layer', 'head', 'view', 'merge', 'emode', 'pad',
+              'analysis', 'ds', 'size', 'sents', 'amode', 'apad', 'alayer', 'aquery', 'areduce', 'modelb'];
 
 export function readState(search = location.search) {
   const params = new URLSearchParams(search);

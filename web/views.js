@@ -4,7 +4,11 @@
 // worker, and every base view is automatically available in the "difference of two views" view.
 //
 // A view: { id, label, help, signed, outputs: [names the run must request], available(run),
-//           matrix(run, layer, head) -> Float32Array(n * n) }
+//           matrix(run, layer, head) -> Float32Array(size * size),
+//           optional: needs ('effective': data from another worker op, see effective.js),
+//                     dims(run) -> {size, labels} when the matrix is not n x n (padded inputs),
+//                     headNote(run, layer, head) -> a short text under the head's thumbnail,
+//                     companion: the id of a view drawn next to this one (side by side) }
 
 const registry = new Map();
 
@@ -96,24 +100,35 @@ export function resolveView(spec) {
   const p = parseViewSpec(spec);
   if (p.kind === 'base') {
     const v = registry.get(p.id);
-    return { spec: p.id, label: v.label, help: v.help, signed: v.signed, matrix: v.matrix, available: v.available };
+    return { ...v, spec: p.id };
   }
   const a = registry.get(p.a);
   const b = registry.get(p.b);
   return {
     spec: viewSpecString(p),
     label: `${a.label} \u2212 ${b.label}`,
-    help: `Signed difference: ${a.label} minus ${b.label} (red: more in the first, blue: more in the second).`,
+    help: `Signed difference: ${a.label} minus ${b.label} (orange: more in the first, purple: more in the second).`,
     signed: true,
+    needs: a.needs ?? b.needs,
     available: (run) => a.available(run) && b.available(run),
     matrix: (run, layer, head) => {
-      const x = a.matrix(run, layer, head);
-      const y = b.matrix(run, layer, head);
+      // Views of padded inputs are cropped to the real tokens (they come first) so both are n x n.
+      const x = cropTo(a.matrix(run, layer, head), run.n);
+      const y = cropTo(b.matrix(run, layer, head), run.n);
       const out = new Float32Array(x.length);
       for (let i = 0; i < x.length; i++) out[i] = x[i] - y[i];
       return out;
     },
   };
+}
+
+// The top-left n x n block of a square matrix (itself when it is n x n already).
+export function cropTo(matrix, n) {
+  const size = Math.round(Math.sqrt(matrix.length));
+  if (size === n) return matrix;
+  const out = new Float32Array(n * n);
+  for (let q = 0; q < n; q++) out.set(matrix.subarray(q * size, q * size + n), q * n);
+  return out;
 }
 
 // ------------------------------------------------------------------ merging sub-words into words

@@ -1,0 +1,96 @@
+// helpers.mjs: what the browser tests share: the static server (scripts/serve.mjs on a free port),
+// Chromium through playwright-core, a context that records long main-thread tasks, and small page
+// probes. The same steps as tests/e2e/browser.test.mjs, for the tests written after it.
+//   AL_WASM_DIR (default build/wasm), AL_CHROMIUM (default /usr/bin/chromium)
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const wasmDir = path.resolve(root, process.env.AL_WASM_DIR ?? 'build/wasm');
+export const chromiumPath = process.env.AL_CHROMIUM ?? '/usr/bin/chromium';
+export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+                              '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+let playwright = null;
+try {
+  playwright = await import('playwright-core');
+} catch { /* reported as a skip */ }
+export { playwright };
+
+export const skipReason = !playwright ? 'playwright-core is not installed'
+  : !existsSync(chromiumPath) ? `no Chromium at ${chromiumPath}`
+  : !existsSync(path.join(wasmDir, 'attnlab_wasm.wasm')) ? `no WASM build in ${wasmDir}` : false;
+
+// scripts/serve.mjs on a free port; env adds AL_MODELS_DIR, AL_DATA_DIR, ...
+export function startServer(env = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(root, 'scripts/serve.mjs')], {
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', AL_WASM_DIR: wasmDir, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /serving on (http:\/\/[^\s]+)/.exec(out);
+      if (m) resolve({ child, url: m[1] });
+    });
+    child.stderr.on('data', (d) => { out += d; });
+    child.on('exit', (code) => reject(new Error(`serve.mjs exited (${code}): ${out}`)));
+  });
+}
+
+export function launchChromium() {
+  return playwright.chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS });
+}
+
+// A context whose pages record long main-thread tasks in window.__longtasks from their first script.
+export async function newContext(browser) {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 }, acceptDownloads: true });
+  await context.addInitScript(() => {
+    window.__longtasks = [];
+    try {
+      new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) window.__longtasks.push({ start: e.startTime, duration: e.duration });
+      }).observe({ type: 'longtask', buffered: true });
+    } catch { /* no longtask support: the list stays empty */ }
+  });
+  return context;
+}
+
+export async function newPage(context) {
+  const p = await context.newPage();
+  p.errors = [];
+  p.on('pageerror', (e) => p.errors.push(e.message));
+  return p;
+}
+
+// Waits until the latest run finished and every thumbnail of it is drawn.
+export async function waitIdle(p, timeout = 30000) {
+  await p.waitForFunction(() => {
+    const a = window.attnlab;
+    return a && a.app.run && !a.app.job && !a.app.effJob &&
+      document.getElementById('grid').dataset.rendered === String(a.explorer.generation);
+  }, null, { timeout });
+}
+
+export async function runText(p, text) {
+  await p.fill('#text', text);
+  const before = await p.evaluate(() => window.attnlab.app.runCount);
+  await p.click('#run');
+  await p.waitForFunction((prev) => window.attnlab.app.runCount > prev, before, { timeout: 30000 });
+  await waitIdle(p);
+}
+
+// Counts distinct colours in a canvas (1 = blank or flat).
+export function distinctColours(p, selectorOrHandle) {
+  const fn = (c) => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    const set = new Set();
+    for (let i = 0; i < d.length; i += 4) set.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
+    return set.size;
+  };
+  if (typeof selectorOrHandle === 'string') return p.$eval(selectorOrHandle, fn);
+  return selectorOrHandle.evaluate(fn);
+}
