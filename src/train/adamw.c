@@ -116,3 +116,8 @@ void al_adamw_step(al_adamw *o, float *params, float *grads, double *grad_norm, 
     if (grad_norm) *grad_norm = norm;
     if (lr_used) *lr_used = lr;
 }
+
+size_t al_adamw_size(const al_adamw *opt) { return opt->n; }
+float *al_adamw_first_moments(al_adamw *opt) { return opt->m; }
+float *al_adamw_second_moments(al_adamw *opt) { return opt->v; }
+void al_adamw_set_step_count(al_adamw *opt, int step) { opt->step = step; }

@@ -51,4 +51,11 @@ void al_adamw_free(al_adamw *opt);
 void al_adamw_step(al_adamw *opt, float *params, float *grads, double *grad_norm, double *lr_used);
 int al_adamw_step_count(const al_adamw *opt); /* updates done so far */
 
+/* The optimiser's state, for checkpoints: first and second moments [n] (writable, so a checkpoint can
+ * restore them) and the number of updates done. */
+size_t al_adamw_size(const al_adamw *opt);
+float *al_adamw_first_moments(al_adamw *opt);
+float *al_adamw_second_moments(al_adamw *opt);
+void al_adamw_set_step_count(al_adamw *opt, int step);
+
 #endif

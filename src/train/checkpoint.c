@@ -1,0 +1,284 @@
+/* checkpoint.c: a pretrained encoder as a Hugging Face BertForMaskedLM directory (config.json,
+ * model.safetensors with HF names, vocab.txt, tokenizer_config.json, special_tokens_map.json), and
+ * resumable checkpoints (the same files plus optimizer.safetensors: AdamW moments and the step). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "../core/error.h"
+#include "../model/model_internal.h"
+#include "../model/tensor_list.h"
+#include "cJSON.h"
+#include "pretrain.h"
+
+int al_make_dirs(const char *path) {
+    char buf[1024];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf) return -1;
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++)
+        if (buf[i] == '/' || buf[i] == 0) {
+            char c = buf[i];
+            buf[i] = 0;
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+            buf[i] = c;
+        }
+    return 0;
+}
+
+static void put(al_tensor_out *t, const char *name, float *data, int64_t d0, int64_t d1) {
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    snprintf(t->dtype, sizeof t->dtype, "F32");
+    t->ndim = d1 > 0 ? 2 : 1;
+    t->shape[0] = d0;
+    t->shape[1] = d1 > 0 ? d1 : 0;
+    t->data = data;
+    t->nbytes = sizeof(float) * (size_t)d0 * (size_t)(d1 > 0 ? d1 : 1);
+}
+
+int al_bert_mlm_tensors(const al_model *model, al_tensor_out *out, int max) {
+    const al_config *c = &model->config;
+    const al_weights *w = &model->w;
+    const int64_t V = c->vocab_size, D = c->hidden_size, I = c->intermediate_size;
+    int n = 0;
+    char name[64];
+#define PUT(nm, ptr, a, b)                          \
+    do {                                            \
+        if (n < max && (ptr)) put(&out[n++], nm, ptr, a, b); \
+    } while (0)
+    PUT("bert.embeddings.word_embeddings.weight", w->word_emb, V, D);
+    PUT("bert.embeddings.position_embeddings.weight", w->pos_emb, c->max_position_embeddings, D);
+    PUT("bert.embeddings.token_type_embeddings.weight", w->type_emb, c->type_vocab_size, D);
+    PUT("bert.embeddings.LayerNorm.weight", w->emb_ln_g, D, 0);
+    PUT("bert.embeddings.LayerNorm.bias", w->emb_ln_b, D, 0);
+    for (int l = 0; l < c->n_layers; l++) {
+        const al_layer_weights *lw = &w->layers[l];
+        struct { const char *suffix; float *p; int64_t a, b; } items[] = {
+            {"attention.self.query.weight", lw->q_w, D, D}, {"attention.self.query.bias", lw->q_b, D, 0},
+            {"attention.self.key.weight", lw->k_w, D, D}, {"attention.self.key.bias", lw->k_b, D, 0},
+            {"attention.self.value.weight", lw->v_w, D, D}, {"attention.self.value.bias", lw->v_b, D, 0},
+            {"attention.output.dense.weight", lw->o_w, D, D}, {"attention.output.dense.bias", lw->o_b, D, 0},
+            {"attention.output.LayerNorm.weight", lw->ln_attn_g, D, 0},
+            {"attention.output.LayerNorm.bias", lw->ln_attn_b, D, 0},
+            {"intermediate.dense.weight", lw->ff_in_w, I, D}, {"intermediate.dense.bias", lw->ff_in_b, I, 0},
+            {"output.dense.weight", lw->ff_out_w, D, I}, {"output.dense.bias", lw->ff_out_b, D, 0},
+            {"output.LayerNorm.weight", lw->ln_ffn_g, D, 0}, {"output.LayerNorm.bias", lw->ln_ffn_b, D, 0},
+        };
+        for (size_t i = 0; i < sizeof items / sizeof items[0]; i++) {
+            snprintf(name, sizeof name, "bert.encoder.layer.%d.%s", l, items[i].suffix);
+            PUT(name, items[i].p, items[i].a, items[i].b);
+        }
+    }
+    PUT("cls.predictions.transform.dense.weight", w->mlm_dense_w, w->mlm_dim, D);
+    PUT("cls.predictions.transform.dense.bias", w->mlm_dense_b, w->mlm_dim, 0);
+    PUT("cls.predictions.transform.LayerNorm.weight", w->mlm_ln_g, w->mlm_dim, 0);
+    PUT("cls.predictions.transform.LayerNorm.bias", w->mlm_ln_b, w->mlm_dim, 0);
+    if (w->mlm_decoder_w && w->mlm_decoder_w != w->word_emb)
+        PUT("cls.predictions.decoder.weight", w->mlm_decoder_w, V, w->mlm_dim);
+    PUT("cls.predictions.bias", w->mlm_decoder_b, V, 0);
+#undef PUT
+    return n;
+}
+
+/* A float as the shortest decimal that names it (0.1f is written 0.1, not 0.10000000149011612). */
+static double short_decimal(float f) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.7g", (double)f);
+    return strtod(buf, NULL);
+}
+
+char *al_bert_config_json(const al_config *c, float hidden_dropout, float attention_dropout) {
+    cJSON *j = cJSON_CreateObject();
+    if (!j) return NULL;
+    cJSON *arch = cJSON_AddArrayToObject(j, "architectures");
+    cJSON_AddItemToArray(arch, cJSON_CreateString("BertForMaskedLM"));
+    cJSON_AddStringToObject(j, "model_type", "bert");
+    cJSON_AddNumberToObject(j, "vocab_size", c->vocab_size);
+    cJSON_AddNumberToObject(j, "hidden_size", c->hidden_size);
+    cJSON_AddNumberToObject(j, "num_hidden_layers", c->n_layers);
+    cJSON_AddNumberToObject(j, "num_attention_heads", c->n_heads);
+    cJSON_AddNumberToObject(j, "intermediate_size", c->intermediate_size);
+    cJSON_AddStringToObject(j, "hidden_act", c->act == AL_ACT_RELU ? "relu" : c->act == AL_ACT_GELU_TANH ? "gelu_new" : "gelu");
+    cJSON_AddNumberToObject(j, "hidden_dropout_prob", short_decimal(hidden_dropout));
+    cJSON_AddNumberToObject(j, "attention_probs_dropout_prob", short_decimal(attention_dropout));
+    cJSON_AddNumberToObject(j, "max_position_embeddings", c->max_position_embeddings);
+    cJSON_AddNumberToObject(j, "type_vocab_size", c->type_vocab_size);
+    cJSON_AddNumberToObject(j, "initializer_range", 0.02);
+    cJSON_AddNumberToObject(j, "layer_norm_eps", short_decimal(c->layer_norm_eps));
+    cJSON_AddNumberToObject(j, "pad_token_id", c->pad_token_id);
+    cJSON_AddStringToObject(j, "position_embedding_type", "absolute");
+    cJSON_AddStringToObject(j, "torch_dtype", "float32");
+    cJSON_AddStringToObject(j, "attnlab_version", AL_VERSION);
+    char *s = cJSON_Print(j);
+    cJSON_Delete(j);
+    return s;
+}
+
+static al_status write_text(const char *dir, const char *name, const char *text, size_t len, al_error *err) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f) return al_err(err, AL_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    size_t w = fwrite(text, 1, len, f);
+    int bad = fclose(f) != 0 || w != len;
+    return bad ? al_err(err, AL_ERR_IO, "%s: write failed", path) : AL_OK;
+}
+
+static al_status copy_file(const char *from, const char *dir, const char *name, al_error *err) {
+    FILE *f = fopen(from, "rb");
+    if (!f) return al_err(err, AL_ERR_IO, "%s: cannot read: %s", from, strerror(errno));
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 65536 > cap) {
+            cap = (len + 65536) * 2;
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return al_err(err, AL_ERR_OOM, "%s: out of memory", from);
+            }
+            buf = nb;
+        }
+        size_t r = fread(buf + len, 1, cap - len, f);
+        len += r;
+        if (r == 0) break;
+    }
+    fclose(f);
+    al_status st = write_text(dir, name, buf ? buf : "", len, err);
+    free(buf);
+    return st;
+}
+
+al_status al_save_hf_model(const char *dir, const al_model *model, const char *vocab_path, float hidden_dropout,
+                           float attention_dropout, al_error *err) {
+    if (al_make_dirs(dir)) return al_err(err, AL_ERR_IO, "%s: cannot create directory", dir);
+    char *cfg = al_bert_config_json(&model->config, hidden_dropout, attention_dropout);
+    if (!cfg) return al_err(err, AL_ERR_OOM, "config.json: out of memory");
+    al_status st = write_text(dir, "config.json", cfg, strlen(cfg), err);
+    free(cfg);
+    if (st) return st;
+    int max = 8 + 16 * model->config.n_layers + 8;
+    al_tensor_out *t = calloc((size_t)max, sizeof *t);
+    if (!t) return al_err(err, AL_ERR_OOM, "model.safetensors: out of memory");
+    int n = al_bert_mlm_tensors(model, t, max);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    const char *meta[] = {"format", "pt"};
+    st = al_safetensors_write(path, t, n, meta, 1, err);
+    free(t);
+    if (st) return st;
+    if (vocab_path && (st = copy_file(vocab_path, dir, "vocab.txt", err))) return st;
+    static const char tok_cfg[] =
+        "{\n  \"tokenizer_class\": \"BertTokenizer\",\n  \"do_lower_case\": true,\n  \"strip_accents\": null,\n"
+        "  \"tokenize_chinese_chars\": true,\n  \"model_max_length\": %d,\n  \"unk_token\": \"[UNK]\",\n"
+        "  \"sep_token\": \"[SEP]\",\n  \"pad_token\": \"[PAD]\",\n  \"cls_token\": \"[CLS]\",\n"
+        "  \"mask_token\": \"[MASK]\"\n}\n";
+    char buf[600];
+    int len = snprintf(buf, sizeof buf, tok_cfg, model->config.max_position_embeddings);
+    if ((st = write_text(dir, "tokenizer_config.json", buf, (size_t)len, err))) return st;
+    static const char specials[] = "{\n  \"unk_token\": \"[UNK]\",\n  \"sep_token\": \"[SEP]\",\n  \"pad_token\": "
+                                   "\"[PAD]\",\n  \"cls_token\": \"[CLS]\",\n  \"mask_token\": \"[MASK]\"\n}\n";
+    return write_text(dir, "special_tokens_map.json", specials, sizeof specials - 1, err);
+}
+
+al_status al_checkpoint_save(const char *dir, const al_model *model, al_adamw *opt, int step,
+                             const char *const *metadata_kv, int n_metadata, al_error *err) {
+    al_status st = al_save_hf_model(dir, model, NULL, 0.1f, 0.1f, err);
+    if (st) return st;
+    size_t n = al_adamw_size(opt);
+    if (n != model->n_floats)
+        return al_err(err, AL_ERR_INVALID, "checkpoint: optimizer has %zu parameters, model %zu", n, model->n_floats);
+    int32_t step_value = step, adam_step = al_adamw_step_count(opt);
+    al_tensor_out t[4];
+    put(&t[0], "adam.m", al_adamw_first_moments(opt), (int64_t)n, 0);
+    put(&t[1], "adam.v", al_adamw_second_moments(opt), (int64_t)n, 0);
+    put(&t[2], "step", NULL, 1, 0);
+    t[2].data = &step_value;
+    snprintf(t[2].dtype, sizeof t[2].dtype, "I32");
+    put(&t[3], "adam.step", NULL, 1, 0);
+    t[3].data = &adam_step;
+    snprintf(t[3].dtype, sizeof t[3].dtype, "I32");
+    char path[1200];
+    snprintf(path, sizeof path, "%s/optimizer.safetensors", dir);
+    return al_safetensors_write(path, t, 4, metadata_kv, n_metadata, err);
+}
+
+/* The tensor `name` of a parsed optimizer file with the dtype and element count expected. */
+static const al_tensor_entry *find_tensor(const al_tensor_list *list, const char *name, al_dtype dtype,
+                                          size_t count, al_error *err) {
+    const al_tensor_entry *t = al_tensor_list_find(list, name);
+    if (!t || t->dtype != dtype || (size_t)al_tensor_numel(t) != count) {
+        al_err(err, AL_ERR_FORMAT, "optimizer.safetensors: tensor '%s' missing or not %zu %s values", name,
+               count, al_dtype_name(dtype));
+        return NULL;
+    }
+    return t;
+}
+
+al_status al_checkpoint_load(const char *dir, al_model *model, al_adamw *opt, int *step, al_error *err) {
+    al_model *saved = NULL;
+    al_status st = al_model_load_dir(dir, &saved, err);
+    if (st) return st;
+    int max = 8 + 16 * model->config.n_layers + 8;
+    al_tensor_out *a = calloc((size_t)max, sizeof *a), *b = calloc((size_t)max, sizeof *b);
+    if (!a || !b) {
+        st = al_err(err, AL_ERR_OOM, "checkpoint: out of memory");
+        goto done;
+    }
+    int na = al_bert_mlm_tensors(model, a, max), nb = al_bert_mlm_tensors(saved, b, max);
+    if (na != nb) {
+        st = al_err(err, AL_ERR_FORMAT, "%s: checkpoint has %d tensors, the model %d", dir, nb, na);
+        goto done;
+    }
+    for (int i = 0; i < na; i++) {
+        if (strcmp(a[i].name, b[i].name) || a[i].nbytes != b[i].nbytes) {
+            st = al_err(err, AL_ERR_FORMAT, "%s: tensor '%s' does not match the model", dir, b[i].name);
+            goto done;
+        }
+        memcpy(a[i].data, b[i].data, a[i].nbytes);
+    }
+    /* The optimizer state, through the same fileset and safetensors reader as every weight file. */
+    char path[1200];
+    snprintf(path, sizeof path, "%s/optimizer.safetensors", dir);
+    al_fileset *files = al_fileset_new();
+    al_tensor_list list = {0};
+    size_t size = 0;
+    const uint8_t *buf = NULL;
+    if (!files) {
+        st = al_err(err, AL_ERR_OOM, "checkpoint: out of memory");
+    } else if ((st = al_fileset_add_dir(files, dir, err)) == AL_OK) {
+        buf = al_fileset_get(files, "optimizer.safetensors", &size);
+        if (!buf) st = al_err(err, AL_ERR_IO, "%s: missing", path);
+    }
+    if (!st) st = al_safetensors_read(buf, size, "optimizer.safetensors", &list, err);
+    if (!st) {
+        size_t n = al_adamw_size(opt);
+        const al_tensor_entry *m = find_tensor(&list, "adam.m", AL_DT_F32, n, err);
+        const al_tensor_entry *v = m ? find_tensor(&list, "adam.v", AL_DT_F32, n, err) : NULL;
+        const al_tensor_entry *s = v ? find_tensor(&list, "step", AL_DT_I32, 1, err) : NULL;
+        const al_tensor_entry *as = s ? find_tensor(&list, "adam.step", AL_DT_I32, 1, err) : NULL;
+        if (as) {
+            memcpy(al_adamw_first_moments(opt), m->data, n * sizeof(float));
+            memcpy(al_adamw_second_moments(opt), v->data, n * sizeof(float));
+            int32_t s32, as32;
+            memcpy(&s32, s->data, 4);
+            memcpy(&as32, as->data, 4);
+            al_adamw_set_step_count(opt, as32);
+            *step = s32;
+        } else {
+            st = err ? err->code : AL_ERR_FORMAT;
+        }
+    }
+    al_tensor_list_free(&list);
+    al_fileset_free(files);
+done:
+    free(a);
+    free(b);
+    al_model_free(saved);
+    return st;
+}

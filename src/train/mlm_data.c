@@ -1,0 +1,237 @@
+/* mlm_data.c: masked-language-model data: lines tokenised and packed into [CLS] ... [SEP] sequences,
+ * epoch orders and BERT's 80/10/10 masking, every draw from a seeded al_rng. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "pretrain.h"
+#include "train.h"
+
+static al_status oom(al_error *err) { return al_err(err, AL_ERR_OOM, "mlm_data: out of memory"); }
+
+uint64_t al_mlm_derive_seed(uint64_t seed, uint64_t a, uint64_t b) {
+    uint64_t x = seed;
+    uint64_t parts[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        x ^= parts[i] + 0x9E3779B97F4A7C15ull + (x << 6) + (x >> 2);
+        x += 0x9E3779B97F4A7C15ull;
+        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+        x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+        x ^= x >> 31;
+    }
+    return x;
+}
+
+void al_mlm_corpus_free(al_mlm_corpus *c) {
+    if (!c) return;
+    free(c->ids);
+    free(c->seq_start);
+    free(c->seq_len);
+    memset(c, 0, sizeof *c);
+}
+
+typedef struct packer {
+    al_mlm_corpus *c;
+    int64_t ids_cap;
+    int seqs_cap;
+    int cur_len;      /* tokens of the open sequence (0: none open) */
+} packer;
+
+static int push_id(packer *p, int32_t id) {
+    al_mlm_corpus *c = p->c;
+    if (c->n_ids == p->ids_cap) {
+        int64_t cap = p->ids_cap ? p->ids_cap * 2 : 1 << 16;
+        int32_t *n = realloc(c->ids, sizeof *n * (size_t)cap);
+        if (!n) return -1;
+        c->ids = n;
+        p->ids_cap = cap;
+    }
+    c->ids[c->n_ids++] = id;
+    p->cur_len++;
+    return 0;
+}
+
+static int open_seq(packer *p, int cls) {
+    al_mlm_corpus *c = p->c;
+    if (c->n_seqs == p->seqs_cap) {
+        int cap = p->seqs_cap ? p->seqs_cap * 2 : 1024;
+        int64_t *s = realloc(c->seq_start, sizeof *s * (size_t)cap);
+        if (!s) return -1;
+        c->seq_start = s;
+        int32_t *l = realloc(c->seq_len, sizeof *l * (size_t)cap);
+        if (!l) return -1;
+        c->seq_len = l;
+        p->seqs_cap = cap;
+    }
+    c->seq_start[c->n_seqs] = c->n_ids;
+    c->seq_len[c->n_seqs] = 0;
+    c->n_seqs++;
+    p->cur_len = 0;
+    return push_id(p, cls);
+}
+
+static void close_seq(packer *p) {
+    if (p->cur_len > 0) p->c->seq_len[p->c->n_seqs - 1] = p->cur_len;
+    p->cur_len = 0;
+}
+
+al_status al_mlm_corpus_build(const al_tokenizer *tok, const char *text, size_t len, int max_len,
+                              int64_t max_lines, al_mlm_corpus *out, al_error *err) {
+    if (!out) return al_err(err, AL_ERR_INVALID, "mlm_data: no output corpus");
+    memset(out, 0, sizeof *out);
+    if (!tok || (!text && len)) return al_err(err, AL_ERR_INVALID, "mlm_data: tokenizer or text is NULL");
+    if (max_len < 3) return al_err(err, AL_ERR_INVALID, "mlm_data: max_len %d must be >= 3", max_len);
+    al_special_ids sp = al_tokenizer_special_ids(tok);
+    if (sp.cls < 0 || sp.sep < 0 || sp.pad < 0 || sp.mask < 0)
+        return al_err(err, AL_ERR_INVALID, "mlm_data: the vocabulary needs [CLS], [SEP], [PAD] and [MASK]");
+    out->max_len = max_len;
+    packer p = {out, 0, 0, 0};
+    al_encode_options eo = al_encode_default_options();
+    eo.add_special_tokens = 0;
+    char *line = NULL;
+    size_t line_cap = 0, start = 0;
+    int64_t line_no = 0;
+    al_status st = AL_OK;
+    while (start < len && (max_lines <= 0 || out->n_lines < max_lines)) {
+        const char *nl = memchr(text + start, '\n', len - start);
+        size_t end = nl ? (size_t)(nl - text) : len;
+        size_t n = end - start;
+        line_no++;
+        if (n > 0) {
+            if (n + 1 > line_cap) {
+                line_cap = (n + 1) * 2;
+                char *nb = realloc(line, line_cap);
+                if (!nb) {
+                    st = oom(err);
+                    break;
+                }
+                line = nb;
+            }
+            memcpy(line, text + start, n);
+            line[n] = 0;
+            al_encoding enc;
+            st = al_tokenizer_encode(tok, line, NULL, &eo, &enc, err);
+            if (st) {
+                char where[48];
+                snprintf(where, sizeof where, "line %lld", (long long)line_no);
+                al_err_prefix(err, where);
+                break;
+            }
+            if (enc.n_tokens > 0) {
+                out->n_lines++;
+                out->n_line_tokens += enc.n_tokens;
+                for (int i = 0; i < enc.n_tokens; i++) out->n_unk += enc.ids[i] == sp.unk;
+                int take = enc.n_tokens < max_len - 2 ? enc.n_tokens : max_len - 2;
+                if (p.cur_len > 0 && p.cur_len + take + 1 > max_len) close_seq(&p);
+                int fail = p.cur_len == 0 && open_seq(&p, sp.cls);
+                for (int i = 0; !fail && i < take; i++) fail = push_id(&p, enc.ids[i]);
+                if (!fail) fail = push_id(&p, sp.sep);
+                if (fail) {
+                    al_encoding_free(&enc);
+                    st = oom(err);
+                    break;
+                }
+            }
+            al_encoding_free(&enc);
+        }
+        start = end + 1;
+    }
+    close_seq(&p);
+    free(line);
+    if (st) al_mlm_corpus_free(out);
+    return st;
+}
+
+al_mlm_masking al_mlm_default_masking(const al_tokenizer *tok) {
+    al_mlm_masking m;
+    m.mask_prob = 0.15f;
+    m.replace_mask = 0.8f;
+    m.replace_random = 0.1f;
+    al_special_ids sp = al_tokenizer_special_ids(tok);
+    m.mask_id = sp.mask;
+    m.vocab_size = al_tokenizer_vocab_size(tok);
+    /* vocab.txt written by al_vocab_learn starts with the five specials */
+    m.n_special = 5;
+    return m;
+}
+
+void al_mlm_batch_free(al_mlm_batch *b) {
+    if (!b) return;
+    free(b->ids);
+    free(b->mask);
+    free(b->labels);
+    memset(b, 0, sizeof *b);
+}
+
+al_status al_mlm_make_batch(const al_mlm_corpus *c, const int *seq_index, int n, const al_mlm_masking *m,
+                            al_rng *rng, al_mlm_batch *out, al_error *err) {
+    if (!out) return al_err(err, AL_ERR_INVALID, "mlm_data: no output batch");
+    memset(out, 0, sizeof *out);
+    if (!c || !seq_index || !m || !rng || n < 1)
+        return al_err(err, AL_ERR_INVALID, "mlm_data: batch needs a corpus, sequences, masking and rng");
+    if (m->vocab_size <= m->n_special || m->mask_id < 0 || m->mask_id >= m->vocab_size)
+        return al_err(err, AL_ERR_INVALID, "mlm_data: masking has vocab_size %d, n_special %d, mask_id %d",
+                      m->vocab_size, m->n_special, m->mask_id);
+    int L = 1;
+    for (int b = 0; b < n; b++) {
+        if (seq_index[b] < 0 || seq_index[b] >= c->n_seqs)
+            return al_err(err, AL_ERR_INVALID, "mlm_data: sequence %d out of range [0, %d)", seq_index[b], c->n_seqs);
+        if (c->seq_len[seq_index[b]] > L) L = c->seq_len[seq_index[b]];
+    }
+    size_t total = (size_t)n * (size_t)L;
+    out->B = n;
+    out->L = L;
+    out->ids = calloc(total, sizeof *out->ids);
+    out->mask = calloc(total, sizeof *out->mask);
+    out->labels = malloc(total * sizeof *out->labels);
+    int *cand = malloc(sizeof *cand * (size_t)L);
+    if (!out->ids || !out->mask || !out->labels || !cand) {
+        free(cand);
+        al_mlm_batch_free(out);
+        return oom(err);
+    }
+    for (size_t i = 0; i < total; i++) out->labels[i] = AL_IGNORE_INDEX;
+    for (int b = 0; b < n; b++) {
+        const int32_t *src = c->ids + c->seq_start[seq_index[b]];
+        int len = c->seq_len[seq_index[b]];
+        int32_t *ids = out->ids + (size_t)b * L, *lab = out->labels + (size_t)b * L;
+        int n_cand = 0;
+        for (int i = 0; i < len; i++) {
+            ids[i] = src[i];
+            out->mask[(size_t)b * L + i] = 1;
+            if (src[i] >= m->n_special) cand[n_cand++] = i;
+        }
+        out->n_tokens += len;
+        if (!n_cand) continue;
+        /* exactly round(p * n) positions (at least one): a partial Fisher-Yates shuffle of the candidates */
+        int k = (int)(m->mask_prob * (float)n_cand + 0.5f);
+        if (k < 1) k = 1;
+        if (k > n_cand) k = n_cand;
+        for (int j = 0; j < k; j++) {
+            int r = j + (int)al_rng_below(rng, (uint32_t)(n_cand - j));
+            int t = cand[j]; cand[j] = cand[r]; cand[r] = t;
+        }
+        for (int j = 0; j < k; j++) {
+            int pos = cand[j];
+            lab[pos] = ids[pos];
+            float u = al_rng_uniform(rng);
+            if (u < m->replace_mask) ids[pos] = m->mask_id;
+            else if (u < m->replace_mask + m->replace_random)
+                ids[pos] = m->n_special + (int32_t)al_rng_below(rng, (uint32_t)(m->vocab_size - m->n_special));
+        }
+        out->n_chosen += k;
+    }
+    free(cand);
+    return AL_OK;
+}
+
+void al_mlm_epoch_order(int n_seqs, uint64_t seed, int64_t epoch, int *order) {
+    al_rng rng;
+    al_rng_seed(&rng, al_mlm_derive_seed(seed, 0xE90C, (uint64_t)epoch));
+    for (int i = 0; i < n_seqs; i++) order[i] = i;
+    for (int i = n_seqs - 1; i > 0; i--) {
+        int j = (int)al_rng_below(&rng, (uint32_t)(i + 1));
+        int t = order[i]; order[i] = order[j]; order[j] = t;
+    }
+}

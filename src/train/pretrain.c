@@ -1,0 +1,592 @@
+/* pretrain.c: the MLM pretraining loop behind `attnlab pretrain`: config, data, AdamW with warm-up and
+ * linear decay and clipping, progress lines, held-out evaluation against two baselines, a loss log,
+ * checkpoints with bit-exact resume, and the final Hugging Face directory. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../core/error.h"
+#include "../model/model_internal.h"
+#include "cJSON.h"
+#include "pretrain.h"
+#include "train.h"
+
+/* ---------------------------------------------------------------- config */
+
+al_pretrain_config al_pretrain_default_config(void) {
+    al_pretrain_config c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "attnlab-mini-bert");
+    snprintf(c.vocab, sizeof c.vocab, "build/data/vocab.txt");
+    snprintf(c.train, sizeof c.train, "build/data/train.txt");
+    snprintf(c.heldout, sizeof c.heldout, "build/data/heldout.txt");
+    snprintf(c.out_dir, sizeof c.out_dir, "models/attnlab-mini-bert");
+    c.hidden_size = 128;
+    c.num_hidden_layers = 4;
+    c.num_attention_heads = 4;
+    c.intermediate_size = 512;
+    c.max_position_embeddings = 128;
+    c.hidden_dropout_prob = 0.1f;
+    c.attention_probs_dropout_prob = 0.1f;
+    c.max_len = 128;
+    c.steps = 10000;
+    c.batch_size = 32;
+    c.warmup_steps = 500;
+    c.lr = 1e-3f;
+    c.weight_decay = 0.01f;
+    c.max_grad_norm = 1.0f;
+    c.mask_prob = 0.15f;
+    c.seed = 1234;
+    c.eval_interval = 1000;
+    c.eval_sequences = 512;
+    c.eval_seed = 4321;
+    c.checkpoint_interval = 1000;
+    c.log_interval = 50;
+    return c;
+}
+
+typedef enum { K_STR, K_INT, K_FLOAT, K_U64, K_I64 } key_kind;
+typedef struct key_def { const char *name; key_kind kind; size_t offset; size_t size; } key_def;
+
+#define KS(f) {#f, K_STR, offsetof(al_pretrain_config, f), sizeof(((al_pretrain_config *)0)->f)}
+#define KI(f) {#f, K_INT, offsetof(al_pretrain_config, f), 0}
+#define KF(f) {#f, K_FLOAT, offsetof(al_pretrain_config, f), 0}
+#define KU(f) {#f, K_U64, offsetof(al_pretrain_config, f), 0}
+#define KL(f) {#f, K_I64, offsetof(al_pretrain_config, f), 0}
+static const key_def k_keys[] = {
+    KS(name), KS(vocab), KS(train), KS(heldout), KS(out_dir),
+    KI(hidden_size), KI(num_hidden_layers), KI(num_attention_heads), KI(intermediate_size),
+    KI(max_position_embeddings), KF(hidden_dropout_prob), KF(attention_probs_dropout_prob), KI(max_len),
+    KI(steps), KI(batch_size), KI(warmup_steps), KF(lr), KF(weight_decay), KF(max_grad_norm), KF(mask_prob),
+    KU(seed), KI(eval_interval), KI(eval_sequences), KU(eval_seed), KI(checkpoint_interval), KI(log_interval),
+    KL(max_train_lines),
+};
+#define N_KEYS ((int)(sizeof k_keys / sizeof k_keys[0]))
+
+al_status al_pretrain_config_parse(const char *json, size_t len, const char *filename, al_pretrain_config *cfg,
+                                   al_error *err) {
+    cJSON *root = cJSON_ParseWithLength(json, len);
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return al_err(err, AL_ERR_FORMAT, "%s: not a JSON object", filename);
+    }
+    al_status st = AL_OK;
+    for (cJSON *it = root->child; it && !st; it = it->next) {
+        int k = 0;
+        while (k < N_KEYS && strcmp(k_keys[k].name, it->string)) k++;
+        if (k == N_KEYS) {
+            st = al_err(err, AL_ERR_FORMAT, "%s: unknown key '%s'", filename, it->string);
+            break;
+        }
+        char *field = (char *)cfg + k_keys[k].offset;
+        if (k_keys[k].kind == K_STR) {
+            if (!cJSON_IsString(it) || strlen(it->valuestring) >= k_keys[k].size)
+                st = al_err(err, AL_ERR_FORMAT, "%s: '%s' must be a string shorter than %zu bytes", filename,
+                            it->string, k_keys[k].size);
+            else
+                memcpy(field, it->valuestring, strlen(it->valuestring) + 1);
+            continue;
+        }
+        if (k_keys[k].kind == K_U64 && cJSON_IsString(it)) { /* 64-bit seeds do not fit a JSON double */
+            *(uint64_t *)(void *)field = strtoull(it->valuestring, NULL, 10);
+            continue;
+        }
+        if (!cJSON_IsNumber(it)) {
+            st = al_err(err, AL_ERR_FORMAT, "%s: '%s' must be a number", filename, it->string);
+            continue;
+        }
+        double v = it->valuedouble;
+        int integral = k_keys[k].kind != K_FLOAT;
+        if (integral && (v != floor(v) || v < (k_keys[k].kind == K_INT || k_keys[k].kind == K_I64 ? -2147483648.0 : 0) ||
+                         v > 9007199254740992.0)) {
+            st = al_err(err, AL_ERR_FORMAT, "%s: '%s' must be an integer", filename, it->string);
+            continue;
+        }
+        switch (k_keys[k].kind) {
+        case K_INT: *(int *)(void *)field = (int)v; break;
+        case K_FLOAT: *(float *)(void *)field = (float)v; break;
+        case K_U64: *(uint64_t *)(void *)field = (uint64_t)v; break;
+        case K_I64: *(int64_t *)(void *)field = (int64_t)v; break;
+        default: break;
+        }
+    }
+    cJSON_Delete(root);
+    return st;
+}
+
+char *al_pretrain_config_json(const al_pretrain_config *cfg) {
+    cJSON *j = cJSON_CreateObject();
+    if (!j) return NULL;
+    for (int k = 0; k < N_KEYS; k++) {
+        const char *field = (const char *)cfg + k_keys[k].offset;
+        char buf[32];
+        switch (k_keys[k].kind) {
+        case K_STR: cJSON_AddStringToObject(j, k_keys[k].name, field); break;
+        case K_INT: cJSON_AddNumberToObject(j, k_keys[k].name, *(const int *)(const void *)field); break;
+        case K_FLOAT: /* the shortest decimal that reads back as the same float */
+            snprintf(buf, sizeof buf, "%.9g", (double)*(const float *)(const void *)field);
+            cJSON_AddItemToObject(j, k_keys[k].name, cJSON_CreateRaw(buf));
+            break;
+        case K_U64:
+            snprintf(buf, sizeof buf, "%llu", (unsigned long long)*(const uint64_t *)(const void *)field);
+            cJSON_AddItemToObject(j, k_keys[k].name, cJSON_CreateRaw(buf));
+            break;
+        case K_I64:
+            snprintf(buf, sizeof buf, "%lld", (long long)*(const int64_t *)(const void *)field);
+            cJSON_AddItemToObject(j, k_keys[k].name, cJSON_CreateRaw(buf));
+            break;
+        }
+    }
+    char *s = cJSON_Print(j);
+    cJSON_Delete(j);
+    return s;
+}
+
+static al_status check_config(const al_pretrain_config *c, al_error *err) {
+    if (c->hidden_size < 1 || c->num_attention_heads < 1 || c->hidden_size % c->num_attention_heads)
+        return al_err(err, AL_ERR_INVALID, "train config: hidden_size %d must be a multiple of num_attention_heads %d",
+                      c->hidden_size, c->num_attention_heads);
+    if (c->num_hidden_layers < 1 || c->intermediate_size < 1)
+        return al_err(err, AL_ERR_INVALID, "train config: num_hidden_layers and intermediate_size must be >= 1");
+    if (c->max_len < 3 || c->max_len > c->max_position_embeddings)
+        return al_err(err, AL_ERR_INVALID, "train config: max_len %d must be in [3, max_position_embeddings %d]",
+                      c->max_len, c->max_position_embeddings);
+    if (c->steps < 1 || c->batch_size < 1)
+        return al_err(err, AL_ERR_INVALID, "train config: steps and batch_size must be >= 1");
+    if (!(c->mask_prob > 0.0f && c->mask_prob < 1.0f))
+        return al_err(err, AL_ERR_INVALID, "train config: mask_prob %g must be in (0, 1)", (double)c->mask_prob);
+    return AL_OK;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static al_status read_file(const char *path, char **out, size_t *len, al_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return al_err(err, AL_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+    size_t cap = 1 << 20, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (n < cap) break;
+        cap *= 2;
+        char *nb = realloc(buf, cap + 1);
+        if (!nb) free(buf);
+        buf = nb;
+    }
+    fclose(f);
+    if (!buf) return al_err(err, AL_ERR_OOM, "%s: out of memory", path);
+    buf[n] = 0;
+    *out = buf;
+    *len = n;
+    return AL_OK;
+}
+
+static void logf_(const al_pretrain_hooks *h, const char *fmt, ...) AL_PRINTF(2, 3);
+#include <stdarg.h>
+static void logf_(const al_pretrain_hooks *h, const char *fmt, ...) {
+    if (!h || !h->log) return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    h->log(h->log_user, line);
+}
+
+static al_status load_tokenizer(const char *vocab_path, al_tokenizer **tok, al_error *err) {
+    char *text;
+    size_t len;
+    al_status st = read_file(vocab_path, &text, &len, err);
+    if (st) return st;
+    al_fileset *fs = al_fileset_new();
+    static const char tok_cfg[] = "{\"do_lower_case\": true}";
+    if (!fs) st = al_err(err, AL_ERR_OOM, "vocab: out of memory");
+    if (!st) st = al_fileset_add(fs, "vocab.txt", text, len, 1, err);
+    if (!st) st = al_fileset_add(fs, "tokenizer_config.json", tok_cfg, sizeof tok_cfg - 1, 1, err);
+    if (!st) st = al_tokenizer_load(fs, tok, err);
+    if (st) al_err_prefix(err, vocab_path);
+    al_fileset_free(fs);
+    free(text);
+    return st;
+}
+
+static al_status build_corpus(const al_tokenizer *tok, const char *path, int max_len, int64_t max_lines,
+                              al_mlm_corpus *c, al_error *err) {
+    char *text;
+    size_t len;
+    al_status st = read_file(path, &text, &len, err);
+    if (st) return st;
+    st = al_mlm_corpus_build(tok, text, len, max_len, max_lines, c, err);
+    if (st) al_err_prefix(err, path);
+    free(text);
+    return st;
+}
+
+/* ---------------------------------------------------------------- evaluation */
+
+typedef struct eval_stats {
+    double loss, accuracy, perplexity, baseline_accuracy, unigram_perplexity;
+    int64_t positions;
+} eval_stats;
+
+/* Masked-token top-1 accuracy and perplexity on the first n held-out sequences, with the masking of
+ * al_rng(eval_seed) (the same positions every time), plus the two baselines on those positions. */
+static al_status evaluate(const al_model *model, const al_mlm_corpus *c, int n, const al_mlm_masking *mk,
+                          uint64_t eval_seed, const int64_t *unigram, int64_t unigram_total, int most_frequent,
+                          eval_stats *out, al_error *err) {
+    const int EB = 16, V = model->config.vocab_size;
+    memset(out, 0, sizeof *out);
+    if (n <= 0 || n > c->n_seqs) n = c->n_seqs;
+    float *logits = malloc(sizeof *logits * (size_t)EB * (size_t)c->max_len * (size_t)V);
+    int *idx = malloc(sizeof *idx * (size_t)EB);
+    if (!logits || !idx) {
+        free(logits);
+        free(idx);
+        return al_err(err, AL_ERR_OOM, "eval: out of memory");
+    }
+    al_rng rng;
+    al_rng_seed(&rng, eval_seed);
+    double nll = 0, uni_nll = 0;
+    int64_t correct = 0, base_correct = 0, count = 0;
+    al_status st = AL_OK;
+    for (int s0 = 0; s0 < n && !st; s0 += EB) {
+        int nb = n - s0 < EB ? n - s0 : EB;
+        for (int b = 0; b < nb; b++) idx[b] = s0 + b;
+        al_mlm_batch batch;
+        st = al_mlm_make_batch(c, idx, nb, mk, &rng, &batch, err);
+        if (st) break;
+        al_batch in = {nb, batch.L, batch.ids, batch.mask, NULL, NULL};
+        al_forward_outputs fo = {NULL, NULL, NULL, logits};
+        al_forward_params fp = al_forward_default_params();
+        st = al_forward(model, &in, &fp, &fo, err);
+        for (int i = 0; !st && i < nb * batch.L; i++) {
+            int label = batch.labels[i];
+            if (label == AL_IGNORE_INDEX) continue;
+            const float *row = logits + (size_t)i * V;
+            int best = 0;
+            double mx = row[0];
+            for (int v = 1; v < V; v++)
+                if (row[v] > mx) mx = row[v], best = v;
+            double sum = 0;
+            for (int v = 0; v < V; v++) sum += exp((double)row[v] - mx);
+            nll += -((double)row[label] - mx - log(sum));
+            correct += best == label;
+            base_correct += label == most_frequent;
+            uni_nll += -log((double)(unigram[label] + 1) / (double)(unigram_total + V));
+            count++;
+        }
+        al_mlm_batch_free(&batch);
+    }
+    free(logits);
+    free(idx);
+    if (st) return st;
+    out->positions = count;
+    if (count) {
+        out->loss = nll / (double)count;
+        out->perplexity = exp(out->loss);
+        out->accuracy = (double)correct / (double)count;
+        out->baseline_accuracy = (double)base_correct / (double)count;
+        out->unigram_perplexity = exp(uni_nll / (double)count);
+    }
+    return AL_OK;
+}
+
+/* ---------------------------------------------------------------- logs */
+
+/* Keeps the header and the rows whose first column (the step) is <= keep_step; creates it when absent. */
+static FILE *open_log(const char *path, const char *header, int keep_step) {
+    char *text = NULL;
+    size_t len = 0;
+    al_error e;
+    FILE *f;
+    if (keep_step > 0 && read_file(path, &text, &len, &e) == AL_OK) {
+        f = fopen(path, "wb");
+        if (!f) {
+            free(text);
+            return NULL;
+        }
+        char *save = NULL;
+        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+            if (line[0] >= '0' && line[0] <= '9' && atoi(line) > keep_step) continue;
+            fprintf(f, "%s\n", line);
+        }
+        free(text);
+        return f;
+    }
+    f = fopen(path, "wb");
+    if (f) fprintf(f, "%s\n", header);
+    return f;
+}
+
+/* ---------------------------------------------------------------- the loop */
+
+al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir, const al_pretrain_hooks *hooks,
+                          al_pretrain_result *result, al_error *err) {
+    al_pretrain_hooks no_hooks;
+    memset(&no_hooks, 0, sizeof no_hooks);
+    if (!hooks) hooks = &no_hooks;
+    al_pretrain_result res;
+    memset(&res, 0, sizeof res);
+    res.eval_loss = res.eval_accuracy = res.eval_perplexity = NAN;
+    res.baseline_accuracy = res.unigram_perplexity = res.heldout_unk_rate = NAN;
+    al_status st = check_config(cfg, err);
+    if (st) return st;
+
+    al_tokenizer *tok = NULL;
+    al_mlm_corpus train = {0}, held = {0};
+    al_model *model = NULL;
+    al_train_ctx *ctx = NULL;
+    al_adamw *opt = NULL;
+    uint8_t *decay = NULL;
+    int64_t *unigram = NULL;
+    int *order = NULL, *idx = NULL;
+    FILE *loss_log = NULL, *eval_log = NULL;
+    char path[1200];
+
+    if ((st = load_tokenizer(cfg->vocab, &tok, err))) goto done;
+    const int V = al_tokenizer_vocab_size(tok);
+    double t0 = now_seconds();
+    if ((st = build_corpus(tok, cfg->train, cfg->max_len, cfg->max_train_lines, &train, err))) goto done;
+    if (train.n_seqs == 0) {
+        st = al_err(err, AL_ERR_INVALID, "%s: no training text", cfg->train);
+        goto done;
+    }
+    logf_(hooks, "data: %s: %lld lines, %lld tokens, %d sequences of <= %d (%.1f s)", cfg->train,
+          (long long)train.n_lines, (long long)train.n_line_tokens, train.n_seqs, cfg->max_len, now_seconds() - t0);
+    if (cfg->heldout[0]) {
+        if ((st = build_corpus(tok, cfg->heldout, cfg->max_len, 0, &held, err))) goto done;
+        res.heldout_unk_rate = held.n_line_tokens ? (double)held.n_unk / (double)held.n_line_tokens : 0.0;
+        logf_(hooks, "data: %s: %lld lines, %lld tokens, %d sequences, [UNK] rate %.4f%%", cfg->heldout,
+              (long long)held.n_lines, (long long)held.n_line_tokens, held.n_seqs, 100.0 * res.heldout_unk_rate);
+    }
+    res.train_sequences = train.n_seqs;
+    res.train_tokens = train.n_ids;
+
+    /* unigram counts of the training tokens (specials excluded) for the two baselines */
+    unigram = calloc((size_t)V, sizeof *unigram);
+    if (!unigram) goto oom;
+    int64_t unigram_total = 0;
+    for (int64_t i = 0; i < train.n_ids; i++)
+        if (train.ids[i] >= 5 && train.ids[i] < V) unigram[train.ids[i]]++, unigram_total++;
+    int most_frequent = 5;
+    for (int v = 5; v < V; v++)
+        if (unigram[v] > unigram[most_frequent]) most_frequent = v;
+
+    al_config mc = al_config_bert(V, cfg->hidden_size, cfg->num_hidden_layers, cfg->num_attention_heads,
+                                  cfg->intermediate_size);
+    mc.max_position_embeddings = cfg->max_position_embeddings;
+    if ((st = al_model_new_random(&mc, cfg->seed, 1, &model, err))) goto done;
+    res.n_params = al_model_n_params(model);
+    al_train_options to = al_train_default_options();
+    to.training = 1;
+    to.hidden_dropout = cfg->hidden_dropout_prob;
+    to.attention_dropout = cfg->attention_probs_dropout_prob;
+    to.seed = cfg->seed;
+    if ((st = al_train_ctx_new(model, cfg->batch_size, cfg->max_len, &to, &ctx, err))) goto done;
+    decay = malloc(res.n_params);
+    if (!decay) goto oom;
+    al_train_decay_mask(model, decay);
+    al_adamw_config ac = al_adamw_default_config();
+    ac.lr = cfg->lr;
+    ac.weight_decay = cfg->weight_decay;
+    ac.max_grad_norm = cfg->max_grad_norm;
+    ac.warmup_steps = cfg->warmup_steps;
+    ac.total_steps = cfg->steps;
+    ac.schedule = AL_LR_LINEAR;
+    if ((st = al_adamw_new(res.n_params, &ac, decay, &opt, err))) goto done;
+
+    int start = 0;
+    if (resume_dir) {
+        if ((st = al_checkpoint_load(resume_dir, model, opt, &start, err))) goto done;
+        logf_(hooks, "resume: %s at step %d", resume_dir, start);
+    }
+    logf_(hooks, "model: BERT %d layers x %d heads, hidden %d, intermediate %d, vocab %d: %zu parameters",
+          mc.n_layers, mc.n_heads, mc.hidden_size, mc.intermediate_size, V, res.n_params);
+
+    if (al_make_dirs(cfg->out_dir)) {
+        st = al_err(err, AL_ERR_IO, "%s: cannot create directory", cfg->out_dir);
+        goto done;
+    }
+    snprintf(path, sizeof path, "%s/losses.csv", cfg->out_dir);
+    loss_log = open_log(path, "step,loss,lr,grad_norm,tokens,seconds", start);
+    snprintf(path, sizeof path, "%s/eval.csv", cfg->out_dir);
+    eval_log = open_log(path, "step,loss,accuracy,perplexity,baseline_accuracy,unigram_perplexity,positions", start);
+    if (!loss_log || !eval_log) {
+        st = al_err(err, AL_ERR_IO, "%s: cannot write the logs", cfg->out_dir);
+        goto done;
+    }
+
+    al_mlm_masking mk = al_mlm_default_masking(tok);
+    mk.mask_prob = cfg->mask_prob;
+    order = malloc(sizeof *order * (size_t)train.n_seqs);
+    idx = malloc(sizeof *idx * (size_t)cfg->batch_size);
+    if (!order || !idx) goto oom;
+    int64_t order_epoch = -1;
+    const int B = cfg->batch_size;
+    const float *grads_end = NULL;
+    (void)grads_end;
+    double train_time = 0, last_log = now_seconds();
+    int64_t tokens_since_log = 0;
+    int step = start;
+    int stopped = 0;
+    for (; step < cfg->steps; step++) {
+        double ts = now_seconds();
+        for (int b = 0; b < B; b++) {
+            int64_t i = (int64_t)step * B + b;
+            int64_t epoch = i / train.n_seqs;
+            if (epoch != order_epoch) {
+                al_mlm_epoch_order(train.n_seqs, cfg->seed, epoch, order);
+                order_epoch = epoch;
+            }
+            idx[b] = order[i % train.n_seqs];
+        }
+        al_rng mrng;
+        al_rng_seed(&mrng, al_mlm_derive_seed(cfg->seed, 1, (uint64_t)step));
+        al_mlm_batch batch;
+        if ((st = al_mlm_make_batch(&train, idx, B, &mk, &mrng, &batch, err))) goto done;
+        al_batch in = {B, batch.L, batch.ids, batch.mask, NULL, NULL};
+        al_train_seed(ctx, al_mlm_derive_seed(cfg->seed, 2, (uint64_t)step));
+        al_train_zero_grads(ctx);
+        float loss = 0;
+        st = al_train_forward_backward(ctx, &in, batch.labels, &loss, err);
+        int n_tok = batch.n_tokens;
+        al_mlm_batch_free(&batch);
+        if (st) goto done;
+        double gnorm = 0, lr = 0;
+        al_adamw_step(opt, model->storage, al_train_grads(ctx), &gnorm, &lr);
+        double te = now_seconds();
+        train_time += te - ts;
+        res.tokens_seen += n_tok;
+        tokens_since_log += n_tok;
+        if (hooks->losses) hooks->losses[step] = loss;
+        fprintf(loss_log, "%d,%.9g,%.6g,%.6g,%d,%.3f\n", step + 1, (double)loss, lr, gnorm, n_tok, train_time);
+        if (!isfinite(loss)) {
+            st = al_err(err, AL_ERR_INVALID, "pretrain: loss is not finite at step %d", step + 1);
+            goto done;
+        }
+        int done_steps = step + 1;
+        if (cfg->log_interval > 0 && (done_steps % cfg->log_interval == 0 || done_steps == cfg->steps)) {
+            double now = now_seconds(), tps = tokens_since_log / (now - last_log > 1e-9 ? now - last_log : 1e-9);
+            double per_step = train_time / (double)(done_steps - start);
+            double eta = per_step * (double)(cfg->steps - done_steps);
+            logf_(hooks, "step %d/%d loss %.4f lr %.3g grad_norm %.3f tok/s %.0f eta %dm%02ds", done_steps, cfg->steps,
+                  (double)loss, lr, gnorm, tps, (int)(eta / 60), (int)eta % 60);
+            fflush(loss_log);
+            last_log = now;
+            tokens_since_log = 0;
+        }
+        int interrupted = (hooks->stop_after > 0 && done_steps >= hooks->stop_after) ||
+                          (hooks->cancel && *hooks->cancel) || (hooks->max_seconds > 0 && train_time >= hooks->max_seconds);
+        if (held.n_seqs && cfg->eval_interval > 0 && done_steps % cfg->eval_interval == 0 && done_steps < cfg->steps) {
+            eval_stats es;
+            if ((st = evaluate(model, &held, cfg->eval_sequences, &mk, cfg->eval_seed, unigram, unigram_total,
+                               most_frequent, &es, err)))
+                goto done;
+            fprintf(eval_log, "%d,%.6f,%.6f,%.4f,%.6f,%.4f,%lld\n", done_steps, es.loss, es.accuracy, es.perplexity,
+                    es.baseline_accuracy, es.unigram_perplexity, (long long)es.positions);
+            fflush(eval_log);
+            logf_(hooks, "eval step %d: masked accuracy %.4f (most-frequent %.4f), perplexity %.2f (unigram %.2f)",
+                  done_steps, es.accuracy, es.baseline_accuracy, es.perplexity, es.unigram_perplexity);
+        }
+        if ((cfg->checkpoint_interval > 0 && done_steps % cfg->checkpoint_interval == 0) || interrupted) {
+            char step_text[32];
+            snprintf(step_text, sizeof step_text, "%d", done_steps);
+            const char *meta[] = {"step", step_text, "seed_rule", "batch, masking and dropout derived from (seed, step)"};
+            snprintf(path, sizeof path, "%s/checkpoint", cfg->out_dir);
+            if ((st = al_checkpoint_save(path, model, opt, done_steps, meta, 2, err))) goto done;
+            fflush(loss_log);
+        }
+        if (interrupted) {
+            step++;
+            stopped = 1;
+            break;
+        }
+    }
+    res.steps_done = step;
+    res.train_seconds = train_time;
+    res.tokens_per_second = train_time > 0 ? (double)res.tokens_seen / train_time : 0;
+    if (stopped && hooks->stop_after > 0 && step < cfg->steps) goto done; /* interrupted on purpose: resume later */
+
+    if (held.n_seqs) {
+        eval_stats es;
+        if ((st = evaluate(model, &held, cfg->eval_sequences, &mk, cfg->eval_seed, unigram, unigram_total,
+                           most_frequent, &es, err)))
+            goto done;
+        fprintf(eval_log, "%d,%.6f,%.6f,%.4f,%.6f,%.4f,%lld\n", step, es.loss, es.accuracy, es.perplexity,
+                es.baseline_accuracy, es.unigram_perplexity, (long long)es.positions);
+        res.eval_loss = es.loss;
+        res.eval_accuracy = es.accuracy;
+        res.eval_perplexity = es.perplexity;
+        res.baseline_accuracy = es.baseline_accuracy;
+        res.unigram_perplexity = es.unigram_perplexity;
+        res.eval_positions = es.positions;
+        logf_(hooks, "eval final (step %d): masked accuracy %.4f (most-frequent %.4f), perplexity %.2f (unigram %.2f), %lld positions",
+              step, es.accuracy, es.baseline_accuracy, es.perplexity, es.unigram_perplexity, (long long)es.positions);
+    }
+    if ((st = al_save_hf_model(cfg->out_dir, model, cfg->vocab, cfg->hidden_dropout_prob,
+                               cfg->attention_probs_dropout_prob, err)))
+        goto done;
+    /* the saved config reads the vocabulary copied beside it, so the directory alone repeats the run */
+    al_pretrain_config saved = *cfg;
+    size_t dir_len = strlen(cfg->out_dir);
+    if (dir_len + sizeof "/vocab.txt" <= sizeof saved.vocab) {
+        memcpy(saved.vocab, cfg->out_dir, dir_len);
+        memcpy(saved.vocab + dir_len, "/vocab.txt", sizeof "/vocab.txt");
+    }
+    char *cj = al_pretrain_config_json(&saved);
+    snprintf(path, sizeof path, "%s/train_config.json", cfg->out_dir);
+    FILE *f = cj ? fopen(path, "wb") : NULL;
+    if (f) {
+        fprintf(f, "%s\n", cj);
+        fclose(f);
+    }
+    free(cj);
+    snprintf(path, sizeof path, "%s/train_results.json", cfg->out_dir);
+    f = fopen(path, "wb");
+    if (f) {
+        fprintf(f,
+                "{\n  \"steps\": %d,\n  \"train_seconds\": %.1f,\n  \"tokens_per_second\": %.0f,\n  \"tokens_seen\": %lld,\n"
+                "  \"parameters\": %zu,\n  \"train_sequences\": %lld,\n  \"train_tokens\": %lld,\n"
+                "  \"heldout_unk_rate\": %.6f,\n  \"eval_positions\": %lld,\n  \"eval_loss\": %.6f,\n"
+                "  \"eval_masked_accuracy\": %.6f,\n  \"eval_perplexity\": %.4f,\n"
+                "  \"baseline_most_frequent_accuracy\": %.6f,\n  \"baseline_unigram_perplexity\": %.4f\n}\n",
+                res.steps_done, res.train_seconds, res.tokens_per_second, (long long)res.tokens_seen, res.n_params,
+                (long long)res.train_sequences, (long long)res.train_tokens, isnan(res.heldout_unk_rate) ? 0 : res.heldout_unk_rate,
+                (long long)res.eval_positions, isnan(res.eval_loss) ? 0 : res.eval_loss,
+                isnan(res.eval_accuracy) ? 0 : res.eval_accuracy, isnan(res.eval_perplexity) ? 0 : res.eval_perplexity,
+                isnan(res.baseline_accuracy) ? 0 : res.baseline_accuracy,
+                isnan(res.unigram_perplexity) ? 0 : res.unigram_perplexity);
+        fclose(f);
+    }
+    logf_(hooks, "saved %s (%d steps, %.1f s training, %.0f tokens/s)", cfg->out_dir, res.steps_done, res.train_seconds,
+          res.tokens_per_second);
+    goto done;
+oom:
+    st = al_err(err, AL_ERR_OOM, "pretrain: out of memory");
+done:
+    if (loss_log) fclose(loss_log);
+    if (eval_log) fclose(eval_log);
+    free(order);
+    free(idx);
+    free(unigram);
+    free(decay);
+    al_adamw_free(opt);
+    al_train_ctx_free(ctx);
+    al_model_free(model);
+    al_mlm_corpus_free(&train);
+    al_mlm_corpus_free(&held);
+    al_tokenizer_free(tok);
+    if (result) *result = res;
+    return st;
+}

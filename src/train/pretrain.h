@@ -1,0 +1,154 @@
+/* pretrain.h: BERT-style masked-language-model pretraining of a BERT-layout encoder from plain text
+ * (mlm_data.c: packing and masking; checkpoint.c: Hugging Face layout files and resumable checkpoints;
+ * pretrain.c: the training loop). Internal to the core; tools/attnlab.c drives it (`attnlab pretrain`).
+ *
+ * Reproducibility: every batch is a pure function of (seed, step): the sequence order of an epoch comes
+ * from al_rng(seed, epoch), the masking of step s from al_rng(seed, s) and the dropout masks from the
+ * training context reseeded with (seed, s) before the step. So a run resumed from a checkpoint at step k
+ * repeats the uninterrupted run bit for bit (the checkpoint holds weights, AdamW moments and k). */
+#ifndef AL_TRAIN_PRETRAIN_H
+#define AL_TRAIN_PRETRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../attnlab.h"
+#include "../core/rng.h"
+#include "adamw.h"
+
+/* ---------------------------------------------------------------- MLM data (mlm_data.c) */
+
+/* Tokenised text packed into sequences: [CLS] line [SEP] line [SEP] ... up to max_len tokens; a line
+ * longer than max_len - 2 tokens is cut. */
+typedef struct al_mlm_corpus {
+    int32_t *ids;        /* all sequences back to back */
+    int64_t *seq_start;  /* [n_seqs] */
+    int32_t *seq_len;    /* [n_seqs] */
+    int n_seqs;
+    int64_t n_ids;
+    int64_t n_lines;
+    int64_t n_line_tokens;   /* tokens of the lines (specials excluded), before any cut */
+    int64_t n_unk;           /* [UNK] among them */
+    int max_len;
+} al_mlm_corpus;
+
+/* Packs the lines of text ('\n'-separated; empty lines skipped) with a WordPiece tokenizer that has
+ * [CLS], [SEP], [PAD], [MASK]. max_lines > 0 stops after that many lines. */
+al_status al_mlm_corpus_build(const al_tokenizer *tok, const char *text, size_t len, int max_len,
+                              int64_t max_lines, al_mlm_corpus *out, al_error *err);
+void al_mlm_corpus_free(al_mlm_corpus *c);
+
+typedef struct al_mlm_masking {
+    float mask_prob;     /* 0.15: share of a sequence's real non-special tokens chosen (at least 1) */
+    float replace_mask;  /* 0.8: of the chosen, replaced by [MASK] */
+    float replace_random;/* 0.1: replaced by a random non-special token (the rest keep their token) */
+    int mask_id;
+    int vocab_size;
+    int n_special;       /* ids below this are special ([PAD] [UNK] [CLS] [SEP] [MASK] = 5): never chosen,
+                          * never drawn as random replacements */
+} al_mlm_masking;
+
+al_mlm_masking al_mlm_default_masking(const al_tokenizer *tok);
+
+/* One padded batch: ids [B, L], attention mask [B, L], labels [B, L] (the original id at chosen
+ * positions, AL_IGNORE_INDEX elsewhere). L is the longest sequence of the batch. */
+typedef struct al_mlm_batch {
+    int B, L;
+    int32_t *ids, *mask, *labels;
+    int n_tokens;        /* real tokens */
+    int n_chosen;        /* labelled positions */
+} al_mlm_batch;
+
+/* Builds the batch of sequences seq_index[0..n) of the corpus, masking with draws from rng in order. */
+al_status al_mlm_make_batch(const al_mlm_corpus *c, const int *seq_index, int n, const al_mlm_masking *m,
+                            al_rng *rng, al_mlm_batch *out, al_error *err);
+void al_mlm_batch_free(al_mlm_batch *b);
+
+/* The permutation of sequence indices of an epoch (Fisher-Yates from al_rng(seed, epoch)). */
+void al_mlm_epoch_order(int n_seqs, uint64_t seed, int64_t epoch, int *order);
+/* A seed derived from (seed, a, b) by splitmix64 rounds: independent streams per step and purpose. */
+uint64_t al_mlm_derive_seed(uint64_t seed, uint64_t a, uint64_t b);
+
+/* ---------------------------------------------------------------- configuration */
+
+typedef struct al_pretrain_config {
+    char name[64];
+    char vocab[512];       /* vocab.txt path */
+    char train[512];       /* training text path */
+    char heldout[512];     /* held-out text path ("" = no evaluation) */
+    char out_dir[512];     /* the Hugging Face directory written at the end (checkpoints beneath) */
+    int hidden_size, num_hidden_layers, num_attention_heads, intermediate_size, max_position_embeddings;
+    float hidden_dropout_prob, attention_probs_dropout_prob;
+    int max_len;           /* sequence length of packing (<= max_position_embeddings) */
+    int steps, batch_size, warmup_steps;
+    float lr, weight_decay, max_grad_norm;
+    float mask_prob;
+    uint64_t seed;
+    int eval_interval;     /* steps between evaluations (0: only at the end) */
+    int eval_sequences;    /* held-out sequences evaluated (0: all) */
+    uint64_t eval_seed;    /* the fixed masking of the evaluation */
+    int checkpoint_interval; /* steps between checkpoints (0: none) */
+    int log_interval;      /* steps between progress lines */
+    int64_t max_train_lines; /* 0: all */
+} al_pretrain_config;
+
+al_pretrain_config al_pretrain_default_config(void);
+/* Parses a training config JSON (the keys are the field names; unknown keys are an error). */
+al_status al_pretrain_config_parse(const char *json, size_t len, const char *filename, al_pretrain_config *cfg,
+                                   al_error *err);
+/* The config as JSON (malloc'd; caller frees), every field written. */
+char *al_pretrain_config_json(const al_pretrain_config *cfg);
+
+/* ---------------------------------------------------------------- checkpoints and HF files (checkpoint.c) */
+
+/* The model's tensors under Hugging Face BertForMaskedLM names ("bert." prefix, cls.predictions.*; the
+ * decoder is tied, so only cls.predictions.bias is written). data points into the model. Returns the
+ * count, at most max (4 + 16 * layers + 5 + 2 is enough). */
+int al_bert_mlm_tensors(const al_model *model, al_tensor_out *out, int max);
+/* config.json text of a BertForMaskedLM (malloc'd). */
+char *al_bert_config_json(const al_config *c, float hidden_dropout, float attention_dropout);
+/* Writes config.json, model.safetensors, vocab.txt (a copy of vocab_path when not NULL) and
+ * tokenizer_config.json / special_tokens_map.json into dir (created when missing). */
+al_status al_save_hf_model(const char *dir, const al_model *model, const char *vocab_path, float hidden_dropout,
+                           float attention_dropout, al_error *err);
+/* A checkpoint: the HF files plus optimizer.safetensors (AdamW moments, step). */
+al_status al_checkpoint_save(const char *dir, const al_model *model, al_adamw *opt, int step,
+                             const char *const *metadata_kv, int n_metadata, al_error *err);
+/* Loads weights into model (same shape) and the AdamW state into opt; *step gets the step. */
+al_status al_checkpoint_load(const char *dir, al_model *model, al_adamw *opt, int *step, al_error *err);
+/* mkdir -p; 0 or -1. */
+int al_make_dirs(const char *path);
+
+/* ---------------------------------------------------------------- the loop (pretrain.c) */
+
+typedef void (*al_pretrain_log_fn)(void *user, const char *line);
+
+typedef struct al_pretrain_hooks {
+    al_pretrain_log_fn log;    /* progress lines (may be NULL) */
+    void *log_user;
+    int stop_after;            /* > 0: stop (with a checkpoint) after this step, as if interrupted */
+    float *losses;             /* may be NULL: losses[step] for every step run ([cfg.steps]) */
+    const volatile int *cancel;
+    double max_seconds;        /* > 0: stop after this much training time (checkpoint and HF files) */
+} al_pretrain_hooks;
+
+typedef struct al_pretrain_result {
+    int steps_done;
+    double train_seconds;
+    double tokens_per_second;
+    int64_t tokens_seen;
+    size_t n_params;
+    /* final held-out evaluation (NAN when not run) */
+    double eval_loss, eval_accuracy, eval_perplexity;
+    double baseline_accuracy;   /* most frequent training token at every masked position */
+    double unigram_perplexity;  /* add-one unigram model of the training tokens */
+    int64_t eval_positions;
+    double heldout_unk_rate;
+    int64_t train_sequences, train_tokens;
+} al_pretrain_result;
+
+/* Runs (or resumes, when resume_dir is not NULL) the training described by cfg. */
+al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir, const al_pretrain_hooks *hooks,
+                          al_pretrain_result *result, al_error *err);
+
+#endif
