@@ -92,4 +92,9 @@ int al_utf8_decode(const char *s, size_t len, al_ntext *out, int32_t *bad_byte);
 /* Appends the UTF-8 encoding of cp (1..4 bytes) to buf, returns bytes written. */
 int al_utf8_encode(uint32_t cp, char *buf);
 
+/* BERT's character classes (tok_util.c), shared by the tokenizer and the vocabulary learner. */
+int al_bert_is_chinese_char(uint32_t cp); /* the CJK Unified Ideographs blocks, as _is_chinese_char */
+int al_bert_is_control(uint32_t cp);      /* Cc, Cf, Co, Cs but tab, newline, carriage return (JS oracle) */
+int al_bert_is_punct(uint32_t cp);        /* ASCII !-/ :-@ [-` {-~ and every Unicode P* */
+
 #endif

@@ -106,3 +106,27 @@ int al_utf8_encode(uint32_t cp, char *buf) {
     b[3] = (unsigned char)(0x80 | (cp & 0x3F));
     return 4;
 }
+
+/* ---------------------------------------------------------------- BERT character classes */
+
+/* Python's and JS's _is_chinese_char: the CJK Unified Ideographs blocks (not all of Han). */
+int al_bert_is_chinese_char(uint32_t cp) {
+    return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x20000 && cp <= 0x2A6DF) ||
+           (cp >= 0x2A700 && cp <= 0x2B73F) || (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
+           (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
+}
+
+/* JS BertNormalizer._is_control: Cc, Cf, Co, Cs except tab, newline, carriage return.
+ * (Python also counts unassigned Cn as control; the JS library, our oracle, does not.) */
+int al_bert_is_control(uint32_t cp) {
+    if (cp == '\t' || cp == '\n' || cp == '\r') return 0;
+    al_uc_cat c = al_uc_category(cp);
+    return c == AL_UC_CC || c == AL_UC_CF || c == AL_UC_CO || c == AL_UC_CS;
+}
+
+/* BERT punctuation: ASCII !-/ :-@ [-` {-~ and every Unicode P* category. */
+int al_bert_is_punct(uint32_t cp) {
+    if ((cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) || (cp >= 91 && cp <= 96) || (cp >= 123 && cp <= 126))
+        return 1;
+    return cp >= 128 && al_uc_is_punct(cp);
+}

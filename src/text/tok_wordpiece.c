@@ -15,28 +15,6 @@
 #include "../core/error.h"
 #include "tok_internal.h"
 
-/* Python's and JS's _is_chinese_char: the CJK Unified Ideographs blocks (not all of Han). */
-static int is_chinese_char(uint32_t cp) {
-    return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x20000 && cp <= 0x2A6DF) ||
-           (cp >= 0x2A700 && cp <= 0x2B73F) || (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
-           (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
-}
-
-/* JS BertNormalizer._is_control: Cc, Cf, Co, Cs except tab, newline, carriage return.
- * (Python also counts unassigned Cn as control; the JS library, our oracle, does not.) */
-static int is_control(uint32_t cp) {
-    if (cp == '\t' || cp == '\n' || cp == '\r') return 0;
-    al_uc_cat c = al_uc_category(cp);
-    return c == AL_UC_CC || c == AL_UC_CF || c == AL_UC_CO || c == AL_UC_CS;
-}
-
-/* BERT punctuation: ASCII !-/ :-@ [-` {-~ and every Unicode P* category. */
-static int is_bert_punct(uint32_t cp) {
-    if ((cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) || (cp >= 91 && cp <= 96) || (cp >= 123 && cp <= 126))
-        return 1;
-    return cp >= 128 && al_uc_is_punct(cp);
-}
-
 static al_status oom(al_error *err) { return al_err(err, AL_ERR_OOM, "tokenizer: out of memory"); }
 
 static al_status normalize(const al_tokenizer *tok, const al_ntext *in, al_ntext *out, al_error *err) {
@@ -46,11 +24,11 @@ static al_status normalize(const al_tokenizer *tok, const al_ntext *in, al_ntext
         uint32_t cp = in->cp[i];
         int32_t s = in->start[i], e = in->end[i];
         if (tok->clean_text) {
-            if (cp == 0 || cp == 0xFFFD || is_control(cp)) continue;
+            if (cp == 0 || cp == 0xFFFD || al_bert_is_control(cp)) continue;
             if (al_uc_is_js_space(cp)) cp = ' ';
         }
         /* The JS library walks UTF-16 code units here, so ideographs outside the BMP stay unspaced. */
-        if (tok->handle_chinese_chars && cp < 0x10000 && is_chinese_char(cp)) {
+        if (tok->handle_chinese_chars && cp < 0x10000 && al_bert_is_chinese_char(cp)) {
             if (al_ntext_push(&a, ' ', s, e) || al_ntext_push(&a, cp, s, e) || al_ntext_push(&a, ' ', s, e)) goto fail;
         } else if (al_ntext_push(&a, cp, s, e)) {
             goto fail;
@@ -161,12 +139,12 @@ al_status al_wordpiece_section(const al_tokenizer *tok, const al_ntext *text, al
         uint32_t cp = norm.cp[i];
         if (al_uc_is_js_space(cp)) {
             i++;
-        } else if (is_bert_punct(cp)) {
+        } else if (al_bert_is_punct(cp)) {
             st = wordpiece_word(tok, &norm, i, i + 1, out, err);
             i++;
         } else {
             int j = i;
-            while (j < norm.n && !al_uc_is_js_space(norm.cp[j]) && !is_bert_punct(norm.cp[j])) j++;
+            while (j < norm.n && !al_uc_is_js_space(norm.cp[j]) && !al_bert_is_punct(norm.cp[j])) j++;
             st = wordpiece_word(tok, &norm, i, j, out, err);
             i = j;
         }

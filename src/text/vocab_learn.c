@@ -36,26 +36,6 @@ al_vocab_learn_options al_vocab_learn_default_options(void) {
 
 static al_status oom(al_error *err) { return al_err(err, AL_ERR_OOM, "vocab_learn: out of memory"); }
 
-/* ---------------------------------------------------------------- normalisation (as tok_wordpiece.c) */
-
-static int is_chinese_char(uint32_t cp) {
-    return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x20000 && cp <= 0x2A6DF) ||
-           (cp >= 0x2A700 && cp <= 0x2B73F) || (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
-           (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
-}
-
-static int is_control(uint32_t cp) {
-    if (cp == '\t' || cp == '\n' || cp == '\r') return 0;
-    al_uc_cat c = al_uc_category(cp);
-    return c == AL_UC_CC || c == AL_UC_CF || c == AL_UC_CO || c == AL_UC_CS;
-}
-
-static int is_bert_punct(uint32_t cp) {
-    if ((cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) || (cp >= 91 && cp <= 96) || (cp >= 123 && cp <= 126))
-        return 1;
-    return cp >= 128 && al_uc_is_punct(cp);
-}
-
 /* ---------------------------------------------------------------- word counting */
 
 typedef struct word_counter {
@@ -90,7 +70,7 @@ static int count_line(word_counter *wc, const al_ntext *t, char *buf) {
     size_t len = 0;
     for (int i = 0; i < t->n; i++) {
         uint32_t cp = t->cp[i];
-        if (cp == 0 || cp == 0xFFFD || is_control(cp)) continue;
+        if (cp == 0 || cp == 0xFFFD || al_bert_is_control(cp)) continue;
         uint32_t low[3], dec[4];
         int n_low = cp < 0x80 ? (low[0] = (cp >= 'A' && cp <= 'Z') ? cp + 32 : cp, 1) : al_uc_lower(cp, low);
         for (int a = 0; a < n_low; a++) {
@@ -101,7 +81,7 @@ static int count_line(word_counter *wc, const al_ntext *t, char *buf) {
                 if (al_uc_is_js_space(c)) {
                     if (count_word(wc, buf, len)) return -1;
                     len = 0;
-                } else if (is_bert_punct(c) || is_chinese_char(c)) {
+                } else if (al_bert_is_punct(c) || al_bert_is_chinese_char(c)) {
                     char one[4];
                     if (count_word(wc, buf, len)) return -1;
                     len = 0;
