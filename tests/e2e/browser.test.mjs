@@ -7,29 +7,20 @@
 // Prints the time to the first heatmap and the longest main-thread task during computation.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
+import {
+  distinctColours, launchChromium, newContext, newPage, root, runText, skipReason, startServer, waitIdle,
+} from './helpers.mjs';
 import { makeGoldenModel, makeWideModel } from './make_test_model.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const wasmDir = path.resolve(root, process.env.AL_WASM_DIR ?? 'build/wasm');
-const chromiumPath = process.env.AL_CHROMIUM ?? '/usr/bin/chromium';
 const artifacts = path.join(root, 'tests/artifacts/browser');
 const HOSTILE = '<img src=x onerror=window.__pwned=1>';
 
-let playwright = null;
-try {
-  playwright = await import('playwright-core');
-} catch { /* reported as a skip below */ }
-
-const skip = !playwright ? 'playwright-core is not installed'
-  : !existsSync(chromiumPath) ? `no Chromium at ${chromiumPath}`
-  : !existsSync(path.join(wasmDir, 'attnlab_wasm.wasm')) ? `no WASM build in ${wasmDir}` : false;
+const skip = skipReason;
 
 let work;
 let server;
@@ -40,23 +31,6 @@ let browser;
 let page;
 const mirrorLog = [];
 const measured = {};
-
-function startServer(modelsDir) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(root, 'scripts/serve.mjs')], {
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', AL_WASM_DIR: wasmDir, AL_MODELS_DIR: modelsDir },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /serving on (http:\/\/[^\s]+)/.exec(out);
-      if (m) resolve({ child, url: m[1] });
-    });
-    child.stderr.on('data', (d) => { out += d; });
-    child.on('exit', (code) => reject(new Error(`serve.mjs exited (${code}): ${out}`)));
-  });
-}
 
 // A Hugging Face look-alike: /<owner>/<name>/resolve/main/<file> from dir/<owner>/<name>/<file>.
 function startMirror(dir) {
@@ -75,54 +49,6 @@ function startMirror(dir) {
     res.end(body);
   });
   return new Promise((resolve) => srv.listen(0, '127.0.0.1', () => resolve(srv)));
-}
-
-async function newPage(context) {
-  const p = await context.newPage();
-  p.errors = [];
-  p.on('pageerror', (e) => p.errors.push(e.message));
-  return p;
-}
-
-async function newContext() {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 }, acceptDownloads: true });
-  // Long main-thread tasks, recorded from the first script on.
-  await context.addInitScript(() => {
-    window.__longtasks = [];
-    try {
-      new PerformanceObserver((list) => {
-        for (const e of list.getEntries()) window.__longtasks.push({ start: e.startTime, duration: e.duration });
-      }).observe({ type: 'longtask', buffered: true });
-    } catch { /* no longtask support: the list stays empty */ }
-  });
-  return context;
-}
-
-// Waits until the latest run finished and every thumbnail of it is drawn.
-async function waitIdle(p, timeout = 30000) {
-  await p.waitForFunction(() => {
-    const a = window.attnlab;
-    return a && a.app.run && !a.app.job && document.getElementById('grid').dataset.rendered === String(a.explorer.generation);
-  }, null, { timeout });
-}
-
-async function runText(p, text) {
-  await p.fill('#text', text);
-  const before = await p.evaluate(() => window.attnlab.app.runCount);
-  await p.click('#run');
-  await p.waitForFunction((prev) => window.attnlab.app.runCount > prev, before, { timeout: 30000 });
-  await waitIdle(p);
-}
-
-// Counts distinct colours in a canvas (1 = blank or flat).
-function distinctColours(p, selector) {
-  return p.evaluate((sel) => {
-    const c = document.querySelector(sel);
-    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-    const set = new Set();
-    for (let i = 0; i < d.length; i += 4) set.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
-    return set.size;
-  }, selector);
 }
 
 before(async () => {
@@ -150,17 +76,12 @@ before(async () => {
   copyFileSync(path.join(hub, 'test-org/tiny-bert/vocab.txt'), path.join(corrupt, 'vocab.txt'));
   writeFileSync(path.join(corrupt, 'model.safetensors'), Buffer.from('\x10\x00\x00\x00\x00\x00\x00\x00{"garbage": true}not weights'));
 
-  server = await startServer(models);
+  server = await startServer({ AL_MODELS_DIR: models });
   base = server.url;
   mirror = await startMirror(hub);
   mirrorBase = `http://127.0.0.1:${mirror.address().port}`;
-  browser = await playwright.chromium.launch({
-    executablePath: chromiumPath,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-           '--disable-component-update', '--disable-sync'],
-  });
-  page = await newPage(await newContext());
+  browser = await launchChromium();
+  page = await newPage(await newContext(browser));
 });
 
 after(async () => {
@@ -335,7 +256,7 @@ test('the engine restarts after a crash and the model comes back', { skip }, asy
 });
 
 test('the URL restores model, text, pair, layer, head and view in a fresh context', { skip }, async () => {
-  const context = await newContext();
+  const context = await newContext(browser);
   const p1 = await newPage(context);
   await p1.goto(base);
   await waitIdle(p1);
@@ -348,7 +269,7 @@ test('the URL restores model, text, pair, layer, head and view in a fresh contex
   const want = await p1.evaluate(() => window.attnlab.current);
   await context.close();
 
-  const fresh = await newContext();
+  const fresh = await newContext(browser);
   const p2 = await newPage(fresh);
   await p2.goto(url);
   await waitIdle(p2);
@@ -377,7 +298,7 @@ test('hostile text is shown as text and never runs', { skip }, async () => {
   assert.equal(r.pwned, undefined);
   assert.match(r.tokens, /</);
   // The same string arriving through the URL.
-  const context = await newContext();
+  const context = await newContext(browser);
   const p = await newPage(context);
   await p.goto(`${base}?text=${encodeURIComponent(HOSTILE)}`);
   await waitIdle(p);
