@@ -53,6 +53,8 @@ al_status al_fileset_add(al_fileset *fs, const char *name, const void *data, siz
                          al_error *err);
 /* Reads every regular file of a directory (not recursive) into the set. */
 al_status al_fileset_add_dir(al_fileset *fs, const char *dir, al_error *err);
+/* Reads a whole file into a malloc'd, NUL-terminated buffer (caller frees); *size excludes the NUL. */
+al_status al_read_file(const char *path, char **out, size_t *size, al_error *err);
 /* Returns the bytes of a file, or NULL when absent. */
 const uint8_t *al_fileset_get(const al_fileset *fs, const char *name, size_t *size);
 int al_fileset_count(const al_fileset *fs);

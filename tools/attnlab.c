@@ -487,25 +487,9 @@ static int cmd_run(cli *c, const cli_args *a) {
 
 /* ------------------------------------------------------------ vocab and pretrain (own argument parsing) */
 
+/* al_read_file without the message: the callers say what could not be read. */
 static int read_whole(const char *path, char **out, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    size_t cap = 1 << 20, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap) break;
-        cap *= 2;
-        char *nb = realloc(buf, cap + 1);
-        if (!nb) free(buf);
-        buf = nb;
-    }
-    fclose(f);
-    if (!buf) return 0;
-    buf[n] = 0;
-    *out = buf;
-    *len = n;
-    return 1;
+    return al_read_file(path, out, len, NULL) == AL_OK;
 }
 
 /* [UNK] share of the tokens of a text file under a vocab.txt (lines tokenised one by one). */

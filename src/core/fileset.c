@@ -121,6 +121,15 @@ static al_status read_whole_file(const char *path, const char *name, size_t size
     return AL_OK;
 }
 
+al_status al_read_file(const char *path, char **out, size_t *size, al_error *err) {
+    uint8_t *buf = NULL;
+    al_status st = read_whole_file(path, path, 0, &buf, size, err);
+    if (st) return st;
+    buf[*size] = 0; /* the read loop always ends with room for one more byte */
+    *out = (char *)buf;
+    return AL_OK;
+}
+
 al_status al_fileset_add_dir(al_fileset *fs, const char *dir, al_error *err) {
     if (!fs || !dir) return al_err(err, AL_ERR_INVALID, "fileset: no directory given");
     DIR *d = opendir(dir);

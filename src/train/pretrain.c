@@ -170,28 +170,6 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static al_status read_file(const char *path, char **out, size_t *len, al_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return al_err(err, AL_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
-    size_t cap = 1 << 20, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (n < cap) break;
-        cap *= 2;
-        char *nb = realloc(buf, cap + 1);
-        if (!nb) free(buf);
-        buf = nb;
-    }
-    fclose(f);
-    if (!buf) return al_err(err, AL_ERR_OOM, "%s: out of memory", path);
-    buf[n] = 0;
-    *out = buf;
-    *len = n;
-    return AL_OK;
-}
-
 static void logf_(const al_pretrain_hooks *h, const char *fmt, ...) AL_PRINTF(2, 3);
 #include <stdarg.h>
 static void logf_(const al_pretrain_hooks *h, const char *fmt, ...) {
@@ -207,7 +185,7 @@ static void logf_(const al_pretrain_hooks *h, const char *fmt, ...) {
 static al_status load_tokenizer(const char *vocab_path, al_tokenizer **tok, al_error *err) {
     char *text;
     size_t len;
-    al_status st = read_file(vocab_path, &text, &len, err);
+    al_status st = al_read_file(vocab_path, &text, &len, err);
     if (st) return st;
     al_fileset *fs = al_fileset_new();
     static const char tok_cfg[] = "{\"do_lower_case\": true}";
@@ -225,7 +203,7 @@ static al_status build_corpus(const al_tokenizer *tok, const char *path, int max
                               al_mlm_corpus *c, al_error *err) {
     char *text;
     size_t len;
-    al_status st = read_file(path, &text, &len, err);
+    al_status st = al_read_file(path, &text, &len, err);
     if (st) return st;
     st = al_mlm_corpus_build(tok, text, len, max_len, max_lines, c, err);
     if (st) al_err_prefix(err, path);
@@ -310,7 +288,7 @@ static FILE *open_log(const char *path, const char *header, int keep_step) {
     size_t len = 0;
     al_error e;
     FILE *f;
-    if (keep_step > 0 && read_file(path, &text, &len, &e) == AL_OK) {
+    if (keep_step > 0 && al_read_file(path, &text, &len, &e) == AL_OK) {
         f = fopen(path, "wb");
         if (!f) {
             free(text);
