@@ -26,6 +26,10 @@ al_status al_an_read_opts(const al_op_ctx *ctx, int default_batch, al_an_opts *o
  * imply. */
 al_status al_an_read_inputs(const al_op_ctx *ctx, const al_model *model, const al_an_opts *o,
                             al_api_inputs *in, al_error *err);
+/* The usual start of an analysis op: the model, the common options, warnings for fields not in
+ * `known`, then the inputs. */
+al_status al_an_begin(const al_op_ctx *ctx, int default_batch, const char *const *known,
+                      const al_api_model **model, al_an_opts *o, al_api_inputs *in, al_error *err);
 /* The padded length: pad_to, else the longest sequence. */
 int al_an_length(const al_api_inputs *in, const al_an_opts *o);
 

@@ -37,6 +37,15 @@ al_status al_an_read_opts(const al_op_ctx *ctx, int default_batch, al_an_opts *o
     return st;
 }
 
+al_status al_an_begin(const al_op_ctx *ctx, int default_batch, const char *const *known,
+                      const al_api_model **model, al_an_opts *o, al_api_inputs *in, al_error *err) {
+    al_status st = al_req_model(ctx->session, ctx->req, model, err);
+    if (!st) st = al_an_read_opts(ctx, default_batch, o, err);
+    if (st) return st;
+    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    return al_an_read_inputs(ctx, (*model)->model, o, in, err);
+}
+
 al_status al_an_read_inputs(const al_op_ctx *ctx, const al_model *model, const al_an_opts *o,
                             al_api_inputs *in, al_error *err) {
     int limit = al_api_max_tokens(model);

@@ -42,15 +42,11 @@ static al_status stats_chunk(void *user, const al_an_chunk *c, al_error *err) {
 al_status al_op_attention_stats(al_op_ctx *ctx, al_error *err) {
     const al_api_model *m;
     al_an_opts o;
-    al_status st = al_req_model(ctx->session, ctx->req, &m, err);
-    if (!st) st = al_an_read_opts(ctx, 8, &o, err);
+    al_api_inputs in;
+    al_status st = al_an_begin(ctx, 8, k_known, &m, &o, &in, err);
     if (st) return st;
-    al_req_warn_unknown(ctx->rb, ctx->req, k_known);
     const al_config *cfg = al_model_config(m->model);
     const int NL = cfg->n_layers, H = cfg->n_heads;
-    al_api_inputs in;
-    st = al_an_read_inputs(ctx, m->model, &o, &in, err);
-    if (st) return st;
     stats_state s = {NL, H, o.average, {NULL, NULL}, {0, 0}, 0};
     s.sums[0] = calloc((size_t)3 * NL * H, sizeof(double));
     s.sums[1] = calloc((size_t)3 * NL * H, sizeof(double));
@@ -110,15 +106,11 @@ static al_status pattern_chunk(void *user, const al_an_chunk *c, al_error *err) 
 al_status al_op_attention_patterns(al_op_ctx *ctx, al_error *err) {
     const al_api_model *m;
     al_an_opts o;
-    al_status st = al_req_model(ctx->session, ctx->req, &m, err);
-    if (!st) st = al_an_read_opts(ctx, 8, &o, err);
+    al_api_inputs in;
+    al_status st = al_an_begin(ctx, 8, k_known, &m, &o, &in, err);
     if (st) return st;
-    al_req_warn_unknown(ctx->rb, ctx->req, k_known);
     const al_config *cfg = al_model_config(m->model);
     const int NL = cfg->n_layers, H = cfg->n_heads;
-    al_api_inputs in;
-    st = al_an_read_inputs(ctx, m->model, &o, &in, err);
-    if (st) return st;
     const int B = in.n_seqs;
     pattern_state s;
     memset(&s, 0, sizeof s);
