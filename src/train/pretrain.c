@@ -46,6 +46,7 @@ al_pretrain_config al_pretrain_default_config(void) {
     c.eval_seed = 4321;
     c.checkpoint_interval = 1000;
     c.log_interval = 50;
+    c.shards = 1;
     return c;
 }
 
@@ -63,7 +64,7 @@ static const key_def k_keys[] = {
     KI(max_position_embeddings), KF(hidden_dropout_prob), KF(attention_probs_dropout_prob), KI(max_len),
     KI(steps), KI(batch_size), KI(warmup_steps), KF(lr), KF(weight_decay), KF(max_grad_norm), KF(mask_prob),
     KU(seed), KI(eval_interval), KI(eval_sequences), KU(eval_seed), KI(checkpoint_interval), KI(log_interval),
-    KL(max_train_lines),
+    KL(max_train_lines), KI(shards),
 };
 #define N_KEYS ((int)(sizeof k_keys / sizeof k_keys[0]))
 
@@ -159,6 +160,9 @@ static al_status check_config(const al_pretrain_config *c, al_error *err) {
         return al_err(err, AL_ERR_INVALID, "train config: steps and batch_size must be >= 1");
     if (!(c->mask_prob > 0.0f && c->mask_prob < 1.0f))
         return al_err(err, AL_ERR_INVALID, "train config: mask_prob %g must be in (0, 1)", (double)c->mask_prob);
+    if (c->shards < 1 || c->shards > AL_MAX_SHARDS || c->shards > c->batch_size)
+        return al_err(err, AL_ERR_INVALID, "train config: shards %d must be in [1, min(batch_size %d, %d)]", c->shards,
+                      c->batch_size, AL_MAX_SHARDS);
     return AL_OK;
 }
 
@@ -216,21 +220,51 @@ static al_status build_corpus(const al_tokenizer *tok, const char *path, int max
 typedef struct eval_stats {
     double loss, accuracy, perplexity, baseline_accuracy, unigram_perplexity;
     int64_t positions;
+    /* the known attention patterns: the best head's mean attention (over real queries) to the previous
+     * token, to the next token, and to [CLS]/[SEP]; head index layer * H + head */
+    double pattern[3];
+    int pattern_head[3];
 } eval_stats;
+
+/* Adds one batch's attention ([NL, B, H, L, L]) to the per-head sums of the three patterns. */
+static void add_patterns(const float *attn, const al_mlm_batch *b, int NL, int H, int cls, int sep, double *sum,
+                         double *cnt) {
+    const int B = b->B, L = b->L;
+    for (int l = 0; l < NL; l++)
+        for (int s = 0; s < B; s++) {
+            const int32_t *ids = b->ids + (size_t)s * L, *mask = b->mask + (size_t)s * L;
+            int n = 0;
+            while (n < L && mask[n]) n++;
+            for (int h = 0; h < H; h++) {
+                const float *A = attn + ((((size_t)l * B + s) * H + h) * L) * L;
+                double *sm = sum + (size_t)(l * H + h) * 3, *ct = cnt + (size_t)(l * H + h) * 3;
+                for (int i = 0; i < n; i++) {
+                    const float *row = A + (size_t)i * L;
+                    if (i > 0) sm[0] += row[i - 1], ct[0]++;
+                    if (i + 1 < n) sm[1] += row[i + 1], ct[1]++;
+                    double sp = 0;
+                    for (int j = 0; j < n; j++)
+                        if (ids[j] == cls || ids[j] == sep) sp += row[j];
+                    sm[2] += sp, ct[2]++;
+                }
+            }
+        }
+}
 
 /* Masked-token top-1 accuracy and perplexity on the first n held-out sequences, with the masking of
  * al_rng(eval_seed) (the same positions every time), plus the two baselines on those positions. */
 static al_status evaluate(const al_model *model, const al_mlm_corpus *c, int n, const al_mlm_masking *mk,
                           uint64_t eval_seed, const int64_t *unigram, int64_t unigram_total, int most_frequent,
-                          eval_stats *out, al_error *err) {
-    const int EB = 16, V = model->config.vocab_size;
+                          const al_special_ids *sp, eval_stats *out, al_error *err) {
+    const int EB = 16, V = model->config.vocab_size, NL = model->config.n_layers, H = model->config.n_heads;
     memset(out, 0, sizeof *out);
     if (n <= 0 || n > c->n_seqs) n = c->n_seqs;
     float *logits = malloc(sizeof *logits * (size_t)EB * (size_t)c->max_len * (size_t)V);
+    float *attn = malloc(sizeof *attn * (size_t)NL * EB * H * (size_t)c->max_len * (size_t)c->max_len);
+    double *psum = calloc((size_t)NL * H * 3, sizeof *psum), *pcnt = calloc((size_t)NL * H * 3, sizeof *pcnt);
     int *idx = malloc(sizeof *idx * (size_t)EB);
-    if (!logits || !idx) {
-        free(logits);
-        free(idx);
+    if (!logits || !attn || !psum || !pcnt || !idx) {
+        free(logits), free(attn), free(psum), free(pcnt), free(idx);
         return al_err(err, AL_ERR_OOM, "eval: out of memory");
     }
     al_rng rng;
@@ -245,9 +279,10 @@ static al_status evaluate(const al_model *model, const al_mlm_corpus *c, int n, 
         st = al_mlm_make_batch(c, idx, nb, mk, &rng, &batch, err);
         if (st) break;
         al_batch in = {nb, batch.L, batch.ids, batch.mask, NULL, NULL};
-        al_forward_outputs fo = {NULL, NULL, NULL, logits};
+        al_forward_outputs fo = {NULL, attn, NULL, logits};
         al_forward_params fp = al_forward_default_params();
         st = al_forward(model, &in, &fp, &fo, err);
+        if (!st) add_patterns(attn, &batch, NL, H, sp->cls, sp->sep, psum, pcnt);
         for (int i = 0; !st && i < nb * batch.L; i++) {
             int label = batch.labels[i];
             if (label == AL_IGNORE_INDEX) continue;
@@ -266,8 +301,13 @@ static al_status evaluate(const al_model *model, const al_mlm_corpus *c, int n, 
         }
         al_mlm_batch_free(&batch);
     }
-    free(logits);
-    free(idx);
+    for (int k = 0; k < 3; k++) out->pattern_head[k] = -1;
+    for (int hd = 0; hd < NL * H; hd++)
+        for (int k = 0; k < 3; k++) {
+            double v = pcnt[hd * 3 + k] > 0 ? psum[hd * 3 + k] / pcnt[hd * 3 + k] : 0;
+            if (out->pattern_head[k] < 0 || v > out->pattern[k]) out->pattern[k] = v, out->pattern_head[k] = hd;
+        }
+    free(logits), free(attn), free(psum), free(pcnt), free(idx);
     if (st) return st;
     out->positions = count;
     if (count) {
@@ -307,6 +347,19 @@ static FILE *open_log(const char *path, const char *header, int keep_step) {
     return f;
 }
 
+static void write_eval_row(FILE *f, int step, const eval_stats *es, int H) {
+    fprintf(f, "%d,%.6f,%.6f,%.4f,%.6f,%.4f,%lld", step, es->loss, es->accuracy, es->perplexity, es->baseline_accuracy,
+            es->unigram_perplexity, (long long)es->positions);
+    for (int k = 0; k < 3; k++) fprintf(f, ",L%dH%d,%.4f", es->pattern_head[k] / H, es->pattern_head[k] % H, es->pattern[k]);
+    fprintf(f, "\n");
+}
+
+static void log_patterns(const al_pretrain_hooks *hooks, const eval_stats *es, int H) {
+    logf_(hooks, "  heads: previous token L%dH%d %.3f, next token L%dH%d %.3f, [CLS]/[SEP] L%dH%d %.3f",
+          es->pattern_head[0] / H, es->pattern_head[0] % H, es->pattern[0], es->pattern_head[1] / H,
+          es->pattern_head[1] % H, es->pattern[1], es->pattern_head[2] / H, es->pattern_head[2] % H, es->pattern[2]);
+}
+
 /* ---------------------------------------------------------------- the loop */
 
 al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir, const al_pretrain_hooks *hooks,
@@ -318,13 +371,14 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
     memset(&res, 0, sizeof res);
     res.eval_loss = res.eval_accuracy = res.eval_perplexity = NAN;
     res.baseline_accuracy = res.unigram_perplexity = res.heldout_unk_rate = NAN;
+    res.pattern_head[0] = res.pattern_head[1] = res.pattern_head[2] = -1;
     al_status st = check_config(cfg, err);
     if (st) return st;
 
     al_tokenizer *tok = NULL;
     al_mlm_corpus train = {0}, held = {0};
     al_model *model = NULL;
-    al_train_ctx *ctx = NULL;
+    al_shard_set *shards = NULL;
     al_adamw *opt = NULL;
     uint8_t *decay = NULL;
     int64_t *unigram = NULL;
@@ -371,7 +425,7 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
     to.hidden_dropout = cfg->hidden_dropout_prob;
     to.attention_dropout = cfg->attention_probs_dropout_prob;
     to.seed = cfg->seed;
-    if ((st = al_train_ctx_new(model, cfg->batch_size, cfg->max_len, &to, &ctx, err))) goto done;
+    if ((st = al_shards_new(model, cfg->shards, cfg->batch_size, cfg->max_len, &to, &shards, err))) goto done;
     decay = malloc(res.n_params);
     if (!decay) goto oom;
     al_train_decay_mask(model, decay);
@@ -399,13 +453,16 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
     snprintf(path, sizeof path, "%s/losses.csv", cfg->out_dir);
     loss_log = open_log(path, "step,loss,lr,grad_norm,tokens,seconds", start);
     snprintf(path, sizeof path, "%s/eval.csv", cfg->out_dir);
-    eval_log = open_log(path, "step,loss,accuracy,perplexity,baseline_accuracy,unigram_perplexity,positions", start);
+    eval_log = open_log(path, "step,loss,accuracy,perplexity,baseline_accuracy,unigram_perplexity,positions,"
+                                       "prev_token_head,prev_token_score,next_token_head,next_token_score,"
+                                       "cls_sep_head,cls_sep_score", start);
     if (!loss_log || !eval_log) {
         st = al_err(err, AL_ERR_IO, "%s: cannot write the logs", cfg->out_dir);
         goto done;
     }
 
     al_mlm_masking mk = al_mlm_default_masking(tok);
+    al_special_ids sp = al_tokenizer_special_ids(tok);
     mk.mask_prob = cfg->mask_prob;
     order = malloc(sizeof *order * (size_t)train.n_seqs);
     idx = malloc(sizeof *idx * (size_t)cfg->batch_size);
@@ -431,18 +488,14 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
         }
         al_rng mrng;
         al_rng_seed(&mrng, al_mlm_derive_seed(cfg->seed, 1, (uint64_t)step));
-        al_mlm_batch batch;
-        if ((st = al_mlm_make_batch(&train, idx, B, &mk, &mrng, &batch, err))) goto done;
-        al_batch in = {B, batch.L, batch.ids, batch.mask, NULL, NULL};
-        al_train_seed(ctx, al_mlm_derive_seed(cfg->seed, 2, (uint64_t)step));
-        al_train_zero_grads(ctx);
-        float loss = 0;
-        st = al_train_forward_backward(ctx, &in, batch.labels, &loss, err);
-        int n_tok = batch.n_tokens;
-        al_mlm_batch_free(&batch);
-        if (st) goto done;
+        al_shard_step ss;
+        if ((st = al_shards_step(shards, &train, idx, B, &mk, &mrng, al_mlm_derive_seed(cfg->seed, 2, (uint64_t)step),
+                                 &ss, err)))
+            goto done;
+        float loss = ss.loss;
+        int n_tok = ss.n_tokens;
         double gnorm = 0, lr = 0;
-        al_adamw_step(opt, model->storage, al_train_grads(ctx), &gnorm, &lr);
+        al_adamw_step(opt, model->storage, ss.grads, &gnorm, &lr);
         double te = now_seconds();
         train_time += te - ts;
         res.tokens_seen += n_tok;
@@ -469,13 +522,13 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
         if (held.n_seqs && cfg->eval_interval > 0 && done_steps % cfg->eval_interval == 0 && done_steps < cfg->steps) {
             eval_stats es;
             if ((st = evaluate(model, &held, cfg->eval_sequences, &mk, cfg->eval_seed, unigram, unigram_total,
-                               most_frequent, &es, err)))
+                               most_frequent, &sp, &es, err)))
                 goto done;
-            fprintf(eval_log, "%d,%.6f,%.6f,%.4f,%.6f,%.4f,%lld\n", done_steps, es.loss, es.accuracy, es.perplexity,
-                    es.baseline_accuracy, es.unigram_perplexity, (long long)es.positions);
+            write_eval_row(eval_log, done_steps, &es, mc.n_heads);
             fflush(eval_log);
             logf_(hooks, "eval step %d: masked accuracy %.4f (most-frequent %.4f), perplexity %.2f (unigram %.2f)",
                   done_steps, es.accuracy, es.baseline_accuracy, es.perplexity, es.unigram_perplexity);
+            log_patterns(hooks, &es, mc.n_heads);
         }
         if ((cfg->checkpoint_interval > 0 && done_steps % cfg->checkpoint_interval == 0) || interrupted) {
             char step_text[32];
@@ -499,10 +552,9 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
     if (held.n_seqs) {
         eval_stats es;
         if ((st = evaluate(model, &held, cfg->eval_sequences, &mk, cfg->eval_seed, unigram, unigram_total,
-                           most_frequent, &es, err)))
+                           most_frequent, &sp, &es, err)))
             goto done;
-        fprintf(eval_log, "%d,%.6f,%.6f,%.4f,%.6f,%.4f,%lld\n", step, es.loss, es.accuracy, es.perplexity,
-                es.baseline_accuracy, es.unigram_perplexity, (long long)es.positions);
+        write_eval_row(eval_log, step, &es, mc.n_heads);
         res.eval_loss = es.loss;
         res.eval_accuracy = es.accuracy;
         res.eval_perplexity = es.perplexity;
@@ -511,6 +563,8 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
         res.eval_positions = es.positions;
         logf_(hooks, "eval final (step %d): masked accuracy %.4f (most-frequent %.4f), perplexity %.2f (unigram %.2f), %lld positions",
               step, es.accuracy, es.baseline_accuracy, es.perplexity, es.unigram_perplexity, (long long)es.positions);
+        log_patterns(hooks, &es, mc.n_heads);
+        for (int k = 0; k < 3; k++) res.pattern[k] = es.pattern[k], res.pattern_head[k] = es.pattern_head[k];
     }
     if ((st = al_save_hf_model(cfg->out_dir, model, cfg->vocab, cfg->hidden_dropout_prob,
                                cfg->attention_probs_dropout_prob, err)))
@@ -530,6 +584,7 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
         fclose(f);
     }
     free(cj);
+    const int H_ = mc.n_heads;
     snprintf(path, sizeof path, "%s/train_results.json", cfg->out_dir);
     f = fopen(path, "wb");
     if (f) {
@@ -538,13 +593,19 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
                 "  \"parameters\": %zu,\n  \"train_sequences\": %lld,\n  \"train_tokens\": %lld,\n"
                 "  \"heldout_unk_rate\": %.6f,\n  \"eval_positions\": %lld,\n  \"eval_loss\": %.6f,\n"
                 "  \"eval_masked_accuracy\": %.6f,\n  \"eval_perplexity\": %.4f,\n"
-                "  \"baseline_most_frequent_accuracy\": %.6f,\n  \"baseline_unigram_perplexity\": %.4f\n}\n",
+                "  \"baseline_most_frequent_accuracy\": %.6f,\n  \"baseline_unigram_perplexity\": %.4f,\n"
+                "  \"shards\": %d,\n  \"previous_token_head\": \"L%dH%d\", \"previous_token_attention\": %.4f,\n"
+                "  \"next_token_head\": \"L%dH%d\", \"next_token_attention\": %.4f,\n"
+                "  \"cls_sep_head\": \"L%dH%d\", \"cls_sep_attention\": %.4f\n}\n",
                 res.steps_done, res.train_seconds, res.tokens_per_second, (long long)res.tokens_seen, res.n_params,
                 (long long)res.train_sequences, (long long)res.train_tokens, isnan(res.heldout_unk_rate) ? 0 : res.heldout_unk_rate,
                 (long long)res.eval_positions, isnan(res.eval_loss) ? 0 : res.eval_loss,
                 isnan(res.eval_accuracy) ? 0 : res.eval_accuracy, isnan(res.eval_perplexity) ? 0 : res.eval_perplexity,
                 isnan(res.baseline_accuracy) ? 0 : res.baseline_accuracy,
-                isnan(res.unigram_perplexity) ? 0 : res.unigram_perplexity);
+                isnan(res.unigram_perplexity) ? 0 : res.unigram_perplexity, cfg->shards,
+                res.pattern_head[0] / H_, res.pattern_head[0] % H_, res.pattern[0],
+                res.pattern_head[1] / H_, res.pattern_head[1] % H_, res.pattern[1],
+                res.pattern_head[2] / H_, res.pattern_head[2] % H_, res.pattern[2]);
         fclose(f);
     }
     logf_(hooks, "saved %s (%d steps, %.1f s training, %.0f tokens/s)", cfg->out_dir, res.steps_done, res.train_seconds,
@@ -560,7 +621,7 @@ done:
     free(unigram);
     free(decay);
     al_adamw_free(opt);
-    al_train_ctx_free(ctx);
+    al_shards_free(shards);
     al_model_free(model);
     al_mlm_corpus_free(&train);
     al_mlm_corpus_free(&held);

@@ -90,6 +90,8 @@ typedef struct al_pretrain_config {
     int checkpoint_interval; /* steps between checkpoints (0: none) */
     int log_interval;      /* steps between progress lines */
     int64_t max_train_lines; /* 0: all */
+    int shards;            /* the batch is split into this many parts, each in its own thread (1..64); the
+                            * numbers depend on it, not on the machine (pretrain_shards.c) */
 } al_pretrain_config;
 
 al_pretrain_config al_pretrain_default_config(void);
@@ -98,6 +100,33 @@ al_status al_pretrain_config_parse(const char *json, size_t len, const char *fil
                                    al_error *err);
 /* The config as JSON (malloc'd; caller frees), every field written. */
 char *al_pretrain_config_json(const al_pretrain_config *cfg);
+
+/* ---------------------------------------------------------------- sharded steps (pretrain_shards.c) */
+
+#define AL_MAX_SHARDS 64
+
+typedef struct al_train_options al_train_options;
+typedef struct al_train_ctx al_train_ctx;
+typedef struct al_shard_set al_shard_set;
+
+typedef struct al_shard_step {
+    float loss;          /* mean cross-entropy over the batch's labelled positions */
+    int n_labelled;
+    int n_tokens;        /* real tokens of the batch */
+    float *grads;        /* [n_params], valid until the next step (clipping may scale it in place) */
+} al_shard_step;
+
+/* n_shards training contexts for batches of batch_size sequences of up to max_len tokens. */
+al_status al_shards_new(al_model *model, int n_shards, int batch_size, int max_len, const al_train_options *opt,
+                        al_shard_set **out, al_error *err);
+void al_shards_free(al_shard_set *set);
+al_train_ctx *al_shards_ctx(al_shard_set *set, int i);
+/* Builds the step's batch from seq_index[0..batch_size) with mask_rng, runs forward, MLM loss and
+ * backward per shard (shard i's dropout from dropout_seed, or a seed derived from it and i for i > 0) and
+ * combines the gradients. */
+al_status al_shards_step(al_shard_set *set, const al_mlm_corpus *c, const int *seq_index, int batch_size,
+                         const al_mlm_masking *mk, al_rng *mask_rng, uint64_t dropout_seed, al_shard_step *out,
+                         al_error *err);
 
 /* ---------------------------------------------------------------- checkpoints and HF files (checkpoint.c) */
 
@@ -145,6 +174,10 @@ typedef struct al_pretrain_result {
     int64_t eval_positions;
     double heldout_unk_rate;
     int64_t train_sequences, train_tokens;
+    /* final evaluation's best heads (layer * H + head, -1 when not run) and their mean attention to the
+     * previous token, the next token and [CLS]/[SEP] */
+    double pattern[3];
+    int pattern_head[3];
 } al_pretrain_result;
 
 /* Runs (or resumes, when resume_dir is not NULL) the training described by cfg. */
