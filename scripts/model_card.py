@@ -121,6 +121,19 @@ def main():
       % (cfg["lr"], cfg["warmup_steps"], cfg["steps"], cfg["max_grad_norm"], cfg["hidden_dropout_prob"]))
     w("hidden states and %g on attention probabilities, BERT's initialisation (normal 0.02), seed %s."
       % (cfg["attention_probs_dropout_prob"], cfg["seed"]))
+    if cfg.get("short_len"):
+        w("Two phases, as in BERT's recipe (there 128 then 512 tokens): the first %s steps on sequences packed to at"
+          % format(cfg["short_steps"], ","))
+        w("most %d tokens, the last %s on %d tokens. Short sequences make a step about five times cheaper and leave"
+          % (cfg["short_len"], format(cfg["steps"] - cfg["short_steps"], ","), cfg["max_len"]))
+        w("few positions to tell apart, which is where the heads that look at the previous or next token form;")
+        w("the long phase then teaches the model the rest of its positions.")
+    if cfg.get("position_init") == "sinusoidal":
+        w("The position table starts as the sines and cosines of Vaswani et al. scaled to BERT's initial spread")
+        w("(per-element RMS 0.02), then is learned like any other weight: a shift by one position is a fixed rotation")
+        w("of that table, so attending to a neighbour is within reach of a query/key projection from the start.")
+        w("(A first run with BERT's random position table and 128-token sequences throughout had no positional")
+        w("head after 2,600 steps: the best head gave the previous token the attention a uniform head would.)")
     if shards > 1:
         w("Each batch is split into %d shards computed side by side in threads and their gradients combined in a" % shards)
         w("fixed order: the shard count is part of the recipe, the machine's core count is not.")

@@ -8,66 +8,16 @@
 
 #include "attnlab.h"
 #include "check.h"
-#include "core/rng.h"
-#include "train/pretrain.h"
+#include "pretrain_fixture.h"
 
 #define DIR "build/test_pretrain"
 #define STEPS 20
 
-static const char *const k_words[] = {"the", "cat", "dog", "sat", "on", "a", "mat", "and", "ran", "to",
-                                      "big", "small", "house", "tree", "under", "green", "red", "fox"};
-
-static int write_file(const char *path, const char *text, size_t len) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return 0;
-    int ok = fwrite(text, 1, len, f) == len;
-    return fclose(f) == 0 && ok;
-}
-
-static int make_data(void) {
-    if (al_make_dirs(DIR)) return 0;
-    char *text = malloc(1 << 16);
-    size_t n = 0;
-    al_rng r;
-    al_rng_seed(&r, 11);
-    for (int l = 0; l < 300; l++) {
-        int k = 3 + (int)al_rng_below(&r, 10);
-        for (int i = 0; i < k; i++) n += (size_t)sprintf(text + n, "%s%s", i ? " " : "", k_words[al_rng_below(&r, 18)]);
-        n += (size_t)sprintf(text + n, ".\n");
-    }
-    int ok = write_file(DIR "/train.txt", text, n) && write_file(DIR "/heldout.txt", text, n / 10 + 1);
-    al_vocab_learn_options o = al_vocab_learn_default_options();
-    o.vocab_size = 60;
-    char *vocab = NULL;
-    size_t vl = 0;
-    al_error err;
-    ok = ok && al_vocab_learn(text, n, &o, &vocab, &vl, NULL, &err) == AL_OK && write_file(DIR "/vocab.txt", vocab, vl);
-    free(vocab);
-    free(text);
-    return ok;
-}
-
 static al_pretrain_config tiny_config(const char *out) {
-    al_pretrain_config c = al_pretrain_default_config();
-    snprintf(c.name, sizeof c.name, "tiny");
-    snprintf(c.vocab, sizeof c.vocab, DIR "/vocab.txt");
-    snprintf(c.train, sizeof c.train, DIR "/train.txt");
-    snprintf(c.heldout, sizeof c.heldout, DIR "/heldout.txt");
-    snprintf(c.out_dir, sizeof c.out_dir, "%s", out);
-    c.hidden_size = 32;
-    c.num_hidden_layers = 2;
-    c.num_attention_heads = 2;
-    c.intermediate_size = 64;
-    c.max_position_embeddings = 32;
-    c.max_len = 32;
+    al_pretrain_config c = fixture_config(DIR, out);
     c.steps = STEPS;
-    c.batch_size = 4;
-    c.warmup_steps = 4;
-    c.lr = 3e-3f;
     c.eval_interval = 10;
     c.eval_sequences = 16;
-    c.checkpoint_interval = 0;
-    c.log_interval = 0;
     return c;
 }
 
@@ -83,7 +33,7 @@ static int run(const al_pretrain_config *c, const char *resume, int stop_after, 
 }
 
 int main(void) {
-    if (!make_data()) {
+    if (!fixture_make_data(DIR, 11, 300, 3, 10, NULL, NULL)) {
         CHECK(0);
         return check_summary("pretrain");
     }

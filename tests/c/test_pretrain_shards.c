@@ -11,69 +11,23 @@
 
 #include "attnlab.h"
 #include "check.h"
-#include "core/rng.h"
-#include "train/pretrain.h"
+#include "pretrain_fixture.h"
 #include "train/train.h"
 
 #define DIR "build/test_pretrain_shards"
 #define STEPS 12
 
-static const char *const k_words[] = {"the", "cat", "dog", "sat", "on", "a", "mat", "and", "ran", "to",
-                                      "big", "small", "house", "tree", "under", "green", "red", "fox"};
-
-static int write_file(const char *path, const char *text, size_t len) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return 0;
-    int ok = fwrite(text, 1, len, f) == len;
-    return fclose(f) == 0 && ok;
-}
-
 static char *g_text;
 static size_t g_len;
 
-static int make_data(void) {
-    if (al_make_dirs(DIR)) return 0;
-    g_text = malloc(1 << 16);
-    al_rng r;
-    al_rng_seed(&r, 5);
-    for (int l = 0; l < 200; l++) {
-        int k = 2 + (int)al_rng_below(&r, 12);
-        for (int i = 0; i < k; i++)
-            g_len += (size_t)sprintf(g_text + g_len, "%s%s", i ? " " : "", k_words[al_rng_below(&r, 18)]);
-        g_len += (size_t)sprintf(g_text + g_len, ".\n");
-    }
-    int ok = write_file(DIR "/train.txt", g_text, g_len) && write_file(DIR "/heldout.txt", g_text, g_len / 10 + 1);
-    al_vocab_learn_options o = al_vocab_learn_default_options();
-    o.vocab_size = 60;
-    char *vocab = NULL;
-    size_t vl = 0;
-    al_error err;
-    ok = ok && al_vocab_learn(g_text, g_len, &o, &vocab, &vl, NULL, &err) == AL_OK &&
-         write_file(DIR "/vocab.txt", vocab, vl);
-    free(vocab);
-    return ok;
-}
-
 static al_pretrain_config tiny_config(const char *out, int shards) {
-    al_pretrain_config c = al_pretrain_default_config();
-    snprintf(c.vocab, sizeof c.vocab, DIR "/vocab.txt");
-    snprintf(c.train, sizeof c.train, DIR "/train.txt");
-    snprintf(c.heldout, sizeof c.heldout, DIR "/heldout.txt");
-    snprintf(c.out_dir, sizeof c.out_dir, "%s", out);
-    c.hidden_size = 32;
-    c.num_hidden_layers = 2;
-    c.num_attention_heads = 2;
-    c.intermediate_size = 64;
-    c.max_position_embeddings = 32;
+    al_pretrain_config c = fixture_config(DIR, out);
     c.max_len = 24; /* short sequences: the shards' batches pad to different lengths */
     c.steps = STEPS;
     c.batch_size = 5;
     c.warmup_steps = 2;
-    c.lr = 3e-3f;
     c.eval_interval = 0;
     c.eval_sequences = 8;
-    c.checkpoint_interval = 0;
-    c.log_interval = 0;
     c.shards = shards;
     return c;
 }
@@ -112,7 +66,7 @@ static int sharded_step(al_model *model, const al_mlm_corpus *corpus, int n, flo
 }
 
 int main(void) {
-    if (!make_data()) {
+    if (!fixture_make_data(DIR, 5, 200, 2, 12, &g_text, &g_len)) {
         CHECK(0);
         return check_summary("pretrain_shards");
     }
