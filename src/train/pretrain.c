@@ -498,8 +498,6 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
     int64_t order_epoch = -1;
     int order_phase = -1;
     const int B = cfg->batch_size;
-    const float *grads_end = NULL;
-    (void)grads_end;
     double train_time = 0, last_log = now_seconds();
     int64_t tokens_since_log = 0;
     int step = start;

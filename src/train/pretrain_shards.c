@@ -37,8 +37,9 @@ struct al_shard_set {
 al_status al_shards_new(al_model *model, int n_shards, int batch_size, int max_len, const al_train_options *opt,
                         al_shard_set **out, al_error *err) {
     *out = NULL;
-    if (n_shards < 1 || n_shards > batch_size)
-        return al_err(err, AL_ERR_INVALID, "train config: shards %d must be in [1, batch_size %d]", n_shards, batch_size);
+    if (n_shards < 1 || n_shards > batch_size || n_shards > AL_MAX_SHARDS)
+        return al_err(err, AL_ERR_INVALID, "train config: shards %d must be in [1, min(batch_size %d, %d)]", n_shards,
+                      batch_size, AL_MAX_SHARDS);
     al_shard_set *set = calloc(1, sizeof *set);
     if (!set) return al_err(err, AL_ERR_OOM, "pretrain: out of memory");
     set->n = n_shards;
@@ -106,12 +107,12 @@ al_status al_shards_step(al_shard_set *set, const al_mlm_corpus *c, const int *s
         sh->n_labelled = 0;
     }
 #ifndef __EMSCRIPTEN__
-    pthread_t tid[64];
-    int started[64] = {0};
-    for (int i = 1; i < set->n && i < 64; i++) started[i] = pthread_create(&tid[i], NULL, run_shard, &set->s[i]) == 0;
+    pthread_t tid[AL_MAX_SHARDS];
+    int started[AL_MAX_SHARDS] = {0};
+    for (int i = 1; i < set->n; i++) started[i] = pthread_create(&tid[i], NULL, run_shard, &set->s[i]) == 0;
     run_shard(&set->s[0]);
     for (int i = 1; i < set->n; i++) {
-        if (i < 64 && started[i]) pthread_join(tid[i], NULL);
+        if (started[i]) pthread_join(tid[i], NULL);
         else run_shard(&set->s[i]); /* no thread to spare: same numbers, just later */
     }
 #else
@@ -130,9 +131,9 @@ al_status al_shards_step(al_shard_set *set, const al_mlm_corpus *c, const int *s
     }
     int total = 0;
     for (int i = 0; i < set->n; i++) total += set->s[i].n_labelled;
-    float w[64];
+    float w[AL_MAX_SHARDS];
     double loss = 0;
-    for (int i = 0; i < set->n && i < 64; i++) {
+    for (int i = 0; i < set->n; i++) {
         w[i] = total ? (float)set->s[i].n_labelled / (float)total : 0.0f;
         loss += (double)w[i] * (double)set->s[i].loss;
     }
