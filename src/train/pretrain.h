@@ -44,11 +44,13 @@ typedef struct al_mlm_masking {
     float replace_random;/* 0.1: replaced by a random non-special token (the rest keep their token) */
     int mask_id;
     int vocab_size;
-    int n_special;       /* ids below this are special ([PAD] [UNK] [CLS] [SEP] [MASK] = 5): never chosen,
-                          * never drawn as random replacements */
+    int n_special;       /* ids below this are special (al_mlm_leading_specials: 5 for a learned vocabulary,
+                          * 999 for bert-base-uncased's): never chosen, never drawn as random replacements */
 } al_mlm_masking;
 
 al_mlm_masking al_mlm_default_masking(const al_tokenizer *tok);
+/* Size of the leading block of bracketed special tokens ([PAD], [unused0], ...) of the vocabulary. */
+int al_mlm_leading_specials(const al_tokenizer *tok);
 
 /* One padded batch: ids [B, L], attention mask [B, L], labels [B, L] (the original id at chosen
  * positions, AL_IGNORE_INDEX elsewhere). L is the longest sequence of the batch. */

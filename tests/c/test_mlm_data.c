@@ -176,7 +176,47 @@ static void test_masking(al_tokenizer *tok) {
     free(text);
 }
 
+/* bert-base-uncased's vocabulary (the larger model's): [PAD], [unused0..98], [UNK], [CLS], [SEP], [MASK],
+ * [unused99..993] lead, so 999 ids are never masked nor drawn, and a masked batch never holds one. */
+static void test_bert_vocab_specials(void) {
+    al_fileset *fs = al_fileset_new();
+    al_tokenizer *tok = NULL;
+    al_error err;
+    CHECK_MSG(al_fileset_add_dir(fs, "models/attnlab-small-bert", &err) == AL_OK, "%s", err.message);
+    CHECK_MSG(al_tokenizer_load(fs, &tok, &err) == AL_OK, "%s", err.message);
+    al_fileset_free(fs);
+    if (!tok) return;
+    CHECK(al_mlm_leading_specials(tok) == 999);
+    al_mlm_masking m = al_mlm_default_masking(tok);
+    CHECK(m.n_special == 999 && m.mask_id == 103 && m.vocab_size == 30522);
+    m.mask_prob = 0.5f;
+    m.replace_mask = 0.0f;
+    m.replace_random = 1.0f; /* every chosen token replaced at random: the draws must avoid the specials */
+    const char *text = "the cat sat on the mat and looked at the dog\nit was a good day for a walk\n";
+    al_mlm_corpus c;
+    CHECK_MSG(al_mlm_corpus_build(tok, text, strlen(text), 128, 0, &c, &err) == AL_OK, "%s", err.message);
+    al_rng r;
+    al_rng_seed(&r, 3);
+    int bad = 0, chosen = 0;
+    for (int rep = 0; rep < 200; rep++) {
+        int idx = 0;
+        al_mlm_batch b;
+        CHECK(al_mlm_make_batch(&c, &idx, 1, &m, &r, &b, &err) == AL_OK);
+        for (int i = 0; i < b.L; i++) {
+            if (b.labels[i] == AL_IGNORE_INDEX) continue;
+            chosen++;
+            if (b.labels[i] < 999 || b.ids[i] < 999) bad++;
+        }
+        al_mlm_batch_free(&b);
+    }
+    CHECK(chosen > 0);
+    CHECK_MSG(bad == 0, "%d chosen positions were or became special tokens", bad);
+    al_mlm_corpus_free(&c);
+    al_tokenizer_free(tok);
+}
+
 int main(void) {
+    test_bert_vocab_specials();
     al_tokenizer *tok = make_tokenizer();
     if (tok) {
         test_packing(tok);
