@@ -101,6 +101,13 @@ static al_status parse_header(const cJSON *root, const char *file, const uint8_t
                 st = al_err(err, AL_ERR_FORMAT, "%s: '__metadata__' is not an object", file);
                 break;
             }
+            /* Its values are strings by the format's definition; anything else is ignored. */
+            const cJSON *kv;
+            cJSON_ArrayForEach(kv, item) {
+                if (kv->string && cJSON_IsString(kv) && (st = al_tensor_list_add_meta(list, kv->string, kv->valuestring, err)))
+                    break;
+            }
+            if (st) break;
             continue;
         }
         if (al_tensor_list_find(list, item->string)) {

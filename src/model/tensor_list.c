@@ -54,8 +54,38 @@ const al_tensor_entry *al_tensor_list_find(const al_tensor_list *list, const cha
 void al_tensor_list_free(al_tensor_list *list) {
     for (int i = 0; i < list->n; i++) free(list->items[i].name);
     free(list->items);
-    list->items = NULL;
-    list->n = list->cap = 0;
+    for (int i = 0; i < 2 * list->n_meta; i++) free(list->meta[i]);
+    free(list->meta);
+    memset(list, 0, sizeof *list);
+}
+
+static char *dup_text(const char *s) {
+    size_t len = strlen(s);
+    char *d = malloc(len + 1);
+    if (d) memcpy(d, s, len + 1);
+    return d;
+}
+
+al_status al_tensor_list_add_meta(al_tensor_list *list, const char *key, const char *value, al_error *err) {
+    char **grown = realloc(list->meta, sizeof *grown * (size_t)(2 * list->n_meta + 2));
+    if (!grown) return al_err(err, AL_ERR_OOM, "metadata: out of memory");
+    list->meta = grown;
+    char *k = dup_text(key), *v = dup_text(value);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return al_err(err, AL_ERR_OOM, "metadata: out of memory");
+    }
+    grown[2 * list->n_meta] = k;
+    grown[2 * list->n_meta + 1] = v;
+    list->n_meta++;
+    return AL_OK;
+}
+
+const char *al_tensor_list_meta(const al_tensor_list *list, const char *key) {
+    for (int i = 0; i < list->n_meta; i++)
+        if (strcmp(list->meta[2 * i], key) == 0) return list->meta[2 * i + 1];
+    return NULL;
 }
 
 int64_t al_tensor_numel(const al_tensor_entry *t) {

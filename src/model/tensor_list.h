@@ -27,6 +27,8 @@ typedef struct al_tensor_entry {
 typedef struct al_tensor_list {
     al_tensor_entry *items;
     int n, cap;
+    char **meta;            /* [2 * n_meta] owned key, value strings of a safetensors "__metadata__" */
+    int n_meta;
 } al_tensor_list;
 
 const char *al_dtype_name(al_dtype dt);
@@ -38,6 +40,9 @@ int al_dtype_from_name(const char *name);
 al_status al_tensor_list_add(al_tensor_list *list, const al_tensor_entry *entry, al_error *err);
 const al_tensor_entry *al_tensor_list_find(const al_tensor_list *list, const char *name);
 void al_tensor_list_free(al_tensor_list *list);
+/* Metadata strings (safetensors "__metadata__"): add copies a pair; get returns NULL when absent. */
+al_status al_tensor_list_add_meta(al_tensor_list *list, const char *key, const char *value, al_error *err);
+const char *al_tensor_list_meta(const al_tensor_list *list, const char *key);
 int64_t al_tensor_numel(const al_tensor_entry *t);
 /* Converts an F32/F16/BF16 tensor to float32 (dst holds numel floats). Other dtypes: error. */
 al_status al_tensor_to_f32(const al_tensor_entry *t, float *dst, al_error *err);

@@ -1,0 +1,100 @@
+/* papa.h: PAPA (Hassid et al. 2022), the input layout and the constant matrices that replace a head's
+ * attention. The rules are written out in docs/papa.md (sections "Input layout" and "Constant
+ * matrices"); each function below names the section it follows. Internal to the core: the JSON ops
+ * (src/api) and the CLI reach it. */
+#ifndef AL_METHODS_PAPA_H
+#define AL_METHODS_PAPA_H
+
+#include <stdint.h>
+
+#include "../attnlab.h"
+
+/* ---------------------------------------------------------------- input layout (docs/papa.md#input-layout) */
+
+typedef enum al_papa_layout {
+    AL_LAYOUT_PAPA = 0,      /* final [SEP] at L-1; a pair's middle [SEP] at L/2 with B after it */
+    AL_LAYOUT_RIGHT_PAD = 1, /* the ordinary encoding, truncated to L and padded on the right */
+} al_papa_layout;
+
+const char *al_papa_layout_name(al_papa_layout layout); /* "papa", "right_pad" */
+int al_papa_layout_from_name(const char *name);         /* -1 when unknown */
+
+/* One example laid out in L positions (caller-owned arrays of L). Position ids are left to the model's
+ * default: BERT's array index, RoBERTa's cumulative count of non-pad ids (so its positions skip the pads
+ * the PAPA layout inserts, as the reference does). */
+typedef struct al_papa_example {
+    int32_t *ids;        /* [L] token ids; pad id where mask is 0 */
+    int32_t *mask;       /* [L] 1 real, 0 pad */
+    int32_t *type_ids;   /* [L] the ORIGINAL encoding's token types position by position (not moved) */
+    int32_t *first_word; /* [L] or NULL: word index where a position holds a word's first sub-token, else -1 */
+    int truncated;       /* 1 when tokens were dropped to fit L */
+} al_papa_example;
+
+/* Sequence tasks: text and text_pair (may be NULL) encoded with [CLS]/[SEP] (truncated to L, longest
+ * first), then laid out. first_word is filled when non-NULL (word ids of the pre-tokenised text). */
+al_status al_papa_encode(const al_tokenizer *tok, al_papa_layout layout, const char *text,
+                         const char *text_pair, int L, al_papa_example *out, al_error *err);
+/* Token tasks: pre-split words; the PAPA layout here is the token-classification one: the first [SEP]
+ * becomes padding and [SEP] is written at L-1. first_word must be non-NULL. */
+al_status al_papa_encode_words(const al_tokenizer *tok, al_papa_layout layout, const char *const *words,
+                               int n_words, int L, al_papa_example *out, al_error *err);
+
+/* ---------------------------------------------------------------- constant matrices (docs/papa.md#constant-matrices) */
+
+typedef enum al_papa_constant_kind {
+    AL_CONST_AVERAGE = 0,  /* the masked average of a corpus's attention */
+    AL_CONST_IDENTITY = 1, /* each token attends to itself */
+    AL_CONST_TOEPLITZ = 2, /* entry (i, j) proportional to 1 / (|i - j| + 1) */
+    AL_CONST_ZEROS = 3,    /* the pruned head: zero after masking and normalising */
+    AL_CONST_UNIFORM = 4,  /* every valid key alike */
+} al_papa_constant_kind;
+#define AL_N_CONST_KINDS 5
+
+const char *al_papa_constant_name(al_papa_constant_kind kind); /* "average", "identity", ... */
+int al_papa_constant_from_name(const char *name);              /* -1 when unknown */
+
+/* A data-free matrix C [L, L], raw (the forward pass masks and row-normalises it per example). */
+al_status al_papa_data_free(al_papa_constant_kind kind, int L, float *C, al_error *err);
+
+/* Running sums of the masked average: S [NL, H, L, L] and the shared count N [L, L], in double so the
+ * result does not depend on how the corpus is batched. */
+typedef struct al_papa_sums {
+    int n_layers, n_heads, L;
+    double *S;          /* [NL, H, L, L]  sum over examples of A[i, j] * m[i] * m[j] */
+    double *N;          /* [L, L]         number of examples where both i and j are real */
+    int64_t n_examples;
+} al_papa_sums;
+
+al_status al_papa_sums_init(al_papa_sums *s, int n_layers, int n_heads, int L, al_error *err);
+void al_papa_sums_free(al_papa_sums *s);
+/* Adds a batch: attentions [NL, B, H, L, L] as al_forward returns them, mask [B, L]. */
+void al_papa_sums_add(al_papa_sums *s, const float *attentions, const int32_t *mask, int B);
+/* C [NL, H, L, L] = S / N where N > 0, else exactly 0. */
+void al_papa_sums_average(const al_papa_sums *s, float *C);
+
+/* Where a constant-matrix set came from: stored with it and compared before reuse. */
+typedef struct al_papa_constants_meta {
+    char kind[16];         /* al_papa_constant_name */
+    char layout[16];       /* al_papa_layout_name */
+    char model_hash[72];   /* content hash of the model's weights ("" for data-free matrices) */
+    char corpus_hash[72];  /* content hash of the corpus the average came from ("" for data-free) */
+    int L;
+    int64_t n_examples;
+} al_papa_constants_meta;
+
+/* A .safetensors buffer (malloc'd) with tensor "constants" [NL, H, L, L] F32 and the meta as metadata. */
+al_status al_papa_constants_serialize(const float *C, int n_layers, int n_heads,
+                                      const al_papa_constants_meta *meta, uint8_t **out, size_t *out_size,
+                                      al_error *err);
+/* Reads such a buffer (file names the source in messages). *C is malloc'd [NL, H, L, L]; the shape must
+ * match n_layers x n_heads. */
+al_status al_papa_constants_parse(const uint8_t *buf, size_t size, const char *file, int n_layers,
+                                  int n_heads, float **C, al_papa_constants_meta *meta, al_error *err);
+
+/* The averaging pass: the model (eval mode, every head standard) over n examples already laid out
+ * (ids, mask, type_ids [n, L] back to back), in batches of batch_size; C [NL, H, L, L]. */
+al_status al_papa_average_constants(const al_model *model, const int32_t *ids, const int32_t *mask,
+                                    const int32_t *type_ids, int n, int L, int batch_size,
+                                    const al_forward_params *params, float *C, al_error *err);
+
+#endif
