@@ -97,4 +97,50 @@ al_status al_papa_average_constants(const al_model *model, const int32_t *ids, c
                                     const int32_t *type_ids, int n, int L, int batch_size,
                                     const al_forward_params *params, float *C, al_error *err);
 
+/* ---------------------------------------------------------------- head orders (docs/papa.md#ranking-heads-by-a-learned-weight-lambda) */
+
+typedef enum al_papa_order {
+    AL_ORDER_LAMBDA = 0,          /* ascending learned lambda over all layers: most constant-like first */
+    AL_ORDER_FIRST_TO_LAST = 1,   /* layer 0 first, heads in index order within a layer */
+    AL_ORDER_LAST_TO_FIRST = 2,   /* the last layer first, heads in index order within a layer */
+    AL_ORDER_RANDOM = 3,          /* a seeded random permutation */
+    AL_ORDER_REVERSED_LAMBDA = 4, /* descending lambda: most input-dependent first */
+} al_papa_order;
+#define AL_N_ORDERS 5
+
+const char *al_papa_order_name(al_papa_order order); /* "lambda", "first_to_last", ... */
+int al_papa_order_from_name(const char *name);       /* -1 when unknown */
+
+/* The order in which heads are replaced: out [NL * H] holds flat head indices l * H + h. theta [NL * H]
+ * (the learned lambda logits) is needed by the two lambda orders (ties keep index order); seed by random. */
+al_status al_papa_head_order(al_papa_order order, int n_layers, int n_heads, const float *theta, uint64_t seed,
+                             int *out, al_error *err);
+/* Heads replaced for a fraction of input-dependent heads kept: NL*H - round(fraction * NL*H). */
+int al_papa_heads_replaced(double fraction_kept, int n_layers, int n_heads);
+/* Policies [NL * H]: the first k heads of order CONSTANT with their matrix of C [NL, H, L, L] (ZERO when
+ * zero_heads), every other head STANDARD. */
+void al_papa_policies(const int *order, int k, int n_layers, int n_heads, const float *C, int L, int zero_heads,
+                      al_head_policy *out);
+
+/* ---------------------------------------------------------------- MLM score (docs/papa.md#mlm-score) */
+
+/* Masked-token examples from text lines for the MLM score: each line laid out (ids, mask, type_ids, labels
+ * [n, L] back to back), then round(15%) of its real non-special tokens replaced by the mask token from
+ * al_rng(seed, line index); labels hold the original id there and -100 elsewhere. */
+al_status al_papa_mlm_examples(const al_tokenizer *tok, al_papa_layout layout, const char *const *lines, int n,
+                               int L, uint64_t seed, int32_t *ids, int32_t *mask, int32_t *type_ids,
+                               int32_t *labels, al_error *err);
+
+typedef struct al_papa_mlm_stats {
+    double nll_sum;  /* sum over labelled positions of -log p(original token) */
+    int64_t n;       /* labelled positions */
+    int64_t correct; /* top-1 hits */
+} al_papa_mlm_stats;
+
+/* The model's own MLM head over the examples with the given policies (NULL: all standard), in batches.
+ * The score is -nll_sum / n (negative log perplexity), accuracy correct / n. */
+al_status al_papa_mlm_eval(const al_model *model, const int32_t *ids, const int32_t *mask, const int32_t *type_ids,
+                           const int32_t *labels, int n, int L, int batch_size, const al_head_policy *policies,
+                           const al_forward_params *params, al_papa_mlm_stats *out, al_error *err);
+
 #endif

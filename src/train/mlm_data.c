@@ -145,14 +145,16 @@ al_status al_mlm_corpus_build(const al_tokenizer *tok, const char *text, size_t 
 
 /* The vocabulary's leading block of bracketed tokens: the five specials of a vocab.txt written by
  * al_vocab_learn; [PAD], [unused0..98], [UNK], [CLS], [SEP], [MASK], [unused99..993] (999 ids) in
- * bert-base-uncased's. None of them is ever masked or drawn as a random replacement. */
+ * bert-base-uncased's; <s> <pad> </s> <unk> in RoBERTa's. None of them is ever masked or drawn as a random
+ * replacement. */
 int al_mlm_leading_specials(const al_tokenizer *tok) {
     const int V = al_tokenizer_vocab_size(tok);
     int n = 0;
     for (; n < V; n++) {
         const char *t = al_tokenizer_id_to_token(tok, n);
         size_t len = t ? strlen(t) : 0;
-        if (len < 3 || t[0] != '[' || t[len - 1] != ']') break;
+        int bracketed = len >= 3 && ((t[0] == '[' && t[len - 1] == ']') || (t[0] == '<' && t[len - 1] == '>'));
+        if (!bracketed) break;
     }
     return n;
 }
@@ -209,34 +211,39 @@ al_status al_mlm_make_batch(const al_mlm_corpus *c, const int *seq_index, int n,
         const int32_t *src = c->ids + c->seq_start[seq_index[b]];
         int len = c->seq_len[seq_index[b]];
         int32_t *ids = out->ids + (size_t)b * L, *lab = out->labels + (size_t)b * L;
-        int n_cand = 0;
         for (int i = 0; i < len; i++) {
             ids[i] = src[i];
             out->mask[(size_t)b * L + i] = 1;
-            if (src[i] >= m->n_special) cand[n_cand++] = i;
         }
         out->n_tokens += len;
-        if (!n_cand) continue;
-        /* exactly round(p * n) positions (at least one): a partial Fisher-Yates shuffle of the candidates */
-        int k = (int)(m->mask_prob * (float)n_cand + 0.5f);
-        if (k < 1) k = 1;
-        if (k > n_cand) k = n_cand;
-        for (int j = 0; j < k; j++) {
-            int r = j + (int)al_rng_below(rng, (uint32_t)(n_cand - j));
-            int t = cand[j]; cand[j] = cand[r]; cand[r] = t;
-        }
-        for (int j = 0; j < k; j++) {
-            int pos = cand[j];
-            lab[pos] = ids[pos];
-            float u = al_rng_uniform(rng);
-            if (u < m->replace_mask) ids[pos] = m->mask_id;
-            else if (u < m->replace_mask + m->replace_random)
-                ids[pos] = m->n_special + (int32_t)al_rng_below(rng, (uint32_t)(m->vocab_size - m->n_special));
-        }
-        out->n_chosen += k;
+        out->n_chosen += al_mlm_mask_sequence(ids, lab, len, m, rng, cand);
     }
     free(cand);
     return AL_OK;
+}
+
+int al_mlm_mask_sequence(int32_t *ids, int32_t *labels, int len, const al_mlm_masking *m, al_rng *rng, int *cand) {
+    int n_cand = 0;
+    for (int i = 0; i < len; i++)
+        if (ids[i] >= m->n_special) cand[n_cand++] = i;
+    if (!n_cand) return 0;
+    /* exactly round(p * n) positions (at least one): a partial Fisher-Yates shuffle of the candidates */
+    int k = (int)(m->mask_prob * (float)n_cand + 0.5f);
+    if (k < 1) k = 1;
+    if (k > n_cand) k = n_cand;
+    for (int j = 0; j < k; j++) {
+        int r = j + (int)al_rng_below(rng, (uint32_t)(n_cand - j));
+        int t = cand[j]; cand[j] = cand[r]; cand[r] = t;
+    }
+    for (int j = 0; j < k; j++) {
+        int pos = cand[j];
+        labels[pos] = ids[pos];
+        float u = al_rng_uniform(rng);
+        if (u < m->replace_mask) ids[pos] = m->mask_id;
+        else if (u < m->replace_mask + m->replace_random)
+            ids[pos] = m->n_special + (int32_t)al_rng_below(rng, (uint32_t)(m->vocab_size - m->n_special));
+    }
+    return k;
 }
 
 void al_mlm_epoch_order(int n_seqs, uint64_t seed, int64_t epoch, int *order) {

@@ -66,6 +66,12 @@ al_status al_mlm_make_batch(const al_mlm_corpus *c, const int *seq_index, int n,
                             al_rng *rng, al_mlm_batch *out, al_error *err);
 void al_mlm_batch_free(al_mlm_batch *b);
 
+/* Masks one sequence in place: picks round(mask_prob * n) of the positions holding ids >= n_special (at
+ * least one) and replaces them as the masking says; labels [len] get the original id there (other entries
+ * untouched). cand is scratch of len ints. Returns the number chosen. Pretraining batches and the MLM
+ * score of the PAPA sweep both mask through here. */
+int al_mlm_mask_sequence(int32_t *ids, int32_t *labels, int len, const al_mlm_masking *m, al_rng *rng, int *cand);
+
 /* The permutation of sequence indices of an epoch (Fisher-Yates from al_rng(seed, epoch)). */
 void al_mlm_epoch_order(int n_seqs, uint64_t seed, int64_t epoch, int *order);
 /* A seed derived from (seed, a, b) by splitmix64 rounds: independent streams per step and purpose. */

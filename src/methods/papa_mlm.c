@@ -1,0 +1,86 @@
+/* papa_mlm.c: the MLM score of PAPA's Sec. 5.5 (docs/papa.md#mlm-score): how well the model's own
+ * masked-language-model head still predicts masked tokens when heads are constant. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "../core/rng.h"
+#include "../train/pretrain.h"
+#include "../train/train.h"
+#include "papa.h"
+
+al_status al_papa_mlm_examples(const al_tokenizer *tok, al_papa_layout layout, const char *const *lines, int n,
+                               int L, uint64_t seed, int32_t *ids, int32_t *mask, int32_t *type_ids,
+                               int32_t *labels, al_error *err) {
+    al_mlm_masking m = al_mlm_default_masking(tok);
+    if (m.mask_id < 0) return al_err(err, AL_ERR_INVALID, "mlm score: the tokenizer has no mask token");
+    m.replace_mask = 1.0f; /* evaluation: every chosen token becomes the mask token */
+    m.replace_random = 0.0f;
+    int *cand = malloc(sizeof *cand * (size_t)L);
+    if (!cand) return al_err(err, AL_ERR_OOM, "mlm score: out of memory");
+    al_status st = AL_OK;
+    for (int x = 0; x < n && !st; x++) {
+        const size_t at = (size_t)x * L;
+        al_papa_example ex = {ids + at, mask + at, type_ids + at, NULL, 0};
+        st = al_papa_encode(tok, layout, lines[x], NULL, L, &ex, err);
+        if (st) break;
+        for (int i = 0; i < L; i++) labels[at + i] = AL_IGNORE_INDEX;
+        al_rng rng;
+        al_rng_seed(&rng, al_mlm_derive_seed(seed, 0x31A, (uint64_t)x));
+        /* pads hold the pad id, below n_special, so only real tokens are candidates */
+        al_mlm_mask_sequence(ids + at, labels + at, L, &m, &rng, cand);
+    }
+    free(cand);
+    return st;
+}
+
+/* -log softmax(logits)[target] in double, and whether target is the arg max (first maximum). */
+static double token_nll(const float *logits, int V, int target, int *hit) {
+    float mx = logits[0];
+    int arg = 0;
+    for (int v = 1; v < V; v++)
+        if (logits[v] > mx) mx = logits[v], arg = v;
+    double sum = 0.0;
+    for (int v = 0; v < V; v++) sum += exp((double)logits[v] - mx);
+    *hit = arg == target;
+    return log(sum) - ((double)logits[target] - mx);
+}
+
+al_status al_papa_mlm_eval(const al_model *model, const int32_t *ids, const int32_t *mask, const int32_t *type_ids,
+                           const int32_t *labels, int n, int L, int batch_size, const al_head_policy *policies,
+                           const al_forward_params *params, al_papa_mlm_stats *out, al_error *err) {
+    memset(out, 0, sizeof *out);
+    if (!al_model_has_mlm_head(model))
+        return al_err(err, AL_ERR_INVALID, "mlm score: the model has no MLM head (weights without 'cls.predictions')");
+    const int V = al_model_config(model)->vocab_size;
+    if (batch_size < 1) batch_size = 8;
+    if (batch_size > n) batch_size = n;
+    float *logits = malloc(sizeof *logits * (size_t)batch_size * L * V);
+    if (!logits)
+        return al_err(err, AL_ERR_OOM, "mlm score: out of memory for %zu MB of logits (lower the batch size)",
+                      sizeof *logits * (size_t)batch_size * L * V >> 20);
+    al_forward_params fp = params ? *params : al_forward_default_params();
+    fp.policies = policies;
+    fp.progress = NULL; /* progress is reported per batch below */
+    al_status st = AL_OK;
+    for (int b0 = 0; b0 < n && !st; b0 += batch_size) {
+        const int nb = n - b0 < batch_size ? n - b0 : batch_size;
+        const size_t at = (size_t)b0 * L;
+        al_batch batch = {nb, L, ids + at, mask + at, type_ids ? type_ids + at : NULL, NULL};
+        al_forward_outputs o = {0};
+        o.mlm_logits = logits;
+        st = al_forward(model, &batch, &fp, &o, err);
+        for (size_t t = 0; !st && t < (size_t)nb * L; t++) {
+            const int32_t target = labels[at + t];
+            if (target == AL_IGNORE_INDEX) continue;
+            int hit;
+            out->nll_sum += token_nll(logits + t * V, V, target, &hit);
+            out->correct += hit;
+            out->n++;
+        }
+        if (!st && params && params->progress) params->progress(params->progress_user, "mlm", (double)(b0 + nb) / n);
+    }
+    free(logits);
+    return st;
+}
