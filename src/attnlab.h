@@ -230,7 +230,7 @@ void al_session_free(al_session *s);
 
 typedef struct al_tensor_out {
     char name[64];
-    char dtype[8];   /* "F32" or "I32" */
+    char dtype[8];   /* "F32" or "I32" (files may also be written as "F16") */
     int ndim;
     int64_t shape[6];
     void *data;      /* owned by the reply */

@@ -11,6 +11,7 @@
 
 #include "attnlab.h"
 #include "cJSON.h"
+#include "core/error.h"
 #include "model/tensor_list.h"
 #include "train/pretrain.h"
 
@@ -33,6 +34,9 @@ static const char k_usage[] =
     "                [--heldout TEXT.txt]\n"
     "      learns a WordPiece vocabulary (BPE-style merges, \"##\" continuations); --heldout reports\n"
     "      the [UNK] rate of another text under it\n"
+    "  attnlab export MODEL_DIR OUT_DIR [--dtype F16|F32] [--shard-mb N]\n"
+    "      writes a BERT model again in Hugging Face layout: weights as float16 (round to nearest\n"
+    "      even) or float32, in shards of at most N MB with an index; config and tokenizer files copied\n"
     "  attnlab pretrain [--config train_config.json] [--KEY VALUE ...] [--resume CHECKPOINT_DIR]\n"
     "                   [--stop-after STEP] [--max-minutes M]\n"
     "      masked-language-model pretraining of a BERT encoder; KEY is any train-config key\n"
@@ -637,7 +641,48 @@ static int cmd_pretrain(int argc, char **argv) {
     return 0;
 }
 
+/* ------------------------------------------------------------ export */
+
+static int cmd_export(int argc, char **argv) {
+    if (argc < 3) return usage_error("%s", "export needs MODEL_DIR and OUT_DIR");
+    const char *src = argv[1], *dst = argv[2], *dtype = "F16";
+    double shard_mb = 0.0;
+    for (int i = 3; i < argc; i++) {
+        if (i + 1 >= argc) return usage_error("option '%s' needs a value", argv[i]);
+        if (strcmp(argv[i], "--dtype") == 0) dtype = argv[++i];
+        else if (strcmp(argv[i], "--shard-mb") == 0) shard_mb = atof(argv[++i]);
+        else return usage_error("unknown export option '%s'", argv[i]);
+    }
+    if (shard_mb < 0.0) return usage_error("%s", "--shard-mb must be >= 0");
+    al_error err;
+    al_fileset *fs = al_fileset_new();
+    al_model *model = NULL;
+    if (!fs) return fail("out of memory");
+    al_status s = al_fileset_add_dir(fs, src, &err);
+    if (!s) s = al_model_load(fs, &model, &err);
+    if (!s) s = al_export_weights(dst, model, dtype, (size_t)(shard_mb * 1048576.0), &err);
+    /* config and tokenizer files travel unchanged */
+    static const char *const keep[] = {"config.json", "vocab.txt", "tokenizer.json", "tokenizer_config.json",
+                                       "special_tokens_map.json", "vocab.json", "merges.txt"};
+    for (size_t k = 0; !s && k < sizeof keep / sizeof keep[0]; k++) {
+        size_t size = 0;
+        const uint8_t *data = al_fileset_get(fs, keep[k], &size);
+        if (!data) continue;
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", dst, keep[k]);
+        FILE *f = fopen(path, "wb");
+        if (!f || fwrite(data, 1, size, f) != size) s = al_err(&err, AL_ERR_IO, "%s: cannot write", path);
+        if (f && fclose(f) != 0 && !s) s = al_err(&err, AL_ERR_IO, "%s: write failed", path);
+    }
+    al_model_free(model);
+    al_fileset_free(fs);
+    if (s) return fail(err.message);
+    printf("wrote %s (%s weights)\n", dst, dtype);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "export") == 0) return cmd_export(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "vocab") == 0) return cmd_vocab(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "pretrain") == 0) return cmd_pretrain(argc - 1, argv + 1);
     cli_args a;

@@ -1,4 +1,4 @@
-/* safetensors_write.c: tensors ("F32" / "I32") -> .safetensors bytes: 8-byte little-endian header
+/* safetensors_write.c: tensors ("F32", "I32" or "F16") -> .safetensors bytes: 8-byte little-endian header
  * length, JSON header ({"__metadata__": {...}, "name": {"dtype", "shape", "data_offsets"}, ...})
  * padded with spaces so the data starts 8-byte aligned, then the raw little-endian data in order.
  * metadata_kv holds n_metadata (key, value) pairs flattened: k0, v0, k1, v1, ... */
@@ -14,13 +14,14 @@ static al_status check_tensor(const al_tensor_out *t, int index, uint64_t *nbyte
         return al_err(err, AL_ERR_INVALID, "safetensors: tensor %d has no name", index);
     if (strcmp(t->name, "__metadata__") == 0)
         return al_err(err, AL_ERR_INVALID, "safetensors: '__metadata__' is not a tensor name");
-    if (strcmp(t->dtype, "F32") != 0 && strcmp(t->dtype, "I32") != 0)
-        return al_err(err, AL_ERR_UNSUPPORTED, "safetensors: tensor '%s' dtype '%.8s' (F32 or I32 only)",
+    const int is_f16 = strcmp(t->dtype, "F16") == 0;
+    if (strcmp(t->dtype, "F32") != 0 && strcmp(t->dtype, "I32") != 0 && !is_f16)
+        return al_err(err, AL_ERR_UNSUPPORTED, "safetensors: tensor '%s' dtype '%.8s' (F32, I32 or F16 only)",
                       t->name, t->dtype);
     if (t->ndim < 0 || t->ndim > 6)
         return al_err(err, AL_ERR_INVALID, "safetensors: tensor '%s' has %d dimensions", t->name,
                       t->ndim);
-    uint64_t n = 4;
+    uint64_t n = is_f16 ? 2 : 4;
     for (int i = 0; i < t->ndim; i++) {
         if (t->shape[i] < 0 || (t->shape[i] && n > UINT64_MAX / 2 / (uint64_t)t->shape[i]))
             return al_err(err, AL_ERR_INVALID, "safetensors: tensor '%s' shape[%d] is invalid", t->name,

@@ -119,6 +119,37 @@ float al_f16_to_f32(uint16_t h) {
 
 float al_bf16_to_f32(uint16_t b) { return bits_to_float((uint32_t)b << 16); }
 
+static uint32_t float_to_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* Round to nearest, ties to even, as numpy's and PyTorch's float16 casts: values past the largest half
+ * (65504) round to infinity, small ones to subnormals or zero; NaN stays a (quiet) NaN. */
+uint16_t al_f32_to_f16(float f) {
+    const uint32_t x = float_to_bits(f);
+    const uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+    const uint32_t exp = (x >> 23) & 0xffu, mant = x & 0x7fffffu;
+    if (exp == 0xffu) return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0u));
+    const int e = (int)exp - 127 + 15; /* the half exponent before rounding */
+    if (e >= 31) return (uint16_t)(sign | 0x7c00u);
+    if (e <= 0) {
+        if (e < -10) return sign; /* below half the smallest subnormal: zero */
+        /* subnormal: the full 24-bit significand shifted into 10 bits, rounded to nearest even */
+        const uint32_t sig = mant | 0x800000u;
+        const int shift = 14 - e;
+        uint32_t half = sig >> shift;
+        const uint32_t rest = sig & ((1u << shift) - 1u), mid = 1u << (shift - 1);
+        if (rest > mid || (rest == mid && (half & 1u))) half++;
+        return (uint16_t)(sign | half);
+    }
+    uint32_t h = ((uint32_t)e << 10) | (mant >> 13);
+    const uint32_t rest = mant & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) h++; /* a carry into the exponent is correct rounding */
+    return (uint16_t)(sign | h);
+}
+
 al_status al_tensor_to_f32(const al_tensor_entry *t, float *dst, al_error *err) {
     size_t n = (size_t)al_tensor_numel(t);
     const uint8_t *p = t->data;

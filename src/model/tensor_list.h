@@ -48,6 +48,8 @@ int64_t al_tensor_numel(const al_tensor_entry *t);
 al_status al_tensor_to_f32(const al_tensor_entry *t, float *dst, al_error *err);
 float al_f16_to_f32(uint16_t h);
 float al_bf16_to_f32(uint16_t b);
+/* float32 -> float16 bits, round to nearest even (inf past 65504, subnormals kept). */
+uint16_t al_f32_to_f16(float f);
 
 /* safetensors.c: parses one .safetensors buffer and appends its tensors. */
 al_status al_safetensors_read(const uint8_t *buf, size_t size, const char *file, al_tensor_list *list,

@@ -160,6 +160,11 @@ al_status al_checkpoint_save(const char *dir, const al_model *model, al_adamw *o
 al_status al_checkpoint_load(const char *dir, al_model *model, al_adamw *opt, int *step, al_error *err);
 /* mkdir -p; 0 or -1. */
 int al_make_dirs(const char *path);
+/* Writes the model's weights into dir under BertForMaskedLM names (src/train/export.c), as "F32" or "F16"
+ * (round to nearest even): one model.safetensors, or shards of at most max_shard_bytes (0: no limit)
+ * named model-0000k-of-0000n.safetensors with a model.safetensors.index.json. BERT layout only. */
+al_status al_export_weights(const char *dir, const al_model *model, const char *dtype, size_t max_shard_bytes,
+                            al_error *err);
 
 /* ---------------------------------------------------------------- the loop (pretrain.c) */
 
