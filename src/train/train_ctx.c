@@ -62,22 +62,27 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     ctx->emb_keep = take_u8(&cv, BL * E);
     ctx->emb_ln = take(&cv, BL * E);
     ctx->hidden = take(&cv, ((uint64_t)c->n_layers + 1) * BL * D);
+    /* A frozen encoder's backward reads ctx, h1 and ff_act of no layer (only weight gradients need them):
+     * one copy serves every layer's forward as scratch. */
+    const int share = !ctx->opt.weight_grads;
+    float *shared_ctx = NULL, *shared_h1 = NULL, *shared_ff_act = NULL;
     for (int l = 0; l < c->n_layers; l++) {
         al_tr_layer_cache measure_only, *lc = ctx->layers ? &ctx->layers[l] : &measure_only;
+        const int own = !share || l == 0;
         lc->q = take(&cv, BL * D);
         lc->k = take(&cv, BL * D);
         lc->v = take(&cv, BL * D);
         lc->S = take(&cv, BHLL);
         lc->P = take(&cv, BHLL);
         lc->attn_keep = take_u8(&cv, BHLL);
-        lc->ctx = take(&cv, BL * D);
+        lc->ctx = own ? (shared_ctx = take(&cv, BL * D)) : shared_ctx;
         lc->keep1 = take_u8(&cv, BL * D);
         lc->res1 = take(&cv, BL * D);
         lc->mean1 = take(&cv, BL);
         lc->rstd1 = take(&cv, BL);
-        lc->h1 = take(&cv, BL * D);
+        lc->h1 = own ? (shared_h1 = take(&cv, BL * D)) : shared_h1;
         lc->ff_pre = take(&cv, BL * I);
-        lc->ff_act = take(&cv, BL * I);
+        lc->ff_act = own ? (shared_ff_act = take(&cv, BL * I)) : shared_ff_act;
         lc->keep2 = take_u8(&cv, BL * D);
         lc->res2 = take(&cv, BL * D);
         lc->mean2 = take(&cv, BL);

@@ -81,7 +81,8 @@ struct al_train_ctx {
 /* Carves the workspace for [B, L] (base NULL: only measures; ctx->layers NULL: layer caches not recorded).
  * Returns the floats used, counted in 64 bits (exact for requests beyond wasm32's address space). Buffers a
  * context does not need are NULL: the MLM head's and d_top without opt.mlm_head (or without an MLM head in
- * the model), d_emb without opt.weight_grads. */
+ * the model), d_emb without opt.weight_grads; without opt.weight_grads all layers share one ctx, h1 and ff_act
+ * (the backward pass reads them only for weight gradients). */
 uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L);
 
 /* Where the gradient of weight w accumulates (grads is carved like model->storage); NULL for a frozen
