@@ -140,16 +140,19 @@ al_status al_shards_add_grads(al_shard_set *set, size_t n, int *index, al_error 
     size_t *sizes = realloc(set->extra_n, sizeof *sizes * (size_t)(k + 1));
     if (!sizes) return al_err(err, AL_ERR_OOM, "shards: out of memory");
     set->extra_n = sizes;
-    int ok = grow(&set->extra, k);
-    for (int i = 0; ok && i < set->n; i++) ok = grow(&set->s[i].extra, k);
-    /* Every array now has slot k (NULL until allocated), so a failure below leaves a set al_shards_free
-     * cleans up; n_extra counts the slot only once all its buffers exist. */
+    /* Slot k is added to the combined array and to each shard's (NULL until allocated); on failure only the
+     * arrays that got it are cleaned, and n_extra counts the slot only once all its buffers exist. */
+    const int set_grown = grow(&set->extra, k);
+    int n_grown = 0, ok = set_grown;
+    while (ok && n_grown < set->n) {
+        ok = grow(&set->s[n_grown].extra, k);
+        n_grown += ok;
+    }
     for (int i = 0; ok && i < set->n; i++) ok = (set->s[i].extra[k] = calloc(n, sizeof(float))) != NULL;
     if (ok && set->n > 1) ok = (set->extra[k] = calloc(n, sizeof(float))) != NULL;
     if (!ok) {
-        for (int i = 0; i < set->n; i++)
-            if (set->s[i].extra) free(set->s[i].extra[k]), set->s[i].extra[k] = NULL;
-        if (set->extra) free(set->extra[k]), set->extra[k] = NULL;
+        for (int i = 0; i < n_grown; i++) free(set->s[i].extra[k]), set->s[i].extra[k] = NULL;
+        if (set_grown) free(set->extra[k]), set->extra[k] = NULL;
         return al_err(err, AL_ERR_OOM, "shards: out of memory for an extra gradient buffer of %zu floats", n);
     }
     set->extra_n[k] = n;
