@@ -15,6 +15,7 @@
 #include "../attnlab.h"
 #include "../core/rng.h"
 #include "adamw.h"
+#include "shards.h"
 
 /* ---------------------------------------------------------------- MLM data (mlm_data.c) */
 
@@ -114,13 +115,10 @@ al_status al_pretrain_config_parse(const char *json, size_t len, const char *fil
 /* The config as JSON (malloc'd; caller frees), every field written. */
 char *al_pretrain_config_json(const al_pretrain_config *cfg);
 
-/* ---------------------------------------------------------------- sharded steps (pretrain_shards.c) */
+/* ---------------------------------------------------------------- sharded MLM steps (pretrain_shards.c) */
 
-#define AL_MAX_SHARDS 64
-
-typedef struct al_train_options al_train_options;
-typedef struct al_train_ctx al_train_ctx;
-typedef struct al_shard_set al_shard_set;
+/* The sets of training contexts (al_shards_new, al_shards_free, al_shards_ctx, AL_MAX_SHARDS) are the generic
+ * sharded step's (shards.h); an MLM step is one client of al_shards_run. */
 
 typedef struct al_shard_step {
     float loss;          /* mean cross-entropy over the batch's labelled positions */
@@ -129,14 +127,10 @@ typedef struct al_shard_step {
     float *grads;        /* [n_params], valid until the next step (clipping may scale it in place) */
 } al_shard_step;
 
-/* n_shards training contexts for batches of batch_size sequences of up to max_len tokens. */
-al_status al_shards_new(al_model *model, int n_shards, int batch_size, int max_len, const al_train_options *opt,
-                        al_shard_set **out, al_error *err);
-void al_shards_free(al_shard_set *set);
-al_train_ctx *al_shards_ctx(al_shard_set *set, int i);
-/* Builds the step's batch from seq_index[0..batch_size) with mask_rng, runs forward, MLM loss and
- * backward per shard (shard i's dropout from dropout_seed, or a seed derived from it and i for i > 0) and
- * combines the gradients. */
+/* Builds the step's batch from seq_index[0..batch_size) with mask_rng (one generator in sequence order, so
+ * the masking is the same for any shard count), runs forward, MLM loss and backward per shard (shard i's
+ * dropout from dropout_seed, or a seed derived from it and i for i > 0) and combines the gradients weighted
+ * by the shards' labelled positions (the batch's mean loss). */
 al_status al_shards_step(al_shard_set *set, const al_mlm_corpus *c, const int *seq_index, int batch_size,
                          const al_mlm_masking *mk, al_rng *mask_rng, uint64_t dropout_seed, al_shard_step *out,
                          al_error *err);

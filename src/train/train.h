@@ -28,12 +28,32 @@ typedef struct al_train_options {
     float attention_dropout; /* attention_probs_dropout_prob; default 0.1 (0 turns it off) */
     uint64_t seed;           /* seeds the dropout masks (one al_rng draw sequence per context) */
     int weight_grads;        /* 1: accumulate parameter gradients (default); 0: frozen encoder, only
-                              * lambda-logit gradients and hidden-state gradients are computed */
+                              * lambda-logit gradients and hidden-state gradients are computed, and the
+                              * context holds no parameter-gradient buffer (al_train_grads returns NULL) */
+    int mlm_head;            /* 1: room for al_train_mlm_loss (default; the head's rows and [B * L, vocab]
+                              * logits); 0: no MLM loss (e.g. a probe's loss on the hidden states) */
 } al_train_options;
 
 al_train_options al_train_default_options(void);
 
 typedef struct al_train_ctx al_train_ctx;
+
+/* What a context holds, in bytes (64-bit even on wasm32, where a request may exceed the address space). */
+typedef struct al_train_size {
+    int max_batch, max_len; /* the request measured */
+    uint64_t activations; /* forward caches and backward scratch for [max_batch, max_len], MLM head excluded */
+    uint64_t mlm_head;    /* the MLM head's rows and logits (0 when opt.mlm_head == 0 or the model has none) */
+    uint64_t grads;       /* parameter gradients, 4 bytes per parameter (0 when opt.weight_grads == 0) */
+    uint64_t other;       /* lambda logits, policies, bookkeeping */
+    uint64_t total;       /* the sum: what al_train_ctx_new allocates */
+} al_train_size;
+
+/* The bytes al_train_ctx_new(model, max_batch, max_len, opt) would allocate, without allocating them. */
+al_status al_train_ctx_measure(const al_model *model, int max_batch, int max_len, const al_train_options *opt,
+                               al_train_size *out, al_error *err);
+/* AL_OK when size->total <= budget_bytes; else AL_ERR_OOM with a message naming the size, its parts and
+ * what to lower (batch, length, weight_grads, mlm_head). `what` names the request in the message. */
+al_status al_train_check_budget(const char *what, const al_train_size *size, uint64_t budget_bytes, al_error *err);
 
 /* One workspace sized for batches up to [max_batch, max_len]. The model must outlive the context; its
  * weights may change between steps (the optimiser updates them in place). */
@@ -57,7 +77,7 @@ al_status al_train_set_policies(al_train_ctx *ctx, const al_head_policy *policie
 float *al_train_lambda_logits(al_train_ctx *ctx);
 float *al_train_lambda_grads(al_train_ctx *ctx);
 
-/* Gradient buffer [al_model_n_params(model)], carved like model->storage. */
+/* Gradient buffer [al_model_n_params(model)], carved like model->storage; NULL when weight_grads == 0. */
 float *al_train_grads(al_train_ctx *ctx);
 /* Zeroes the parameter and lambda-logit gradients (gradients accumulate over calls until then). */
 void al_train_zero_grads(al_train_ctx *ctx);
@@ -70,7 +90,8 @@ al_status al_train_forward(al_train_ctx *ctx, const al_batch *batch, al_error *e
 const float *al_train_hidden(const al_train_ctx *ctx, int layer);
 
 /* MLM head and mean cross-entropy over the positions whose label is not AL_IGNORE_INDEX (labels [B, L],
- * token ids otherwise). Needs an MLM head and a preceding al_train_forward. Writes the loss (0 when no
+ * token ids otherwise). Needs an MLM head, a context created with mlm_head = 1 and a preceding
+ * al_train_forward. Writes the loss (0 when no
  * position is labelled), accumulates the head's parameter gradients and keeps the gradient with respect to
  * the last hidden state for al_train_backward. *n_labelled (may be NULL) gets the number of positions. */
 al_status al_train_mlm_loss(al_train_ctx *ctx, const int32_t *labels, float *loss, int *n_labelled,

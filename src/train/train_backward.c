@@ -7,10 +7,6 @@
 #include "grad_ops.h"
 #include "train_internal.h"
 
-static float *grad_of(const al_train_ctx *ctx, const float *w) {
-    return ctx->opt.weight_grads && w ? ctx->grads + (w - ctx->model->storage) : NULL;
-}
-
 static void scale_by_keep(float *x, const uint8_t *keep, size_t n, float p) { al_tr_dropout_apply(x, keep, n, p); }
 
 /* dy: gradient wrt layer l's output [BL, D]; dx: written with the gradient wrt its input. */
@@ -26,27 +22,27 @@ static void layer_bwd(al_train_ctx *ctx, int l, const float *dy, float *dx) {
 
     /* LayerNorm 2; the residual branch gives h1 the same gradient. */
     al_tr_layernorm_bwd(lc->res2, lc->mean2, lc->rstd2, dy, rows, D, lw->ln_ffn_g, ctx->d_res,
-                        grad_of(ctx, lw->ln_ffn_g), grad_of(ctx, lw->ln_ffn_b));
+                        al_tr_grad(ctx, lw->ln_ffn_g), al_tr_grad(ctx, lw->ln_ffn_b));
     memcpy(ctx->d_h1, ctx->d_res, sizeof(float) * n);
     scale_by_keep(ctx->d_res, lc->keep2, n, p_drop);
     /* FFN: out projection, activation, in projection (dx of the latter added to d_h1). */
-    al_tr_linear_bwd(rows, D, I, lc->ff_act, lw->ff_out_w, ctx->d_res, ctx->d_ff, 0, grad_of(ctx, lw->ff_out_w),
-                     grad_of(ctx, lw->ff_out_b));
+    al_tr_linear_bwd(rows, D, I, lc->ff_act, lw->ff_out_w, ctx->d_res, ctx->d_ff, 0, al_tr_grad(ctx, lw->ff_out_w),
+                     al_tr_grad(ctx, lw->ff_out_b));
     al_tr_act_bwd(c->act, lc->ff_pre, ctx->d_ff, ctx->d_ff, (size_t)rows * I);
-    al_tr_linear_bwd(rows, I, D, lc->h1, lw->ff_in_w, ctx->d_ff, ctx->d_h1, 1, grad_of(ctx, lw->ff_in_w),
-                     grad_of(ctx, lw->ff_in_b));
+    al_tr_linear_bwd(rows, I, D, lc->h1, lw->ff_in_w, ctx->d_ff, ctx->d_h1, 1, al_tr_grad(ctx, lw->ff_in_w),
+                     al_tr_grad(ctx, lw->ff_in_b));
     /* LayerNorm 1; the residual branch gives x the same gradient. */
     al_tr_layernorm_bwd(lc->res1, lc->mean1, lc->rstd1, ctx->d_h1, rows, D, lw->ln_attn_g, ctx->d_res,
-                        grad_of(ctx, lw->ln_attn_g), grad_of(ctx, lw->ln_attn_b));
+                        al_tr_grad(ctx, lw->ln_attn_g), al_tr_grad(ctx, lw->ln_attn_b));
     memcpy(dx, ctx->d_res, sizeof(float) * n);
     scale_by_keep(ctx->d_res, lc->keep1, n, p_drop);
-    al_tr_linear_bwd(rows, D, D, lc->ctx, lw->o_w, ctx->d_res, ctx->d_ctx, 0, grad_of(ctx, lw->o_w),
-                     grad_of(ctx, lw->o_b));
+    al_tr_linear_bwd(rows, D, D, lc->ctx, lw->o_w, ctx->d_res, ctx->d_ctx, 0, al_tr_grad(ctx, lw->o_w),
+                     al_tr_grad(ctx, lw->o_b));
     /* Attention, then the Q, K, V projections. */
     al_tr_attention_bwd(ctx, l);
-    al_tr_linear_bwd(rows, D, D, x, lw->q_w, ctx->dq, dx, 1, grad_of(ctx, lw->q_w), grad_of(ctx, lw->q_b));
-    al_tr_linear_bwd(rows, D, D, x, lw->k_w, ctx->dk, dx, 1, grad_of(ctx, lw->k_w), grad_of(ctx, lw->k_b));
-    al_tr_linear_bwd(rows, D, D, x, lw->v_w, ctx->dv, dx, 1, grad_of(ctx, lw->v_w), grad_of(ctx, lw->v_b));
+    al_tr_linear_bwd(rows, D, D, x, lw->q_w, ctx->dq, dx, 1, al_tr_grad(ctx, lw->q_w), al_tr_grad(ctx, lw->q_b));
+    al_tr_linear_bwd(rows, D, D, x, lw->k_w, ctx->dk, dx, 1, al_tr_grad(ctx, lw->k_w), al_tr_grad(ctx, lw->k_b));
+    al_tr_linear_bwd(rows, D, D, x, lw->v_w, ctx->dv, dx, 1, al_tr_grad(ctx, lw->v_w), al_tr_grad(ctx, lw->v_b));
 }
 
 /* d0: gradient wrt hidden[0]. Hugging Face's nn.Embedding(padding_idx=pad) gives the pad token's word row
@@ -60,14 +56,15 @@ static void embed_bwd(al_train_ctx *ctx, const float *d0) {
     const float p_drop = ctx->opt.training ? ctx->opt.hidden_dropout : 0.0f;
     float *d = ctx->d_emb;
     if (w->emb_proj_w)
-        al_tr_linear_bwd(rows, D, E, ctx->emb_ln, w->emb_proj_w, d0, d, 0, grad_of(ctx, w->emb_proj_w),
-                         grad_of(ctx, w->emb_proj_b));
+        al_tr_linear_bwd(rows, D, E, ctx->emb_ln, w->emb_proj_w, d0, d, 0, al_tr_grad(ctx, w->emb_proj_w),
+                         al_tr_grad(ctx, w->emb_proj_b));
     else
         memcpy(d, d0, sizeof(float) * (size_t)rows * E);
     scale_by_keep(d, ctx->emb_keep, (size_t)rows * E, p_drop);
     al_tr_layernorm_bwd(ctx->emb_sum, ctx->emb_mean, ctx->emb_rstd, d, rows, E, w->emb_ln_g, d,
-                        grad_of(ctx, w->emb_ln_g), grad_of(ctx, w->emb_ln_b));
-    float *g_word = grad_of(ctx, w->word_emb), *g_pos = grad_of(ctx, w->pos_emb), *g_type = grad_of(ctx, w->type_emb);
+                        al_tr_grad(ctx, w->emb_ln_g), al_tr_grad(ctx, w->emb_ln_b));
+    float *g_word = al_tr_grad(ctx, w->word_emb), *g_pos = al_tr_grad(ctx, w->pos_emb);
+    float *g_type = al_tr_grad(ctx, w->type_emb);
     const int pos_pad = c->arch == AL_ARCH_ROBERTA ? c->pad_token_id : -1;
     for (int r = 0; r < rows; r++) {
         const float *dr = d + (size_t)r * E;

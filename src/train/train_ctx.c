@@ -1,6 +1,7 @@
 /* train_ctx.c: the training context: options, workspace carving, policies and lambda logits, gradient
  * buffer, and the weight-decay mask. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@ al_train_options al_train_default_options(void) {
     o.attention_dropout = 0.1f;
     o.seed = 42;
     o.weight_grads = 1;
+    o.mlm_head = 1;
     return o;
 }
 
@@ -26,24 +28,29 @@ float al_tr_sigmoid(float theta) { return 1.0f / (1.0f + al_expf(-theta)); }
 
 typedef struct carver {
     float *base;
-    size_t used;
+    uint64_t used; /* floats; 64-bit so that measuring a request larger than wasm32's address space is exact */
 } carver;
 
-static float *take(carver *cv, size_t n) {
-    float *p = cv->base ? cv->base + cv->used : NULL;
+/* n floats (rounded up to the alignment); NULL when measuring or when n is 0. */
+static float *take(carver *cv, uint64_t n) {
+    float *p = cv->base && n ? cv->base + cv->used : NULL;
     cv->used += (n + AL_TR_ALIGN - 1) / AL_TR_ALIGN * AL_TR_ALIGN;
     return p;
 }
-static uint8_t *take_u8(carver *cv, size_t n) { return (uint8_t *)(void *)take(cv, (n + 3) / 4); }
-static int32_t *take_i32(carver *cv, size_t n) { return (int32_t *)(void *)take(cv, n); }
+static uint8_t *take_u8(carver *cv, uint64_t n) { return (uint8_t *)(void *)take(cv, (n + 3) / 4); }
+static int32_t *take_i32(carver *cv, uint64_t n) { return (int32_t *)(void *)take(cv, n); }
 
-size_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
+/* The MLM head's rows and logits exist only when the context may compute the MLM loss. */
+static int has_mlm(const al_train_ctx *ctx) { return ctx->opt.mlm_head && ctx->model->w.mlm_decoder_w; }
+
+uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     const al_model *m = ctx->model;
     const al_config *c = &m->config;
-    const size_t BL = (size_t)B * L, D = (size_t)c->hidden_size, E = (size_t)c->embedding_size;
-    const size_t I = (size_t)c->intermediate_size, H = (size_t)c->n_heads, V = (size_t)c->vocab_size;
-    const size_t M = m->w.mlm_decoder_w ? (size_t)m->w.mlm_dim : 0, LL = (size_t)L * L;
-    const size_t BHLL = (size_t)B * H * LL;
+    const uint64_t BL = (uint64_t)B * L, D = (uint64_t)c->hidden_size, E = (uint64_t)c->embedding_size;
+    const uint64_t I = (uint64_t)c->intermediate_size, H = (uint64_t)c->n_heads, V = (uint64_t)c->vocab_size;
+    const int mlm = has_mlm(ctx);
+    const uint64_t M = mlm ? (uint64_t)m->w.mlm_dim : 0, LL = (uint64_t)L * L;
+    const uint64_t BHLL = (uint64_t)B * H * LL;
     carver cv = {base, 0};
     ctx->ids = take_i32(&cv, BL);
     ctx->types = take_i32(&cv, BL);
@@ -54,30 +61,35 @@ size_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     ctx->emb_rstd = take(&cv, BL);
     ctx->emb_keep = take_u8(&cv, BL * E);
     ctx->emb_ln = take(&cv, BL * E);
-    ctx->hidden = take(&cv, ((size_t)c->n_layers + 1) * BL * D);
+    ctx->hidden = take(&cv, ((uint64_t)c->n_layers + 1) * BL * D);
+    /* A frozen encoder's backward reads ctx, h1 and ff_act of no layer (only weight gradients need them):
+     * one copy serves every layer's forward as scratch. */
+    const int share = !ctx->opt.weight_grads;
+    float *shared_ctx = NULL, *shared_h1 = NULL, *shared_ff_act = NULL;
     for (int l = 0; l < c->n_layers; l++) {
-        al_tr_layer_cache *lc = &ctx->layers[l];
+        al_tr_layer_cache measure_only, *lc = ctx->layers ? &ctx->layers[l] : &measure_only;
+        const int own = !share || l == 0;
         lc->q = take(&cv, BL * D);
         lc->k = take(&cv, BL * D);
         lc->v = take(&cv, BL * D);
         lc->S = take(&cv, BHLL);
         lc->P = take(&cv, BHLL);
         lc->attn_keep = take_u8(&cv, BHLL);
-        lc->ctx = take(&cv, BL * D);
+        lc->ctx = own ? (shared_ctx = take(&cv, BL * D)) : shared_ctx;
         lc->keep1 = take_u8(&cv, BL * D);
         lc->res1 = take(&cv, BL * D);
         lc->mean1 = take(&cv, BL);
         lc->rstd1 = take(&cv, BL);
-        lc->h1 = take(&cv, BL * D);
+        lc->h1 = own ? (shared_h1 = take(&cv, BL * D)) : shared_h1;
         lc->ff_pre = take(&cv, BL * I);
-        lc->ff_act = take(&cv, BL * I);
+        lc->ff_act = own ? (shared_ff_act = take(&cv, BL * I)) : shared_ff_act;
         lc->keep2 = take_u8(&cv, BL * D);
         lc->res2 = take(&cv, BL * D);
         lc->mean2 = take(&cv, BL);
         lc->rstd2 = take(&cv, BL);
     }
-    ctx->sel_rows = take_i32(&cv, BL);
-    ctx->sel_labels = take_i32(&cv, BL);
+    ctx->sel_rows = take_i32(&cv, mlm ? BL : 0);
+    ctx->sel_labels = take_i32(&cv, mlm ? BL : 0);
     ctx->head_x = take(&cv, M ? BL * D : 0);
     ctx->head_pre = take(&cv, BL * M);
     ctx->head_act = take(&cv, BL * M);
@@ -85,7 +97,7 @@ size_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     ctx->head_rstd = take(&cv, M ? BL : 0);
     ctx->head_ln = take(&cv, BL * M);
     ctx->logits = take(&cv, M ? BL * V : 0);
-    ctx->d_top = take(&cv, BL * D);
+    ctx->d_top = take(&cv, mlm ? BL * D : 0);
     ctx->dx_a = take(&cv, BL * D);
     ctx->dx_b = take(&cv, BL * D);
     ctx->d_res = take(&cv, BL * D);
@@ -95,7 +107,7 @@ size_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     ctx->dk = take(&cv, BL * D);
     ctx->dv = take(&cv, BL * D);
     ctx->d_ff = take(&cv, BL * I);
-    ctx->d_emb = take(&cv, BL * E);
+    ctx->d_emb = take(&cv, ctx->opt.weight_grads ? BL * E : 0); /* the embeddings' backward only feeds weights */
     ctx->d_head_a = take(&cv, BL * M);
     ctx->d_head_b = take(&cv, BL * M);
     ctx->dP = take(&cv, LL);
@@ -108,50 +120,100 @@ size_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     return cv.used;
 }
 
+static al_status check_request(const al_model *model, int max_batch, int max_len, const al_train_options *o,
+                               al_error *err) {
+    if (!model) return al_err(err, AL_ERR_INVALID, "train: model is NULL");
+    if (max_batch < 1 || max_len < 1)
+        return al_err(err, AL_ERR_INVALID, "train: max_batch %d and max_len %d must be >= 1", max_batch, max_len);
+    if (!(o->hidden_dropout >= 0.0f && o->hidden_dropout < 1.0f))
+        return al_err(err, AL_ERR_INVALID, "train: hidden_dropout %g must be in [0, 1)", (double)o->hidden_dropout);
+    if (!(o->attention_dropout >= 0.0f && o->attention_dropout < 1.0f))
+        return al_err(err, AL_ERR_INVALID, "train: attention_dropout %g must be in [0, 1)",
+                      (double)o->attention_dropout);
+    return AL_OK;
+}
+
+al_status al_train_ctx_measure(const al_model *model, int max_batch, int max_len, const al_train_options *opt,
+                               al_train_size *out, al_error *err) {
+    if (!out) return al_err(err, AL_ERR_INVALID, "train: no output pointer");
+    memset(out, 0, sizeof *out);
+    al_train_options o = opt ? *opt : al_train_default_options();
+    al_status st = check_request(model, max_batch, max_len, &o, err);
+    if (st) return st;
+    const al_config *c = &model->config;
+    /* A context with no layer array: al_tr_carve only counts (the carving is the one rule for the sizes). */
+    al_train_ctx probe;
+    memset(&probe, 0, sizeof probe);
+    probe.model = (al_model *)model;
+    probe.opt = o;
+    const uint64_t with = al_tr_carve(&probe, NULL, max_batch, max_len);
+    probe.opt.mlm_head = 0;
+    const uint64_t without = al_tr_carve(&probe, NULL, max_batch, max_len);
+    const uint64_t NH = (uint64_t)c->n_layers * c->n_heads;
+    out->max_batch = max_batch;
+    out->max_len = max_len;
+    out->activations = without * sizeof(float);
+    out->mlm_head = (with - without) * sizeof(float);
+    out->grads = o.weight_grads ? (uint64_t)model->n_floats * sizeof(float) : 0;
+    out->other = sizeof(al_train_ctx) + (uint64_t)c->n_layers * sizeof(al_tr_layer_cache) +
+                 NH * (2 * sizeof(float) + sizeof(al_head_mode) + sizeof(const float *));
+    out->total = out->activations + out->mlm_head + out->grads + out->other;
+    return AL_OK;
+}
+
+static double mb(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
+
+/* "needs X MB (activations A MB, MLM head M MB, parameter gradients G MB)" and what lowers it. */
+static al_status size_error(const char *what, const al_train_size *s, const char *why, al_error *err) {
+    char parts[160], lower[200];
+    int n = snprintf(parts, sizeof parts, "activations %.1f MB", mb(s->activations));
+    if (s->mlm_head) n += snprintf(parts + n, sizeof parts - (size_t)n, ", MLM head %.1f MB", mb(s->mlm_head));
+    if (s->grads) snprintf(parts + n, sizeof parts - (size_t)n, ", parameter gradients %.1f MB", mb(s->grads));
+    n = snprintf(lower, sizeof lower, "lower the batch (%d) or the sequence length (%d)", s->max_batch, s->max_len);
+    if (s->grads) n += snprintf(lower + n, sizeof lower - (size_t)n, ", or set weight_grads = 0 (frozen encoder)");
+    if (s->mlm_head) snprintf(lower + n, sizeof lower - (size_t)n, ", or set mlm_head = 0 (no MLM loss)");
+    return al_err(err, AL_ERR_OOM, "%s: a training context for batch [%d, %d] needs %.1f MB (%s), %s; %s",
+                  what ? what : "train", s->max_batch, s->max_len, mb(s->total), parts, why, lower);
+}
+
+al_status al_train_check_budget(const char *what, const al_train_size *size, uint64_t budget_bytes, al_error *err) {
+    if (!size) return al_err(err, AL_ERR_INVALID, "train: no size given");
+    if (size->total <= budget_bytes) return AL_OK;
+    char why[64];
+    snprintf(why, sizeof why, "more than the %.1f MB allowed", mb(budget_bytes));
+    return size_error(what, size, why, err);
+}
+
 al_status al_train_ctx_new(al_model *model, int max_batch, int max_len, const al_train_options *opt,
                            al_train_ctx **out, al_error *err) {
     if (!out) return al_err(err, AL_ERR_INVALID, "train: no output pointer");
     *out = NULL;
-    if (!model) return al_err(err, AL_ERR_INVALID, "train: model is NULL");
-    if (max_batch < 1 || max_len < 1)
-        return al_err(err, AL_ERR_INVALID, "train: max_batch %d and max_len %d must be >= 1", max_batch, max_len);
-    al_train_options o = opt ? *opt : al_train_default_options();
-    if (!(o.hidden_dropout >= 0.0f && o.hidden_dropout < 1.0f))
-        return al_err(err, AL_ERR_INVALID, "train: hidden_dropout %g must be in [0, 1)", (double)o.hidden_dropout);
-    if (!(o.attention_dropout >= 0.0f && o.attention_dropout < 1.0f))
-        return al_err(err, AL_ERR_INVALID, "train: attention_dropout %g must be in [0, 1)",
-                      (double)o.attention_dropout);
+    al_train_size size;
+    al_status st = al_train_ctx_measure(model, max_batch, max_len, opt, &size, err);
+    if (st) return st;
+    /* Refuse what size_t cannot address (wasm32) before any size_t arithmetic on it. */
+    if (size.total > SIZE_MAX / 2) return size_error("train", &size, "more than this build can address", err);
     const al_config *c = &model->config;
-    /* Refuse workspaces whose size overflows size_t (32-bit WASM) before measuring in size_t. */
-    const double approx = (double)max_batch * max_len *
-                          ((double)c->n_layers * (12.0 * c->hidden_size + 2.0 * c->intermediate_size +
-                                                  2.25 * c->n_heads * (double)max_len) +
-                           20.0 * c->hidden_size + 4.0 * c->embedding_size + 3.0 * c->intermediate_size +
-                           5.0 * c->hidden_size + (double)c->vocab_size);
-    if (approx * sizeof(float) > (double)SIZE_MAX / 4)
-        return al_err(err, AL_ERR_OOM, "train: workspace for batch [%d, %d] is too large", max_batch, max_len);
     al_train_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return al_err(err, AL_ERR_OOM, "train: out of memory");
     ctx->model = model;
-    ctx->opt = o;
+    ctx->opt = opt ? *opt : al_train_default_options();
     ctx->max_batch = max_batch;
     ctx->max_len = max_len;
-    al_rng_seed(&ctx->rng, o.seed);
+    al_rng_seed(&ctx->rng, ctx->opt.seed);
     const size_t NH = (size_t)c->n_layers * c->n_heads;
     ctx->layers = calloc((size_t)c->n_layers, sizeof *ctx->layers);
-    ctx->grads = calloc(model->n_floats ? model->n_floats : 1, sizeof(float));
+    if (ctx->opt.weight_grads) ctx->grads = calloc(model->n_floats ? model->n_floats : 1, sizeof(float));
     ctx->theta = calloc(NH, sizeof(float));
     ctx->dtheta = calloc(NH, sizeof(float));
     ctx->modes = calloc(NH, sizeof *ctx->modes);
     ctx->constants = calloc(NH, sizeof *ctx->constants);
-    if (ctx->layers) ctx->mem_floats = al_tr_carve(ctx, NULL, max_batch, max_len);
+    if (ctx->layers) ctx->mem_floats = (size_t)al_tr_carve(ctx, NULL, max_batch, max_len);
     if (ctx->layers) ctx->mem = malloc(ctx->mem_floats * sizeof(float));
-    if (!ctx->layers || !ctx->grads || !ctx->theta || !ctx->dtheta || !ctx->modes || !ctx->constants ||
-        !ctx->mem) {
-        size_t mb = ctx->mem_floats * sizeof(float) >> 20;
+    if (!ctx->layers || (ctx->opt.weight_grads && !ctx->grads) || !ctx->theta || !ctx->dtheta || !ctx->modes ||
+        !ctx->constants || !ctx->mem) {
         al_train_ctx_free(ctx);
-        return al_err(err, AL_ERR_OOM, "train: out of memory allocating %zu MB of workspace for batch [%d, %d]",
-                      mb, max_batch, max_len);
+        return size_error("train", &size, "and the allocation failed (out of memory)", err);
     }
     *out = ctx;
     return AL_OK;
@@ -215,7 +277,7 @@ float *al_train_grads(al_train_ctx *ctx) { return ctx ? ctx->grads : NULL; }
 
 void al_train_zero_grads(al_train_ctx *ctx) {
     if (!ctx) return;
-    memset(ctx->grads, 0, ctx->model->n_floats * sizeof(float));
+    if (ctx->grads) memset(ctx->grads, 0, ctx->model->n_floats * sizeof(float));
     memset(ctx->dtheta, 0, (size_t)ctx->model->config.n_layers * ctx->model->config.n_heads * sizeof(float));
 }
 

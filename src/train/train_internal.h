@@ -35,7 +35,7 @@ struct al_train_ctx {
     int max_batch, max_len;
     al_rng rng;                /* dropout masks */
 
-    float *grads;              /* [model->n_floats] */
+    float *grads;              /* [model->n_floats]; NULL when opt.weight_grads == 0 */
     float *theta, *dtheta;     /* [NL * H] lambda logits of MIX heads and their gradients */
     al_head_mode *modes;       /* [NL * H] */
     const float **constants;   /* [NL * H] borrowed [L, L] matrices (CONSTANT, MIX) */
@@ -78,8 +78,18 @@ struct al_train_ctx {
     float *pd;                 /* [L, L]        one head's dropped-out probabilities */
 };
 
-/* Carves the workspace for [B, L] (base NULL: only measures). Returns the floats used. */
-size_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L);
+/* Carves the workspace for [B, L] (base NULL: only measures; ctx->layers NULL: layer caches not recorded).
+ * Returns the floats used, counted in 64 bits (exact for requests beyond wasm32's address space). Buffers a
+ * context does not need are NULL: the MLM head's and d_top without opt.mlm_head (or without an MLM head in
+ * the model), d_emb without opt.weight_grads; without opt.weight_grads all layers share one ctx, h1 and ff_act
+ * (the backward pass reads them only for weight gradients). */
+uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L);
+
+/* Where the gradient of weight w accumulates (grads is carved like model->storage); NULL for a frozen
+ * encoder (no gradient buffer) or an absent weight. */
+static inline float *al_tr_grad(const al_train_ctx *ctx, const float *w) {
+    return ctx->grads && w ? ctx->grads + (w - ctx->model->storage) : NULL;
+}
 
 /* Attention of layer l for the whole batch (x = its input): fills q, k, v, S, P, attn_keep, ctx. */
 void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x);
