@@ -143,4 +143,23 @@ al_status al_papa_mlm_eval(const al_model *model, const int32_t *ids, const int3
                            const int32_t *labels, int n, int L, int batch_size, const al_head_policy *policies,
                            const al_forward_params *params, al_papa_mlm_stats *out, al_error *err);
 
+/* ---------------------------------------------------------------- a task's examples laid out (papa_inputs.c) */
+
+struct al_task;
+
+typedef struct al_papa_inputs {
+    int n, L;
+    int token_task;       /* 1: labels per position; 0: one label per example */
+    int32_t *ids, *mask, *type_ids; /* [n, L] */
+    int32_t *labels;      /* sequence tasks [n]; token tasks [n, L] with -100 where a position has none */
+    int32_t *group;       /* [n] the task's subgroup per example (-1: none) */
+    int n_truncated;      /* examples that lost tokens to L */
+} al_papa_inputs;
+
+/* The first max_examples (<= 0: all) examples of a task split (0 train, 1 validation) laid out in L
+ * positions. A literal "[MASK]" in a sequence task's text is the tokenizer's own mask token. */
+al_status al_papa_inputs_build(const al_tokenizer *tok, const struct al_task *task, int split, int max_examples,
+                               al_papa_layout layout, int L, al_papa_inputs *out, al_error *err);
+void al_papa_inputs_free(al_papa_inputs *in);
+
 #endif
