@@ -44,6 +44,8 @@ def st_bytes(t, dtype):
     t = t.detach().contiguous()
     if dtype == "F32":
         return t.to(torch.float32).numpy().astype("<f4").tobytes()
+    if dtype == "F64":
+        return t.to(torch.float64).numpy().astype("<f8").tobytes()
     if dtype == "F16":
         return t.to(torch.float16).numpy().astype("<f2").tobytes()
     if dtype == "BF16":
