@@ -8,6 +8,8 @@
 #include "../core/rng.h"
 #include "../train/pretrain.h"
 #include "../train/train.h"
+#include "../model/forward_internal.h"
+#include "../model/model_internal.h"
 #include "papa.h"
 
 al_status al_papa_mlm_examples(const al_tokenizer *tok, al_papa_layout layout, const char *const *lines, int n,
@@ -53,34 +55,47 @@ al_status al_papa_mlm_eval(const al_model *model, const int32_t *ids, const int3
     memset(out, 0, sizeof *out);
     if (!al_model_has_mlm_head(model))
         return al_err(err, AL_ERR_INVALID, "mlm score: the model has no MLM head (weights without 'cls.predictions')");
-    const int V = al_model_config(model)->vocab_size;
+    const al_config *c = al_model_config(model);
+    const int V = c->vocab_size, D = c->hidden_size, NL = c->n_layers, md = model->w.mlm_dim;
     if (batch_size < 1) batch_size = 8;
     if (batch_size > n) batch_size = n;
-    float *logits = malloc(sizeof *logits * (size_t)batch_size * L * V);
-    if (!logits)
-        return al_err(err, AL_ERR_OOM, "mlm score: out of memory for %zu MB of logits (lower the batch size)",
-                      sizeof *logits * (size_t)batch_size * L * V >> 20);
+    /* the head runs on the labelled rows only (about 15% of the tokens): their last-layer states are
+     * gathered, so the vocabulary-sized logits exist for those rows alone */
+    const size_t BL = (size_t)batch_size * L;
+    float *hidden = malloc(sizeof(float) * (NL + 1) * BL * D), *rows = malloc(sizeof(float) * BL * D),
+          *wide = malloc(sizeof(float) * BL * (size_t)(md > D ? md : D)), *logits = malloc(sizeof(float) * BL * V);
+    int32_t *targets = malloc(sizeof(int32_t) * BL);
+    al_status st = AL_OK;
+    if (!hidden || !rows || !wide || !logits || !targets)
+        st = al_err(err, AL_ERR_OOM, "mlm score: out of memory for %zu MB (lower the batch size)",
+                    sizeof(float) * BL * ((NL + 2) * (size_t)D + V) >> 20);
     al_forward_params fp = params ? *params : al_forward_default_params();
     fp.policies = policies;
     fp.progress = NULL; /* progress is reported per batch below */
-    al_status st = AL_OK;
     for (int b0 = 0; b0 < n && !st; b0 += batch_size) {
         const int nb = n - b0 < batch_size ? n - b0 : batch_size;
         const size_t at = (size_t)b0 * L;
         al_batch batch = {nb, L, ids + at, mask + at, type_ids ? type_ids + at : NULL, NULL};
         al_forward_outputs o = {0};
-        o.mlm_logits = logits;
+        o.hidden_states = hidden;
         st = al_forward(model, &batch, &fp, &o, err);
-        for (size_t t = 0; !st && t < (size_t)nb * L; t++) {
-            const int32_t target = labels[at + t];
-            if (target == AL_IGNORE_INDEX) continue;
+        if (st) break;
+        const float *last = hidden + (size_t)NL * nb * L * D;
+        int n_rows = 0;
+        for (size_t t = 0; t < (size_t)nb * L; t++) {
+            if (labels[at + t] == AL_IGNORE_INDEX) continue;
+            memcpy(rows + (size_t)n_rows * D, last + t * D, sizeof(float) * D);
+            targets[n_rows++] = labels[at + t];
+        }
+        if (n_rows) al_fwd_mlm_rows(model, rows, n_rows, wide, logits);
+        for (int r = 0; r < n_rows; r++) {
             int hit;
-            out->nll_sum += token_nll(logits + t * V, V, target, &hit);
+            out->nll_sum += token_nll(logits + (size_t)r * V, V, targets[r], &hit);
             out->correct += hit;
             out->n++;
         }
-        if (!st && params && params->progress) params->progress(params->progress_user, "mlm", (double)(b0 + nb) / n);
+        if (params && params->progress) params->progress(params->progress_user, "mlm", (double)(b0 + nb) / n);
     }
-    free(logits);
+    free(hidden), free(rows), free(wide), free(logits), free(targets);
     return st;
 }

@@ -162,7 +162,7 @@ static void layer_chunk(const al_model *m, int l, const al_head_policy *policies
 }
 
 /* MLM head on one chunk: x [rows, D] -> logits [rows, V]. wide holds the transform [rows, mlm_dim]. */
-static void mlm_chunk(const al_model *m, const float *x, int rows, float *wide, float *logits) {
+void al_fwd_mlm_rows(const al_model *m, const float *x, int rows, float *wide, float *logits) {
     const al_weights *w = &m->w;
     const int D = m->config.hidden_size, V = m->config.vocab_size, md = w->mlm_dim;
     al_linear(rows, md, D, x, w->mlm_dense_w, w->mlm_dense_b, wide);
@@ -239,7 +239,7 @@ al_status al_forward(const al_model *model, const al_batch *batch, const al_forw
         }
         for (int b0 = 0; b0 < B; b0 += chunk_seqs) {
             int nb = B - b0 < chunk_seqs ? B - b0 : chunk_seqs;
-            mlm_chunk(model, ws.x + (size_t)b0 * L * D, nb * L, ws.s.wide,
+            al_fwd_mlm_rows(model, ws.x + (size_t)b0 * L * D, nb * L, ws.s.wide,
                       out->mlm_logits + (size_t)b0 * L * c->vocab_size);
         }
     }

@@ -26,6 +26,9 @@ typedef struct al_fwd_scratch {
 
 /* Position ids [B, L] for the batch: given ones checked against max_position_embeddings, else the
  * family default (array index; RoBERTa: cumsum over input_ids != pad, times that mask, plus pad). */
+/* The MLM head on rows of last-layer hidden states: x [rows, D] -> logits [rows, V]; wide is scratch of
+ * [rows, mlm_dim] floats. */
+void al_fwd_mlm_rows(const al_model *m, const float *x, int rows, float *wide, float *logits);
 al_status al_fwd_positions(const al_config *c, const al_batch *batch, int32_t *pos, al_error *err);
 
 /* Embedding output of sequences [b0, b0 + n_seqs) into x [n_seqs * L, D]: word + type + position,

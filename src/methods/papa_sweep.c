@@ -1,0 +1,397 @@
+/* papa_sweep.c: the PAPA experiment (docs/papa.md#sweeps). Order of work: lay out the task, average the
+ * constants over its training inputs, rank heads when a lambda order is asked, then per head configuration
+ * compute frozen features once and train one probe per seed on them, score it on the validation split, and
+ * (with an MLM head) score masked-token prediction under the same configuration. */
+#include "papa_sweep.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../core/error.h"
+#include "../train/train.h"
+#include "metrics.h"
+
+al_papa_sweep_request al_papa_sweep_default_request(void) {
+    al_papa_sweep_request r;
+    memset(&r, 0, sizeof r);
+    r.plan.n_constants = 1;
+    r.plan.constants[0] = AL_CONST_AVERAGE;
+    r.plan.n_orders = 1;
+    r.plan.orders[0] = AL_ORDER_LAMBDA;
+    static const double fractions[] = {1.0, 0.5, 0.125, 0.0625, 0.0};
+    r.n_fractions = 5;
+    memcpy(r.fractions, fractions, sizeof fractions);
+    r.plan.n_k = 0; /* from the fractions once the model is known */
+    r.plan.baselines = 1;
+    r.plan.n_seeds = 3;
+    for (int i = 0; i < AL_PAPA_MAX_SEEDS; i++) r.seeds[i] = (uint64_t)(i + 1);
+    r.L = 64;
+    r.layout = AL_LAYOUT_PAPA;
+    r.batch_size = 16;
+    r.probe.epochs = 4;
+    r.probe.batch_size = 16;
+    r.probe.lr = 5e-4f;
+    r.probe.dropout = 0.1f;
+    r.probe.schedule = AL_LR_CONSTANT;
+    r.rank.epochs = 2;
+    r.rank.batch_size = 16;
+    r.rank.max_examples = 1000;
+    r.rank.lr = 5e-3f;
+    r.rank.shards = 2;
+    r.rank.train_mode = 0;
+    r.rank.probe_dropout = 0.1f;
+    r.rank.seed = 1;
+    r.mlm = 1;
+    return r;
+}
+
+void al_papa_sweep_result_free(al_papa_sweep_result *r) {
+    free(r->runs);
+    free(r->theta);
+    free(r->orders);
+    free(r->constants);
+    free(r->mlm_score);
+    free(r->mlm_accuracy);
+    memset(r, 0, sizeof *r);
+}
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int uses_average(const al_papa_plan *plan) {
+    for (int c = 0; c < plan->n_configs; c++)
+        if (plan->configs[c].what == AL_CFG_SWEEP && plan->configs[c].k > 0 && plan->configs[c].constant == AL_CONST_AVERAGE)
+            return 1;
+    return 0;
+}
+
+static int uses_lambda(const al_papa_plan *plan, int n_total) {
+    for (int c = 0; c < plan->n_configs; c++) {
+        const al_papa_config *x = &plan->configs[c];
+        if (x->what == AL_CFG_SWEEP && x->k > 0 && x->k < n_total &&
+            (x->order == AL_ORDER_LAMBDA || x->order == AL_ORDER_REVERSED_LAMBDA))
+            return 1;
+    }
+    return 0;
+}
+
+/* The task's metric and plain accuracy of one seed's predictions. */
+static al_status score(const al_task *task, const al_probe_data *val, const int32_t *pred, al_papa_run_result *r,
+                       al_error *err) {
+    const int32_t *gold = al_probe_data_labels(val);
+    const size_t n = task->kind == AL_TASK_TOKEN ? (size_t)al_probe_data_n_rows(val)
+                                                : (size_t)al_probe_data_n_examples(val);
+    al_status st = al_metric_accuracy(pred, gold, n, &r->accuracy, err);
+    if (st) return st;
+    const char *m = task->metric;
+    if (!strcmp(m, "f1")) return al_metric_f1_binary(pred, gold, n, &r->score, err);
+    if (!strcmp(m, "macro_f1")) return al_metric_f1_macro(pred, gold, n, task->n_labels, &r->score, err);
+    if (!strcmp(m, "mcc")) return al_metric_mcc(pred, gold, n, task->n_labels, &r->score, err);
+    if (!strcmp(m, "entity_f1")) {
+        al_entity_scores es;
+        st = al_metric_entity_f1(pred, gold, al_probe_data_example_offsets(val), al_probe_data_n_examples(val),
+                                 (const char *const *)task->label_names, task->n_labels, &es, err);
+        r->score = es.f1;
+        return st;
+    }
+    r->score = r->accuracy; /* accuracy, token_accuracy */
+    return AL_OK;
+}
+
+static void group_accuracy(const al_papa_inputs *val, const int32_t *pred, al_papa_run_result *r) {
+    int hits[AL_PAPA_MAX_GROUPS] = {0};
+    for (int g = 0; g < AL_PAPA_MAX_GROUPS; g++) r->group_count[g] = 0;
+    if (!val->token_task)
+        for (int x = 0; x < val->n; x++) {
+            if (val->group[x] < 0) continue;
+            const int g = val->group[x] < AL_PAPA_MAX_GROUPS ? val->group[x] : AL_PAPA_MAX_GROUPS - 1;
+            r->group_count[g]++;
+            hits[g] += pred[x] == val->labels[x];
+        }
+    for (int g = 0; g < AL_PAPA_MAX_GROUPS; g++)
+        r->group_accuracy[g] = r->group_count[g] ? (double)hits[g] / r->group_count[g] : NAN;
+}
+
+typedef struct sweep_ctx {
+    al_model *model;
+    const al_task *task;
+    const al_papa_sweep_request *req;
+    al_papa_sweep_result *out;
+    int NL, H, L;
+    al_papa_inputs train, val, train_rp, val_rp;
+    float *kind_constants[AL_N_CONST_KINDS]; /* [NL, H, L, L] per kind used */
+    al_head_policy *policies;
+    int32_t *mlm_ids, *mlm_mask, *mlm_types, *mlm_labels;
+    int mlm_n;
+    al_forward_params fp;
+} sweep_ctx;
+
+/* Progress within one stage as the job reports it: stage names stay those of the work being done. */
+static void report(const sweep_ctx *s, const char *stage, double fraction) {
+    if (s->req->progress) s->req->progress(s->req->progress_user, stage, fraction);
+}
+
+static al_status build_constants(sweep_ctx *s, al_error *err) {
+    const size_t n_c = (size_t)s->NL * s->H * s->L * s->L;
+    al_status st = AL_OK;
+    for (int c = 0; c < s->out->plan.n_configs && !st; c++) {
+        const al_papa_config *x = &s->out->plan.configs[c];
+        if (x->what != AL_CFG_SWEEP || x->k == 0 || x->constant == AL_CONST_ZEROS || s->kind_constants[x->constant])
+            continue;
+        float *C = malloc(n_c * sizeof *C);
+        if (!C) return al_err(err, AL_ERR_OOM, "papa: out of memory for the constants");
+        s->kind_constants[x->constant] = C;
+        if (x->constant == AL_CONST_AVERAGE) continue; /* filled below */
+        for (int lh = 0; lh < s->NL * s->H && !st; lh++)
+            st = al_papa_data_free(x->constant, s->L, C + (size_t)lh * s->L * s->L, err);
+    }
+    if (st) return st;
+    int need_avg = uses_average(&s->out->plan) || uses_lambda(&s->out->plan, s->NL * s->H);
+    if (!need_avg) return AL_OK;
+    if (!s->kind_constants[AL_CONST_AVERAGE]) {
+        s->kind_constants[AL_CONST_AVERAGE] = malloc(n_c * sizeof(float));
+        if (!s->kind_constants[AL_CONST_AVERAGE]) return al_err(err, AL_ERR_OOM, "papa: out of memory for the constants");
+    }
+    float *C = s->kind_constants[AL_CONST_AVERAGE];
+    if (s->req->constants) {
+        memcpy(C, s->req->constants, n_c * sizeof *C);
+    } else {
+        const double t0 = now_seconds();
+        int n = s->train.n;
+        if (s->req->constants_examples > 0 && n > s->req->constants_examples) n = s->req->constants_examples;
+        al_forward_params fp = s->fp;
+        st = al_papa_average_constants(s->model, s->train.ids, s->train.mask, s->train.type_ids, n, s->L,
+                                       s->req->batch_size, &fp, C, err);
+        s->out->seconds_constants += now_seconds() - t0;
+    }
+    if (!st) {
+        s->out->constants = malloc(n_c * sizeof(float));
+        if (!s->out->constants) return al_err(err, AL_ERR_OOM, "papa: out of memory");
+        memcpy(s->out->constants, C, n_c * sizeof(float));
+    }
+    return st;
+}
+
+static al_status build_orders(sweep_ctx *s, al_error *err) {
+    const int n = s->NL * s->H;
+    al_papa_sweep_result *out = s->out;
+    out->orders = malloc(sizeof(int) * AL_N_ORDERS * (size_t)n);
+    if (!out->orders) return al_err(err, AL_ERR_OOM, "papa: out of memory");
+    al_status st = AL_OK;
+    if (uses_lambda(&out->plan, n)) {
+        out->theta = malloc(sizeof(float) * (size_t)n);
+        if (!out->theta) return al_err(err, AL_ERR_OOM, "papa: out of memory");
+        if (s->req->theta) {
+            memcpy(out->theta, s->req->theta, sizeof(float) * (size_t)n);
+        } else {
+            const double t0 = now_seconds();
+            st = al_papa_rank(s->model, &s->train, s->kind_constants[AL_CONST_AVERAGE], &s->req->rank, &s->fp,
+                              out->theta, &out->rank_loss, err);
+            out->seconds_rank += now_seconds() - t0;
+        }
+    }
+    for (int o = 0; o < AL_N_ORDERS && !st; o++) {
+        const int lambda = o == AL_ORDER_LAMBDA || o == AL_ORDER_REVERSED_LAMBDA;
+        if (lambda && !out->theta) {
+            for (int i = 0; i < n; i++) out->orders[(size_t)o * n + i] = -1;
+            continue;
+        }
+        st = al_papa_head_order((al_papa_order)o, s->NL, s->H, out->theta, s->req->rank.seed, out->orders + (size_t)o * n,
+                                err);
+    }
+    return st;
+}
+
+/* Policies of a sweep configuration (NULL: the unmodified model). */
+static const al_head_policy *config_policies(sweep_ctx *s, const al_papa_config *x) {
+    if (x->what != AL_CFG_SWEEP || x->k == 0) return NULL;
+    const int n = s->NL * s->H;
+    const int *order = s->out->orders + (size_t)x->order * n;
+    al_papa_policies(order, x->k, s->NL, s->H, s->kind_constants[x->constant], s->L, x->constant == AL_CONST_ZEROS,
+                     s->policies);
+    return s->policies;
+}
+
+static al_status run_config(sweep_ctx *s, int c, al_error *err) {
+    const al_papa_config *x = &s->out->plan.configs[c];
+    const al_papa_sweep_request *req = s->req;
+    const int rp = x->what == AL_CFG_RIGHT_PAD, emb = x->what == AL_CFG_EMBEDDINGS_ONLY;
+    const al_head_policy *pol = config_policies(s, x);
+    const al_papa_inputs *tr = rp ? &s->train_rp : &s->train, *va = rp ? &s->val_rp : &s->val;
+    al_probe_data *ftr = NULL, *fva = NULL;
+    double t0 = now_seconds();
+    al_status st = al_papa_features(s->model, tr, pol, emb, req->batch_size, req->mem_limit, &s->fp, &ftr, err);
+    if (!st) st = al_papa_features(s->model, va, pol, emb, req->batch_size, req->mem_limit, &s->fp, &fva, err);
+    s->out->seconds_features += now_seconds() - t0;
+    const al_config *cfg = al_model_config(s->model);
+    const int n_pred = s->task->kind == AL_TASK_TOKEN ? (st ? 0 : al_probe_data_n_rows(fva)) : va->n;
+    int32_t *pred = malloc(sizeof(int32_t) * (size_t)(n_pred > 0 ? n_pred : 1));
+    if (!st && !pred) st = al_err(err, AL_ERR_OOM, "papa: out of memory");
+    t0 = now_seconds();
+    for (int si = 0; si < req->plan.n_seeds && !st; si++) {
+        al_probe_config pc = al_probe_default_config();
+        pc.kind = s->task->kind == AL_TASK_TOKEN ? AL_PROBE_TOKEN : AL_PROBE_SEQUENCE;
+        pc.n_states = emb ? 1 : cfg->n_layers + 1;
+        pc.hidden = cfg->hidden_size;
+        pc.max_len = s->L;
+        pc.n_labels = s->task->n_labels;
+        pc.dropout = pc.kind == AL_PROBE_TOKEN ? 0.0f : req->probe.dropout;
+        pc.max_batch = req->probe.batch_size > 64 ? req->probe.batch_size : 64;
+        al_probe *probe = NULL;
+        st = al_probe_new(&pc, req->seeds[si], &probe, err);
+        al_probe_fit_options fo = al_probe_fit_default_options();
+        fo.epochs = req->probe.epochs;
+        fo.batch_size = req->probe.batch_size;
+        fo.lr = req->probe.lr;
+        fo.schedule = req->probe.schedule;
+        fo.seed = req->seeds[si];
+        fo.cancel = req->cancel;
+        if (!st) st = al_probe_fit(probe, ftr, &fo, NULL, err);
+        if (!st) st = al_probe_evaluate(probe, fva, pred, err);
+        al_papa_run_result *r = &s->out->runs[s->out->n_runs];
+        memset(r, 0, sizeof *r);
+        r->config = c;
+        r->seed_index = si;
+        if (!st) st = score(s->task, fva, pred, r, err);
+        if (!st) {
+            group_accuracy(va, pred, r);
+            s->out->n_runs++;
+        }
+        al_probe_free(probe);
+    }
+    s->out->seconds_probe += now_seconds() - t0;
+    free(pred);
+    al_probe_data_free(ftr);
+    al_probe_data_free(fva);
+    if (!st && req->mlm && s->mlm_n > 0 && x->what == AL_CFG_SWEEP) {
+        t0 = now_seconds();
+        al_papa_mlm_stats ms;
+        st = al_papa_mlm_eval(s->model, s->mlm_ids, s->mlm_mask, s->mlm_types, s->mlm_labels, s->mlm_n, s->L,
+                              req->batch_size, pol, &s->fp, &ms, err);
+        if (!st && ms.n) {
+            s->out->mlm_score[c] = -ms.nll_sum / (double)ms.n;
+            s->out->mlm_accuracy[c] = (double)ms.correct / (double)ms.n;
+            s->out->mlm_tokens = ms.n;
+        }
+        s->out->seconds_mlm += now_seconds() - t0;
+    }
+    return st;
+}
+
+/* Held-out lines for the MLM score: the validation split's sentences (token tasks: the words joined). */
+static al_status build_mlm(sweep_ctx *s, al_error *err) {
+    if (!s->req->mlm || !al_model_has_mlm_head(s->model)) return AL_OK;
+    const al_task *t = s->task;
+    int n = t->n_validation < 500 ? t->n_validation : 500;
+    if (s->req->max_validation > 0 && n > s->req->max_validation) n = s->req->max_validation;
+    char **lines = calloc((size_t)n + 1, sizeof *lines);
+    al_status st = lines ? AL_OK : al_err(err, AL_ERR_OOM, "papa: out of memory");
+    for (int i = 0; i < n && !st; i++) {
+        const al_task_example *e = &t->validation[i];
+        size_t len = 1;
+        if (e->text) len += strlen(e->text);
+        for (int w = 0; w < e->n_words; w++) len += strlen(e->words[w]) + 1;
+        lines[i] = malloc(len);
+        if (!lines[i]) {
+            st = al_err(err, AL_ERR_OOM, "papa: out of memory");
+            break;
+        }
+        lines[i][0] = 0;
+        if (e->text) strcat(lines[i], e->text);
+        for (int w = 0; w < e->n_words; w++) {
+            if (w) strcat(lines[i], " ");
+            strcat(lines[i], e->words[w]);
+        }
+    }
+    const size_t nL = (size_t)n * s->L;
+    if (!st) {
+        s->mlm_ids = malloc(nL * 4), s->mlm_mask = malloc(nL * 4), s->mlm_types = malloc(nL * 4), s->mlm_labels = malloc(nL * 4);
+        if (!s->mlm_ids || !s->mlm_mask || !s->mlm_types || !s->mlm_labels) st = al_err(err, AL_ERR_OOM, "papa: out of memory");
+    }
+    if (!st)
+        st = al_papa_mlm_examples(al_model_tokenizer(s->model), s->req->layout, (const char *const *)lines, n, s->L, 4321,
+                                  s->mlm_ids, s->mlm_mask, s->mlm_types, s->mlm_labels, err);
+    if (!st) s->mlm_n = n;
+    for (int i = 0; lines && i < n; i++) free(lines[i]);
+    free(lines);
+    return st;
+}
+
+static void sweep_free(sweep_ctx *s) {
+    al_papa_inputs_free(&s->train);
+    al_papa_inputs_free(&s->val);
+    al_papa_inputs_free(&s->train_rp);
+    al_papa_inputs_free(&s->val_rp);
+    for (int k = 0; k < AL_N_CONST_KINDS; k++) free(s->kind_constants[k]);
+    free(s->policies);
+    free(s->mlm_ids), free(s->mlm_mask), free(s->mlm_types), free(s->mlm_labels);
+}
+
+static int needs_right_pad(const al_papa_plan *plan) {
+    for (int c = 0; c < plan->n_configs; c++)
+        if (plan->configs[c].what == AL_CFG_RIGHT_PAD) return 1;
+    return 0;
+}
+
+al_status al_papa_sweep_run(al_model *model, const al_task *task, const al_papa_sweep_request *req,
+                            al_papa_sweep_result *out, al_error *err) {
+    memset(out, 0, sizeof *out);
+    const al_config *cfg = al_model_config(model);
+    const al_tokenizer *tok = al_model_tokenizer(model);
+    if (!tok) return al_err(err, AL_ERR_INVALID, "papa: the model has no tokenizer files (vocab.txt or tokenizer.json)");
+    if (req->plan.n_seeds < 1 || req->plan.n_seeds > AL_PAPA_MAX_SEEDS)
+        return al_err(err, AL_ERR_INVALID, "papa: field 'seeds' must list 1 to %d seeds", AL_PAPA_MAX_SEEDS);
+    if (req->L < 4 || req->L > cfg->max_position_embeddings - cfg->position_offset)
+        return al_err(err, AL_ERR_INVALID, "papa: field 'L' = %d must be in [4, %d] for this model", req->L,
+                      cfg->max_position_embeddings - cfg->position_offset);
+    sweep_ctx s;
+    memset(&s, 0, sizeof s);
+    s.model = model, s.task = task, s.req = req, s.out = out;
+    s.NL = cfg->n_layers, s.H = cfg->n_heads, s.L = req->L;
+    s.fp = al_forward_default_params();
+    s.fp.cancel = req->cancel;
+    s.fp.progress = req->progress;
+    s.fp.progress_user = req->progress_user;
+    al_papa_plan_request pr = req->plan;
+    pr.n_layers = s.NL;
+    pr.n_heads = s.H;
+    if (pr.n_k == 0) pr.n_k = al_papa_k_from_fractions(req->fractions, req->n_fractions, s.NL, s.H, pr.k);
+    al_status st = al_papa_plan_build(&pr, &out->plan, err);
+    const int n_cfg = out->plan.n_configs;
+    if (!st) {
+        out->runs = calloc((size_t)n_cfg * req->plan.n_seeds, sizeof *out->runs);
+        out->mlm_score = malloc(sizeof(double) * (size_t)n_cfg);
+        out->mlm_accuracy = malloc(sizeof(double) * (size_t)n_cfg);
+        s.policies = malloc(sizeof *s.policies * (size_t)s.NL * s.H);
+        if (!out->runs || !out->mlm_score || !out->mlm_accuracy || !s.policies) st = al_err(err, AL_ERR_OOM, "papa: out of memory");
+        for (int c = 0; !st && c < n_cfg; c++) out->mlm_score[c] = out->mlm_accuracy[c] = NAN;
+    }
+    report(&s, "inputs", 0.0);
+    if (!st) st = al_papa_inputs_build(tok, task, AL_TASK_TRAIN, req->max_train, req->layout, s.L, &s.train, err);
+    if (!st) st = al_papa_inputs_build(tok, task, AL_TASK_VALIDATION, req->max_validation, req->layout, s.L, &s.val, err);
+    if (!st && needs_right_pad(&out->plan)) {
+        st = al_papa_inputs_build(tok, task, AL_TASK_TRAIN, req->max_train, AL_LAYOUT_RIGHT_PAD, s.L, &s.train_rp, err);
+        if (!st) st = al_papa_inputs_build(tok, task, AL_TASK_VALIDATION, req->max_validation, AL_LAYOUT_RIGHT_PAD, s.L, &s.val_rp, err);
+    }
+    if (!st) {
+        out->n_train = s.train.n, out->n_validation = s.val.n;
+        out->truncated_train = s.train.n_truncated, out->truncated_validation = s.val.n_truncated;
+        st = build_constants(&s, err);
+    }
+    if (!st) st = build_orders(&s, err);
+    if (!st) st = build_mlm(&s, err);
+    for (int c = 0; c < n_cfg && !st; c++) {
+        if (!al_papa_plan_in_shard(c, req->shard_index, req->n_shards)) continue;
+        if (req->cancel && *req->cancel) st = al_err(err, AL_ERR_CANCELLED, "papa: cancelled");
+        if (!st) st = run_config(&s, c, err);
+        report(&s, "sweep", (double)(c + 1) / n_cfg);
+    }
+    sweep_free(&s);
+    if (st) al_papa_sweep_result_free(out);
+    return st;
+}
