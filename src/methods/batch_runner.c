@@ -2,6 +2,7 @@
  * a callback per batch (see batch_runner.h). Every buffer is sized once for the largest batch. */
 #include "batch_runner.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,11 +53,13 @@ static void free_buffers(buffers *r) {
     free_out(&r->b);
 }
 
-/* Uses dest when given, else allocates n floats when `needed`. Returns 0 on allocation failure. */
-static int take(float *dest, int needed, size_t n, float **out, float **own) {
+/* Uses dest when given, else allocates n floats when `needed`. Returns 0 on allocation failure. n is a
+ * double: on 32-bit WASM a size_t product of the dimensions could wrap around. */
+static int take(float *dest, int needed, double n, float **out, float **own) {
     *out = dest;
     if (dest || !needed) return 1;
-    *own = *out = malloc(n * sizeof(float));
+    if (n * sizeof(float) > (double)SIZE_MAX / 2) return 0;
+    *own = *out = malloc((size_t)n * sizeof(float));
     return *out != NULL;
 }
 
@@ -64,8 +67,8 @@ static int take(float *dest, int needed, size_t n, float **out, float **own) {
  * hidden states, MLM logits and ranks; model_b has none of them. */
 static int alloc_out(const al_config *c, int chunk, int L, int outputs, int effective,
                      const al_forward_outputs *dest, int primary, model_out *o) {
-    const size_t BL = (size_t)chunk * L, NL = (size_t)c->n_layers, H = (size_t)c->n_heads;
-    const size_t na = NL * chunk * H * L * L, nv = NL * chunk * H * L * c->head_dim;
+    const double BL = (double)chunk * L, NL = c->n_layers, H = c->n_heads;
+    const double na = NL * BL * H * L, nv = NL * BL * H * c->head_dim;
     const al_forward_outputs none = {NULL, NULL, NULL, NULL};
     if (!dest) dest = &none;
     int ok = take(dest->hidden_states, primary && (outputs & AL_RUN_HIDDEN), (NL + 1) * BL * c->hidden_size,
@@ -75,7 +78,7 @@ static int alloc_out(const al_config *c, int chunk, int L, int outputs, int effe
     ok = ok && take(dest->mlm_logits, primary && (outputs & AL_RUN_MLM), BL * c->vocab_size, &o->mlm, &o->own[3]);
     ok = ok && take(NULL, effective, na, &o->eff, &o->own[4]);
     if (ok && effective && primary) {
-        o->ranks = malloc(NL * chunk * H * sizeof(int));
+        o->ranks = malloc((size_t)c->n_layers * chunk * c->n_heads * sizeof(int));
         ok = o->ranks != NULL;
     }
     return ok;
