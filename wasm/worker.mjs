@@ -10,6 +10,8 @@
 //     op 'attention' {model, text, ..., policies?, outputs?, inputs?: {name: {shape, data}}}
 //     op 'effective_attention' | 'attention_diff' | 'attention_stats' | 'attention_patterns' |
 //        'attention_by_pos' | 'attention_similarity'  {model, ...}  -> the JSON API's reply
+//     (the JSON API ops the worker passes through are those its "version" op marks "worker": the
+//     op table in src/api/ops.c)
 //     op 'cancel'    {targetId}                           -> {cancelled: bool}
 //   worker -> page  {id, progress: {stage, fraction}}     zero or more, then exactly one of
 //                   {id, result: {reply, tensors: {name: {dtype, shape, data}}}}
@@ -26,9 +28,13 @@
 // takes the API loader and a post function; nothing here touches worker globals except install().
 import { AttnlabError, load } from './attnlab.mjs';
 
-// The effective-attention ops and the analyses (src/api/op_effective.c, op_analysis_*.c) pass through.
-const API_OPS = new Set(['info', 'tokenize', 'attention', 'effective_attention', 'attention_diff', 'attention_stats',
-                         'attention_patterns', 'attention_by_pos', 'attention_similarity']);
+// The JSON API ops this worker passes through, from the core's op table (src/api/ops.c) as its
+// "version" op lists it.
+function workerOps(api) {
+  const { reply } = api.run({ op: 'version' });
+  if (!Array.isArray(reply?.ops)) throw new Error('the WASM core does not list its ops (version reply)');
+  return new Set(reply.ops.filter((o) => o.worker).map((o) => o.name));
+}
 
 function errorOf(e) {
   if (e instanceof AttnlabError) return { code: e.code, message: e.message };
@@ -51,6 +57,7 @@ function transferablesOf(tensors) {
 export function createHandler({ loadApi, post }) {
   let apiPromise = null;
   let api = null;
+  let apiOps = null;        // Set of op names, read once from the core
   let cancelBoard = null;   // Int32Array over a SharedArrayBuffer, or null
   let running = null;       // id of the request in progress
   let dead = false;
@@ -84,8 +91,9 @@ export function createHandler({ loadApi, post }) {
       if (info.reply.error) throw new AttnlabError(info.reply.error.code, info.reply.error.message);
       return { reply: { ...info.reply, files: names }, tensors: {} };
     }
-    if (!API_OPS.has(op)) {
-      throw new AttnlabError('invalid', `unknown op '${op}' (ops: loadModel, cancel, ${[...API_OPS].join(', ')})`);
+    apiOps ??= workerOps(a);
+    if (!apiOps.has(op)) {
+      throw new AttnlabError('invalid', `unknown op '${op}' (ops: loadModel, cancel, ${[...apiOps].join(', ')})`);
     }
     const { inputs = null, ...request } = args;
     a.onProgress = progress(id);

@@ -1,5 +1,8 @@
-/* api_internal.h: what the JSON API's files share: the session, request-field readers that name the
- * field at fault, and a reply builder that collects JSON and binary tensors. Not public. */
+/* api_internal.h: what the JSON API's files share. Each section names the file that implements it;
+ * the files depend on each other in one direction only:
+ *   session.c, api_reply.c  <-  api_request.c, api_shared.c  <-  attention_*.c, op_*.c
+ *   <-  ops.c (the op table)  <-  api.c
+ * Not public. */
 #ifndef AL_API_INTERNAL_H
 #define AL_API_INTERNAL_H
 
@@ -28,12 +31,16 @@ struct al_session {
     int n_inputs, cap_inputs;
 };
 
+/* ------------------------------------------------------------ session (session.c) */
+
 const al_api_model *al_api_find_model(const al_session *s, const char *id);
 const al_api_tensor *al_api_find_tensor(const al_session *s, const char *name);
 /* Adds or replaces the model under `id`; takes ownership of `model` on success only. */
 al_status al_api_put_model(al_session *s, const char *id, al_model *model, al_error *err);
+/* A model id: non-empty and shorter than al_api_model.id. */
+al_status al_api_check_model_id(const char *id, al_error *err);
 
-/* ------------------------------------------------------------ reply builder */
+/* ------------------------------------------------------------ reply builder (api_reply.c) */
 
 typedef struct al_reply_builder {
     cJSON *root;          /* the reply object */
@@ -65,7 +72,7 @@ void al_rb_warn(al_reply_builder *rb, const char *fmt, ...)
 #endif
     ;
 
-/* ------------------------------------------------------------ request fields
+/* ------------------------------------------------------------ request fields (api_request.c)
  * Every reader names the field in its error: "request: field 'max_length' must be an integer".
  * `path` is the field's full name for messages (e.g. "policies[2].lambda"); it may equal `key`. */
 
@@ -98,12 +105,30 @@ typedef struct al_op_ctx {
     const al_run_params *params; /* never NULL inside ops */
 } al_op_ctx;
 
-al_status al_op_load_model(al_op_ctx *ctx, al_error *err);
-al_status al_op_unload_model(al_op_ctx *ctx, al_error *err);
-al_status al_op_models(al_op_ctx *ctx, al_error *err);
-al_status al_op_info(al_op_ctx *ctx, al_error *err);
-al_status al_op_tokenize(al_op_ctx *ctx, al_error *err);
-al_status al_op_attention(al_op_ctx *ctx, al_error *err);
+typedef al_status (*al_op_fn)(al_op_ctx *ctx, al_error *err);
+
+/* One entry of the op table (ops.c). */
+typedef struct al_api_op {
+    const char *name;
+    al_op_fn run;
+    const char *summary; /* one line, returned by "version" */
+    int worker;          /* 1: the browser worker (wasm/worker.mjs) passes it through */
+} al_api_op;
+
+/* The op named `name`, or NULL. */
+const al_api_op *al_api_find_op(const char *name);
+/* The "unknown op" error, listing every op of the table. */
+al_status al_api_unknown_op(const char *name, al_error *err);
+
+al_status al_op_load_model(al_op_ctx *ctx, al_error *err);   /* op_session.c */
+al_status al_op_unload_model(al_op_ctx *ctx, al_error *err); /* op_session.c */
+al_status al_op_models(al_op_ctx *ctx, al_error *err);       /* op_session.c */
+al_status al_op_info(al_op_ctx *ctx, al_error *err);         /* op_info.c */
+al_status al_op_tokenize(al_op_ctx *ctx, al_error *err);     /* op_tokenize.c */
+al_status al_op_attention(al_op_ctx *ctx, al_error *err);    /* op_attention.c */
+/* The effective-attention and analysis ops: op_analysis.h. */
+
+/* ------------------------------------------------------------ shared by several ops (api_shared.c) */
 
 /* Fills `obj` with the model's description (shared by "info" and "load_model"). */
 void al_api_describe_model(al_reply_builder *rb, cJSON *obj, const al_api_model *m);

@@ -133,3 +133,11 @@ void al_rb_warn(al_reply_builder *rb, const char *fmt, ...) {
     va_end(ap);
     al_rb_add(rb, rb->warnings, NULL, cJSON_CreateString(text));
 }
+
+void al_reply_free(al_reply *reply) {
+    if (!reply) return;
+    free(reply->json);
+    for (int i = 0; i < reply->n_tensors; i++) free(reply->tensors[i].data);
+    free(reply->tensors);
+    memset(reply, 0, sizeof *reply);
+}

@@ -1,5 +1,6 @@
-/* attention_inputs.c: the inputs of an attention request ("text", "texts" or "input_ids", with
- * optional pairs), tokenized and truncated to the model's positions, one al_api_seq per sequence. */
+/* attention_inputs.c: the inputs of a request that runs the model ("text", "texts" or "input_ids",
+ * with optional pairs), tokenized and truncated by the one rule of al_api_limits_make, one al_api_seq
+ * and one al_run_example per sequence. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,60 @@ void al_api_inputs_free(al_api_inputs *in) {
         free(in->seqs[i].raw_ids);
     }
     free(in->seqs);
+    free(in->examples);
     memset(in, 0, sizeof *in);
+}
+
+al_status al_api_limits_make(const al_model *model, int pad_to, int max_length, int const_size,
+                             const char *const_name, al_api_limits *lim, al_error *err) {
+    const int model_limit = al_api_max_tokens(model);
+    memset(lim, 0, sizeof *lim);
+    lim->max_tokens = model_limit;
+    lim->reason = "max_position_embeddings";
+    if (pad_to) {
+        if (pad_to > model_limit)
+            return al_err(err, AL_ERR_INVALID,
+                          "request: field 'pad_to' is %d, more than the model's %d positions", pad_to,
+                          model_limit);
+        if (const_size && const_size != pad_to)
+            return al_err(err, AL_ERR_INVALID,
+                          "request: field 'pad_to' is %d but constant tensor '%s' is %dx%d", pad_to,
+                          const_name, const_size, const_size);
+        lim->pad_to = lim->max_tokens = pad_to;
+        lim->reason = "pad_to";
+    } else if (const_size) {
+        if (const_size > model_limit)
+            return al_err(err, AL_ERR_INVALID,
+                          "request: field 'policies': constant tensor '%s' is %dx%d, more than the "
+                          "model's %d positions",
+                          const_name, const_size, const_size, model_limit);
+        lim->pad_to = lim->max_tokens = const_size;
+        snprintf(lim->reason_buf, sizeof lim->reason_buf, "constant tensor '%s' is %dx%d", const_name,
+                 const_size, const_size);
+        lim->reason = lim->reason_buf;
+    }
+    if (max_length && max_length < lim->max_tokens) {
+        lim->max_tokens = max_length;
+        lim->reason = NULL;
+    }
+    return AL_OK;
+}
+
+al_status al_api_inputs_index(al_api_inputs *in, al_error *err) {
+    free(in->examples);
+    in->examples = calloc((size_t)(in->n_seqs > 0 ? in->n_seqs : 1), sizeof *in->examples);
+    if (!in->examples) return al_err(err, AL_ERR_OOM, "request: out of memory for %d sequences", in->n_seqs);
+    for (int i = 0; i < in->n_seqs; i++) {
+        const al_api_seq *seq = &in->seqs[i];
+        if (in->from_text) {
+            in->examples[i] = al_run_example_encoding(&seq->enc);
+            in->examples[i].n = seq->n_tokens;
+        } else {
+            al_run_example ex = {seq->n_tokens, seq->raw_ids, NULL, NULL, NULL, NULL};
+            in->examples[i] = ex;
+        }
+    }
+    return AL_OK;
 }
 
 static int present(const cJSON *req, const char *key) {
@@ -158,8 +212,9 @@ static al_status read_ids(const al_op_ctx *ctx, const al_config *cfg, int limit,
 }
 
 al_status al_api_read_inputs(const al_op_ctx *ctx, const al_model *model, int add_special,
-                             int limit, const char *limit_reason, al_api_inputs *out,
-                             al_error *err) {
+                             const al_api_limits *lim, al_api_inputs *out, al_error *err) {
+    const int limit = lim->max_tokens;
+    const char *limit_reason = lim->reason;
     memset(out, 0, sizeof *out);
     const cJSON *req = ctx->req;
     int has_text = present(req, "text") || present(req, "texts");
@@ -180,6 +235,7 @@ al_status al_api_read_inputs(const al_op_ctx *ctx, const al_model *model, int ad
         out->from_text = 1;
         st = read_texts(ctx, al_model_tokenizer(model), add_special, limit, limit_reason, out, err);
     }
+    if (!st) st = al_api_inputs_index(out, err);
     if (st) al_api_inputs_free(out);
     return st;
 }

@@ -1,8 +1,10 @@
-/* attention_parts.h: the pieces of the "attention" op: reading the inputs into a padded batch and
- * reading the per-head policies. Not public. */
+/* attention_parts.h: what the ops that run the model share: the truncation limit a request implies,
+ * its inputs (texts or ids) as examples for the batch runner (src/methods/batch_runner.h), and its
+ * per-head policies. Not public. */
 #ifndef AL_API_ATTENTION_PARTS_H
 #define AL_API_ATTENTION_PARTS_H
 
+#include "../methods/batch_runner.h"
 #include "api_internal.h"
 
 /* One sequence of the batch before padding. */
@@ -18,14 +20,31 @@ typedef struct al_api_inputs {
     int n_seqs;
     al_api_seq *seqs;
     int from_text;           /* 1: texts were tokenized; 0: ids were given */
+    al_run_example *examples; /* [n_seqs] the sequences for al_batch_run (pointers into seqs) */
 } al_api_inputs;
 
-/* Reads "text"/"texts"/"input_ids" (+ pairs), tokenizes, truncates to `limit` tokens (0: none).
- * `limit_reason` names what set the limit, for the warning ("max_position_embeddings", "pad_to"...);
- * NULL when the user's own max_length set it (truncation is then silent). */
+/* How many tokens a sequence may keep, and why: the one truncation rule of every op that runs the
+ * model. The limit is the model's positions, lowered to "pad_to" (or to the size N of the policies'
+ * constant matrices, which then pads the batch when "pad_to" is absent), then to "max_length". */
+typedef struct al_api_limits {
+    int pad_to;      /* 0: pad to the longest sequence */
+    int max_tokens;  /* truncation limit */
+    const char *reason; /* what set max_tokens, for the truncation warning; NULL: the user's max_length
+                           (truncation is then silent) */
+    char reason_buf[96];
+} al_api_limits;
+
+/* pad_to, max_length: the request's fields (0: absent). const_size / const_name: the policies'
+ * constant matrices (0 / NULL: none). Errors name "pad_to" or "policies". */
+al_status al_api_limits_make(const al_model *model, int pad_to, int max_length, int const_size,
+                             const char *const_name, al_api_limits *out, al_error *err);
+
+/* Reads "text"/"texts"/"input_ids" (+ pairs), tokenizes, truncates to lim->max_tokens tokens (with a
+ * warning naming lim->reason) and fills out->examples. */
 al_status al_api_read_inputs(const al_op_ctx *ctx, const al_model *model, int add_special,
-                             int limit, const char *limit_reason, al_api_inputs *out,
-                             al_error *err);
+                             const al_api_limits *lim, al_api_inputs *out, al_error *err);
+/* Fills in->examples from in->seqs (al_api_read_inputs does it; ops that build seqs themselves call it). */
+al_status al_api_inputs_index(al_api_inputs *in, al_error *err);
 void al_api_inputs_free(al_api_inputs *in);
 
 /* Per-head policies. */

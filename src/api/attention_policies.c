@@ -1,27 +1,23 @@
 /* attention_policies.c: reading the "policies" field of an attention request into one
  * al_head_policy per (layer, head). Later entries override earlier ones, so "every head constant,
- * then head 3 of layer 0 standard" is two entries. */
+ * then head 3 of layer 0 standard" is two entries. Mode names, lambda's range and which modes need a
+ * constant come from src/model/head_policy.h (docs/head_policies.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/error.h"
+#include "../model/head_policy.h"
 #include "attention_parts.h"
 
 static al_status read_mode(const cJSON *entry, const char *path, al_head_mode *mode, al_error *err) {
     const char *name;
     al_status st = al_req_string(entry, "mode", path, 1, &name, err);
     if (st) return st;
-    static const char *const names[] = {"standard", "constant", "mix", "zero"};
-    for (int i = 0; i < 4; i++) {
-        if (strcmp(name, names[i]) == 0) {
-            *mode = (al_head_mode)i;
-            return AL_OK;
-        }
-    }
-    return al_err(err, AL_ERR_INVALID,
-                  "request: field '%s' is '%.60s', not one of standard, constant, mix, zero", path,
-                  name);
+    if (al_head_mode_parse(name, mode)) return AL_OK;
+    char names[64];
+    al_head_mode_list(names, sizeof names);
+    return al_err(err, AL_ERR_INVALID, "request: field '%s' is '%.60s', not one of %s", path, name, names);
 }
 
 /* The constant tensor for (layer, head): [N, N] shared, or [NL, H, N, N] per head. */
@@ -86,9 +82,10 @@ al_status al_api_read_policies(const al_op_ctx *ctx, const al_config *cfg, al_ap
         if (!st) st = read_mode(entry, path, &mode, err);
         if (!st && mode == AL_HEAD_MIX) {
             snprintf(path, sizeof path, "policies[%d].lambda", index);
-            st = al_req_float(entry, "lambda", path, 1, 0.0f, 0.0f, 1.0f, &lambda, err);
+            st = al_req_float(entry, "lambda", path, 1, 0.0f, AL_HEAD_LAMBDA_MIN, AL_HEAD_LAMBDA_MAX,
+                              &lambda, err);
         }
-        if (!st && (mode == AL_HEAD_CONSTANT || mode == AL_HEAD_MIX)) {
+        if (!st && al_head_mode_needs_constant(mode)) {
             snprintf(path, sizeof path, "policies[%d].constant", index);
             st = find_constant(ctx, cfg, entry, path, &constant, &size, err);
             if (!st && out->const_size && size != out->const_size)

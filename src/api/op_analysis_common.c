@@ -1,5 +1,5 @@
 /* op_analysis_common.c: what the analysis ops share: their common request fields and the batch
- * runner (padded batch -> al_forward -> effective attention -> callback). */
+ * runner's settings for them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,25 +48,14 @@ al_status al_an_begin(const al_op_ctx *ctx, int default_batch, const char *const
 
 al_status al_an_read_inputs(const al_op_ctx *ctx, const al_model *model, const al_an_opts *o,
                             al_api_inputs *in, al_error *err) {
-    int limit = al_api_max_tokens(model);
-    const char *reason = "max_position_embeddings";
-    if (o->pad_to) {
-        if (o->pad_to > limit)
-            return al_err(err, AL_ERR_INVALID,
-                          "request: field 'pad_to' is %d, more than the model's %d positions",
-                          o->pad_to, limit);
-        limit = o->pad_to;
-        reason = "pad_to";
-    }
-    if (o->max_length && o->max_length < limit) limit = o->max_length, reason = NULL;
-    return al_api_read_inputs(ctx, model, o->add_special, limit, reason, in, err);
+    al_api_limits lim;
+    al_status st = al_api_limits_make(model, o->pad_to, o->max_length, 0, NULL, &lim, err);
+    if (st) return st;
+    return al_api_read_inputs(ctx, model, o->add_special, &lim, in, err);
 }
 
 int al_an_length(const al_api_inputs *in, const al_an_opts *o) {
-    int L = o->pad_to;
-    for (int b = 0; b < in->n_seqs; b++)
-        if (in->seqs[b].n_tokens > L) L = in->seqs[b].n_tokens;
-    return L;
+    return al_batch_run_length(in->examples, in->n_seqs, o->pad_to);
 }
 
 cJSON *al_an_matrix(al_reply_builder *rb, cJSON *obj, const char *key, const double *v, int rows,
@@ -81,98 +70,24 @@ cJSON *al_an_matrix(al_reply_builder *rb, cJSON *obj, const char *key, const dou
     return m;
 }
 
-typedef struct run_buffers {
-    int32_t *ids, *mask, *types, *segments;
-    uint8_t *classes;
-    float *attn, *values, *eff, *attn_b, *values_b, *eff_b;
-    int *ranks;
-} run_buffers;
-
-static void free_buffers(run_buffers *r) {
-    free(r->ids), free(r->mask), free(r->types), free(r->segments), free(r->classes);
-    free(r->attn), free(r->values), free(r->eff), free(r->attn_b), free(r->values_b), free(r->eff_b);
-    free(r->ranks);
-}
-
-static al_status forward_and_effective(const al_model *model, const al_an_opts *o, int B, int L,
-                                       const run_buffers *r, float *attn, float *values, float *eff,
-                                       int *ranks, const volatile int *cancel, al_error *err) {
-    const al_config *cfg = al_model_config(model);
-    al_batch batch = {B, L, r->ids, r->mask, cfg->type_vocab_size > 0 ? r->types : NULL, NULL};
-    al_forward_params fp = al_forward_default_params();
-    fp.cancel = cancel;
-    al_forward_outputs out = {0};
-    out.attentions = attn;
-    out.values = values;
-    al_status st = al_forward(model, &batch, &fp, &out, err);
-    if (!st) st = al_effective_attention(cfg, attn, values, r->mask, B, L, o->mode, eff, ranks, err);
-    return st;
+/* The runner reports per batch ("batches") and per layer ("forward"); analyses show the batches. */
+static void report_batches(void *user, const char *stage, double fraction) {
+    if (strcmp(stage, "batches") == 0) al_api_progress(user, "analysis", fraction);
 }
 
 al_status al_an_run(const al_op_ctx *ctx, const al_model *model, const al_model *model_b,
-                    const al_api_inputs *in, const al_an_opts *o, int L, al_an_fn fn, void *user,
+                    const al_api_inputs *in, const al_an_opts *o, al_batch_run_fn fn, void *user,
                     al_error *err) {
-    const al_config *cfg = al_model_config(model);
-    const int NL = cfg->n_layers, H = cfg->n_heads, dh = cfg->head_dim;
-    const int chunk = o->batch_size < in->n_seqs ? o->batch_size : in->n_seqs;
-    const size_t tok = (size_t)chunk * L, na = (size_t)NL * chunk * H * L * L;
-    const size_t nv = (size_t)NL * chunk * H * L * dh;
-    run_buffers r = {0};
-    r.ids = malloc(tok * sizeof(int32_t));
-    r.mask = malloc(tok * sizeof(int32_t));
-    r.types = calloc(tok, sizeof(int32_t));
-    r.segments = malloc(tok * sizeof(int32_t));
-    r.classes = malloc(tok);
-    r.attn = malloc(na * sizeof(float));
-    r.values = malloc(nv * sizeof(float));
-    r.eff = malloc(na * sizeof(float));
-    r.ranks = malloc((size_t)NL * chunk * H * sizeof(int));
-    if (model_b) {
-        r.attn_b = malloc(na * sizeof(float));
-        r.values_b = malloc(nv * sizeof(float));
-        r.eff_b = malloc(na * sizeof(float));
-    }
-    al_status st = AL_OK;
-    if (!r.ids || !r.mask || !r.types || !r.segments || !r.classes || !r.attn || !r.values ||
-        !r.eff || !r.ranks || (model_b && (!r.attn_b || !r.values_b || !r.eff_b)))
-        st = al_err(err, AL_ERR_OOM, "analysis: out of memory for a batch of %d x %d tokens "
-                    "(lower 'batch_size')", chunk, L);
-    const al_tokenizer *tok_model = al_model_tokenizer(model);
-    int pad_id = cfg->pad_token_id;
-    if (tok_model && al_tokenizer_special_ids(tok_model).pad >= 0)
-        pad_id = al_tokenizer_special_ids(tok_model).pad;
-    for (int first = 0; !st && first < in->n_seqs; first += chunk) {
-        const int B = in->n_seqs - first < chunk ? in->n_seqs - first : chunk;
-        if (al_api_cancelled(ctx->params)) {
-            st = al_err(err, AL_ERR_CANCELLED, "analysis: cancelled at example %d", first);
-            break;
-        }
-        for (int b = 0; b < B; b++) {
-            const al_api_seq *seq = &in->seqs[first + b];
-            const int32_t *src = in->from_text ? seq->enc.ids : seq->raw_ids;
-            for (int t = 0; t < L; t++) {
-                const size_t e = (size_t)b * L + t;
-                const int real = t < seq->n_tokens;
-                r.ids[e] = real ? src[t] : pad_id;
-                r.mask[e] = real;
-                r.types[e] = real && in->from_text ? seq->enc.type_ids[t] : 0;
-                r.segments[e] = !real ? -1 : in->from_text ? seq->enc.sequence_ids[t] : 0;
-            }
-            al_key_classes(tok_model, r.ids + (size_t)b * L, r.mask + (size_t)b * L, L,
-                           r.classes + (size_t)b * L);
-        }
-        st = forward_and_effective(model, o, B, L, &r, r.attn, r.values, r.eff, r.ranks,
-                                   ctx->params->cancel, err);
-        if (!st && model_b)
-            st = forward_and_effective(model_b, o, B, L, &r, r.attn_b, r.values_b, r.eff_b, NULL,
-                                       ctx->params->cancel, err);
-        if (!st) {
-            al_an_chunk c = {first, B, L, r.ids, r.mask, r.classes, r.segments, r.attn, r.values,
-                             r.eff, r.ranks, r.attn_b, r.eff_b};
-            st = fn(user, &c, err);
-        }
-        al_api_progress(ctx->params, "analysis", (double)(first + B) / in->n_seqs);
-    }
-    free_buffers(&r);
-    return st;
+    al_batch_run_params p = al_batch_run_default_params();
+    p.outputs = AL_RUN_ATTENTIONS | AL_RUN_VALUES;
+    p.effective = 1;
+    p.effective_mode = o->mode;
+    p.batch_size = o->batch_size;
+    p.pad_to = o->pad_to;
+    p.model_b = model_b;
+    p.progress = ctx->params->progress ? report_batches : NULL;
+    p.progress_user = (void *)ctx->params;
+    p.cancel = ctx->params->cancel;
+    p.who = "analysis";
+    return al_batch_run(model, in->examples, in->n_seqs, &p, fn, user, err);
 }

@@ -54,9 +54,10 @@ static al_status read_words(const al_op_ctx *ctx, const al_model *model, const a
     if (!tok)
         return al_err(err, AL_ERR_INVALID, "request: field 'model': model '%s' has no tokenizer",
                       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ctx->req, "model")));
-    int limit = al_api_max_tokens(model);
-    if (o->pad_to && o->pad_to < limit) limit = o->pad_to;
-    if (o->max_length && o->max_length < limit) limit = o->max_length;
+    al_api_limits lim;
+    al_status st = al_api_limits_make(model, o->pad_to, o->max_length, 0, NULL, &lim, err);
+    if (st) return st;
+    const int limit = lim.max_tokens;
     memset(in, 0, sizeof *in);
     in->seqs = calloc((size_t)n, sizeof *in->seqs);
     *tag_of_word = calloc((size_t)n, sizeof(int *));
@@ -100,7 +101,7 @@ static al_status read_words(const al_op_ctx *ctx, const al_model *model, const a
         opt.max_length = limit;
         opt.truncation = 1;
         opt.pad_to = 0;
-        al_status st = al_tokenizer_encode_words(tok, list, nw, &opt, &in->seqs[i].enc, err);
+        st = al_tokenizer_encode_words(tok, list, nw, &opt, &in->seqs[i].enc, err);
         free(list);
         if (st) {
             char what[48];
@@ -112,7 +113,7 @@ static al_status read_words(const al_op_ctx *ctx, const al_model *model, const a
         if (in->seqs[i].truncated)
             al_rb_warn(ctx->rb, "words[%d]: truncated to %d tokens", i, in->seqs[i].n_tokens);
     }
-    return AL_OK;
+    return al_api_inputs_index(in, err);
 }
 
 typedef struct pos_run {
@@ -120,7 +121,7 @@ typedef struct pos_run {
     int L;
 } pos_run;
 
-static al_status pos_chunk(void *user, const al_an_chunk *c, al_error *err) {
+static al_status pos_chunk(void *user, const al_run_chunk *c, al_error *err) {
     pos_run *pr = user;
     pos_state *s = pr->s;
     int32_t *query = malloc(sizeof(int32_t) * (size_t)c->B);
@@ -144,7 +145,7 @@ static al_status pos_chunk(void *user, const al_an_chunk *c, al_error *err) {
         query[b] = q;
     }
     const size_t layer_off = (size_t)s->layer * c->B * s->H * c->L * c->L;
-    const float *maps[2] = {c->attn + layer_off, c->eff + layer_off};
+    const float *maps[2] = {c->attentions + layer_off, c->effective + layer_off};
     for (int k = 0; !st && k < 2; k++)
         st = al_attention_by_tag(maps[k], c->B, s->H, c->L, query,
                                  s->key_tags + (size_t)c->first * c->L, s->n_tags, s->use_mean,
@@ -214,7 +215,7 @@ al_status al_op_attention_by_pos(al_op_ctx *ctx, al_error *err) {
         }
     }
     pos_run pr = {&s, L};
-    if (!st) st = al_an_run(ctx, m->model, NULL, &in, &o, L, pos_chunk, &pr, err);
+    if (!st) st = al_an_run(ctx, m->model, NULL, &in, &o, pos_chunk, &pr, err);
     if (!st) {
         al_reply_builder *rb = ctx->rb;
         al_rb_str(rb, rb->root, "model", m->id);

@@ -20,12 +20,12 @@ typedef struct sim_state {
     double count[2];
 } sim_state;
 
-static al_status sim_chunk(void *user, const al_an_chunk *c, al_error *err) {
+static al_status sim_chunk(void *user, const al_run_chunk *c, al_error *err) {
     sim_state *s = user;
-    al_status st = al_attention_cosine(c->attn, c->attn_b, s->NL, c->B, s->H, c->L, c->mask, s->avg,
+    al_status st = al_attention_cosine(c->attentions, c->attentions_b, s->NL, c->B, s->H, c->L, c->mask, s->avg,
                                        s->sums[0], &s->count[0], err);
     if (!st)
-        st = al_attention_cosine(c->eff, c->eff_b, s->NL, c->B, s->H, c->L, c->mask, s->avg,
+        st = al_attention_cosine(c->effective, c->effective_b, s->NL, c->B, s->H, c->L, c->mask, s->avg,
                                  s->sums[1], &s->count[1], err);
     s->n_examples += c->B;
     return st;
@@ -68,7 +68,7 @@ al_status al_op_attention_similarity(al_op_ctx *ctx, al_error *err) {
     s.sums[1] = calloc((size_t)s.NL * s.H, sizeof(double));
     if (!st && (!s.sums[0] || !s.sums[1]))
         st = al_err(err, AL_ERR_OOM, "attention_similarity: out of memory");
-    if (!st) st = al_an_run(ctx, m->model, mb->model, &in, &o, L, sim_chunk, &s, err);
+    if (!st) st = al_an_run(ctx, m->model, mb->model, &in, &o, sim_chunk, &s, err);
     if (!st) {
         al_reply_builder *rb = ctx->rb;
         al_rb_str(rb, rb->root, "model", m->id);

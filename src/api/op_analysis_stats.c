@@ -27,9 +27,9 @@ typedef struct stats_state {
     int n_examples;
 } stats_state;
 
-static al_status stats_chunk(void *user, const al_an_chunk *c, al_error *err) {
+static al_status stats_chunk(void *user, const al_run_chunk *c, al_error *err) {
     stats_state *s = user;
-    const float *maps[2] = {c->attn, c->eff};
+    const float *maps[2] = {c->attentions, c->effective};
     for (int k = 0; k < 2; k++) {
         al_status st = al_attention_token_stats(maps[k], s->NL, c->B, s->H, c->L, c->mask,
                                                 c->classes, s->avg, s->sums[k], &s->count[k], err);
@@ -51,7 +51,7 @@ al_status al_op_attention_stats(al_op_ctx *ctx, al_error *err) {
     s.sums[0] = calloc((size_t)3 * NL * H, sizeof(double));
     s.sums[1] = calloc((size_t)3 * NL * H, sizeof(double));
     if (!s.sums[0] || !s.sums[1]) st = al_err(err, AL_ERR_OOM, "attention_stats: out of memory");
-    if (!st) st = al_an_run(ctx, m->model, NULL, &in, &o, al_an_length(&in, &o), stats_chunk, &s, err);
+    if (!st) st = al_an_run(ctx, m->model, NULL, &in, &o, stats_chunk, &s, err);
     if (!st) {
         al_reply_builder *rb = ctx->rb;
         al_rb_str(rb, rb->root, "model", m->id);
@@ -79,9 +79,9 @@ typedef struct pattern_state {
     double counts[2][AL_N_PATTERNS];
 } pattern_state;
 
-static al_status pattern_chunk(void *user, const al_an_chunk *c, al_error *err) {
+static al_status pattern_chunk(void *user, const al_run_chunk *c, al_error *err) {
     pattern_state *s = user;
-    const float *maps[2] = {c->attn, c->eff};
+    const float *maps[2] = {c->attentions, c->effective};
     const size_t LL = (size_t)c->L * c->L;
     for (int k = 0; k < 2; k++)
         for (int l = 0; l < s->NL; l++)
@@ -126,7 +126,7 @@ al_status al_op_attention_patterns(al_op_ctx *ctx, al_error *err) {
         if (!st) st = al_rb_tensor(rb, score_names[k], "F32", 4, shape_s, &data, err);
         s.scores[k] = data;
     }
-    if (!st) st = al_an_run(ctx, m->model, NULL, &in, &o, al_an_length(&in, &o), pattern_chunk, &s, err);
+    if (!st) st = al_an_run(ctx, m->model, NULL, &in, &o, pattern_chunk, &s, err);
     if (!st) {
         al_rb_str(rb, rb->root, "model", m->id);
         al_rb_str(rb, rb->root, "mode", o.mode == AL_EFFECTIVE_PAPER ? "paper" : "exact");

@@ -1,90 +1,26 @@
-/* op_attention.c: the "attention" (alias "forward") op: texts -> padded batch -> al_forward with
- * per-head policies -> attention probabilities and the other requested tensors. */
+/* op_attention.c: the "attention" (alias "forward") op: texts -> one padded batch through the batch
+ * runner (src/methods/batch_runner.c) with per-head policies -> attention probabilities and the other
+ * requested tensors, written straight into the reply. */
 #include <stdio.h>
 #include <string.h>
 
 #include "../core/error.h"
 #include "attention_parts.h"
 
-enum { OUT_ATTENTIONS = 1, OUT_HIDDEN = 2, OUT_VALUES = 4, OUT_MLM = 8 };
-
+/* names[i] sets bit 1 << i: the runner's AL_RUN_ATTENTIONS, AL_RUN_HIDDEN, AL_RUN_VALUES, AL_RUN_MLM. */
 static al_status read_outputs(const cJSON *req, int *flags, al_error *err) {
     static const char *const names[] = {"attentions", "hidden_states", "values", "mlm_logits"};
-    return al_req_flags(req, "outputs", names, 4, OUT_ATTENTIONS, flags, err);
+    return al_req_flags(req, "outputs", names, 4, AL_RUN_ATTENTIONS, flags, err);
 }
 
-/* How many tokens a sequence may keep, and why (NULL: the user's max_length, no warning). */
-typedef struct limits {
-    int pad_to;      /* 0: pad to the longest sequence */
-    int max_tokens;  /* truncation limit */
-    const char *reason;
-    char reason_buf[96];
-} limits;
-
+/* The request's pad_to / max_length through the one truncation rule (al_api_limits_make). */
 static al_status read_limits(const al_op_ctx *ctx, const al_model *model,
-                             const al_api_policy_set *pol, limits *lim, al_error *err) {
+                             const al_api_policy_set *pol, al_api_limits *lim, al_error *err) {
     int max_length, pad_to;
     al_status st = al_req_int(ctx->req, "max_length", "max_length", 0, 0, 1, 1 << 24, &max_length, err);
     if (!st) st = al_req_int(ctx->req, "pad_to", "pad_to", 0, 0, 1, 1 << 24, &pad_to, err);
     if (st) return st;
-    int model_limit = al_api_max_tokens(model);
-    memset(lim, 0, sizeof *lim);
-    lim->max_tokens = model_limit;
-    lim->reason = "max_position_embeddings";
-    if (pad_to) {
-        if (pad_to > model_limit)
-            return al_err(err, AL_ERR_INVALID,
-                          "request: field 'pad_to' is %d, more than the model's %d positions", pad_to,
-                          model_limit);
-        if (pol->const_size && pol->const_size != pad_to)
-            return al_err(err, AL_ERR_INVALID,
-                          "request: field 'pad_to' is %d but constant tensor '%s' is %dx%d", pad_to,
-                          pol->const_name, pol->const_size, pol->const_size);
-        lim->pad_to = lim->max_tokens = pad_to;
-        lim->reason = "pad_to";
-    } else if (pol->const_size) {
-        if (pol->const_size > model_limit)
-            return al_err(err, AL_ERR_INVALID,
-                          "request: field 'policies': constant tensor '%s' is %dx%d, more than the "
-                          "model's %d positions",
-                          pol->const_name, pol->const_size, pol->const_size, model_limit);
-        lim->pad_to = lim->max_tokens = pol->const_size;
-        snprintf(lim->reason_buf, sizeof lim->reason_buf, "constant tensor '%s' is %dx%d",
-                 pol->const_name, pol->const_size, pol->const_size);
-        lim->reason = lim->reason_buf;
-    }
-    if (max_length && max_length < lim->max_tokens) {
-        lim->max_tokens = max_length;
-        lim->reason = NULL;
-    }
-    return AL_OK;
-}
-
-/* The padded batch arrays, written straight into the reply's I32 tensors. */
-static al_status build_batch(al_reply_builder *rb, const al_model *model, const al_api_inputs *in,
-                             int L, int32_t **ids_out, int32_t **mask_out, al_error *err) {
-    const int B = in->n_seqs;
-    const int64_t shape[2] = {B, L};
-    void *ids, *mask;
-    al_status st = al_rb_tensor(rb, "input_ids", "I32", 2, shape, &ids, err);
-    if (!st) st = al_rb_tensor(rb, "attention_mask", "I32", 2, shape, &mask, err);
-    if (st) return st;
-    const al_tokenizer *tok = al_model_tokenizer(model);
-    int pad_id = al_model_config(model)->pad_token_id;
-    if (tok && al_tokenizer_special_ids(tok).pad >= 0) pad_id = al_tokenizer_special_ids(tok).pad;
-    int32_t *I = ids, *M = mask;
-    for (int b = 0; b < B; b++) {
-        const al_api_seq *seq = &in->seqs[b];
-        const int32_t *src = in->from_text ? seq->enc.ids : seq->raw_ids;
-        for (int t = 0; t < L; t++) {
-            int real = t < seq->n_tokens;
-            I[(size_t)b * L + t] = real ? src[t] : pad_id;
-            M[(size_t)b * L + t] = real;
-        }
-    }
-    *ids_out = I;
-    *mask_out = M;
-    return AL_OK;
+    return al_api_limits_make(model, pad_to, max_length, pol->const_size, pol->const_name, lim, err);
 }
 
 static void describe_sequences(al_reply_builder *rb, const al_model *model, const al_api_inputs *in,
@@ -105,7 +41,7 @@ static void describe_sequences(al_reply_builder *rb, const al_model *model, cons
     }
 }
 
-/* The forward pass reports ("forward", fraction done); clients see "layer 3/12" stages. */
+/* The runner reports ("forward", fraction of the layers done); clients see "layer 3/12" stages. */
 typedef struct layer_progress {
     const al_run_params *params;
     int n_layers;
@@ -113,13 +49,25 @@ typedef struct layer_progress {
 
 static void report_layers(void *user, const char *stage, double fraction) {
     const layer_progress *lp = user;
-    if (strcmp(stage, "forward") != 0) {
-        al_api_progress(lp->params, stage, fraction);
-        return;
-    }
+    if (strcmp(stage, "forward") != 0) return; /* one batch: its end is the forward's end */
     char text[32];
     snprintf(text, sizeof text, "layer %d/%d", (int)(fraction * lp->n_layers + 0.5), lp->n_layers);
     al_api_progress(lp->params, text, fraction);
+}
+
+/* The single batch's ids, mask and token types into the reply's I32 tensors. */
+typedef struct batch_copy {
+    int32_t *ids, *mask, *types; /* types NULL: not in the reply */
+} batch_copy;
+
+static al_status copy_batch(void *user, const al_run_chunk *c, al_error *err) {
+    const batch_copy *bc = user;
+    const size_t n = (size_t)c->B * c->L * sizeof(int32_t);
+    memcpy(bc->ids, c->ids, n);
+    memcpy(bc->mask, c->mask, n);
+    if (bc->types) memcpy(bc->types, c->type_ids, n);
+    (void)err;
+    return AL_OK;
 }
 
 al_status al_op_attention(al_op_ctx *ctx, al_error *err) {
@@ -134,7 +82,7 @@ al_status al_op_attention(al_op_ctx *ctx, al_error *err) {
     if (st) return st;
     const al_model *model = m->model;
     const al_config *cfg = al_model_config(model);
-    if ((flags & OUT_MLM) && !al_model_has_mlm_head(model))
+    if ((flags & AL_RUN_MLM) && !al_model_has_mlm_head(model))
         return al_err(err, AL_ERR_INVALID,
                       "request: field 'outputs': 'mlm_logits' needs an MLM head, and model '%s' has none",
                       m->id);
@@ -143,72 +91,66 @@ al_status al_op_attention(al_op_ctx *ctx, al_error *err) {
     al_api_policy_set pol;
     st = al_api_read_policies(ctx, cfg, &pol, err);
     if (st) return st;
-    limits lim;
+    al_api_limits lim;
     al_api_inputs in = {0};
     st = read_limits(ctx, model, &pol, &lim, err);
     al_api_progress(ctx->params, "tokenize", 0.0);
-    if (!st) st = al_api_read_inputs(ctx, model, add_special, lim.max_tokens, lim.reason, &in, err);
+    if (!st) st = al_api_read_inputs(ctx, model, add_special, &lim, &in, err);
     if (st) {
         al_api_policies_free(&pol);
         return st;
     }
     al_api_progress(ctx->params, "tokenize", 1.0);
 
-    int L = lim.pad_to;
-    for (int b = 0; b < in.n_seqs; b++)
-        if (in.seqs[b].n_tokens > L) L = in.seqs[b].n_tokens;
+    const int L = al_batch_run_length(in.examples, in.n_seqs, lim.pad_to);
     const int B = in.n_seqs, NL = cfg->n_layers, H = cfg->n_heads, D = cfg->hidden_size;
     const int hd = cfg->head_dim, V = cfg->vocab_size;
 
+    /* Reply tensors in their documented order: the batch, then the outputs the runner writes into. */
     al_reply_builder *rb = ctx->rb;
-    int32_t *ids = NULL, *mask = NULL;
-    st = build_batch(rb, model, &in, L, &ids, &mask, err);
-
-    /* Type ids come from the encodings (pairs); given ids and DistilBERT use all-0 types (NULL). */
-    int32_t *type_buf = NULL;
-    if (!st && in.from_text && cfg->type_vocab_size > 0) {
-        int64_t shape[2] = {B, L};
-        void *data;
-        st = al_rb_tensor(rb, "type_ids", "I32", 2, shape, &data, err);
-        type_buf = data;
-        for (int b = 0; !st && b < B; b++)
-            for (int t = 0; t < in.seqs[b].n_tokens; t++)
-                type_buf[(size_t)b * L + t] = in.seqs[b].enc.type_ids[t];
-    }
-
-    al_forward_outputs outs = {0};
+    batch_copy bc = {NULL, NULL, NULL};
+    al_batch_run_params rp = al_batch_run_default_params();
     void *data;
-    if (!st && (flags & OUT_ATTENTIONS)) {
+    const int64_t shape_bl[2] = {B, L};
+    st = al_rb_tensor(rb, "input_ids", "I32", 2, shape_bl, &data, err);
+    bc.ids = data;
+    if (!st) st = al_rb_tensor(rb, "attention_mask", "I32", 2, shape_bl, &data, err);
+    bc.mask = data;
+    /* Type ids come from the encodings (pairs); given ids and DistilBERT use all-0 types. */
+    if (!st && in.from_text && cfg->type_vocab_size > 0) {
+        st = al_rb_tensor(rb, "type_ids", "I32", 2, shape_bl, &data, err);
+        bc.types = data;
+    }
+    if (!st && (flags & AL_RUN_ATTENTIONS)) {
         int64_t shape[5] = {NL, B, H, L, L};
         st = al_rb_tensor(rb, "attentions", "F32", 5, shape, &data, err);
-        outs.attentions = data;
+        rp.dest.attentions = data;
     }
-    if (!st && (flags & OUT_HIDDEN)) {
+    if (!st && (flags & AL_RUN_HIDDEN)) {
         int64_t shape[4] = {NL + 1, B, L, D};
         st = al_rb_tensor(rb, "hidden_states", "F32", 4, shape, &data, err);
-        outs.hidden_states = data;
+        rp.dest.hidden_states = data;
     }
-    if (!st && (flags & OUT_VALUES)) {
+    if (!st && (flags & AL_RUN_VALUES)) {
         int64_t shape[5] = {NL, B, H, L, hd};
         st = al_rb_tensor(rb, "values", "F32", 5, shape, &data, err);
-        outs.values = data;
+        rp.dest.values = data;
     }
-    if (!st && (flags & OUT_MLM)) {
+    if (!st && (flags & AL_RUN_MLM)) {
         int64_t shape[3] = {B, L, V};
         st = al_rb_tensor(rb, "mlm_logits", "F32", 3, shape, &data, err);
-        outs.mlm_logits = data;
+        rp.dest.mlm_logits = data;
     }
-    if (!st && al_api_cancelled(ctx->params))
-        st = al_err(err, AL_ERR_CANCELLED, "attention: cancelled before the forward pass");
     if (!st) {
-        al_batch batch = {B, L, ids, mask, type_buf, NULL};
-        al_forward_params fp = al_forward_default_params();
-        fp.policies = pol.heads;
         layer_progress lp = {ctx->params, NL};
-        fp.progress = ctx->params->progress ? report_layers : NULL;
-        fp.progress_user = &lp;
-        fp.cancel = ctx->params->cancel;
-        st = al_forward(model, &batch, &fp, &outs, err);
+        rp.policies = pol.heads;
+        rp.outputs = flags;
+        rp.pad_to = L;
+        rp.progress = ctx->params->progress ? report_layers : NULL;
+        rp.progress_user = &lp;
+        rp.cancel = ctx->params->cancel;
+        rp.who = "attention";
+        st = al_batch_run(model, in.examples, B, &rp, copy_batch, &bc, err);
     }
     if (!st) {
         al_rb_str(rb, rb->root, "model", m->id);
@@ -218,7 +160,7 @@ al_status al_op_attention(al_op_ctx *ctx, al_error *err) {
         al_rb_num(rb, rb->root, "n_heads", H);
         al_rb_num(rb, rb->root, "head_dim", hd);
         al_rb_num(rb, rb->root, "hidden_size", D);
-        describe_sequences(rb, model, &in, ids, L);
+        describe_sequences(rb, model, &in, bc.ids, L);
     }
     al_api_inputs_free(&in);
     al_api_policies_free(&pol);

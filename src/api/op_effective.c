@@ -32,7 +32,7 @@ typedef struct eff_state {
 } eff_state;
 
 /* Copies a chunk's [NL, b, H, X] block into the whole request's [NL, B, H, X] tensor. */
-static void put_block(float *dst, const float *src, const eff_state *s, const al_an_chunk *c,
+static void put_block(float *dst, const float *src, const eff_state *s, const al_run_chunk *c,
                       size_t per_head) {
     if (!dst) return;
     const size_t block = (size_t)c->B * s->H * per_head;
@@ -41,12 +41,12 @@ static void put_block(float *dst, const float *src, const eff_state *s, const al
                block * sizeof(float));
 }
 
-static al_status on_chunk(void *user, const al_an_chunk *c, al_error *err) {
+static al_status on_chunk(void *user, const al_run_chunk *c, al_error *err) {
     eff_state *s = user;
     const int L = c->L, B = c->B;
     const size_t LL = (size_t)L * L;
-    put_block(s->eff, c->eff, s, c, LL);
-    put_block(s->attn, c->attn, s, c, LL);
+    put_block(s->eff, c->effective, s, c, LL);
+    put_block(s->attn, c->attentions, s, c, LL);
     put_block(s->values, c->values, s, c, (size_t)L * s->dh);
     float *norms = malloc(sizeof(float) * (size_t)s->NL * B * s->H);
     float *diff = s->diff ? malloc(sizeof(float) * (size_t)s->NL * B * s->H * LL) : NULL;
@@ -54,7 +54,7 @@ static al_status on_chunk(void *user, const al_an_chunk *c, al_error *err) {
         free(norms), free(diff);
         return al_err(err, AL_ERR_OOM, "effective_attention: out of memory for the differences");
     }
-    al_status st = al_attention_diff(c->attn, c->eff, s->NL, B, s->H, L, c->mask, diff, norms, err);
+    al_status st = al_attention_diff(c->attentions, c->effective, s->NL, B, s->H, L, c->mask, diff, norms, err);
     if (!st) {
         put_block(s->norms, norms, s, c, 1);
         put_block(s->diff, diff, s, c, LL);
@@ -65,7 +65,7 @@ static al_status on_chunk(void *user, const al_an_chunk *c, al_error *err) {
             for (int b = 0; b < B; b++) {
                 const int32_t *m = c->mask + (size_t)b * L;
                 for (int h = 0; h < s->H; h++) {
-                    const float *E = c->eff + (((size_t)l * B + b) * s->H + h) * LL;
+                    const float *E = c->effective + (((size_t)l * B + b) * s->H + h) * LL;
                     for (int i = 0; i < L; i++)
                         for (int j = 0; j < L; j++)
                             if (m[i] && m[j]) {
@@ -126,7 +126,7 @@ static al_status run_effective(al_op_ctx *ctx, int default_outputs, al_error *er
         st = al_rb_tensor(rb, "diff_norms", "F32", 3, shape_r, &data, err);
         s.norms = data;
     }
-    if (!st) st = al_an_run(ctx, m->model, NULL, &in, &o, L, on_chunk, &s, err);
+    if (!st) st = al_an_run(ctx, m->model, NULL, &in, &o, on_chunk, &s, err);
     if (!st) {
         al_rb_str(rb, rb->root, "model", m->id);
         al_rb_str(rb, rb->root, "mode", o.mode == AL_EFFECTIVE_PAPER ? "paper" : "exact");

@@ -1,27 +1,6 @@
 /* op_tokenize.c: the "tokenize" op: one text (or pair) to tokens, ids and alignment. */
-#include <stdio.h>
-
 #include "../core/error.h"
 #include "api_internal.h"
-
-cJSON *al_api_token_strings(const al_tokenizer *tok, const int32_t *ids, int n) {
-    cJSON *arr = cJSON_CreateArray();
-    for (int i = 0; arr && i < n; i++) {
-        const char *s = tok ? al_tokenizer_id_to_token(tok, ids[i]) : NULL;
-        char label[24];
-        if (!s) {
-            snprintf(label, sizeof label, "#%d", (int)ids[i]);
-            s = label;
-        }
-        cJSON *item = cJSON_CreateString(s);
-        if (!item || !cJSON_AddItemToArray(arr, item)) {
-            cJSON_Delete(item);
-            cJSON_Delete(arr);
-            return NULL;
-        }
-    }
-    return arr;
-}
 
 al_status al_op_tokenize(al_op_ctx *ctx, al_error *err) {
     static const char *const known[] = {"op", "model", "text", "text_pair", "max_length",

@@ -1,5 +1,6 @@
 /* forward.c: al_forward, the encoder forward pass over a padded batch [B, L] (post-LayerNorm layers as
- * BERT), with the per-(layer, head) attention policies of attention.c.
+ * BERT), with the per-(layer, head) attention policies of attention.c (rules: head_policy.c,
+ * docs/head_policies.md).
  *
  * Memory: one workspace allocation per call, carved below into named tensors and sized from B, L and the
  * config. The batch is processed layer by layer in chunks of whole sequences (about AL_FWD_CHUNK_TOKENS
@@ -12,6 +13,7 @@
 #include "../core/error.h"
 #include "../kernels/kernels.h"
 #include "forward_internal.h"
+#include "head_policy.h"
 
 /* Rows per chunk to aim for: large enough for efficient GEMMs, small enough to keep scratch modest. */
 #define AL_FWD_CHUNK_TOKENS 256
@@ -55,30 +57,9 @@ static al_status validate(const al_model *m, const al_batch *batch, const al_for
                                   (int)ty, c->type_vocab_size);
             }
         }
-    if (params && params->policies) {
-        for (int l = 0; l < c->n_layers; l++)
-            for (int h = 0; h < c->n_heads; h++) {
-                const al_head_policy *p = &params->policies[(size_t)l * c->n_heads + h];
-                switch (p->mode) {
-                case AL_HEAD_STANDARD:
-                case AL_HEAD_ZERO:
-                    break;
-                case AL_HEAD_MIX:
-                case AL_HEAD_CONSTANT:
-                    if (p->mode == AL_HEAD_MIX && !(p->lambda >= 0.0f && p->lambda <= 1.0f))
-                        return al_err(err, AL_ERR_INVALID,
-                                      "forward: policy of layer %d head %d: MIX lambda %g is outside [0, 1]", l,
-                                      h, (double)p->lambda);
-                    if (!p->constant)
-                        return al_err(err, AL_ERR_INVALID,
-                                      "forward: policy of layer %d head %d: %s needs a constant [%d, %d] matrix",
-                                      l, h, p->mode == AL_HEAD_MIX ? "MIX" : "CONSTANT", L, L);
-                    break;
-                default:
-                    return al_err(err, AL_ERR_INVALID, "forward: policy of layer %d head %d: unknown mode %d", l,
-                                  h, (int)p->mode);
-                }
-            }
+    if (params) {
+        al_status st = al_head_policies_check(params->policies, c->n_layers, c->n_heads, L, "forward", err);
+        if (st) return st;
     }
     if (out && out->mlm_logits && !m->w.mlm_decoder_w)
         return al_err(err, AL_ERR_INVALID, "forward: mlm_logits requested but the model has no MLM head");

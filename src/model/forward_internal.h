@@ -1,14 +1,10 @@
 /* forward_internal.h: the pieces of al_forward (forward.c drives; embeddings.c and attention.c do the
- * two stages that have family- or policy-specific rules). Not public. */
+ * two stages that have family- or policy-specific rules; head_policy.h holds the policy rules). Not
+ * public. */
 #ifndef AL_MODEL_FORWARD_INTERNAL_H
 #define AL_MODEL_FORWARD_INTERNAL_H
 
 #include "model_internal.h"
-
-/* HF BERT/RoBERTa's additive mask on pad keys (older transformers; the softmax gives them exactly 0). */
-#define AL_MASK_ADD (-10000.0f)
-/* torch.nn.functional.normalize's eps in PAPA's mask_and_normalize. */
-#define AL_NORMALIZE_EPS 1e-12
 
 /* Scratch of one chunk of `n_seqs` sequences of length L (rows = n_seqs * L), carved from the call's
  * single workspace allocation by forward.c. */
@@ -35,10 +31,6 @@ al_status al_fwd_positions(const al_config *c, const al_batch *batch, int32_t *p
  * LayerNorm, then ELECTRA's projection when E != D (sums in wide [rows, E]). */
 void al_fwd_embed(const al_model *m, const al_batch *batch, const int32_t *pos, int b0, int n_seqs,
                   float *wide, float *x);
-
-/* PAPA's mask_and_normalize on one [L, L] matrix: P * (m m^T), rows L1-normalised with eps 1e-12.
- * Pad-query rows become 0; a row with no mass on valid keys becomes 0 (no NaN). */
-void al_fwd_mask_and_normalize(float *p, const float *mask, int L);
 
 /* Self-attention of one layer for one chunk: x [rows, D] -> s->ctx [rows, D] (before the output
  * projection). policies: this layer's [H] policies, or NULL (all standard). mask: [rows] 1/0.

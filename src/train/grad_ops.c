@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../kernels/kernels.h"
+#include "../model/head_policy.h"
 
 void al_tr_layernorm_fwd(const float *x, float *y, int rows, int dim, const float *gamma, const float *beta,
                          float eps, float *mean, float *rstd) {
@@ -110,7 +111,7 @@ void al_tr_softmax_bwd(const float *p, const float *dp, float *dz, int rows, int
     }
 }
 
-/* Forward (attention.c): u = r * m_i * m_j, n = max(sum |u|, 1e-12), p = u / n. When n > eps,
+/* Forward (al_head_mask_and_normalize, src/model/head_policy.c): u = r * m_i * m_j, n = max(sum |u|, 1e-12), p = u / n. When n > eps,
  * du_j = dp_j / n - sign(u_j) * sum_k(dp_k u_k) / n^2. A row at the eps floor has no mass on the valid
  * keys (|.| is not differentiable there); it gets gradient 0 rather than dp / 1e-12. Rows that carry a
  * softmax never reach it (softmax > 0), and C itself takes no gradient. */
@@ -128,7 +129,7 @@ void al_tr_mask_normalize_bwd(const float *r, const float *mask, const float *dp
                 l1 += fabs((double)rr[j]);
                 dot += (double)dpr[j] * rr[j];
             }
-        if (!(l1 > 1e-12)) {
+        if (!(l1 > AL_NORMALIZE_EPS)) {
             memset(drr, 0, sizeof(float) * (size_t)L);
             continue;
         }

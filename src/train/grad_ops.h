@@ -33,7 +33,7 @@ void al_tr_act_bwd(al_act act, const float *pre, const float *dy, float *dx, siz
 /* Row softmax backward: p = softmax(z) per row, dz = p * (dp - sum(dp * p)). dz may equal dp. */
 void al_tr_softmax_bwd(const float *p, const float *dp, float *dz, int rows, int cols);
 
-/* Backward of PAPA's mask_and_normalize (al_fwd_mask_and_normalize) on one [L, L] matrix: r is the input
+/* Backward of PAPA's mask_and_normalize (al_head_mask_and_normalize) on one [L, L] matrix: r is the input
  * before normalisation, dp the gradient of the output; dr is written (pad rows and pad columns get 0). */
 void al_tr_mask_normalize_bwd(const float *r, const float *mask, const float *dp, float *dr, int L);
 

@@ -182,8 +182,7 @@ static al_status check_same(const al_shard_set *set, al_error *err) {
     const size_t NH = set->n_lambda;
     for (int i = 1; i < set->n; i++) {
         const al_train_ctx *c = set->s[i].ctx;
-        if (c->has_policies != c0->has_policies || memcmp(c->modes, c0->modes, NH * sizeof *c->modes) ||
-            memcmp(c->constants, c0->constants, NH * sizeof *c->constants))
+        if (c->has_policies != c0->has_policies || memcmp(c->policies, c0->policies, NH * sizeof *c->policies))
             return al_err(err, AL_ERR_INVALID,
                           "shards: shard %d's attention policies differ from shard 0's (set them with "
                           "al_shards_set_policies)", i);

@@ -1,5 +1,6 @@
 /* train_attention.c: multi-head self-attention with the PAPA hooks, forward (caching S and P) and
- * backward. The forward follows src/model/attention.c rule for rule (METHODS.md sections 2-3):
+ * backward. The forward applies the rules of docs/head_policies.md through the same functions as
+ * src/model/attention.c (src/model/head_policy.c), so both passes compute the same probabilities:
  *
  *   STANDARD  P = softmax(Z),  Z = Q K^T / sqrt(dh) + mask_add
  *   CONSTANT  P = C_hat = mask_and_normalize(C)          no gradient to C
@@ -17,25 +18,9 @@
 #include <string.h>
 
 #include "../kernels/kernels.h"
-#include "../model/forward_internal.h"
+#include "../model/head_policy.h"
 #include "grad_ops.h"
 #include "train_internal.h"
-
-static int layer_is_static(const al_train_ctx *ctx, int l) {
-    const int H = ctx->model->config.n_heads;
-    for (int h = 0; h < H; h++) {
-        al_head_mode md = ctx->modes[(size_t)l * H + h];
-        if (md == AL_HEAD_CONSTANT || md == AL_HEAD_ZERO) return 1;
-    }
-    return 0;
-}
-
-/* C_hat of head (l, h) for one sequence's mask into out [L, L]. */
-static void constant_hat(const al_train_ctx *ctx, int lh, const float *mask, float *out) {
-    const int L = ctx->L;
-    memcpy(out, ctx->constants[lh], sizeof(float) * (size_t)L * L);
-    al_fwd_mask_and_normalize(out, mask, L);
-}
 
 void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
     const al_model *m = ctx->model;
@@ -45,7 +30,8 @@ void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
     const int B = ctx->B, L = ctx->L, D = c->hidden_size, H = c->n_heads, dh = c->head_dim;
     const int rows = B * L;
     const size_t LL = (size_t)L * L;
-    const int is_static = layer_is_static(ctx, l);
+    const al_head_policy *layer_pol = ctx->policies + (size_t)l * H;
+    const int is_static = al_head_layer_is_static(layer_pol, H);
     const float p_drop = ctx->opt.training ? ctx->opt.attention_dropout : 0.0f;
 
     al_linear(rows, D, D, x, lw->q_w, lw->q_b, lc->q);
@@ -58,30 +44,15 @@ void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
         const float *mb = ctx->mask + (size_t)b * L;
         for (int h = 0; h < H; h++) {
             const int lh = l * H + h;
-            const al_head_mode mode = ctx->modes[lh];
+            const al_head_mode mode = layer_pol[h].mode;
             const size_t col = (size_t)h * dh, at = ((size_t)b * H + h) * LL;
             float *S = lc->S + at, *P = lc->P + at;
-            if (mode == AL_HEAD_STANDARD || mode == AL_HEAD_MIX) {
-                al_gemm_nt(L, L, dh, 1.0f / sqrtf((float)dh), lc->q + row0 + col, D, lc->k + row0 + col, D, S, L, 0);
-                for (int i = 0; i < L; i++)
-                    for (int j = 0; j < L; j++)
-                        if (mb[j] == 0.0f) S[(size_t)i * L + j] += AL_MASK_ADD;
-                al_softmax_rows(S, L, L, L);
-            } else {
+            if (al_head_mode_needs_qk(mode))
+                al_head_softmax(lc->q + row0 + col, lc->k + row0 + col, D, mb, L, dh, S);
+            else
                 memset(S, 0, sizeof(float) * LL);
-            }
-            if (mode == AL_HEAD_STANDARD) {
-                memcpy(P, S, sizeof(float) * LL);
-            } else if (mode == AL_HEAD_CONSTANT) {
-                constant_hat(ctx, lh, mb, P);
-            } else if (mode == AL_HEAD_MIX) {
-                const float lambda = al_tr_sigmoid(ctx->theta[lh]);
-                constant_hat(ctx, lh, mb, ctx->chat);
-                for (size_t e = 0; e < LL; e++) P[e] = lambda * S[e] + (1.0f - lambda) * ctx->chat[e];
-            } else {
-                memset(P, 0, sizeof(float) * LL);
-            }
-            if (is_static && (mode == AL_HEAD_STANDARD || mode == AL_HEAD_MIX)) al_fwd_mask_and_normalize(P, mb, L);
+            const float lambda = mode == AL_HEAD_MIX ? al_tr_sigmoid(ctx->theta[lh]) : 0.0f;
+            al_head_final_probs(mode, lambda, layer_pol[h].constant, is_static, mb, L, S, P, ctx->chat);
 
             float *ctx_h = lc->ctx + row0 + col;
             if (mode == AL_HEAD_ZERO) {
@@ -104,7 +75,8 @@ void al_tr_attention_bwd(al_train_ctx *ctx, int l) {
     al_tr_layer_cache *lc = &ctx->layers[l];
     const int B = ctx->B, L = ctx->L, D = c->hidden_size, H = c->n_heads, dh = c->head_dim;
     const size_t LL = (size_t)L * L;
-    const int is_static = layer_is_static(ctx, l);
+    const al_head_policy *layer_pol = ctx->policies + (size_t)l * H;
+    const int is_static = al_head_layer_is_static(layer_pol, H);
     const float p_drop = ctx->opt.training ? ctx->opt.attention_dropout : 0.0f;
     const float scale = 1.0f / sqrtf((float)dh);
     float *dP = ctx->dP, *dS = ctx->dS, *R = ctx->tmp_LL, *chat = ctx->chat;
@@ -114,12 +86,12 @@ void al_tr_attention_bwd(al_train_ctx *ctx, int l) {
         const float *mb = ctx->mask + (size_t)b * L;
         for (int h = 0; h < H; h++) {
             const int lh = l * H + h;
-            const al_head_mode mode = ctx->modes[lh];
+            const al_head_mode mode = layer_pol[h].mode;
             const size_t col = (size_t)h * dh, at = ((size_t)b * H + h) * LL;
             const float *S = lc->S + at, *P = lc->P + at;
             const float *dctx_h = ctx->d_ctx + row0 + col;
             float *dq_h = ctx->dq + row0 + col, *dk_h = ctx->dk + row0 + col, *dv_h = ctx->dv + row0 + col;
-            const int has_softmax = mode == AL_HEAD_STANDARD || mode == AL_HEAD_MIX;
+            const int has_softmax = al_head_mode_needs_qk(mode);
             if (!has_softmax)
                 for (int i = 0; i < L; i++) {
                     memset(dq_h + (size_t)i * D, 0, sizeof(float) * (size_t)dh);
@@ -145,11 +117,11 @@ void al_tr_attention_bwd(al_train_ctx *ctx, int l) {
             float lambda = 0.0f;
             if (mode == AL_HEAD_MIX) {
                 lambda = al_tr_sigmoid(ctx->theta[lh]);
-                constant_hat(ctx, lh, mb, chat);
+                al_head_constant_hat(layer_pol[h].constant, mb, L, chat);
             }
             if (is_static) {
                 if (mode == AL_HEAD_MIX)
-                    for (size_t e = 0; e < LL; e++) R[e] = lambda * S[e] + (1.0f - lambda) * chat[e];
+                    al_head_mix(lambda, S, chat, LL, R);
                 else
                     memcpy(R, S, sizeof(float) * LL);
                 al_tr_mask_normalize_bwd(R, mb, dP, dP, L);

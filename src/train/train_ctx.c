@@ -7,6 +7,7 @@
 
 #include "../core/error.h"
 #include "../kernels/kernels.h"
+#include "../model/head_policy.h"
 #include "train_internal.h"
 
 #define AL_TR_ALIGN 16 /* floats: 64-byte alignment of every carved tensor */
@@ -206,12 +207,11 @@ al_status al_train_ctx_new(al_model *model, int max_batch, int max_len, const al
     if (ctx->opt.weight_grads) ctx->grads = calloc(model->n_floats ? model->n_floats : 1, sizeof(float));
     ctx->theta = calloc(NH, sizeof(float));
     ctx->dtheta = calloc(NH, sizeof(float));
-    ctx->modes = calloc(NH, sizeof *ctx->modes);
-    ctx->constants = calloc(NH, sizeof *ctx->constants);
+    ctx->policies = calloc(NH, sizeof *ctx->policies); /* zeroed: AL_HEAD_STANDARD */
     if (ctx->layers) ctx->mem_floats = (size_t)al_tr_carve(ctx, NULL, max_batch, max_len);
     if (ctx->layers) ctx->mem = malloc(ctx->mem_floats * sizeof(float));
-    if (!ctx->layers || (ctx->opt.weight_grads && !ctx->grads) || !ctx->theta || !ctx->dtheta || !ctx->modes ||
-        !ctx->constants || !ctx->mem) {
+    if (!ctx->layers || (ctx->opt.weight_grads && !ctx->grads) || !ctx->theta || !ctx->dtheta || !ctx->policies ||
+        !ctx->mem) {
         al_train_ctx_free(ctx);
         return size_error("train", &size, "and the allocation failed (out of memory)", err);
     }
@@ -226,8 +226,7 @@ void al_train_ctx_free(al_train_ctx *ctx) {
     free(ctx->grads);
     free(ctx->theta);
     free(ctx->dtheta);
-    free(ctx->modes);
-    free(ctx->constants);
+    free(ctx->policies);
     free(ctx);
 }
 
@@ -243,23 +242,12 @@ al_status al_train_set_policies(al_train_ctx *ctx, const al_head_policy *policie
     if (!ctx) return al_err(err, AL_ERR_INVALID, "train: context is NULL");
     const al_config *c = &ctx->model->config;
     const int NH = c->n_layers * c->n_heads;
-    for (int i = 0; policies && i < NH; i++) {
-        const al_head_policy *p = &policies[i];
-        const int l = i / c->n_heads, h = i % c->n_heads;
-        if ((unsigned)p->mode > AL_HEAD_ZERO)
-            return al_err(err, AL_ERR_INVALID, "train: policy of layer %d head %d: unknown mode %d", l, h,
-                          (int)p->mode);
-        if ((p->mode == AL_HEAD_CONSTANT || p->mode == AL_HEAD_MIX) && !p->constant)
-            return al_err(err, AL_ERR_INVALID, "train: policy of layer %d head %d: %s needs a constant matrix",
-                          l, h, p->mode == AL_HEAD_MIX ? "MIX" : "CONSTANT");
-        if (p->mode == AL_HEAD_MIX && !(p->lambda >= 0.0f && p->lambda <= 1.0f))
-            return al_err(err, AL_ERR_INVALID, "train: policy of layer %d head %d: MIX lambda %g is outside [0, 1]",
-                          l, h, (double)p->lambda);
-    }
+    al_status st = al_head_policies_check(policies, c->n_layers, c->n_heads, 0, "train", err);
+    if (st) return st;
     ctx->has_policies = policies != NULL;
     for (int i = 0; i < NH; i++) {
-        ctx->modes[i] = policies ? policies[i].mode : AL_HEAD_STANDARD;
-        ctx->constants[i] = policies ? policies[i].constant : NULL;
+        if (policies) ctx->policies[i] = policies[i];
+        else ctx->policies[i] = (al_head_policy){AL_HEAD_STANDARD, 0.0f, NULL};
         if (policies && policies[i].mode == AL_HEAD_MIX) {
             double lam = policies[i].lambda;
             if (lam < 1e-6) lam = 1e-6;

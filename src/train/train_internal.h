@@ -37,8 +37,7 @@ struct al_train_ctx {
 
     float *grads;              /* [model->n_floats]; NULL when opt.weight_grads == 0 */
     float *theta, *dtheta;     /* [NL * H] lambda logits of MIX heads and their gradients */
-    al_head_mode *modes;       /* [NL * H] */
-    const float **constants;   /* [NL * H] borrowed [L, L] matrices (CONSTANT, MIX) */
+    al_head_policy *policies;  /* [NL * H] copies; constants borrowed [L, L]; MIX uses theta, not lambda */
     int has_policies;
 
     float *mem;                /* the workspace; carved by al_tr_carve */

@@ -475,6 +475,42 @@ static void test_policies(al_session *s) {
                  AL_ERR_INVALID, "no input tensor 'C'");
 }
 
+/* The op table: "version" lists every op, each listed op is dispatched (its errors are its own, not
+ * "unknown op"), and the "unknown op" error names exactly the listed ops in order. */
+static void test_op_table(al_session *s) {
+    al_reply reply;
+    cJSON *r = run(s, "{\"op\":\"version\"}", AL_OK, &reply);
+    const cJSON *ops = cJSON_GetObjectItem(r, "ops");
+    CHECK(cJSON_IsArray(ops) && cJSON_GetArraySize(ops) >= 14);
+    char expected[600] = "";
+    int n_worker = 0, has_attention = 0, has_load_in_worker = 0;
+    for (const cJSON *op = ops ? ops->child : NULL; op; op = op->next) {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(op, "name"));
+        const char *summary = cJSON_GetStringValue(cJSON_GetObjectItem(op, "summary"));
+        const cJSON *worker = cJSON_GetObjectItem(op, "worker");
+        CHECK(name && summary && summary[0] && cJSON_IsBool(worker));
+        if (!name) continue;
+        n_worker += cJSON_IsTrue(worker);
+        has_attention |= strcmp(name, "attention") == 0 && cJSON_IsTrue(worker);
+        has_load_in_worker |= strcmp(name, "load_model") == 0 && cJSON_IsTrue(worker);
+        if (expected[0]) strcat(expected, ", ");
+        strncat(expected, name, sizeof expected - strlen(expected) - 3);
+        /* A request with only "op" reaches the op: it succeeds or fails on its own fields. */
+        char req[96];
+        snprintf(req, sizeof req, "{\"op\":\"%s\"}", name);
+        al_reply one;
+        al_status st = al_session_run(s, req, NULL, &one);
+        CHECK_MSG(!(st && one.json && strstr(one.json, "unknown op")), "%s: %s", name, one.json);
+        al_reply_free(&one);
+    }
+    CHECK(n_worker >= 9 && has_attention && !has_load_in_worker);
+    cJSON_Delete(r);
+    al_reply_free(&reply);
+    char needle[700];
+    snprintf(needle, sizeof needle, "unknown op 'explode' (ops: %s)", expected);
+    expect_error(s, "{\"op\":\"explode\"}", AL_ERR_INVALID, needle);
+}
+
 static void test_errors(al_session *s) {
     expect_error(s, "{\"op\":", AL_ERR_FORMAT, "request: malformed JSON");
     expect_error(s, "[1,2]", AL_ERR_INVALID, "request: must be a JSON object");
@@ -719,6 +755,7 @@ int main(void) {
     test_truncation(s);
     test_policies(s);
     test_errors(s);
+    test_op_table(s);
     test_random_model_ids(s);
     test_progress_and_cancel(s);
     test_load_model_op(s);

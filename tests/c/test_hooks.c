@@ -1,11 +1,12 @@
 /* test_hooks.c: the per-head attention policies against METHODS.md "PAPA: applying C" and the hook golden
  * (tests/golden/bert/hooks.safetensors, computed by hand in PyTorch), plus the forward pass's argument
- * checks, progress and cancellation. */
+ * checks, progress and cancellation. Training reads its policies with the same rules and messages. */
 #include <string.h>
 
 #include "check.h"
 #include "golden_file.h"
 #include "model/model_internal.h"
+#include "train/train.h"
 
 /* Every output of one forward call. */
 typedef struct run {
@@ -523,25 +524,41 @@ static void check_errors(fixture *f) {
     }
     free(long_ids);
 
-    /* Policies. */
+    /* Policies: al_forward and al_train_set_policies apply one check (src/model/head_policy.c). */
     al_head_policy *pol = calloc((size_t)c->n_layers * c->n_heads, sizeof *pol);
     al_forward_params p = al_forward_default_params();
     p.policies = pol;
+    al_train_ctx *tr = NULL;
+    al_train_options topt = al_train_default_options();
+    CHECK_MSG(al_train_ctx_new(f->model, B, L, &topt, &tr, &err) == AL_OK, "%s", err.message);
+    al_error terr = {0};
     pol[c->n_heads + 2].mode = AL_HEAD_CONSTANT; /* layer 1 head 2, no matrix */
     CHECK(al_forward(f->model, &f->batch, &p, NULL, &err) == AL_ERR_INVALID);
-    CHECK_MSG(strstr(err.message, "layer 1 head 2") != NULL, "%s", err.message);
+    CHECK_MSG(strstr(err.message, "layer 1 head 2: CONSTANT needs a constant [") != NULL, "%s", err.message);
+    CHECK(tr && al_train_set_policies(tr, pol, &terr) == AL_ERR_INVALID);
+    CHECK_MSG(strcmp(terr.message, "train: policy of layer 1 head 2: CONSTANT needs a constant matrix") == 0,
+              "%s", terr.message);
     float *C = calloc((size_t)L * L, sizeof(float));
     pol[c->n_heads + 2].constant = C;
     pol[c->n_heads + 2].mode = AL_HEAD_MIX;
     pol[c->n_heads + 2].lambda = 1.5f;
     CHECK(al_forward(f->model, &f->batch, &p, NULL, &err) == AL_ERR_INVALID);
     CHECK_MSG(strstr(err.message, "lambda") != NULL, "%s", err.message);
+    CHECK(tr && al_train_set_policies(tr, pol, &terr) == AL_ERR_INVALID);
+    CHECK_MSG(strncmp(err.message, "forward: ", 9) == 0 && strncmp(terr.message, "train: ", 7) == 0 &&
+                  strcmp(err.message + 9, terr.message + 7) == 0,
+              "'%s' vs '%s'", err.message, terr.message);
     pol[c->n_heads + 2].lambda = NAN;
     CHECK(al_forward(f->model, &f->batch, &p, NULL, &err) == AL_ERR_INVALID);
+    CHECK(tr && al_train_set_policies(tr, pol, &terr) == AL_ERR_INVALID);
     pol[c->n_heads + 2].lambda = 0.25f;
     CHECK(al_forward(f->model, &f->batch, &p, NULL, &err) == AL_OK);
+    CHECK(tr && al_train_set_policies(tr, pol, &terr) == AL_OK);
     pol[0].mode = (al_head_mode)9;
     CHECK(al_forward(f->model, &f->batch, &p, NULL, &err) == AL_ERR_INVALID);
+    CHECK(tr && al_train_set_policies(tr, pol, &terr) == AL_ERR_INVALID);
+    CHECK_MSG(strcmp(err.message + 9, terr.message + 7) == 0, "'%s' vs '%s'", err.message, terr.message);
+    al_train_ctx_free(tr);
     free(C);
     free(pol);
 

@@ -110,6 +110,8 @@ test('WASM module loads, reports its version and holds one handle', { skip: miss
   const { reply } = api.run({ op: 'version' });
   assert.equal(reply.version, '0.1.0');
   assert.equal(reply.kernels, 'wasm-simd128');
+  const attention = reply.ops.find((o) => o.name === 'attention');
+  assert.ok(attention?.worker && attention.summary, JSON.stringify(reply.ops));
   assert.equal(api.liveHandles(), 1);
 });
 

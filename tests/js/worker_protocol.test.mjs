@@ -118,6 +118,9 @@ test('error replies name the problem and the worker keeps serving', { skip }, as
   const unknown = last(await send('explode').done);
   assert.equal(unknown.error.code, 'invalid');
   assert.match(unknown.error.message, /unknown op 'explode'/);
+  // The ops it lists come from the core's op table (the "version" op), forward being an alias it hides.
+  assert.match(unknown.error.message, /loadModel, cancel, info, tokenize, attention, effective_attention/);
+  assert.doesNotMatch(unknown.error.message, /forward|load_model/);
 
   const noModel = last(await send('info', { model: 'nope' }).done);
   assert.equal(noModel.error.code, 'invalid');

@@ -1,0 +1,66 @@
+/* ops.c: the one table of the JSON API's ops: name, handler, a one-line summary, and whether the
+ * browser worker passes the op through. The dispatcher (api.c) looks ops up here, the "unknown op"
+ * error lists them from here, and the "version" op returns them, which is how wasm/worker.mjs learns
+ * what it may forward. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "../kernels/kernels.h"
+#include "api_internal.h"
+#include "op_analysis.h"
+
+static al_status op_version(al_op_ctx *ctx, al_error *err);
+
+/* worker 0: load_model reads a directory (no file system in the browser); the worker loads models,
+ * lists them and reports its version through its own messages ('loadModel', 'init'); "forward" is an
+ * alias of "attention". Order: the order of the "unknown op" message. */
+static const al_api_op k_ops[] = {
+    {"load_model", al_op_load_model, "loads a model directory under an id (native only)", 0},
+    {"unload_model", al_op_unload_model, "frees the model loaded under an id", 0},
+    {"models", al_op_models, "the ids of the loaded models", 0},
+    {"version", op_version, "the core's version, its kernels and this list of ops", 0},
+    {"info", al_op_info, "a loaded model's config, weights and tokenizer", 1},
+    {"tokenize", al_op_tokenize, "one text (or pair) to tokens, ids and offsets", 1},
+    {"attention", al_op_attention, "attention (and hidden states, values, MLM logits) with per-head policies", 1},
+    {"forward", al_op_attention, "alias of attention", 0},
+    {"effective_attention", al_op_effective, "effective attention, its ranks and its difference from attention", 1},
+    {"attention_diff", al_op_attention_diff, "|effective - standard| attention per entry and head", 1},
+    {"attention_stats", al_op_attention_stats, "attention to [CLS], [SEP] and punctuation per head", 1},
+    {"attention_patterns", al_op_attention_patterns, "pattern labels (vertical, diagonal, block ...) per head", 1},
+    {"attention_by_pos", al_op_attention_by_pos, "attention from a query to keys grouped by part of speech", 1},
+    {"attention_similarity", al_op_attention_similarity, "cosine similarity of two models' attention per head", 1},
+};
+#define N_OPS ((int)(sizeof k_ops / sizeof k_ops[0]))
+
+const al_api_op *al_api_find_op(const char *name) {
+    for (int i = 0; name && i < N_OPS; i++)
+        if (strcmp(k_ops[i].name, name) == 0) return &k_ops[i];
+    return NULL;
+}
+
+al_status al_api_unknown_op(const char *name, al_error *err) {
+    char list[400] = "";
+    for (int i = 0; i < N_OPS; i++) {
+        strncat(list, k_ops[i].name, sizeof list - strlen(list) - 1);
+        if (i + 1 < N_OPS) strncat(list, ", ", sizeof list - strlen(list) - 1);
+    }
+    return al_err(err, AL_ERR_INVALID, "request: field 'op': unknown op '%.100s' (ops: %s)", name, list);
+}
+
+static al_status op_version(al_op_ctx *ctx, al_error *err) {
+    static const char *const known[] = {"op", NULL};
+    al_reply_builder *rb = ctx->rb;
+    al_req_warn_unknown(rb, ctx->req, known);
+    al_rb_str(rb, rb->root, "version", AL_VERSION);
+    al_rb_str(rb, rb->root, "kernels", al_kernels_path());
+    cJSON *ops = al_rb_add(rb, rb->root, "ops", cJSON_CreateArray());
+    for (int i = 0; ops && i < N_OPS; i++) {
+        cJSON *op = al_rb_add(rb, ops, NULL, cJSON_CreateObject());
+        al_rb_str(rb, op, "name", k_ops[i].name);
+        al_rb_str(rb, op, "summary", k_ops[i].summary);
+        al_rb_bool(rb, op, "worker", k_ops[i].worker);
+    }
+    (void)err;
+    return AL_OK;
+}
