@@ -171,6 +171,9 @@ int al_model_has_mlm_head(const al_model *model);
 size_t al_model_n_params(const al_model *model);
 const char *al_model_weights_file(const al_model *model);      /* which file the weights came from */
 const char *al_model_weights_dtype(const al_model *model);     /* "F32", "F16", "BF16" */
+/* SHA-256 (64 hex digits) of the config's shape, the weights as loaded (float32) and the vocabulary: the
+ * same numbers give the same hash whatever file or dtype they came from (src/model/model_hash.c). */
+void al_model_content_hash(const al_model *model, char hex[65]);
 
 /* ---------------------------------------------------------------- forward pass with attention hooks */
 

@@ -34,6 +34,12 @@ static const char k_usage[] =
     "                [--heldout TEXT.txt]\n"
     "      learns a WordPiece vocabulary (BPE-style merges, \"##\" continuations); --heldout reports\n"
     "      the [UNK] rate of another text under it\n"
+    "  attnlab papa MODEL_DIR --task pos|agreement|definition [--task-file TASK.jsonl] [--preset quick|paper]\n"
+    "               [--orders lambda,random,...] [--constants average,identity,toeplitz,zeros,uniform]\n"
+    "               [--fractions 1,0.5,0.125,0.0625,0] [--k 0,8,16] [--seeds 1,2,3] [--L 64] [--shard i/N]\n"
+    "               [--probe.lr X --probe.epochs N ...] [--ranking.epochs N ...] [--out FILE.safetensors] [--request]\n"
+    "      the PAPA experiment: scores per fraction of input-dependent heads, order and seed, with baselines,\n"
+    "      lambdas and MLM scores, as the 'papa' op's JSON reply; --request prints the request instead\n"
     "  attnlab export MODEL_DIR OUT_DIR [--dtype F16|F32] [--shard-mb N]\n"
     "      writes a BERT model again in Hugging Face layout: weights as float16 (round to nearest\n"
     "      even) or float32, in shards of at most N MB with an index; config and tokenizer files copied\n"
@@ -449,18 +455,8 @@ static int cmd_model_op(cli *c, const cli_args *a, const char *op) {
     return code;
 }
 
-static int cmd_run(cli *c, const cli_args *a) {
-    if (a->n_positional != 1) return usage_error("%s", "run needs REQUEST.json");
-    uint8_t *data;
-    size_t size;
-    if (read_file(a->positional[0], &data, &size)) return 1;
-    cJSON *req = cJSON_ParseWithLength((const char *)data, size);
-    free(data);
-    if (!req || !cJSON_IsObject(req)) {
-        cJSON_Delete(req);
-        fprintf(stderr, "attnlab: %s: not a JSON object\n", a->positional[0]);
-        return 1;
-    }
+/* Runs a parsed request (a "model_dir" becomes a loaded model's id) and prints the reply; takes req. */
+static int run_json(cli *c, cJSON *req, const char *inputs_path, const char *out_path) {
     int code = 0;
     const char *op = json_str(req, "op", "");
     const char *dir = json_str(req, "model_dir", NULL);
@@ -477,16 +473,138 @@ static int cmd_run(cli *c, const cli_args *a) {
             if (!id_item || !cJSON_AddItemToObject(req, "model", id_item)) code = fail("out of memory");
         }
     }
-    if (!code && a->inputs_path) code = attach_inputs(c, a->inputs_path);
+    if (!code && inputs_path) code = attach_inputs(c, inputs_path);
     al_reply reply = {0};
     cJSON *r = NULL;
     if (!code) code = run_request(c, req, &reply, &r);
-    if (!code && a->out_path) code = write_tensors(a->out_path, &reply, req);
+    if (!code && out_path) code = write_tensors(out_path, &reply, req);
     if (!code) puts(reply.json);
     cJSON_Delete(r);
     cJSON_Delete(req);
     al_reply_free(&reply);
     return code;
+}
+
+static int cmd_run(cli *c, const cli_args *a) {
+    if (a->n_positional != 1) return usage_error("%s", "run needs REQUEST.json");
+    uint8_t *data;
+    size_t size;
+    if (read_file(a->positional[0], &data, &size)) return 1;
+    cJSON *req = cJSON_ParseWithLength((const char *)data, size);
+    free(data);
+    if (!req || !cJSON_IsObject(req)) {
+        cJSON_Delete(req);
+        fprintf(stderr, "attnlab: %s: not a JSON object\n", a->positional[0]);
+        return 1;
+    }
+    return run_json(c, req, a->inputs_path, a->out_path);
+}
+
+/* ------------------------------------------------------------ papa: flags -> the same JSON request */
+
+static int read_whole(const char *path, char **out, size_t *len);
+
+/* "a,b,c" -> a JSON array of strings (names) or numbers. */
+static cJSON *csv_array(const char *value, int numbers) {
+    cJSON *arr = cJSON_CreateArray();
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", value);
+    for (char *tok = strtok(buf, ","); arr && tok; tok = strtok(NULL, ",")) {
+        char *end;
+        double v = strtod(tok, &end);
+        if (numbers && (*end || end == tok)) {
+            cJSON_Delete(arr);
+            return NULL;
+        }
+        cJSON_AddItemToArray(arr, numbers ? cJSON_CreateNumber(v) : cJSON_CreateString(tok));
+    }
+    return arr;
+}
+
+/* --KEY VALUE into the request: lists, nested probe./ranking. keys, booleans, numbers, strings. */
+static int papa_flag(cJSON *req, const char *key, const char *value) {
+    static const char *const names[] = {"constants", "orders", NULL};
+    static const char *const lists[] = {"fractions", "k", "seeds", NULL};
+    static const char *const strings[] = {"task", "tasks_dir", "preset", "layout", "shard", NULL};
+    static const char *const bools[] = {"baselines", "mlm", "ranking.train_mode", NULL};
+    cJSON *target = req, *item = NULL;
+    const char *field = key;
+    if (!strncmp(key, "probe.", 6) || !strncmp(key, "ranking.", 8)) {
+        const char *dot = strchr(key, '.');
+        char parent[16];
+        snprintf(parent, sizeof parent, "%.*s", (int)(dot - key), key);
+        target = cJSON_GetObjectItemCaseSensitive(req, parent);
+        if (!target) target = cJSON_AddObjectToObject(req, parent);
+        field = dot + 1;
+    }
+    for (int i = 0; names[i]; i++)
+        if (!strcmp(key, names[i])) item = csv_array(value, 0);
+    for (int i = 0; !item && lists[i]; i++)
+        if (!strcmp(key, lists[i]) && !(item = csv_array(value, 1))) return usage_error("--%s needs numbers", key);
+    for (int i = 0; !item && strings[i]; i++)
+        if (!strcmp(key, strings[i])) item = cJSON_CreateString(value);
+    for (int i = 0; !item && bools[i]; i++)
+        if (!strcmp(key, bools[i])) item = cJSON_CreateBool(!strcmp(value, "true") || !strcmp(value, "1"));
+    if (!item) {
+        char *end;
+        double v = strtod(value, &end);
+        if (*end || end == value) return usage_error("--%s needs a number", key);
+        item = cJSON_CreateNumber(v);
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(target, field);
+    cJSON_AddItemToObject(target, field, item);
+    return 0;
+}
+
+static int cmd_papa(cli *c, int argc, char **argv) {
+    if (argc < 2 || argv[1][0] == '-') return usage_error("%s", "papa needs MODEL_DIR (then --task ID or --task-file FILE)");
+    cJSON *req = cJSON_CreateObject();
+    cJSON_AddStringToObject(req, "op", "papa");
+    cJSON_AddStringToObject(req, "model_dir", argv[1]);
+    const char *out_path = NULL;
+    int request_only = 0;
+    for (int i = 2; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!strcmp(arg, "--request")) {
+            request_only = 1;
+            continue;
+        }
+        if (strncmp(arg, "--", 2) || i + 1 >= argc) {
+            cJSON_Delete(req);
+            return usage_error("papa: '%s' needs --KEY VALUE", arg);
+        }
+        const char *value = argv[++i];
+        if (!strcmp(arg, "--out")) {
+            out_path = value;
+        } else if (!strcmp(arg, "--task-file")) {
+            char *text;
+            size_t len;
+            if (!read_whole(value, &text, &len)) {
+                cJSON_Delete(req);
+                fprintf(stderr, "attnlab: %s: cannot read\n", value);
+                return 1;
+            }
+            cJSON_AddStringToObject(req, "task_jsonl", text);
+            free(text);
+        } else {
+            char key[64];
+            snprintf(key, sizeof key, "%s", arg + 2);
+            for (char *p = key; *p; p++)
+                if (*p == '-') *p = '_';
+            if (papa_flag(req, key, value)) {
+                cJSON_Delete(req);
+                return 2;
+            }
+        }
+    }
+    if (request_only) { /* the request file that `attnlab run` reproduces the sweep from */
+        char *text = cJSON_Print(req);
+        if (text) puts(text);
+        cJSON_free(text);
+        cJSON_Delete(req);
+        return 0;
+    }
+    return run_json(c, req, NULL, out_path);
 }
 
 /* ------------------------------------------------------------ vocab and pretrain (own argument parsing) */
@@ -685,8 +803,10 @@ int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "export") == 0) return cmd_export(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "vocab") == 0) return cmd_vocab(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "pretrain") == 0) return cmd_pretrain(argc - 1, argv + 1);
+    const int papa = argc > 1 && strcmp(argv[1], "papa") == 0; /* its own --KEY VALUE flags */
     cli_args a;
-    int code = parse_args(argc, argv, &a);
+    memset(&a, 0, sizeof a);
+    int code = papa ? -1 : parse_args(argc, argv, &a);
     if (code >= 0) return code;
     cli c = {0};
     c.session = al_session_new();
@@ -696,11 +816,17 @@ int main(int argc, char **argv) {
     tty = 0; /* node's raw file system reports every standard stream as a terminal */
 #endif
     if (a.progress || tty) c.params.progress = print_progress;
+    if (papa) {
+        code = cmd_papa(&c, argc - 1, argv + 1);
+        al_session_free(c.session);
+        return code;
+    }
     if (strcmp(a.command, "info") == 0 || strcmp(a.command, "tokenize") == 0 ||
         strcmp(a.command, "attention") == 0)
         code = cmd_model_op(&c, &a, a.command);
     else if (strcmp(a.command, "run") == 0)
         code = cmd_run(&c, &a);
+
     else
         code = usage_error("unknown command '%s'", a.command);
     al_session_free(c.session);

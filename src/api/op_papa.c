@@ -1,0 +1,463 @@
+/* op_papa.c: the "papa" op, the PAPA experiment as one JSON request (docs/papa-op.md): the request is
+ * read into an al_papa_sweep_request (presets first, then every field the user gives), the sweep runs
+ * (src/methods/papa_sweep.c), and the reply holds the resolved configuration, the content hashes of model
+ * and task, every run's score, the summaries with 95% intervals and relative drops, the lambdas, the head
+ * orders, the MLM scores, timings, and a digest of the numbers (a repeat of the request must give the same
+ * digest on any build). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "../core/sha256.h"
+#include "../methods/metrics.h"
+#include "../methods/papa_sweep.h"
+#include "api_internal.h"
+
+/* ------------------------------------------------------------ reading the request */
+
+static al_status read_names(const cJSON *req, const char *key, int (*from_name)(const char *), int max, int *out,
+                            int *n, al_error *err) {
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(req, key);
+    if (!list || cJSON_IsNull(list)) return AL_OK;
+    if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) < 1 || cJSON_GetArraySize(list) > max)
+        return al_err(err, AL_ERR_INVALID, "request: field '%s' must be a list of 1 to %d names", key, max);
+    *n = 0;
+    for (const cJSON *it = list->child; it; it = it->next) {
+        int v = cJSON_IsString(it) ? from_name(it->valuestring) : -1;
+        if (v < 0)
+            return al_err(err, AL_ERR_INVALID, "request: field '%s[%d]' is not a known name", key, *n);
+        for (int j = 0; j < *n; j++)
+            if (out[j] == v) return al_err(err, AL_ERR_INVALID, "request: field '%s' names '%s' twice", key, it->valuestring);
+        out[(*n)++] = v;
+    }
+    return AL_OK;
+}
+
+static al_status read_numbers(const cJSON *req, const char *key, int max, double lo, double hi, int integral,
+                              double *out, int *n, al_error *err) {
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(req, key);
+    if (!list || cJSON_IsNull(list)) return AL_OK;
+    if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) < 1 || cJSON_GetArraySize(list) > max)
+        return al_err(err, AL_ERR_INVALID, "request: field '%s' must be a list of 1 to %d numbers", key, max);
+    *n = 0;
+    for (const cJSON *it = list->child; it; it = it->next, (*n)++) {
+        double v = cJSON_IsNumber(it) ? it->valuedouble : NAN;
+        if (!(v >= lo && v <= hi) || (integral && v != floor(v)))
+            return al_err(err, AL_ERR_INVALID, "request: field '%s[%d]' must be %s in [%g, %g]", key, *n,
+                          integral ? "an integer" : "a number", lo, hi);
+        out[*n] = v;
+    }
+    return AL_OK;
+}
+
+static int constant_from_name(const char *s) { return al_papa_constant_from_name(s); }
+static int order_from_name(const char *s) { return al_papa_order_from_name(s); }
+
+/* The "quick" preset keeps a sweep interactive; "paper" follows the paper's Table 3 where it gives the task
+ * type (POS: lr 5e-4, batch 8, 4 epochs, L 128) and the reference README's CoLA run otherwise (lr 2e-5,
+ * batch 16, 15 epochs, L 64); its ranking is the reference's (lr 2e-5, 15 epochs, dropout on, all examples). */
+static al_status apply_preset(const char *preset, const al_task *task, al_papa_sweep_request *r, al_error *err) {
+    const int token = task->kind == AL_TASK_TOKEN;
+    const int pair = task->n_train > 0 && task->train[0].text_pair != NULL;
+    if (!strcmp(preset, "quick")) {
+        r->L = !strcmp(task->id, "agreement") ? 128 : 64;
+        r->max_train = 2000;
+        r->max_validation = 500;
+        r->probe.epochs = 4;
+        r->probe.batch_size = 16;
+        r->probe.lr = token ? 5e-4f : 1e-3f;
+        r->rank.epochs = 2;
+        r->rank.max_examples = 1000;
+        r->rank.lr = 5e-3f;
+        r->rank.train_mode = 0;
+        return AL_OK;
+    }
+    if (!strcmp(preset, "paper")) {
+        r->L = token ? 128 : pair ? 128 : 64;
+        r->max_train = 0;
+        r->max_validation = 0;
+        r->probe.epochs = token ? 4 : 15;
+        r->probe.batch_size = token ? 8 : 16;
+        r->probe.lr = token ? 5e-4f : 2e-5f;
+        r->rank.epochs = 15;
+        r->rank.max_examples = 0;
+        r->rank.batch_size = 16;
+        r->rank.lr = 2e-5f;
+        r->rank.train_mode = 1;
+        return AL_OK;
+    }
+    return al_err(err, AL_ERR_INVALID, "request: field 'preset' is '%.40s', not 'quick' or 'paper'", preset);
+}
+
+static al_status read_object_int(const cJSON *obj, const char *key, const char *path, int lo, int hi, int *v,
+                                 al_error *err) {
+    return al_req_int(obj, key, path, 0, *v, lo, hi, v, err);
+}
+
+static al_status read_object_float(const cJSON *obj, const char *key, const char *path, float lo, float hi, float *v,
+                                   al_error *err) {
+    return al_req_float(obj, key, path, 0, *v, lo, hi, v, err);
+}
+
+static al_status read_probe(const cJSON *req, al_papa_sweep_request *r, al_error *err) {
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(req, "probe");
+    if (!p || cJSON_IsNull(p)) return AL_OK;
+    if (!cJSON_IsObject(p)) return al_err(err, AL_ERR_INVALID, "request: field 'probe' must be an object");
+    al_status st = read_object_int(p, "epochs", "probe.epochs", 1, 1000, &r->probe.epochs, err);
+    if (!st) st = read_object_int(p, "batch_size", "probe.batch_size", 1, 4096, &r->probe.batch_size, err);
+    if (!st) st = read_object_float(p, "lr", "probe.lr", 1e-8f, 10.0f, &r->probe.lr, err);
+    if (!st) st = read_object_float(p, "dropout", "probe.dropout", 0.0f, 0.95f, &r->probe.dropout, err);
+    return st;
+}
+
+static al_status read_ranking(const cJSON *req, al_papa_sweep_request *r, al_error *err) {
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(req, "ranking");
+    if (!p || cJSON_IsNull(p)) return AL_OK;
+    if (!cJSON_IsObject(p)) return al_err(err, AL_ERR_INVALID, "request: field 'ranking' must be an object");
+    int seed = (int)r->rank.seed;
+    al_status st = read_object_int(p, "epochs", "ranking.epochs", 1, 1000, &r->rank.epochs, err);
+    if (!st) st = read_object_int(p, "batch_size", "ranking.batch_size", 1, 4096, &r->rank.batch_size, err);
+    if (!st) st = read_object_int(p, "max_examples", "ranking.max_examples", 0, 1 << 30, &r->rank.max_examples, err);
+    if (!st) st = read_object_int(p, "shards", "ranking.shards", 1, 64, &r->rank.shards, err);
+    if (!st) st = al_req_bool(p, "train_mode", "ranking.train_mode", r->rank.train_mode, &r->rank.train_mode, err);
+    if (!st) st = read_object_int(p, "seed", "ranking.seed", 0, 2147483647, &seed, err);
+    if (!st) st = read_object_float(p, "lr", "ranking.lr", 1e-8f, 10.0f, &r->rank.lr, err);
+    r->rank.seed = (uint64_t)seed;
+    return st;
+}
+
+static al_status read_shard(const cJSON *req, al_papa_sweep_request *r, al_error *err) {
+    const char *s = NULL;
+    al_status st = al_req_string(req, "shard", "shard", 0, &s, err);
+    if (st || !s) return st;
+    int i, n;
+    char tail;
+    if (sscanf(s, "%d/%d%c", &i, &n, &tail) != 2 || n < 1 || n > 4096 || i < 0 || i >= n)
+        return al_err(err, AL_ERR_INVALID, "request: field 'shard' is '%.40s', not 'i/N' with 0 <= i < N", s);
+    r->shard_index = i;
+    r->n_shards = n;
+    return AL_OK;
+}
+
+static al_status read_request(const cJSON *req, const al_task *task, al_papa_sweep_request *r, const char **preset,
+                              al_error *err) {
+    *r = al_papa_sweep_default_request();
+    al_status st = al_req_string(req, "preset", "preset", 0, preset, err);
+    if (!st && !*preset) *preset = "quick";
+    if (!st) st = apply_preset(*preset, task, r, err);
+    int v[AL_N_ORDERS], n = 0;
+    if (!st) st = read_names(req, "constants", constant_from_name, AL_N_CONST_KINDS, v, &n, err);
+    for (int i = 0; !st && n && i < n; i++) r->plan.constants[i] = (al_papa_constant_kind)v[i];
+    if (!st && n) r->plan.n_constants = n;
+    n = 0;
+    if (!st) st = read_names(req, "orders", order_from_name, AL_N_ORDERS, v, &n, err);
+    for (int i = 0; !st && n && i < n; i++) r->plan.orders[i] = (al_papa_order)v[i];
+    if (!st && n) r->plan.n_orders = n;
+    double nums[64];
+    n = 0;
+    if (!st) st = read_numbers(req, "fractions", 16, 0.0, 1.0, 0, nums, &n, err);
+    if (!st && n) {
+        r->n_fractions = n;
+        memcpy(r->fractions, nums, sizeof(double) * (size_t)n);
+    }
+    n = 0;
+    if (!st) st = read_numbers(req, "k", 64, 0.0, 1e6, 1, nums, &n, err);
+    for (int i = 0; !st && i < n; i++) r->plan.k[i] = (int)nums[i];
+    if (!st && n) {
+        r->plan.n_k = n;
+        for (int i = 1; i < n; i++) /* the plan wants them ascending and distinct */
+            for (int j = i; j > 0 && r->plan.k[j - 1] > r->plan.k[j]; j--) {
+                int t = r->plan.k[j];
+                r->plan.k[j] = r->plan.k[j - 1];
+                r->plan.k[j - 1] = t;
+            }
+        for (int i = 1; i < n; i++)
+            if (r->plan.k[i] == r->plan.k[i - 1]) return al_err(err, AL_ERR_INVALID, "request: field 'k' repeats %d", r->plan.k[i]);
+    }
+    n = 0;
+    if (!st) st = read_numbers(req, "seeds", AL_PAPA_MAX_SEEDS, 0.0, 2147483647.0, 1, nums, &n, err);
+    for (int i = 0; !st && i < n; i++) r->seeds[i] = (uint64_t)nums[i];
+    if (!st && n) r->plan.n_seeds = n;
+    const char *layout = NULL;
+    if (!st) st = al_req_string(req, "layout", "layout", 0, &layout, err);
+    if (!st && layout) {
+        int l = al_papa_layout_from_name(layout);
+        if (l < 0) return al_err(err, AL_ERR_INVALID, "request: field 'layout' is '%.40s', not 'papa' or 'right_pad'", layout);
+        r->layout = (al_papa_layout)l;
+    }
+    int memory_mb = 0;
+    if (!st) st = al_req_int(req, "L", "L", 0, r->L, 4, 4096, &r->L, err);
+    if (!st) st = al_req_int(req, "max_train", "max_train", 0, r->max_train, 0, 1 << 30, &r->max_train, err);
+    if (!st) st = al_req_int(req, "max_validation", "max_validation", 0, r->max_validation, 0, 1 << 30, &r->max_validation, err);
+    if (!st) st = al_req_int(req, "constants_examples", "constants_examples", 0, 0, 0, 1 << 30, &r->constants_examples, err);
+    if (!st) st = al_req_int(req, "batch_size", "batch_size", 0, r->batch_size, 1, 4096, &r->batch_size, err);
+    if (!st) st = al_req_bool(req, "baselines", "baselines", r->plan.baselines, &r->plan.baselines, err);
+    if (!st) st = al_req_bool(req, "mlm", "mlm", r->mlm, &r->mlm, err);
+    if (!st) st = al_req_int(req, "memory_mb", "memory_mb", 0, 1024, 1, 1 << 20, &memory_mb, err);
+    r->mem_limit = (size_t)memory_mb << 20;
+    if (!st) st = read_probe(req, r, err);
+    if (!st) st = read_ranking(req, r, err);
+    if (!st) st = read_shard(req, r, err);
+    return st;
+}
+
+/* ------------------------------------------------------------ the task */
+
+static al_status load_task(const cJSON *req, al_task **task, al_error *err) {
+    const char *id = NULL, *jsonl = NULL, *dir = NULL;
+    al_status st = al_req_string(req, "task", "task", 0, &id, err);
+    if (!st) st = al_req_string(req, "task_jsonl", "task_jsonl", 0, &jsonl, err);
+    if (!st) st = al_req_string(req, "tasks_dir", "tasks_dir", 0, &dir, err);
+    if (st) return st;
+    if (jsonl) {
+        st = al_task_load_jsonl(jsonl, strlen(jsonl), id ? id : "task_jsonl", task, err);
+        if (st) al_err_prefix(err, "request: field 'task_jsonl'");
+        return st;
+    }
+    if (!id)
+        return al_err(err, AL_ERR_INVALID, "request: field 'task' (a built-in id: pos, agreement, definition) or "
+                      "'task_jsonl' (a task file's text) is required");
+    st = al_task_load_builtin(dir ? dir : "build/data/tasks", id, task, err);
+    if (st) al_err_prefix(err, "request: field 'task'");
+    return st;
+}
+
+/* ------------------------------------------------------------ the reply */
+
+static void hash_line(al_sha256 *s, const char *fmt, double a, double b) {
+    char line[96];
+    int n = snprintf(line, sizeof line, fmt, a, b);
+    al_sha256_update(s, line, (size_t)n);
+}
+
+/* The digest covers every number a reader compares: scores, accuracies, lambda logits, MLM scores. */
+static void digest(const al_papa_sweep_result *r, int n_heads, char hex[65]) {
+    al_sha256 s;
+    al_sha256_init(&s);
+    for (int i = 0; i < r->n_runs; i++) {
+        const al_papa_run_result *x = &r->runs[i];
+        hash_line(&s, "run %.0f %.17g\n", x->config * 1000.0 + x->seed_index, x->score);
+        hash_line(&s, "acc %.0f %.17g\n", x->config * 1000.0 + x->seed_index, x->accuracy);
+    }
+    for (int i = 0; r->theta && i < n_heads; i++) hash_line(&s, "theta %.0f %.9g\n", i, r->theta[i]);
+    for (int c = 0; c < r->plan.n_configs; c++)
+        if (!isnan(r->mlm_score[c])) hash_line(&s, "mlm %.0f %.17g\n", c, r->mlm_score[c]);
+    uint8_t d[32];
+    al_sha256_final(&s, d);
+    al_sha256_hex(d, hex);
+}
+
+static cJSON *number_or_null(double v) { return isnan(v) ? cJSON_CreateNull() : cJSON_CreateNumber(v); }
+
+static void reply_config(al_reply_builder *rb, const al_papa_sweep_request *q, const char *preset, const al_task *task) {
+    cJSON *c = al_rb_add(rb, rb->root, "config", cJSON_CreateObject());
+    if (!c) return;
+    al_rb_str(rb, c, "preset", preset);
+    al_rb_str(rb, c, "task", task->id);
+    al_rb_num(rb, c, "L", q->L);
+    al_rb_str(rb, c, "layout", al_papa_layout_name(q->layout));
+    cJSON *a = al_rb_add(rb, c, "constants", cJSON_CreateArray());
+    for (int i = 0; a && i < q->plan.n_constants; i++)
+        al_rb_add(rb, a, NULL, cJSON_CreateString(al_papa_constant_name(q->plan.constants[i])));
+    a = al_rb_add(rb, c, "orders", cJSON_CreateArray());
+    for (int i = 0; a && i < q->plan.n_orders; i++) al_rb_add(rb, a, NULL, cJSON_CreateString(al_papa_order_name(q->plan.orders[i])));
+    a = al_rb_add(rb, c, "fractions", cJSON_CreateArray());
+    for (int i = 0; a && q->plan.n_k == 0 && i < q->n_fractions; i++) al_rb_add(rb, a, NULL, cJSON_CreateNumber(q->fractions[i]));
+    a = al_rb_add(rb, c, "seeds", cJSON_CreateArray());
+    for (int i = 0; a && i < q->plan.n_seeds; i++) al_rb_add(rb, a, NULL, cJSON_CreateNumber((double)q->seeds[i]));
+    al_rb_num(rb, c, "max_train", q->max_train);
+    al_rb_num(rb, c, "max_validation", q->max_validation);
+    al_rb_num(rb, c, "constants_examples", q->constants_examples);
+    al_rb_num(rb, c, "batch_size", q->batch_size);
+    al_rb_bool(rb, c, "baselines", q->plan.baselines);
+    al_rb_bool(rb, c, "mlm", q->mlm);
+    cJSON *p = al_rb_add(rb, c, "probe", cJSON_CreateObject());
+    if (p) {
+        al_rb_num(rb, p, "epochs", q->probe.epochs);
+        al_rb_num(rb, p, "batch_size", q->probe.batch_size);
+        al_rb_num(rb, p, "lr", q->probe.lr);
+        al_rb_num(rb, p, "dropout", task->kind == AL_TASK_TOKEN ? 0.0 : q->probe.dropout);
+        al_rb_str(rb, p, "schedule", "constant");
+    }
+    p = al_rb_add(rb, c, "ranking", cJSON_CreateObject());
+    if (p) {
+        al_rb_num(rb, p, "epochs", q->rank.epochs);
+        al_rb_num(rb, p, "batch_size", q->rank.batch_size);
+        al_rb_num(rb, p, "max_examples", q->rank.max_examples);
+        al_rb_num(rb, p, "lr", q->rank.lr);
+        al_rb_num(rb, p, "shards", q->rank.shards);
+        al_rb_bool(rb, p, "train_mode", q->rank.train_mode);
+        al_rb_num(rb, p, "seed", (double)q->rank.seed);
+    }
+    if (q->n_shards > 1) {
+        char shard[32];
+        snprintf(shard, sizeof shard, "%d/%d", q->shard_index, q->n_shards);
+        al_rb_str(rb, c, "shard", shard);
+    }
+}
+
+static void reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, const al_task *task, int NL, int H) {
+    const int n_total = NL * H;
+    cJSON *cfgs = al_rb_add(rb, rb->root, "configs", cJSON_CreateArray());
+    for (int c = 0; cfgs && c < r->plan.n_configs; c++) {
+        const al_papa_config *x = &r->plan.configs[c];
+        cJSON *o = al_rb_add(rb, cfgs, NULL, cJSON_CreateObject());
+        char label[64];
+        al_papa_config_label(x, n_total, label, sizeof label);
+        al_rb_str(rb, o, "label", label);
+        al_rb_str(rb, o, "what", x->what == AL_CFG_SWEEP ? "sweep" : x->what == AL_CFG_RIGHT_PAD ? "right_pad" : "embeddings_only");
+        if (x->what == AL_CFG_SWEEP) {
+            al_rb_num(rb, o, "k", x->k);
+            al_rb_num(rb, o, "fraction_kept", (double)(n_total - x->k) / n_total);
+            if (x->k > 0) al_rb_str(rb, o, "constant", al_papa_constant_name(x->constant));
+            if (x->k > 0 && x->k < n_total) al_rb_str(rb, o, "order", al_papa_order_name(x->order));
+        }
+        if (o) cJSON_AddItemToObject(o, "mlm_score", number_or_null(r->mlm_score[c]));
+        if (o) cJSON_AddItemToObject(o, "mlm_accuracy", number_or_null(r->mlm_accuracy[c]));
+    }
+    cJSON *runs = al_rb_add(rb, rb->root, "runs", cJSON_CreateArray());
+    for (int i = 0; runs && i < r->n_runs; i++) {
+        const al_papa_run_result *x = &r->runs[i];
+        cJSON *o = al_rb_add(rb, runs, NULL, cJSON_CreateObject());
+        al_rb_num(rb, o, "config", x->config);
+        al_rb_num(rb, o, "seed_index", x->seed_index);
+        al_rb_num(rb, o, "score", x->score);
+        al_rb_num(rb, o, "accuracy", x->accuracy);
+        if (x->group_count[0] + x->group_count[1] + x->group_count[2] + x->group_count[3] > 0) {
+            cJSON *g = al_rb_add(rb, o, "group_accuracy", cJSON_CreateArray());
+            for (int k = 0; g && k < AL_PAPA_MAX_GROUPS; k++) al_rb_add(rb, g, NULL, number_or_null(x->group_accuracy[k]));
+        }
+    }
+    /* summaries: mean over seeds with a 95% interval; drop relative to the full model's mean */
+    double full = NAN;
+    cJSON *sum = al_rb_add(rb, rb->root, "summary", cJSON_CreateArray());
+    for (int pass = 0; pass < 2; pass++)
+        for (int c = 0; c < r->plan.n_configs; c++) {
+            double vals[AL_PAPA_MAX_SEEDS];
+            int n = 0;
+            for (int i = 0; i < r->n_runs; i++)
+                if (r->runs[i].config == c && n < AL_PAPA_MAX_SEEDS) vals[n++] = r->runs[i].score;
+            if (!n) continue;
+            al_seed_summary ss;
+            al_error e2;
+            if (al_metric_summary(vals, n, &ss, &e2)) continue;
+            const al_papa_config *x = &r->plan.configs[c];
+            if (pass == 0) {
+                if (x->what == AL_CFG_SWEEP && x->k == 0) full = ss.mean;
+                continue;
+            }
+            cJSON *o = al_rb_add(rb, sum, NULL, cJSON_CreateObject());
+            al_rb_num(rb, o, "config", c);
+            al_rb_num(rb, o, "n", ss.n);
+            al_rb_num(rb, o, "mean", ss.mean);
+            al_rb_num(rb, o, "sd", ss.sd);
+            if (o) cJSON_AddItemToObject(o, "ci95", ss.has_interval ? cJSON_CreateNumber(ss.half_width) : cJSON_CreateNull());
+            double drop = NAN;
+            if (!isnan(full) && al_metric_relative_drop(full, ss.mean, &drop, &e2)) drop = NAN;
+            if (o) cJSON_AddItemToObject(o, "drop", number_or_null(drop));
+        }
+    if (r->theta) {
+        cJSON *lam = al_rb_add(rb, rb->root, "lambdas", cJSON_CreateArray());
+        for (int l = 0; lam && l < NL; l++) {
+            cJSON *row = al_rb_add(rb, lam, NULL, cJSON_CreateArray());
+            for (int h = 0; row && h < H; h++)
+                al_rb_add(rb, row, NULL, cJSON_CreateNumber(1.0 / (1.0 + exp(-(double)r->theta[l * H + h]))));
+        }
+        al_rb_num(rb, rb->root, "ranking_loss", r->rank_loss);
+    }
+    cJSON *orders = al_rb_add(rb, rb->root, "orders", cJSON_CreateObject());
+    for (int o = 0; orders && o < AL_N_ORDERS; o++) {
+        if (r->orders[(size_t)o * n_total] < 0) continue;
+        cJSON *list = al_rb_add(rb, orders, al_papa_order_name((al_papa_order)o), cJSON_CreateArray());
+        for (int i = 0; list && i < n_total; i++) {
+            const int lh = r->orders[(size_t)o * n_total + i];
+            cJSON *pair = al_rb_add(rb, list, NULL, cJSON_CreateArray());
+            al_rb_add(rb, pair, NULL, cJSON_CreateNumber(lh / H));
+            al_rb_add(rb, pair, NULL, cJSON_CreateNumber(lh % H));
+        }
+    }
+    cJSON *t = al_rb_add(rb, rb->root, "task", cJSON_CreateObject());
+    al_rb_str(rb, t, "id", task->id);
+    al_rb_str(rb, t, "kind", al_task_kind_name(task->kind));
+    al_rb_str(rb, t, "metric", task->metric);
+    al_rb_num(rb, t, "n_train", r->n_train);
+    al_rb_num(rb, t, "n_validation", r->n_validation);
+    al_rb_num(rb, t, "truncated_train", r->truncated_train);
+    al_rb_num(rb, t, "truncated_validation", r->truncated_validation);
+    cJSON *labels = al_rb_add(rb, t, "labels", cJSON_CreateArray());
+    for (int i = 0; labels && i < task->n_labels; i++) al_rb_add(rb, labels, NULL, cJSON_CreateString(task->label_names[i]));
+    al_rb_num(rb, rb->root, "mlm_tokens", (double)r->mlm_tokens);
+    cJSON *tm = al_rb_add(rb, rb->root, "seconds", cJSON_CreateObject());
+    al_rb_num(rb, tm, "constants", r->seconds_constants);
+    al_rb_num(rb, tm, "ranking", r->seconds_rank);
+    al_rb_num(rb, tm, "features", r->seconds_features);
+    al_rb_num(rb, tm, "probes", r->seconds_probe);
+    al_rb_num(rb, tm, "mlm", r->seconds_mlm);
+}
+
+al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
+    static const char *const known[] = {"op", "model", "task", "task_jsonl", "tasks_dir", "preset", "constants",
+                                        "orders", "fractions", "k", "seeds", "layout", "L", "max_train",
+                                        "max_validation", "constants_examples", "batch_size", "baselines", "mlm",
+                                        "memory_mb", "probe", "ranking", "shard", "outputs", NULL};
+    const al_api_model *m;
+    al_status st = al_req_model(ctx->session, ctx->req, &m, err);
+    if (st) return st;
+    al_task *task = NULL;
+    st = load_task(ctx->req, &task, err);
+    if (st) return st;
+    al_papa_sweep_request q;
+    const char *preset = NULL;
+    st = read_request(ctx->req, task, &q, &preset, err);
+    int outputs = 0;
+    static const char *const out_names[] = {"constants", "theta"};
+    if (!st) st = al_req_flags(ctx->req, "outputs", out_names, 2, 0, &outputs, err);
+    if (st) {
+        al_task_free(task);
+        return st;
+    }
+    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    q.progress = ctx->params->progress;
+    q.progress_user = ctx->params->progress_user;
+    q.cancel = ctx->params->cancel;
+    al_papa_sweep_result r;
+    st = al_papa_sweep_run(m->model, task, &q, &r, err);
+    if (st) {
+        al_task_free(task);
+        return st;
+    }
+    al_reply_builder *rb = ctx->rb;
+    const al_config *cfg = al_model_config(m->model);
+    const int NL = cfg->n_layers, H = cfg->n_heads;
+    char model_hash[65], dig[65], buf[80];
+    al_model_content_hash(m->model, model_hash);
+    digest(&r, NL * H, dig);
+    al_rb_str(rb, rb->root, "model", m->id);
+    al_rb_str(rb, rb->root, "engine", AL_VERSION);
+    cJSON *hashes = al_rb_add(rb, rb->root, "hashes", cJSON_CreateObject());
+    snprintf(buf, sizeof buf, "sha256:%s", model_hash);
+    al_rb_str(rb, hashes, "model", buf);
+    snprintf(buf, sizeof buf, "sha256:%s", task->hash);
+    al_rb_str(rb, hashes, "task", buf);
+    reply_config(rb, &q, preset, task);
+    reply_results(rb, &r, task, NL, H);
+    snprintf(buf, sizeof buf, "sha256:%s", dig);
+    al_rb_str(rb, rb->root, "digest", buf);
+    if ((outputs & 1) && r.constants) {
+        int64_t shape[4] = {NL, H, q.L, q.L};
+        void *data;
+        st = al_rb_tensor(rb, "constants", "F32", 4, shape, &data, err);
+        if (!st) memcpy(data, r.constants, sizeof(float) * (size_t)NL * H * q.L * q.L);
+    }
+    if (!st && (outputs & 2) && r.theta) {
+        int64_t shape[2] = {NL, H};
+        void *data;
+        st = al_rb_tensor(rb, "theta", "F32", 2, shape, &data, err);
+        if (!st) memcpy(data, r.theta, sizeof(float) * (size_t)NL * H);
+    }
+    al_papa_sweep_result_free(&r);
+    al_task_free(task);
+    return st;
+}
