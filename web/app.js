@@ -2,10 +2,7 @@
 // context, reads the link (link.js) into the page state (state.js), loads the link's model and
 // draws its first run. The WASM core runs in a Web Worker (engine.js); this thread only draws.
 // User text reaches the DOM through textContent and form values only, never as HTML.
-import './panel_model.js';
-import './panel_input.js';
-import './panel_explorer.js';
-import './panel_analyses.js';
+import './panel_list.js';
 import { mountComputePanel } from './compute_panel.js';
 import { download } from './dom.js';
 import { startEngine } from './engine.js';

@@ -71,7 +71,9 @@ export function mountComputePanel(panel, ctx) {
       job.check();
       job.status(`${req.running}\u2026`);
       const computeStarted = performance.now();
-      const result = await job.request(req.op, req.args, { stageLabel: () => req.running, stages: req.stages ?? null });
+      const result = req.run ? await req.run(job)
+        : await job.request(req.op, req.args, { stageLabel: () => req.running, stages: req.stages ?? null,
+                                                transfer: req.transfer ?? [] });
       const computeMs = performance.now() - computeStarted;
       job.check();
       job.status('Drawing\u2026');

@@ -187,8 +187,16 @@ export async function readLink({ hash = '', search = '' } = {}) {
 }
 
 // The link for some values at a page address (origin + path, no query or fragment):
-//   { url, length } or { url: null, length, why } when it is too long to reopen.
+//   { url, length } or { url: null, length, why } when a fresh page could not reopen it: a value
+//   the decoder would refuse, more than MAX_STATE_BYTES of state, or more than LINK_MAX_CHARS.
 export async function makeLink(pageUrl, values) {
+  const refused = checkValues(values).problems;
+  if (refused.length) return { url: null, length: 0, why: `a fresh page would refuse it (${refused.join('; ')})` };
+  const bytes = new TextEncoder().encode(JSON.stringify(values)).length;
+  if (bytes > MAX_STATE_BYTES) {
+    return { url: null, length: 0, why: `its state is ${bytes.toLocaleString('en')} bytes, more than the ` +
+             `${MAX_STATE_BYTES.toLocaleString('en')} a link may hold: shorten the text` };
+  }
   const url = Object.keys(values).length ? pageUrl + (await encodeFragment(values)) : pageUrl;
   if (url.length > LINK_MAX_CHARS) {
     return { url: null, length: url.length,

@@ -5,6 +5,7 @@ import './analysis_kinds.js';
 import { BATCH, MAX_TOKENS, SIZES, allAnalyses } from './analyses.js';
 import { loadBrownSample, parseOwnSentences } from './dataset.js';
 import { EFFECTIVE_MODES } from './effective.js';
+import { MAX_STATE_BYTES } from './link.js';
 import { registerPanel } from './panels.js';
 
 const DEFAULT_SENTENCES = 'The/DET cat/NOUN sat/VERB on/ADP the/DET mat/NOUN ./PUNCT\n' +
@@ -17,7 +18,7 @@ const keys = {
   analysis: { type: 'enum', default: '', values: ['', ...analyses.map((a) => a.id)] }, // '' = not used yet
   ds: { type: 'enum', default: 'brown', values: ['brown', 'own'] },
   size: { type: 'enum', default: 32, values: SIZES },
-  sents: { type: 'string', default: DEFAULT_SENTENCES, maxLength: 1 << 20 },
+  sents: { type: 'string', default: DEFAULT_SENTENCES, maxLength: MAX_STATE_BYTES },
   amode: { type: 'enum', default: 'exact', values: ['exact', 'paper'] },
   apad: { type: 'int', default: 0, min: 0, max: 4096 },
 };

@@ -2,22 +2,26 @@
 // worker's "tokenize" op, 200 ms after the last keystroke), and the button that runs the explorer.
 // The state's text and pair are the last run's (panel_explorer.js sets them when a run is drawn).
 import { $, el, setError, show } from './dom.js';
+import { MAX_STATE_BYTES } from './link.js';
 import { registerPanel } from './panels.js';
 import { state } from './state.js';
 
-const MAX_TEXT = 1 << 20; // characters; a link with more would not reopen anyway
+const MAX_TEXT = MAX_STATE_BYTES; // characters; link.js bounds the whole state's bytes as well
 
 function mount(ctx) {
   const api = {};
   api.input = () => ({ text: $('text').value, pair: $('pair-toggle').checked ? $('text-pair').value : null });
 
+  // One span per token (appended one by one: a long text has more tokens than a call's arguments).
   api.showTokens = (tokens, typeIds, specialMask) => {
-    $('tokens').replaceChildren(...tokens.map((t, i) => {
+    const box = $('tokens');
+    box.replaceChildren();
+    tokens.forEach((t, i) => {
       const span = el('span', { class: 'tok', text: t, title: `#${i}` });
       if (specialMask?.[i]) span.classList.add('special');
       else if (typeIds?.[i] === 1) span.classList.add('seg1');
-      return span;
-    }));
+      box.append(span);
+    });
   };
 
   let timer = 0;

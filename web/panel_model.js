@@ -146,8 +146,10 @@ function mount(ctx) {
       api.wanted = null;
       show($('model-wanted'), false);
     }
-    if (source.kind === 'files' && api.wanted) source.expect = api.wanted.ref.files;
-    if (await api.load(source)) ctx.explorer.run();
+    // Files for a link's model: once they load, the link's opening goes on (app.js) and runs it.
+    const forLink = source.kind === 'files' && !!api.wanted;
+    if (forLink) source.expect = api.wanted.ref.files;
+    if (await api.load(source) && !forLink) ctx.explorer.run();
   };
 
   // Asks for the files a link names (drop or pick); resolves true once they are loaded.

@@ -11,8 +11,12 @@
 //   -- compute panels (compute_panel.js):
 //   title, prefix (ids: <prefix>-run, -cancel, -progress, -status, -error, -results, -export-json),
 //   controls    [control spec]       controls.js: each bound to one of its keys
-//   request(v, ctx, job) -> { op, args, running, meta }   the JSON the worker runs (v: the controls'
-//                                    values by key); may throw an Error whose message is for the user
+//   request(v, ctx, job) -> { op, args, running, meta, stages?, transfer?, run? }   the JSON the
+//                                    worker runs (v: the controls' values by key; args.inputs may carry
+//                                    tensors, their buffers listed in transfer); running names the work
+//                                    on the status line; meta goes into the record. Work of several
+//                                    requests gives run(job) -> {reply, tensors} instead of op and args.
+//                                    May throw an Error whose message is for the user.
 //   draw(record, figures, ctx)       figures.add(name, caption, paint(canvas)) one figure per task
 //   summary(record) -> string        the status line after a run
 //   exportBody(record) -> object     the JSON export (default: op, request, reply, tensors)
