@@ -119,10 +119,14 @@ export function mountComputePanel(panel, ctx) {
   api.controls = controls;
   api.setError = (m) => setError(error, m);
   ctx.on('models', api.refresh);
-  ctx.on('link', api.refresh);
+  ctx.on('link', () => {
+    controls.restore();
+    api.refresh();
+  });
   ctx.on('opened', () => {
     if (panel.autoRun?.(state)) api.run();
   });
+  controls.restore();
   api.refresh();
   return api;
 }

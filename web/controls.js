@@ -105,7 +105,9 @@ export function buildControls(list, ctx, { onChange = () => {} } = {}) {
     if ([...b.input.options].some((o) => o.value === keep && !o.disabled)) b.input.value = keep;
   }
 
-  // Shows the state's value in each control that can show it.
+  for (const b of bound) if (b.spec.kind === 'select') fillOptions(b);
+
+  // Shows the state's value in each control that can show it (a link was opened).
   function restore() {
     for (const b of bound) {
       const key = b.spec.key;
@@ -120,9 +122,15 @@ export function buildControls(list, ctx, { onChange = () => {} } = {}) {
     }
   }
 
+  // Re-reads the options that depend on the page (e.g. the loaded models: the state's value is shown
+  // once it is among them), then visibility, disabled states and notes. Typed text is left alone.
   function refresh() {
-    for (const b of bound) if (b.spec.kind === 'select') fillOptions(b);
-    restore();
+    for (const b of bound) {
+      if (b.spec.kind !== 'select' || typeof b.spec.options !== 'function') continue;
+      fillOptions(b);
+      const want = String(state[b.spec.key]);
+      if ([...b.input.options].some((o) => o.value === want && !o.disabled)) b.input.value = want;
+    }
     const v = values();
     for (const b of bound) {
       const hidden = b.spec.showIf ? !b.spec.showIf(v, ctx) : false;

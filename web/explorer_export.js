@@ -1,7 +1,7 @@
 // explorer_export.js: the explorer's exports: the large heatmap as PNG, its numbers as JSON (with
 // the effective-attention facts when an effective view is shown).
 import { $ } from './dom.js';
-import { describeSource } from './panel_model.js';
+import { describeSource } from './model_ref.js';
 import { MERGE_RULE } from './views.js';
 
 // getRun() -> { run, text }: the explorer's current run and the text it was made from.

@@ -2,7 +2,6 @@
 // says on the page what a link holds when that matters: a local model named by its files' hashes, or
 // a state too long for a link (then the address holds no state rather than an older one).
 import { $, setError } from './dom.js';
-import { describeRef } from './model_ref.js';
 import { makeLink } from './link.js';
 import { linkValues, onStateChange, state } from './state.js';
 
@@ -30,8 +29,9 @@ export function startLinkSync() {
       status.textContent = `No link for this page: ${r.why}. The address shows the bare page, so a reload starts afresh.`;
       status.classList.add('warning');
     } else if (state.model?.kind === 'local') {
-      status.textContent = `This page's address names your ${describeRef(state.model)} by SHA-256: whoever opens it ` +
-        'is asked for the same files, which never leave their computer either.';
+      status.textContent = `This page's link names its model by the SHA-256 of its local files ` +
+        `(${state.model.files.map((f) => f.name).join(', ')}): whoever opens the link is asked for the same files, ` +
+        'which never leave their computer.';
       status.classList.remove('warning');
     } else {
       status.textContent = '';

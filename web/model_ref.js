@@ -67,7 +67,14 @@ export function refOf(source) {
   return { kind: 'local', files: source.record.map((f) => ({ ...f })) };
 }
 
-// A short description for messages.
+// A page model source for people (the model panel's facts, exports).
+export function describeSource(source) {
+  if (source.kind === 'embedded') return `embedded model \u201c${source.entry.name ?? source.entry.id}\u201d`;
+  if (source.kind === 'hub') return `${source.repo}@${source.rev}`;
+  return 'local files';
+}
+
+// A short description of a reference for messages.
 export function describeRef(ref) {
   if (!ref) return 'no model';
   if (ref.kind === 'embedded') return `embedded model "${ref.id}"`;

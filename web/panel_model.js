@@ -4,19 +4,12 @@
 // SHA-256: opening it asks for those files and loads them only when every hash matches; the page
 // never runs another model in their place.
 import { $, el, formatBytes, setError, show } from './dom.js';
-import { describeRef, matchFiles, recordFiles, refOf } from './model_ref.js';
-import { checkModelRef } from './model_ref.js';
+import { checkModelRef, describeRef, describeSource, matchFiles, recordFiles, refOf } from './model_ref.js';
 import {
   DEFAULT_HUB, ModelSourceError, droppedFiles, embeddedModels, fetchEmbeddedModel, fetchHubModel, readLocalFiles,
 } from './models.js';
 import { registerPanel } from './panels.js';
 import { setState } from './state.js';
-
-export function describeSource(source) {
-  if (source.kind === 'embedded') return `embedded model \u201c${source.entry.name ?? source.entry.id}\u201d`;
-  if (source.kind === 'hub') return `${source.repo}@${source.rev}`;
-  return 'local files';
-}
 
 function showModelInfo(info, source, size) {
   const c = info.config ?? {};

@@ -7,6 +7,7 @@
 //     valid model of the same shape, another SHA-256) without loading any model, then opens with the
 //     right ones and shows the same numbers;
 //   - an old query-string link still opens, and its address becomes a fragment link;
+//   - a link naming a model the site lacks says so and loads no other model;
 //   - a damaged link says what is wrong and the page opens with its defaults;
 //   - the longest URL Chromium opens is web/link.js's LINK_MAX_CHARS, and the page refuses to make
 //     a longer link and says why;
@@ -137,7 +138,7 @@ test('a local-model link asks for its files in a fresh context, refuses a wrong 
     files: [...LOCAL_FILES].sort().map((f) => ({ name: f, size: readFileSync(path.join(work, 'local', f)).length,
                                                  sha256: sha256(path.join(work, 'local', f)) })),
   }, 'the link names the files by SHA-256 (the same as node:crypto\'s)');
-  assert.match(await p1.textContent('#link-status'), /names your local files .* by SHA-256/);
+  assert.match(await p1.textContent('#link-status'), /link names its model by the SHA-256 of its local files \(config\.json, /);
   const url = await linkUrl(p1);
   await context.close();
 
@@ -200,6 +201,21 @@ test('an old query-string link still opens, and its address becomes a fragment l
   assert.equal(await p.evaluate(() => location.search), '', 'the query string is gone from the address');
   assert.deepEqual(link.values, { model: { kind: 'embedded', id: 'test-bert' }, text, layer: 3, head: 4, view: 'layer_mean', merge: true });
   assert.deepEqual(p.errors, []);
+  await context.close();
+});
+
+test('a link naming a model this site does not have says so and loads no other model', { skip }, async () => {
+  const text = 'a missing model echidna4410';
+  queryTexts.push(text);
+  const context = await newContext(browser);
+  const p = await newPage(context);
+  await p.goto(`${base}?model=no-such-model&text=${encodeURIComponent(text)}`);
+  await p.waitForSelector('#model-error:not([hidden])');
+  assert.match(await p.textContent('#model-error'), /names the embedded model "no-such-model", which this site does not have \(it has: test-bert\)/);
+  await p.waitForTimeout(300);
+  assert.equal(await p.evaluate(() => window.attnlab.app.modelId), null);
+  assert.equal(await p.inputValue('#text'), text);
+  assert.deepEqual((await linkState(p)).values.model, { kind: 'embedded', id: 'no-such-model' }, 'the address keeps the link\'s model');
   await context.close();
 });
 
