@@ -7,8 +7,10 @@
 //         /data/       -> build/data/ (scripts/build_corpus.py's output: brown_pos.jsonl for the page's
 //                         analyses), or AL_DATA_DIR when set (the browser tests serve a small file)
 // Sends COOP/COEP so the page is cross-origin isolated (WASM threads later), and the right MIME types.
+// AL_ACCESS_LOG=FILE appends every request to FILE, one line each: time, method, the request target as
+// sent (path and query) and every header as JSON (the browser tests check that no text reaches it).
 import { createServer } from 'node:http';
-import { createReadStream, statSync } from 'node:fs';
+import { appendFileSync, createReadStream, statSync } from 'node:fs';
 import { extname, join, normalize, resolve } from 'node:path';
 
 const root = resolve(new URL('..', import.meta.url).pathname);
@@ -47,7 +49,12 @@ function locate(urlPath) {
   return null;
 }
 
+const accessLog = process.env.AL_ACCESS_LOG ? resolve(process.env.AL_ACCESS_LOG) : null;
+
 const server = createServer((req, res) => {
+  if (accessLog) {
+    appendFileSync(accessLog, `${new Date().toISOString()} ${req.method} ${req.url} ${JSON.stringify(req.headers)}\n`);
+  }
   const headers = {
     'Cross-Origin-Opener-Policy': 'same-origin',
     'Cross-Origin-Embedder-Policy': 'require-corp',

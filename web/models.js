@@ -208,15 +208,30 @@ export async function fetchEmbeddedModel(entry, options) {
                     { ...options, useCache: false, only: Array.isArray(entry.files) ? entry.files : null });
 }
 
-// Local files (picker or drop): File objects; folders dropped are flattened by name.
+// Local files (picker or drop): File objects; folders dropped are flattened by name. Only the files
+// a model is made of are read (config.json, the tokenizer files, the weights and the shards an index
+// names): the rest of a dropped folder (other frameworks' weights, READMEs) is left alone.
 export async function readLocalFiles(fileList, onProgress = () => {}) {
-  const files = {};
   const list = [...fileList];
   if (!list.length) throw new ModelSourceError('No files were given.');
+  const byName = new Map(list.map((f) => [f.name.split('/').pop(), f]));
+  const wanted = ['config.json', ...TOKENIZER_FILES, 'model.safetensors', 'pytorch_model.bin', 'model.safetensors.index.json']
+    .filter((n) => byName.has(n));
+  if (byName.has('model.safetensors.index.json')) {
+    try {
+      const index = JSON.parse(await byName.get('model.safetensors.index.json').text());
+      for (const shard of new Set(Object.values(index.weight_map ?? {}))) {
+        if (typeof shard === 'string' && byName.has(shard)) wanted.push(shard);
+      }
+    } catch {
+      throw new ModelSourceError('local files: model.safetensors.index.json is not valid JSON.');
+    }
+  }
+  const files = {};
   let done = 0;
-  const total = list.reduce((s, f) => s + f.size, 0) || 1;
-  for (const f of list) {
-    const name = f.name.split('/').pop();
+  const total = wanted.reduce((s, n) => s + byName.get(n).size, 0) || 1;
+  for (const name of wanted) {
+    const f = byName.get(name);
     files[name] = await f.arrayBuffer();
     done += f.size;
     onProgress({ file: name, loaded: done, total, fraction: done / total });

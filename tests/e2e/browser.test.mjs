@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import {
-  distinctColours, launchChromium, newContext, newPage, root, runText, skipReason, startServer, waitIdle,
+  distinctColours, launchChromium, linkState, linkUrl, newContext, newPage, root, runText, skipReason, startServer,
+  waitIdle,
 } from './helpers.mjs';
 import { makeGoldenModel, makeWideModel } from './make_test_model.mjs';
 
@@ -145,11 +146,13 @@ test('arrow keys move between heads and layers; the URL follows', { skip }, asyn
   await page.keyboard.press('ArrowRight');
   await page.keyboard.press('ArrowDown');
   const sel = await page.evaluate(() => ({ l: window.attnlab.explorer.layer, h: window.attnlab.explorer.head,
-                                           focused: document.activeElement.dataset.head, url: location.search }));
+                                           focused: document.activeElement.dataset.head }));
   assert.deepEqual([sel.l, sel.h], [1, 2]);
   assert.equal(sel.focused, '2', 'focus follows the selection');
-  assert.match(sel.url, /layer=1/);
-  assert.match(sel.url, /head=2/);
+  const link = await linkState(page);
+  assert.equal(link.kind, 'fragment');
+  assert.equal(link.values.layer, 1);
+  assert.equal(link.values.head, 2);
   assert.match(await page.textContent('#detail-title'), /Layer 1, head 2/);
 });
 
@@ -228,9 +231,9 @@ test('a model loads from the (localhost) Hugging Face mirror; 404, non-BERT and 
   assert.equal(await page.isHidden('#model-error'), true);
   assert.match(await page.textContent('#model-info'), /3 layers × 4 heads/);
   assert.ok(mirrorLog.includes('/test-org/tiny-bert/resolve/main/model.safetensors'));
-  const url = await page.evaluate(() => location.search);
-  assert.match(url, /repo=test-org%2Ftiny-bert/);
-  assert.match(url, /hub=http/);
+  const link = await linkState(page);
+  assert.equal(link.values.model.repo, 'test-org/tiny-bert');
+  assert.equal(link.values.model.base, mirrorBase);
 });
 
 test('a corrupt upload shows an error and the page keeps working', { skip }, async () => {
@@ -265,7 +268,7 @@ test('the URL restores model, text, pair, layer, head and view in a fresh contex
   await runText(p1, 'The brown fox jumped over the river bank.');
   await p1.click('#grid button[data-layer="4"][data-head="7"]');
   await p1.selectOption('#view-select', 'diff');
-  const url = p1.url();
+  const url = await linkUrl(p1);
   const want = await p1.evaluate(() => window.attnlab.current);
   await context.close();
 

@@ -94,3 +94,16 @@ export function distinctColours(p, selectorOrHandle) {
   if (typeof selectorOrHandle === 'string') return p.$eval(selectorOrHandle, fn);
   return selectorOrHandle.evaluate(fn);
 }
+
+// The page state the address holds once the page has written it (web/link.js decodes it as a fresh
+// page would): { values, problems, kind }.
+export async function linkState(p) {
+  await p.evaluate(() => window.attnlab.link.flush());
+  return p.evaluate(() => window.attnlab.link.read());
+}
+
+// The page's link, once it shows the current state.
+export async function linkUrl(p) {
+  await p.evaluate(() => window.attnlab.link.flush());
+  return p.url();
+}

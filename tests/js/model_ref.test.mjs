@@ -1,0 +1,61 @@
+// model_ref.test.mjs: how a link names a model (web/model_ref.js): the checks on a reference read
+// from a link, SHA-256 of local files (crypto.subtle, the same call as in the browser), and the
+// matching of given files against the files a link names.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { checkModelRef, matchFiles, recordFiles, refOf, sha256Hex } from '../../web/model_ref.js';
+
+const bytes = (s) => new TextEncoder().encode(s).buffer;
+
+test('SHA-256: the FIPS 180-2 test vectors', async () => {
+  assert.equal(await sha256Hex(bytes('abc')), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  assert.equal(await sha256Hex(bytes('')), 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
+});
+
+test('model references from a link: valid ones pass, the rest is named', () => {
+  const h = 'a'.repeat(64);
+  for (const ok of [null, { kind: 'embedded', id: 'attnlab-mini-bert' }, { kind: 'hub', repo: 'prajjwal1/bert-tiny' },
+                    { kind: 'hub', repo: 'bert-base-uncased', rev: 'v1.0', base: 'https://hf-mirror.example' },
+                    { kind: 'local', files: [{ name: 'config.json', size: 10, sha256: h }] }]) {
+    assert.equal(checkModelRef(ok), null, JSON.stringify(ok));
+  }
+  const bad = [
+    [[], /object/], [{ kind: 'ftp' }, /kind/], [{ kind: 'embedded', id: '../x' }, /id/],
+    [{ kind: 'embedded', id: 'x', extra: 1 }, /unknown field "extra"/],
+    [{ kind: 'hub', repo: 'a/../b' }, /repository/], [{ kind: 'hub', repo: 'a/b', base: 'javascript:alert(1)' }, /http/],
+    [{ kind: 'local', files: [] }, /1 to 64/],
+    [{ kind: 'local', files: [{ name: '../passwd', size: 1, sha256: h }] }, /plain name/],
+    [{ kind: 'local', files: [{ name: 'a', size: -1, sha256: h }] }, /size/],
+    [{ kind: 'local', files: [{ name: 'a', size: 1, sha256: 'A'.repeat(64) }] }, /SHA-256/],
+    [{ kind: 'local', files: [{ name: 'a', size: 1, sha256: h }, { name: 'a', size: 1, sha256: h }] }, /twice/],
+  ];
+  for (const [ref, why] of bad) assert.match(checkModelRef(ref), why, JSON.stringify(ref));
+});
+
+test('given files match a link by content; a changed or missing file is named, nothing is returned', async () => {
+  const original = { 'config.json': bytes('{"model_type":"bert"}'), 'vocab.txt': bytes('[PAD]\n[UNK]\n'),
+                     'model.safetensors': bytes('weights') };
+  const expected = await recordFiles(original);
+  assert.deepEqual(expected.map((f) => f.name), ['config.json', 'model.safetensors', 'vocab.txt']);
+  assert.deepEqual(refOf({ kind: 'files', record: expected }), { kind: 'local', files: expected });
+
+  // The same contents under other names, plus an extra file: matched by hash, renamed, extra left out.
+  const renamed = { 'my-config.json': original['config.json'], 'vocab.txt': original['vocab.txt'],
+                    'weights.bin': original['model.safetensors'], 'README.md': bytes('hello') };
+  const ok = matchFiles(expected, renamed, await recordFiles(renamed));
+  assert.deepEqual(Object.keys(ok.files).sort(), ['config.json', 'model.safetensors', 'vocab.txt']);
+  assert.equal(ok.files['model.safetensors'], original['model.safetensors']);
+
+  // One byte different: the same name, another hash.
+  const changed = { ...original, 'model.safetensors': bytes('weightS') };
+  const bad = matchFiles(expected, changed, await recordFiles(changed));
+  assert.equal(bad.files, undefined);
+  assert.equal(bad.problems.length, 1);
+  assert.match(bad.problems[0], /^model\.safetensors is a different file: its SHA-256 is [0-9a-f]{12}\u2026 \(7 B\), the link expects [0-9a-f]{12}\u2026 \(7 B\)$/);
+
+  const missing = { 'config.json': original['config.json'] };
+  const gone = matchFiles(expected, missing, await recordFiles(missing));
+  assert.deepEqual(gone.problems.map((p) => p.split(' ')[0]), ['model.safetensors', 'vocab.txt']);
+  assert.match(gone.problems[0], /is missing/);
+});

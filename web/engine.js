@@ -1,0 +1,21 @@
+// engine.js: the computation engine: the worker that hosts the WASM core (wasm/worker.mjs, through
+// worker_client.js), and its status line. A worker that dies is replaced; the 'restart' event lets
+// the model panel load its model again.
+import { $ } from './dom.js';
+import { WorkerClient } from './worker_client.js';
+
+export function startEngine(ctx) {
+  const client = new WorkerClient(new URL('wasm/worker.mjs', document.baseURI), {
+    onRestart: (reason) => {
+      $('engine-status').textContent = `engine restarted after: ${reason}`;
+      ctx.emit('restart');
+    },
+  });
+  const ready = client.ready.then((r) => {
+    $('engine-status').textContent = `engine ${r.reply.version} ready` +
+      (r.reply.sharedCancel ? '' : ' (cancel works between requests only)');
+  }, (e) => {
+    $('engine-status').textContent = `the engine did not start: ${e.message}`;
+  });
+  return { client, ready };
+}

@@ -1,0 +1,147 @@
+// panel_explorer.js: the attention explorer panel: the attention run (the worker's "attention" op,
+// through the shared job helper), the views (views.js; effective.js's need another op, fetched by
+// explorer_effective.js), merged words, and the heatmap exports (explorer_export.js). The layers x
+// heads grid and the large heatmap themselves are explorer.js.
+import { $, show } from './dom.js';
+import { Explorer } from './explorer.js';
+import { setupEffective } from './explorer_effective.js';
+import { setupExports } from './explorer_export.js';
+import { registerPanel } from './panels.js';
+import { setState, state } from './state.js';
+import { MERGE_RULE, baseViews, parseViewSpec, requiredOutputs, resolveView, viewSpecString } from './views.js';
+
+function fillViewSelects() {
+  const views = baseViews().filter((v) => !v.hidden);
+  $('view-select').replaceChildren(...views.map((v) => new Option(v.label, v.id)), new Option('Difference of two views', 'diff'));
+  for (const id of ['view-a', 'view-b']) $(id).replaceChildren(...views.map((v) => new Option(v.label, v.id)));
+  $('view-a').value = 'standard';
+  $('view-b').value = 'layer_mean';
+}
+
+function currentViewSpec() {
+  const v = $('view-select').value;
+  if (v !== 'diff') return v || 'standard';
+  return viewSpecString({ kind: 'diff', a: $('view-a').value, b: $('view-b').value });
+}
+
+function applyViewSpec(spec) {
+  const p = parseViewSpec(spec);
+  if (p.kind === 'diff') {
+    $('view-select').value = 'diff';
+    $('view-a').value = p.a;
+    $('view-b').value = p.b;
+  } else {
+    $('view-select').value = p.id;
+  }
+  show($('diff-controls'), p.kind === 'diff');
+}
+
+function mount(ctx) {
+  const api = { run: null, runData: null, lastRunText: null, runCount: 0, timings: { start: performance.now() } };
+  const explorer = new Explorer({
+    root: $('explorer'), grid: $('grid'), heatmap: $('heatmap'), legend: $('legend'),
+    tooltip: $('tooltip'), title: $('detail-title'), companion: $('heatmap-companion'),
+    companionLegend: $('legend-companion'), companionTitle: $('companion-title'), companionHost: $('companion'),
+  }, {
+    onSelect: (layer, head) => setState({ layer, head }),
+    onDrawn: (t) => { if (t.thumbnailsMs !== undefined) api.timings.thumbnailsMs = t.thumbnailsMs; },
+  });
+  api.explorer = explorer;
+  const runner = ctx.runner({ bar: $('run-progress'), status: $('run-status'), cancel: $('cancel'), error: $('run-error') });
+  api.runner = runner;
+  const effective = setupEffective(ctx, explorer, () => ({ run: api.runData, text: api.lastRunText }));
+  api.effective = effective;
+  setupExports(ctx, explorer, () => ({ run: api.runData, text: api.lastRunText }));
+  api.hasRun = () => !!api.lastRunText;
+
+  // Runs the input panel's text through the model and draws every head.
+  api.run = async () => {
+    const model = ctx.models.current();
+    if (!model) return;
+    const { text, pair } = ctx.panels['input-panel'].input();
+    const started = performance.now();
+    await runner.run(async (job) => {
+      const { reply, tensors } = await job.request('attention', {
+        model: model.modelId, text, text_pair: pair, outputs: requiredOutputs(),
+      });
+      const seq = reply.sequences[0];
+      const run = {
+        n: reply.seq_len, NL: reply.n_layers, H: reply.n_heads, att: tensors.attentions.data, tensors,
+        tokens: seq.tokens, wordIds: seq.word_ids, typeIds: seq.type_ids, reply,
+      };
+      const computeMs = performance.now() - started;
+      $('shown-text').textContent = pair !== null ? `${text} \u2016 ${pair}` : text;
+      ctx.panels['input-panel'].showTokens(seq.tokens, seq.type_ids, seq.tokens.map((t, i) => (seq.word_ids?.[i] ?? 0) < 0));
+      show($('explorer'), true);
+      // Token spans and their layout in one task, the heatmaps in the next: no single long task.
+      await job.pause();
+      if (explorer.view.needs === 'effective') {
+        await effective.load(run, { text, pair });
+        job.check();
+      }
+      api.runData = run;
+      api.lastRunText = { text, pair };
+      api.runCount++;
+      explorer.setRun(run);
+      const drawnMs = performance.now() - started;
+      api.timings.lastRun = { computeMs, drawnMs, tokens: reply.seq_len };
+      api.timings.firstHeatmap ??= performance.now();
+      const warn = reply.warnings?.length ? ` \u2014 ${reply.warnings.join('; ')}` : '';
+      job.status(`${reply.seq_len} tokens, ${reply.n_layers} \u00d7 ${reply.n_heads} heads in ${Math.round(computeMs)} ms${warn}`);
+      setState({ text, pair, layer: explorer.layer, head: explorer.head });
+    }, { label: 'Computing\u2026' });
+  };
+
+  async function viewChanged() {
+    show($('diff-controls'), $('view-select').value === 'diff');
+    const spec = currentViewSpec();
+    effective.showControls(resolveView(spec));
+    if (resolveView(spec).needs === 'effective' && api.runData && !effective.current(api.runData)) {
+      await effective.load(api.runData, api.lastRunText);
+      if (spec !== currentViewSpec()) return; // the user moved on meanwhile
+    }
+    explorer.setView(spec);
+    $('view-help').textContent = explorer.view.help ?? '';
+    setState({ view: spec });
+  }
+
+  fillViewSelects();
+  for (const id of ['view-select', 'view-a', 'view-b']) $(id).addEventListener('change', viewChanged);
+  $('merge-words').addEventListener('change', () => {
+    show($('merge-rule'), $('merge-words').checked);
+    explorer.setMerge($('merge-words').checked);
+    setState({ merge: $('merge-words').checked });
+  });
+  $('merge-rule').textContent = MERGE_RULE;
+
+  // The state (from a link) into the controls, before the first run.
+  ctx.on('link', () => {
+    applyViewSpec(state.view);
+    effective.restore();
+    effective.showControls(resolveView(currentViewSpec()));
+    explorer.setView(currentViewSpec());
+    $('view-help').textContent = explorer.view.help ?? '';
+    $('merge-words').checked = state.merge;
+    show($('merge-rule'), state.merge);
+    explorer.merge = state.merge;
+    explorer.select(state.layer, state.head);
+  });
+  // The link's model is loaded: its first run, at the link's head.
+  ctx.on('opened', () => explorer.select(state.layer, state.head));
+  return api;
+}
+
+registerPanel({
+  id: 'explorer',
+  order: 30,
+  keys: {
+    layer: { type: 'int', default: 0, min: 0, max: 10000 },
+    head: { type: 'int', default: 0, min: 0, max: 10000 },
+    view: { type: 'string', default: 'standard', maxLength: 200,
+            check: (v) => (viewSpecString(parseViewSpec(v)) === v ? null : 'not a view of this page') },
+    merge: { type: 'bool', default: false },
+    emode: { type: 'enum', default: 'exact', values: ['exact', 'paper'] },
+    pad: { type: 'int', default: 0, min: 0, max: 4096 },
+  },
+  mount,
+});

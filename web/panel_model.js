@@ -1,0 +1,242 @@
+// panel_model.js: the Model panel: the embedded models, the Hugging Face Hub and local files
+// (models.js fetches them), loading into the worker with the shared job helper, the model's facts,
+// and the page state's "model" key (model_ref.js). A link made with local files names them by
+// SHA-256: opening it asks for those files and loads them only when every hash matches; the page
+// never runs another model in their place.
+import { $, el, formatBytes, setError, show } from './dom.js';
+import { checkModelRef, describeRef, describeSource, matchFiles, recordFiles, refOf } from './model_ref.js';
+import {
+  DEFAULT_HUB, ModelSourceError, droppedFiles, embeddedModels, fetchEmbeddedModel, fetchHubModel, readLocalFiles,
+} from './models.js';
+import { registerPanel } from './panels.js';
+import { setState } from './state.js';
+
+function showModelInfo(info, source, size) {
+  const c = info.config ?? {};
+  const rows = [
+    ['Source', describeSource(source)],
+    ['Architecture', `${info.arch} (${c.num_hidden_layers} layers \u00d7 ${c.num_attention_heads} heads, hidden ${c.hidden_size})`],
+    ['Parameters', Number(info.n_params).toLocaleString('en')],
+    ['Weights', `${info.weights_file} (${info.weights_dtype}, ${formatBytes(size)} of files)`],
+    ['Tokenizer', info.tokenizer ? `${info.tokenizer.kind}, ${info.tokenizer.vocab_size} tokens` : 'none: give token ids'],
+    ['Max tokens', String(info.max_tokens)],
+  ];
+  if (source.kind === 'files') rows.push(['SHA-256', source.record.map((f) => `${f.name} ${f.sha256.slice(0, 16)}\u2026`).join(', ')]);
+  $('model-info').replaceChildren(...rows.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })]));
+}
+
+function mount(ctx) {
+  const api = {
+    embeddedList: [],
+    source: null,     // how the current model was obtained (reloaded after an engine restart)
+    modelId: null,    // the id the worker knows it by
+    reply: null,      // the worker's info reply for it
+    loadedList: [],   // every model the worker holds: {modelId, label, source, layers, heads}
+    counter: 0,
+    wanted: null,     // a link's local files still to be given: { ref, resolve }
+  };
+  const runner = ctx.runner({ bar: $('model-progress'), status: $('model-status'), cancel: $('model-cancel') });
+  api.runner = runner;
+
+  api.current = () => (api.modelId ? api.loadedList.find((m) => m.modelId === api.modelId) : null);
+  api.loaded = () => api.loadedList;
+  api.embedded = () => api.embeddedList;
+  api.info = () => api.reply;
+
+  // Hands files to the worker under a new id: {modelId, reply}.
+  async function toWorker(files, job) {
+    const modelId = `m${++api.counter}`;
+    const buffers = Object.values(files);
+    const request = { modelId, files };
+    const result = job ? await job.request('loadModel', request, { transfer: buffers })
+      : await ctx.client.request('loadModel', request, { transfer: buffers }).promise;
+    return { modelId, reply: result.reply };
+  }
+
+  // Reads a source's files (downloads, or the user's files checked against what a link expects).
+  async function filesOf(source, job) {
+    const onProgress = (p) => {
+      if (p.file) {
+        job.report(p.fraction ?? 0, `Downloading ${p.file}: ${formatBytes(p.loaded)}` + (p.total ? ` of ${formatBytes(p.total)}` : ''));
+      }
+    };
+    if (source.kind === 'embedded') return (await fetchEmbeddedModel(source.entry, { onProgress, signal: job.signal })).files;
+    if (source.kind === 'hub') return (await fetchHubModel(source, { onProgress, signal: job.signal })).files;
+    const got = await readLocalFiles(source.files, (p) => job.report(p.fraction, `Reading ${p.file}`));
+    job.check();
+    const record = await recordFiles(got.files, (i, total, name) => job.report(i / total, `Hashing ${name} (SHA-256)`));
+    job.check();
+    if (!source.expect) {
+      source.record = record;
+      return got.files;
+    }
+    const match = matchFiles(source.expect, got.files, record);
+    if (match.problems) {
+      throw new ModelSourceError('These are not the files the link was made with, so no model was loaded:\n\u2022 ' +
+        `${match.problems.join('\n\u2022 ')}\nDrop or pick the files listed above.`);
+    }
+    source.record = source.expect.map((f) => ({ ...f }));
+    return match.files;
+  }
+
+  // Loads a model as the page's model: true when it is loaded.
+  api.load = async (source) => {
+    setError($('model-error'), null);
+    const started = performance.now();
+    let size = 0;
+    const r = await runner.run(async (job) => {
+      const files = await filesOf(source, job);
+      job.check();
+      job.status('Reading the weights\u2026');
+      size = Object.values(files).reduce((s, b) => s + b.byteLength, 0);
+      return toWorker(files, job);
+    }, { label: `Loading ${describeSource(source)}\u2026` });
+    if (r.error) {
+      const e = r.error;
+      const what = e instanceof ModelSourceError ? e.message : `Could not load ${describeSource(source)}: ${e.message}`;
+      setError($('model-error'), what + (api.modelId ? '\nThe previous model is still loaded.' : ''));
+      return false;
+    }
+    if (!r.ok) return false;
+    const { modelId, reply } = r.value;
+    api.modelId = modelId;
+    api.source = source;
+    api.reply = reply;
+    api.loadedList.push({ modelId, label: describeSource(source), source, layers: reply.config?.num_hidden_layers,
+                          heads: reply.config?.num_attention_heads });
+    showModelInfo(reply, source, size);
+    $('model-status').textContent = `Loaded ${describeSource(source)} in ${Math.round(performance.now() - started)} ms.`;
+    $('run').disabled = false;
+    setState({ model: refOf(source) });
+    if (api.wanted && source.expect) {
+      const w = api.wanted;
+      api.wanted = null;
+      show($('model-wanted'), false);
+      w.resolve(true);
+    }
+    ctx.emit('models');
+    return true;
+  };
+
+  // Loads an embedded model into the worker next to the current one (the similarity analysis); the
+  // page's model stays the same.
+  api.loadSecond = async (entry) => {
+    const have = api.loadedList.find((m) => m.source.kind === 'embedded' && m.source.entry.id === entry.id);
+    if (have) return have;
+    const got = await fetchEmbeddedModel(entry, {});
+    const { modelId, reply } = await toWorker(got.files, null);
+    const m = { modelId, label: describeSource({ kind: 'embedded', entry }), source: { kind: 'embedded', entry },
+                layers: reply.config?.num_hidden_layers, heads: reply.config?.num_attention_heads };
+    api.loadedList.push(m);
+    ctx.emit('models');
+    return m;
+  };
+
+  // A model the user chose: it replaces a link's model that was still waiting for its files.
+  const chosen = async (source) => {
+    if (api.wanted && source.kind !== 'files') {
+      api.wanted.resolve(false);
+      api.wanted = null;
+      show($('model-wanted'), false);
+    }
+    // Files for a link's model: once they load, the link's opening goes on (app.js) and runs it.
+    const forLink = source.kind === 'files' && !!api.wanted;
+    if (forLink) source.expect = api.wanted.ref.files;
+    if (await api.load(source) && !forLink) ctx.explorer.run();
+  };
+
+  // Asks for the files a link names (drop or pick); resolves true once they are loaded.
+  function askForFiles(ref) {
+    const box = $('model-wanted');
+    box.replaceChildren(
+      el('p', { text: 'This link was made with a model loaded from local files. Drop or pick these files ' +
+        '(Local files, below) to open it: they are checked by SHA-256 and never leave this page. Until they match, ' +
+        'no model is loaded \u2014 the page does not run another model in their place.' }),
+      el('ul', {}, ...ref.files.map((f) => el('li', { text: `${f.name} \u2014 ${formatBytes(f.size)}, SHA-256 ${f.sha256}` }))),
+    );
+    show(box, true);
+    $('model-status').textContent = 'Waiting for the link\u2019s model files.';
+    return new Promise((resolve) => { api.wanted = { ref, resolve }; });
+  }
+
+  // Loads the model a link names (null: the default). true when it is loaded; false when it cannot
+  // be (the reason is on the page) or the user chose another model meanwhile.
+  api.open = async (ref) => {
+    if (ref?.kind === 'local') return askForFiles(ref);
+    if (ref?.kind === 'hub') {
+      const source = { kind: 'hub', repo: ref.repo, rev: ref.rev ?? 'main', base: ref.base ?? DEFAULT_HUB };
+      $('hub-repo').value = source.repo;
+      $('hub-rev').value = source.rev;
+      $('hub-base').value = source.base;
+      return api.load(source);
+    }
+    const list = api.embeddedList;
+    const entry = ref ? list.find((m) => m.id === ref.id) : list.find((m) => m.default) ?? list[0];
+    if (!entry) {
+      if (ref) {
+        setError($('model-error'), `This link names the ${describeRef(ref)}, which this site does not have ` +
+          `(it has: ${list.map((m) => m.id).join(', ') || 'none'}). No other model was loaded in its place: choose one above.`);
+      } else {
+        $('model-status').textContent = 'No embedded model: load one from the Hugging Face Hub or from files.';
+      }
+      return false;
+    }
+    $('embedded-select').value = entry.id;
+    return api.load({ kind: 'embedded', entry });
+  };
+
+  // The embedded models (models/index.json) in the select.
+  api.init = async () => {
+    api.embeddedList = await embeddedModels();
+    const select = $('embedded-select');
+    if (!api.embeddedList.length) {
+      select.append(new Option('(none: load one from the Hub or from files)', ''));
+      select.disabled = true;
+      $('embedded-load').disabled = true;
+    } else {
+      for (const m of api.embeddedList) select.append(new Option(m.name ?? m.id, m.id));
+    }
+    ctx.emit('models');
+  };
+
+  ctx.on('restart', () => {
+    api.modelId = null;
+    api.loadedList = [];
+    $('run').disabled = true;
+    if (api.source) api.load(api.source).then((ok) => { if (ok && ctx.explorer.hasRun()) ctx.explorer.run(); });
+  });
+
+  $('embedded-load').addEventListener('click', () => {
+    const entry = api.embeddedList.find((m) => m.id === $('embedded-select').value);
+    if (entry) chosen({ kind: 'embedded', entry });
+  });
+  $('hub-load').addEventListener('click', () => {
+    chosen({ kind: 'hub', repo: $('hub-repo').value.trim(), rev: $('hub-rev').value.trim() || 'main',
+             base: $('hub-base').value.trim() || DEFAULT_HUB });
+  });
+  $('file-input').addEventListener('change', (e) => {
+    const files = [...e.target.files];
+    if (files.length) chosen({ kind: 'files', files });
+    e.target.value = '';
+  });
+  const drop = $('drop-zone');
+  drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
+  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+  drop.addEventListener('drop', async (e) => {
+    e.preventDefault();
+    drop.classList.remove('over');
+    try {
+      chosen({ kind: 'files', files: await droppedFiles(e.dataTransfer) });
+    } catch (err) {
+      setError($('model-error'), `Could not read the dropped files: ${err.message}`);
+    }
+  });
+  return api;
+}
+
+registerPanel({
+  id: 'model-panel',
+  order: 10,
+  keys: { model: { type: 'object', default: null, check: checkModelRef } },
+  mount,
+});

@@ -1,0 +1,41 @@
+// test_hooks.js: read-only hooks for the browser tests (and curious users in the console):
+// window.attnlab.{app, explorer, client, analyses, panels, state, link, current, companion}.
+import { readLink } from './link.js';
+import { linkValues, state } from './state.js';
+
+export function installTestHooks(ctx) {
+  const explorerPanel = () => ctx.panels.explorer;
+  window.attnlab = {
+    app: {
+      get run() { return explorerPanel().runData; },
+      get job() { return explorerPanel().runner.current; },
+      get effJob() { return explorerPanel().effective.runner.current; },
+      get runCount() { return explorerPanel().runCount; },
+      get effCount() { return explorerPanel().effective.count; },
+      get timings() { return explorerPanel().timings; },
+      get modelId() { return ctx.models.modelId; },
+      get modelJob() { return ctx.models.runner.current; },
+    },
+    get explorer() { return explorerPanel().explorer; },
+    client: ctx.client,
+    get analyses() { return ctx.panels.analyses; },
+    panels: ctx.panels,
+    state,
+    link: {
+      // The state the address holds now, decoded as a fresh page would.
+      read: () => readLink(location),
+      values: () => linkValues(),
+      flush: () => ctx.link?.flush(),
+      get sync() { return ctx.link; },
+    },
+    get current() {
+      const c = explorerPanel().explorer.current;
+      return c && { layer: c.layer, head: c.head, view: c.view, merged: c.merged, size: c.size, labels: [...c.labels],
+                    matrix: Array.from(c.matrix) };
+    },
+    get companion() {
+      const c = explorerPanel().explorer.companionCurrent;
+      return c && { view: c.view, size: c.size, labels: [...c.labels], matrix: Array.from(c.matrix) };
+    },
+  };
+}
