@@ -249,6 +249,31 @@ static void digest(const al_papa_sweep_result *r, int n_heads, char hex[65]) {
     al_sha256_hex(d, hex);
 }
 
+/* The value a reader gets back from the reply: cJSON prints 15 significant digits when they read back
+ * within an epsilon, so a reply's numbers are not always the computed doubles. Summaries and the digest are
+ * computed from these canonical values, so a merged or re-read reply gives the same bits. */
+static double json_canonical(double v) {
+    if (!isfinite(v)) return v;
+    cJSON *n = cJSON_CreateNumber(v);
+    char *text = n ? cJSON_PrintUnformatted(n) : NULL;
+    double back = text ? strtod(text, NULL) : v;
+    cJSON_free(text);
+    cJSON_Delete(n);
+    return back;
+}
+
+static void canonical_results(al_papa_sweep_result *r) {
+    for (int i = 0; i < r->n_runs; i++) {
+        r->runs[i].score = json_canonical(r->runs[i].score);
+        r->runs[i].accuracy = json_canonical(r->runs[i].accuracy);
+        for (int k = 0; k < AL_PAPA_MAX_GROUPS; k++) r->runs[i].group_accuracy[k] = json_canonical(r->runs[i].group_accuracy[k]);
+    }
+    for (int c = 0; c < r->plan.n_configs; c++) {
+        r->mlm_score[c] = json_canonical(r->mlm_score[c]);
+        r->mlm_accuracy[c] = json_canonical(r->mlm_accuracy[c]);
+    }
+}
+
 static cJSON *number_or_null(double v) { return isnan(v) ? cJSON_CreateNull() : cJSON_CreateNumber(v); }
 
 static void reply_config(al_reply_builder *rb, const al_papa_sweep_request *q, const char *preset, const al_task *task) {
@@ -298,7 +323,7 @@ static void reply_config(al_reply_builder *rb, const al_papa_sweep_request *q, c
     }
 }
 
-static void reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, const al_task *task, int NL, int H) {
+static void reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, int NL, int H) {
     const int n_total = NL * H;
     cJSON *cfgs = al_rb_add(rb, rb->root, "configs", cJSON_CreateArray());
     for (int c = 0; cfgs && c < r->plan.n_configs; c++) {
@@ -366,6 +391,8 @@ static void reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, c
                 al_rb_add(rb, row, NULL, cJSON_CreateNumber(1.0 / (1.0 + exp(-(double)r->theta[l * H + h]))));
         }
         al_rb_num(rb, rb->root, "ranking_loss", r->rank_loss);
+        cJSON *th = al_rb_add(rb, rb->root, "theta", cJSON_CreateArray());
+        for (int i = 0; th && i < n_total; i++) al_rb_add(rb, th, NULL, cJSON_CreateNumber(r->theta[i]));
     }
     cJSON *orders = al_rb_add(rb, rb->root, "orders", cJSON_CreateObject());
     for (int o = 0; orders && o < AL_N_ORDERS; o++) {
@@ -378,6 +405,9 @@ static void reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, c
             al_rb_add(rb, pair, NULL, cJSON_CreateNumber(lh % H));
         }
     }
+}
+
+static void reply_task(al_reply_builder *rb, const al_papa_sweep_result *r, const al_task *task) {
     cJSON *t = al_rb_add(rb, rb->root, "task", cJSON_CreateObject());
     al_rb_str(rb, t, "id", task->id);
     al_rb_str(rb, t, "kind", al_task_kind_name(task->kind));
@@ -433,16 +463,21 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
     const int NL = cfg->n_layers, H = cfg->n_heads;
     char model_hash[65], dig[65], buf[80];
     al_model_content_hash(m->model, model_hash);
+    canonical_results(&r);
     digest(&r, NL * H, dig);
     al_rb_str(rb, rb->root, "model", m->id);
     al_rb_str(rb, rb->root, "engine", AL_VERSION);
+    cJSON *dims = al_rb_add(rb, rb->root, "shape", cJSON_CreateObject());
+    al_rb_num(rb, dims, "n_layers", NL);
+    al_rb_num(rb, dims, "n_heads", H);
     cJSON *hashes = al_rb_add(rb, rb->root, "hashes", cJSON_CreateObject());
     snprintf(buf, sizeof buf, "sha256:%s", model_hash);
     al_rb_str(rb, hashes, "model", buf);
     snprintf(buf, sizeof buf, "sha256:%s", task->hash);
     al_rb_str(rb, hashes, "task", buf);
     reply_config(rb, &q, preset, task);
-    reply_results(rb, &r, task, NL, H);
+    reply_results(rb, &r, NL, H);
+    reply_task(rb, &r, task);
     snprintf(buf, sizeof buf, "sha256:%s", dig);
     al_rb_str(rb, rb->root, "digest", buf);
     if ((outputs & 1) && r.constants) {
@@ -459,5 +494,170 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
     }
     al_papa_sweep_result_free(&r);
     al_task_free(task);
+    return st;
+}
+
+/* ------------------------------------------------------------ papa_merge: shards back into one sweep */
+
+static int json_int(const cJSON *o, const char *key, int def) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? (int)v->valuedouble : def;
+}
+
+static double json_num(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const char *json_text(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* The configuration list a part's "configs" describes, as the plan listed it. */
+static al_status read_configs(const cJSON *part, al_papa_plan *plan, al_error *err) {
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(part, "configs");
+    memset(plan, 0, sizeof *plan);
+    if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) > AL_PAPA_MAX_CONFIGS)
+        return al_err(err, AL_ERR_INVALID, "request: field 'parts[0].configs' must be a list of configurations");
+    for (const cJSON *o = list->child; o; o = o->next) {
+        al_papa_config *c = &plan->configs[plan->n_configs++];
+        memset(c, 0, sizeof *c);
+        const char *what = json_text(o, "what");
+        c->what = !strcmp(what, "right_pad") ? AL_CFG_RIGHT_PAD : !strcmp(what, "embeddings_only") ? AL_CFG_EMBEDDINGS_ONLY : AL_CFG_SWEEP;
+        c->k = json_int(o, "k", 0);
+        int kind = al_papa_constant_from_name(json_text(o, "constant")), order = al_papa_order_from_name(json_text(o, "order"));
+        c->constant = kind < 0 ? AL_CONST_AVERAGE : (al_papa_constant_kind)kind;
+        c->order = order < 0 ? AL_ORDER_FIRST_TO_LAST : (al_papa_order)order;
+    }
+    return AL_OK;
+}
+
+/* A part's "config" without its "shard", as text, to check that parts come from one request. */
+static char *config_text(const cJSON *part) {
+    cJSON *c = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(part, "config"), 1);
+    if (!c) return NULL;
+    cJSON_DeleteItemFromObjectCaseSensitive(c, "shard");
+    char *t = cJSON_PrintUnformatted(c);
+    cJSON_Delete(c);
+    return t;
+}
+
+static int run_order(const void *a, const void *b) {
+    const al_papa_run_result *x = a, *y = b;
+    return x->config != y->config ? x->config - y->config : x->seed_index - y->seed_index;
+}
+
+static al_status merge_parts(const cJSON *parts, al_papa_sweep_result *r, int *NL, int *H, al_error *err) {
+    const cJSON *p0 = parts->child;
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(p0, "shape");
+    *NL = json_int(shape, "n_layers", 0);
+    *H = json_int(shape, "n_heads", 0);
+    const int n_heads = *NL * *H;
+    if (n_heads < 1 || n_heads > 100000) return al_err(err, AL_ERR_INVALID, "request: field 'parts[0].shape' is missing");
+    al_status st = read_configs(p0, &r->plan, err);
+    if (st) return st;
+    const int n_cfg = r->plan.n_configs;
+    int max_runs = 0;
+    for (const cJSON *p = parts->child; p; p = p->next) max_runs += cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(p, "runs"));
+    r->runs = calloc((size_t)max_runs + 1, sizeof *r->runs);
+    r->mlm_score = malloc(sizeof(double) * (size_t)(n_cfg + 1));
+    r->mlm_accuracy = malloc(sizeof(double) * (size_t)(n_cfg + 1));
+    r->orders = malloc(sizeof(int) * AL_N_ORDERS * (size_t)n_heads);
+    if (!r->runs || !r->mlm_score || !r->mlm_accuracy || !r->orders) return al_err(err, AL_ERR_OOM, "papa_merge: out of memory");
+    for (int c = 0; c < n_cfg; c++) r->mlm_score[c] = r->mlm_accuracy[c] = NAN;
+    char *cfg0 = config_text(p0);
+    const char *model0 = json_text(cJSON_GetObjectItemCaseSensitive(p0, "hashes"), "model");
+    const char *task0 = json_text(cJSON_GetObjectItemCaseSensitive(p0, "hashes"), "task");
+    int index = 0;
+    for (const cJSON *p = parts->child; p && !st; p = p->next, index++) {
+        char *cfg = config_text(p);
+        const cJSON *hashes = cJSON_GetObjectItemCaseSensitive(p, "hashes");
+        if (!cfg || !cfg0 || strcmp(cfg, cfg0) || strcmp(json_text(hashes, "model"), model0) ||
+            strcmp(json_text(hashes, "task"), task0))
+            st = al_err(err, AL_ERR_INVALID, "request: field 'parts[%d]' comes from another request (config, model or "
+                        "task differ from parts[0])", index);
+        free(cfg);
+        const cJSON *runs = cJSON_GetObjectItemCaseSensitive(p, "runs");
+        for (const cJSON *o = runs ? runs->child : NULL; o && !st; o = o->next) {
+            al_papa_run_result *x = &r->runs[r->n_runs++];
+            x->config = json_int(o, "config", -1);
+            x->seed_index = json_int(o, "seed_index", -1);
+            x->score = json_num(o, "score");
+            x->accuracy = json_num(o, "accuracy");
+            const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "group_accuracy");
+            for (int k = 0; k < AL_PAPA_MAX_GROUPS; k++) {
+                const cJSON *v = cJSON_GetArrayItem(g, k);
+                x->group_accuracy[k] = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+                x->group_count[k] = cJSON_IsNumber(v);
+            }
+            if (x->config < 0 || x->config >= n_cfg || x->seed_index < 0)
+                st = al_err(err, AL_ERR_INVALID, "request: field 'parts[%d].runs' names configuration %d", index, x->config);
+            else {
+                const cJSON *co = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(p, "configs"), x->config);
+                double ms = json_num(co, "mlm_score");
+                if (!isnan(ms)) r->mlm_score[x->config] = ms, r->mlm_accuracy[x->config] = json_num(co, "mlm_accuracy");
+            }
+        }
+    }
+    free(cfg0);
+    if (st) return st;
+    qsort(r->runs, (size_t)r->n_runs, sizeof *r->runs, run_order);
+    for (int i = 1; i < r->n_runs; i++)
+        if (!run_order(&r->runs[i - 1], &r->runs[i]))
+            return al_err(err, AL_ERR_INVALID, "request: field 'parts': configuration %d seed %d appears in two parts",
+                          r->runs[i].config, r->runs[i].seed_index);
+    const cJSON *theta = cJSON_GetObjectItemCaseSensitive(p0, "theta");
+    if (cJSON_IsArray(theta)) {
+        if (cJSON_GetArraySize(theta) != n_heads) return al_err(err, AL_ERR_INVALID, "request: field 'parts[0].theta' has the wrong length");
+        r->theta = malloc(sizeof(float) * (size_t)n_heads);
+        if (!r->theta) return al_err(err, AL_ERR_OOM, "papa_merge: out of memory");
+        int i = 0;
+        for (const cJSON *v = theta->child; v; v = v->next) r->theta[i++] = (float)v->valuedouble;
+        r->rank_loss = json_num(p0, "ranking_loss");
+    }
+    const cJSON *orders = cJSON_GetObjectItemCaseSensitive(p0, "orders");
+    for (int o = 0; o < AL_N_ORDERS; o++) {
+        const cJSON *list = cJSON_GetObjectItemCaseSensitive(orders, al_papa_order_name((al_papa_order)o));
+        for (int i = 0; i < n_heads; i++) {
+            const cJSON *pair = list ? cJSON_GetArrayItem(list, i) : NULL;
+            const cJSON *l = cJSON_GetArrayItem(pair, 0), *h = cJSON_GetArrayItem(pair, 1);
+            r->orders[(size_t)o * n_heads + i] = cJSON_IsNumber(l) && cJSON_IsNumber(h)
+                                                     ? (int)l->valuedouble * *H + (int)h->valuedouble : -1;
+        }
+    }
+    return AL_OK;
+}
+
+al_status al_op_papa_merge(al_op_ctx *ctx, al_error *err) {
+    static const char *const known[] = {"op", "parts", NULL};
+    const cJSON *parts = cJSON_GetObjectItemCaseSensitive(ctx->req, "parts");
+    if (!cJSON_IsArray(parts) || cJSON_GetArraySize(parts) < 1)
+        return al_err(err, AL_ERR_INVALID, "request: field 'parts' must be a list of papa replies (one per shard)");
+    for (const cJSON *p = parts->child; p; p = p->next)
+        if (!cJSON_IsObject(p) || strcmp(json_text(p, "op"), "papa"))
+            return al_err(err, AL_ERR_INVALID, "request: field 'parts' holds something other than a papa reply");
+    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    al_papa_sweep_result r;
+    memset(&r, 0, sizeof r);
+    int NL = 0, H = 0;
+    al_status st = merge_parts(parts, &r, &NL, &H, err);
+    if (!st) {
+        al_reply_builder *rb = ctx->rb;
+        const cJSON *p0 = parts->child;
+        static const char *const copied[] = {"model", "engine", "shape", "hashes", "config", "task", "mlm_tokens"};
+        for (size_t i = 0; i < sizeof copied / sizeof copied[0]; i++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(p0, copied[i]);
+            if (v) al_rb_add(rb, rb->root, copied[i], cJSON_Duplicate(v, 1));
+        }
+        cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(rb->root, "config"), "shard");
+        al_rb_num(rb, rb->root, "merged_parts", cJSON_GetArraySize(parts));
+        reply_results(rb, &r, NL, H);
+        char dig[65], buf[80];
+        digest(&r, NL * H, dig);
+        snprintf(buf, sizeof buf, "sha256:%s", dig);
+        al_rb_str(rb, rb->root, "digest", buf);
+    }
+    al_papa_sweep_result_free(&r);
     return st;
 }
