@@ -90,8 +90,11 @@ void al_head_mask_and_normalize(float *p, const float *mask, int L) {
             if (mask[j] == 0.0f) row[j] = 0.0f;
             l1 += fabs((double)row[j]);
         }
-        double denom = l1 > AL_NORMALIZE_EPS ? l1 : AL_NORMALIZE_EPS;
-        for (int j = 0; j < L; j++) row[j] = (float)((double)row[j] / denom);
+        /* one reciprocal per row and a float multiply per entry: a division per entry cost a tenth of an
+         * all-constant forward; the row still sums to 1 within a few float ulps */
+        const double denom = l1 > AL_NORMALIZE_EPS ? l1 : AL_NORMALIZE_EPS;
+        const float inv = (float)(1.0 / denom);
+        for (int j = 0; j < L; j++) row[j] *= inv;
     }
 }
 
