@@ -63,8 +63,8 @@ static al_status apply_preset(const char *preset, const al_task *task, al_papa_s
     const int pair = task->n_train > 0 && task->train[0].text_pair != NULL;
     if (!strcmp(preset, "quick")) {
         r->L = !strcmp(task->id, "agreement") ? 128 : 64;
-        r->max_train = 2000;
-        r->max_validation = 500;
+        r->max_train = 1000;
+        r->max_validation = 400;
         r->probe.epochs = 4;
         r->probe.batch_size = 16;
         r->probe.lr = token ? 5e-4f : 1e-3f;
