@@ -122,7 +122,8 @@ al_status al_tok_load_bpe_files(al_tokenizer *tok, const al_fileset *files, al_e
     }
     const cJSON *item;
     cJSON_ArrayForEach(item, root) {
-        if (!cJSON_IsNumber(item) || item->valuedouble < 0 || item->valuedouble > 1e8) {
+        if (!cJSON_IsNumber(item) || item->valuedouble < 0 || item->valuedouble > 1e8 ||
+            item->valuedouble != (double)item->valueint) {
             al_status st = al_err(err, AL_ERR_FORMAT, "vocab.json: token '%.60s' has no valid id", item->string);
             cJSON_Delete(root);
             return st;
