@@ -137,7 +137,8 @@ static al_status read_key(const cJSON *it, const char *filename, al_pretrain_con
         if (!cJSON_IsString(it) || strlen(it->valuestring) >= kd->size)
             return al_err(err, AL_ERR_FORMAT, "%s: '%s' must be a string shorter than %zu bytes", filename, kd->name,
                           kd->size);
-        memcpy(field, it->valuestring, strlen(it->valuestring) + 1);
+        memset(field, 0, kd->size); /* nothing of an earlier, longer value stays behind the terminator */
+        memcpy(field, it->valuestring, strlen(it->valuestring));
         return AL_OK;
     }
     if (kd->kind == K_U64 && cJSON_IsString(it)) {

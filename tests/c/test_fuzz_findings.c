@@ -281,6 +281,25 @@ static void config_ranges(void) {
     free(json);
 }
 
+/* C1 (our campaign): a string field set twice, the second time shorter ("position_init": "sinusoidale...",
+ * then "sinusoidal"); bytes of the longer value stayed behind the terminator, so the config written back
+ * read back as a different struct. String fields are now zero-filled before they are set. */
+static void c1_string_set_twice(void) {
+    const char *path = FUZZ_DIR "pretrain_config/C1-string-shortened.json";
+    size_t len = 0;
+    char *text = slurp(path, &len);
+    if (!text) return;
+    al_pretrain_config c = al_pretrain_default_config(), back = al_pretrain_default_config();
+    al_error err;
+    CHECK_MSG(al_pretrain_config_parse(text, len, path, &c, &err) == AL_OK, "%s", err.message);
+    CHECK(strcmp(c.position_init, "sinusoidal") == 0 && strcmp(c.vocab, "mode\t") == 0);
+    char *json = al_pretrain_config_json(&c);
+    CHECK(json && al_pretrain_config_parse(json, strlen(json), "written.json", &back, &err) == AL_OK);
+    CHECK(memcmp(&c, &back, sizeof c) == 0);
+    free(json);
+    free(text);
+}
+
 int main(void) {
     f1_compressed_pickle();
     f2_template_repeats_a();
@@ -288,5 +307,6 @@ int main(void) {
     bad_templates();
     f3_f4_train_configs();
     config_ranges();
+    c1_string_set_twice();
     return check_summary("fuzz_findings");
 }
