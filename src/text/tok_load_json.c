@@ -25,14 +25,24 @@ static const char *type_of(const cJSON *obj) {
     return cJSON_IsString(t) ? t->valuestring : "";
 }
 
-static al_status load_vocab(al_tokenizer *tok, const cJSON *model, al_error *err) {
+/* Ids index an array of the vocabulary's size, so a file may leave holes but not name an id beyond the tokens it
+ * holds (model.vocab plus added_tokens): memory then follows the file's size, and a 70-byte file cannot ask for
+ * 10^8 slots. Every vocabulary Hugging Face writes is dense. */
+static int id_limit(const cJSON *root) {
+    const cJSON *vocab = get(get(root, "model"), "vocab"), *added = get(root, "added_tokens");
+    return cJSON_GetArraySize(vocab) + (cJSON_IsArray(added) ? cJSON_GetArraySize(added) : 0);
+}
+
+static al_status load_vocab(al_tokenizer *tok, const cJSON *model, int limit, al_error *err) {
     const cJSON *vocab = get(model, "vocab");
     if (!cJSON_IsObject(vocab)) return al_err(err, AL_ERR_FORMAT, F ": model.vocab is not an object");
     const cJSON *item;
     cJSON_ArrayForEach(item, vocab) {
-        if (!cJSON_IsNumber(item) || item->valuedouble < 0 || item->valuedouble > 1e8 ||
+        if (!cJSON_IsNumber(item) || !(item->valuedouble >= 0 && item->valuedouble < limit) ||
             item->valuedouble != (double)item->valueint)
-            return al_err(err, AL_ERR_FORMAT, F ": model.vocab: token '%.60s' has no valid id", item->string);
+            return al_err(err, AL_ERR_FORMAT,
+                          F ": model.vocab: token '%.60s' needs an integer id below %d (the number of tokens)",
+                          item->string, limit);
         if (al_tok_set_token(tok, item->string, strlen(item->string), item->valueint))
             return al_err(err, AL_ERR_OOM, F ": out of memory");
     }
@@ -221,16 +231,18 @@ static al_status load_post_processor(al_tokenizer *tok, const cJSON *post, al_er
     return al_err(err, AL_ERR_UNSUPPORTED, F ": post_processor.type '%.40s' is not supported", type);
 }
 
-static al_status load_added(al_tokenizer *tok, const cJSON *added, al_error *err) {
+static al_status load_added(al_tokenizer *tok, const cJSON *added, int limit, al_error *err) {
     if (!added || cJSON_IsNull(added)) return AL_OK;
     if (!cJSON_IsArray(added)) return al_err(err, AL_ERR_FORMAT, F ": added_tokens is not an array");
     int i = 0;
     const cJSON *a;
     cJSON_ArrayForEach(a, added) {
         const cJSON *id = get(a, "id"), *content = get(a, "content");
-        if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble > 1e8 ||
+        if (!cJSON_IsNumber(id) || !(id->valuedouble >= 0 && id->valuedouble < limit) ||
             id->valuedouble != (double)id->valueint || !cJSON_IsString(content))
-            return al_err(err, AL_ERR_FORMAT, F ": added_tokens[%d] needs an id and a content", i);
+            return al_err(err, AL_ERR_FORMAT,
+                          F ": added_tokens[%d] needs a content and an integer id below %d (the number of tokens)", i,
+                          limit);
         if (al_tok_add_added(tok, content->valuestring, id->valueint, get_bool(a, "lstrip", 0), get_bool(a, "rstrip", 0),
                              get_bool(a, "special", 0)))
             return al_err(err, AL_ERR_OOM, F ": out of memory");
@@ -249,7 +261,8 @@ static al_status load_root(al_tokenizer *tok, const cJSON *root, al_error *err) 
     else if (strcmp(type, "BPE") == 0) tok->kind = AL_TOK_BPE;
     else return al_err(err, AL_ERR_UNSUPPORTED, F ": model.type '%.40s' is not supported (WordPiece or BPE)", type);
 
-    al_status st = load_vocab(tok, model, err);
+    const int limit = id_limit(root);
+    al_status st = load_vocab(tok, model, limit, err);
     if (st) return st;
     const cJSON *unk = get(model, "unk_token");
     if (cJSON_IsString(unk)) {
@@ -283,7 +296,7 @@ static al_status load_root(al_tokenizer *tok, const cJSON *root, al_error *err) 
     }
     if ((st = load_normalizer(tok, get(root, "normalizer"), err))) return st;
     if ((st = load_pre_tokenizer(tok, get(root, "pre_tokenizer"), err))) return st;
-    if ((st = load_added(tok, get(root, "added_tokens"), err))) return st;
+    if ((st = load_added(tok, get(root, "added_tokens"), limit, err))) return st;
     if ((st = load_post_processor(tok, get(root, "post_processor"), err))) return st;
     return AL_OK;
 }

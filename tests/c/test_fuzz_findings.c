@@ -300,6 +300,37 @@ static void c1_string_set_twice(void) {
     free(text);
 }
 
+/* R1 (a review of the harness's inputs): a 70-byte tokenizer.json naming the id 99999999 made the loader allocate
+ * 10^8 vocabulary slots (800 MB, 25 s under the sanitizers). Ids must now lie below the number of tokens the
+ * file holds; the same rule for vocab.json. */
+static void r1_sparse_ids(void) {
+    size_t len = 0;
+    char *json = slurp(FUZZ_DIR "tokenizer_json/R1-sparse-id-tokenizer.json", &len);
+    if (!json) return;
+    al_error err;
+    al_tokenizer *tok = load_tokenizer_json(json, len, &err);
+    CHECK(tok == NULL);
+    if (!tok) CHECK(has(err.message, "tokenizer.json: model.vocab: token 'a' needs an integer id below 1"));
+    al_tokenizer_free(tok);
+    free(json);
+    /* holes below the limit stay legal, and added tokens count towards it */
+    static const char holes[] =
+        "{\"model\":{\"type\":\"WordPiece\",\"unk_token\":\"a\",\"vocab\":{\"a\":0,\"b\":0,\"c\":2}},"
+        "\"added_tokens\":[{\"id\":3,\"content\":\"[X]\",\"special\":true}]}";
+    tok = load_tokenizer_json(holes, sizeof holes - 1, &err);
+    CHECK_MSG(tok && al_tokenizer_vocab_size(tok) == 4 && al_tokenizer_id_to_token(tok, 1) == NULL, "%s",
+              tok ? "wrong vocabulary" : err.message);
+    al_tokenizer_free(tok);
+    al_fileset *fs = al_fileset_new();
+    static const char vocab_json[] = "{\"a\": 0, \"b\": 4000000}";
+    al_fileset_add(fs, "vocab.json", vocab_json, sizeof vocab_json - 1, 1, &err);
+    al_fileset_add(fs, "merges.txt", "", 0, 1, &err);
+    tok = NULL;
+    CHECK(al_tokenizer_load(fs, &tok, &err) == AL_ERR_FORMAT && has(err.message, "vocab.json: token 'b' needs"));
+    al_tokenizer_free(tok);
+    al_fileset_free(fs);
+}
+
 int main(void) {
     f1_compressed_pickle();
     f2_template_repeats_a();
@@ -308,5 +339,6 @@ int main(void) {
     f3_f4_train_configs();
     config_ranges();
     c1_string_set_twice();
+    r1_sparse_ids();
     return check_summary("fuzz_findings");
 }
