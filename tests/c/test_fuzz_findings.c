@@ -331,6 +331,25 @@ static void r1_sparse_ids(void) {
     al_fileset_free(fs);
 }
 
+/* C2 (our smoke run): a config.json whose model_type is NUL bytes (an empty C string) and whose architectures
+ * name a BERT class. The family came from architectures but model_type stayed empty; it now names the family,
+ * the rule al_model_new_random applies to a config built in code. */
+static void c2_empty_model_type(void) {
+    size_t len = 0;
+    char *text = slurp(FUZZ_DIR "config/C2-empty-model-type-config.json", &len);
+    if (!text) return;
+    al_config c;
+    al_error err;
+    CHECK_MSG(al_config_parse(text, len, "config.json", &c, &err) == AL_OK, "%s", err.message);
+    CHECK(c.arch == AL_ARCH_BERT && strcmp(c.model_type, "bert") == 0);
+    static const char empty[] = "{\"model_type\": \"\", \"architectures\": [\"RobertaModel\"], \"vocab_size\": 10, "
+                                "\"hidden_size\": 4, \"num_hidden_layers\": 1, \"num_attention_heads\": 1, "
+                                "\"intermediate_size\": 4}";
+    CHECK(al_config_parse(empty, sizeof empty - 1, "config.json", &c, &err) == AL_OK && c.arch == AL_ARCH_ROBERTA &&
+          strcmp(c.model_type, "roberta") == 0);
+    free(text);
+}
+
 int main(void) {
     f1_compressed_pickle();
     f2_template_repeats_a();
@@ -340,5 +359,6 @@ int main(void) {
     config_ranges();
     c1_string_set_twice();
     r1_sparse_ids();
+    c2_empty_model_type();
     return check_summary("fuzz_findings");
 }
