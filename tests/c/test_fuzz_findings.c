@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api_internal.h"
 #include "attnlab.h"
 #include "cJSON.h"
 #include "check.h"
@@ -350,6 +351,25 @@ static void c2_empty_model_type(void) {
     free(text);
 }
 
+/* C3 (our smoke run): an API request with input id 5.6e32. The id was cast to int32 before its range was
+ * checked (undefined behaviour); now the range comes first and the error names the id's place. */
+static void c3_huge_input_id(void) {
+    size_t len = 0;
+    char *request = slurp(FUZZ_DIR "api/C3-huge-input-id-request.json", &len);
+    if (!request) return;
+    al_session *s = al_session_new();
+    al_config c = al_config_bert(32, 8, 1, 2, 16);
+    al_model *m = NULL;
+    al_error err;
+    CHECK(al_model_new_random(&c, 7, 0, &m, &err) == AL_OK && al_api_put_model(s, "m", m, &err) == AL_OK);
+    al_reply r;
+    CHECK(al_session_run(s, request, NULL, &r) == AL_ERR_INVALID);
+    CHECK(r.json && has(r.json, "field 'input_ids[0][3]' must be an integer in [0, 32)"));
+    al_reply_free(&r);
+    al_session_free(s);
+    free(request);
+}
+
 int main(void) {
     f1_compressed_pickle();
     f2_template_repeats_a();
@@ -360,5 +380,6 @@ int main(void) {
     c1_string_set_twice();
     r1_sparse_ids();
     c2_empty_model_type();
+    c3_huge_input_id();
     return check_summary("fuzz_findings");
 }
