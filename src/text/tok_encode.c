@@ -86,7 +86,8 @@ static const char *special_name(const al_tokenizer *tok, int which) {
 
 /* How often the template emits each sequence and how many special tokens it adds. A template may name a
  * sequence more than once (Hugging Face's TemplateProcessing then emits a copy each time), or not at all,
- * so sizes and the truncation budget come from these counts, never from "one copy of each". */
+ * so sizes and the truncation budget come from these counts, never from "one copy of each" (docs/fuzzing.md,
+ * finding F2). */
 typedef struct tmpl_counts { int special, seq[2]; } tmpl_counts;
 
 static tmpl_counts count_items(const al_template *t) {

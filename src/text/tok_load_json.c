@@ -150,7 +150,7 @@ static al_status template_type_id(const cJSON *type_id, const char *key, int ind
 
 /* One template (single or pair). As in Hugging Face tokenizers, a template may name a sequence more than once
  * (each naming emits a copy) or leave one out; the encoder sizes its output from the template itself
- * (tok_encode.c). The single template has only sequence A to give. */
+ * (tok_encode.c; docs/fuzzing.md, finding F2). The single template has only sequence A to give. */
 static al_status load_template(al_tokenizer *tok, const cJSON *post, const char *key, al_template *t,
                                al_error *err) {
     const cJSON *items = get(post, key), *it;

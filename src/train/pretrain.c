@@ -57,7 +57,7 @@ typedef enum { K_STR, K_INT, K_FLOAT, K_U64, K_I64 } key_kind;
  * narrowed by its meaning (a probability lies in [0, 1), a learning rate is positive, a size is at least 1 and at
  * most the model's own limit of 2^24); open_min / open_max exclude the bound itself. Every value is checked
  * against it as it is read (the message names the file and the key) and again before a run (al_pretrain_run),
- * so a config built in code or changed by command-line flags meets the same rule. */
+ * so a config built in code or changed by command-line flags meets the same rule (docs/fuzzing.md, F3/F4). */
 typedef struct key_def {
     const char *name;
     key_kind kind;
