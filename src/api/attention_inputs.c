@@ -1,6 +1,7 @@
 /* attention_inputs.c: the inputs of a request that runs the model ("text", "texts" or "input_ids",
  * with optional pairs), tokenized and truncated by the one rule of al_api_limits_make, one al_api_seq
  * and one al_run_example per sequence. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,7 +196,8 @@ static al_status read_ids(const al_op_ctx *ctx, const al_config *cfg, int limit,
         int j = 0;
         for (const cJSON *v = row->child; v; v = v->next, j++) {
             double d = v->valuedouble;
-            if (!cJSON_IsNumber(v) || d != (double)(int32_t)d || d < 0 || d >= cfg->vocab_size) {
+            /* the range first: casting a double outside int32's range is undefined */
+            if (!cJSON_IsNumber(v) || !(d >= 0 && d < cfg->vocab_size) || d != floor(d)) {
                 if (nested)
                     return al_err(err, AL_ERR_INVALID,
                                   "request: field 'input_ids[%d][%d]' must be an integer in [0, %d)",

@@ -146,8 +146,10 @@ static al_status pick_arch(const cJSON *root, const char *file, al_config *c, al
         return al_err(err, AL_ERR_FORMAT, "%s: field 'model_type' is missing", file);
     }
     c->arch = (al_arch)arch;
+    /* an empty model_type (also "\u0000...": cJSON's string stops at a NUL) names the family, as for a config
+     * built in code (model.c) */
     snprintf(c->model_type, sizeof c->model_type, "%s",
-             mt ? mt->valuestring : al_arch_name(c->arch));
+             mt && mt->valuestring[0] ? mt->valuestring : al_arch_name(c->arch));
     return AL_OK;
 }
 

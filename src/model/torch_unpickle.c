@@ -553,16 +553,30 @@ al_status al_torch_bin_read(const uint8_t *buf, size_t size, const char *file, a
         al_zip_free(&zip);
         return al_err(err, AL_ERR_FORMAT, "%s: no data.pkl in the zip (not a torch.save file)", file);
     }
+    /* Every entry we read goes through al_zip_data, whose status is checked before its pointer is used: a
+     * compressed entry has no bytes to point at. */
     char bo_name[280];
     snprintf(bo_name, sizeof bo_name, "%sbyteorder", prefix);
     const al_zip_entry *bo = al_zip_find(&zip, bo_name);
-    if (bo && bo->data && !(bo->size == 6 && memcmp(bo->data, "little", 6) == 0)) {
-        al_zip_free(&zip);
-        return al_err(err, AL_ERR_UNSUPPORTED, "%s: big-endian tensors are not supported", file);
+    if (bo) {
+        const uint8_t *order = NULL;
+        uint64_t order_size = 0;
+        st = al_zip_data(bo, file, &order, &order_size, err);
+        if (st == AL_OK && !(order_size == 6 && memcmp(order, "little", 6) == 0))
+            st = al_err(err, AL_ERR_UNSUPPORTED, "%s: '%s' is not \"little\"; only little-endian tensors are "
+                        "supported", file, bo_name);
+        if (st != AL_OK) {
+            al_zip_free(&zip);
+            return st;
+        }
     }
     const uint8_t *pdata = NULL;
     uint64_t psize = 0;
     st = al_zip_data(pkl, file, &pdata, &psize, err);
+    if (st != AL_OK) {
+        al_zip_free(&zip);
+        return st;
+    }
     unpickler u;
     memset(&u, 0, sizeof u);
     u.p = u.start = pdata;
@@ -570,7 +584,7 @@ al_status al_torch_bin_read(const uint8_t *buf, size_t size, const char *file, a
     u.file = file;
     u.err = err;
     pv *result = NULL;
-    if (st == AL_OK) st = run(&u, &result);
+    st = run(&u, &result);
     if (st == AL_OK && result->kind != V_DICT)
         st = al_err(err, AL_ERR_FORMAT, "%s: the pickle is not a state_dict (a dict of tensors)", file);
     int first = list->n;

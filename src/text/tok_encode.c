@@ -84,10 +84,24 @@ static const char *special_name(const al_tokenizer *tok, int which) {
     return tok->kind == AL_TOK_WORDPIECE ? bert[which] : bpe[which];
 }
 
-static int count_specials(const al_template *t) {
-    int n = 0;
-    for (int i = 0; i < t->n; i++) n += t->items[i].seq < 0;
-    return n;
+/* How often the template emits each sequence and how many special tokens it adds. A template may name a
+ * sequence more than once (Hugging Face's TemplateProcessing then emits a copy each time), or not at all,
+ * so sizes and the truncation budget come from these counts, never from "one copy of each" (docs/fuzzing.md,
+ * finding F2). */
+typedef struct tmpl_counts { int special, seq[2]; } tmpl_counts;
+
+static tmpl_counts count_items(const al_template *t) {
+    tmpl_counts c = {0, {0, 0}};
+    for (int i = 0; i < t->n; i++) {
+        if (t->items[i].seq < 0) c.special++;
+        else c.seq[t->items[i].seq]++;
+    }
+    return c;
+}
+
+/* Tokens emitted for na tokens of A and nb of B (64-bit: the counts multiply). */
+static int64_t emitted(const tmpl_counts *c, int na, int nb) {
+    return (int64_t)c->seq[0] * na + (int64_t)c->seq[1] * nb + c->special;
 }
 
 /* Builds the encoding from the pieces of sequence A (and B when b != NULL). */
@@ -104,25 +118,31 @@ static al_status finish(const al_tokenizer *tok, al_pieces *a, al_pieces *b, con
             }
         }
     }
-    int n_special = add ? count_specials(tmpl) : 0;
+    /* without the template each given sequence appears once, and nothing is added */
+    tmpl_counts cnt = {0, {1, b ? 1 : 0}};
+    if (add) cnt = count_items(tmpl);
     int truncated = 0;
     if (opt->max_length < 0) return al_err(err, AL_ERR_INVALID, "encode: max_length %d is negative", opt->max_length);
+    int na = a->n, nb = b ? b->n : 0;
     if (opt->truncation && opt->max_length > 0) {
-        int budget = opt->max_length - n_special;
-        if (budget < 0)
+        if (cnt.special > opt->max_length)
             return al_err(err, AL_ERR_INVALID, "encode: max_length %d leaves no room for the %d special tokens",
-                          opt->max_length, n_special);
-        int na = a->n, nb = b ? b->n : 0;
-        /* longest_first: drop one token at a time from the longer sequence (the second on ties) */
-        while (na + nb > budget) {
-            if (na > nb) na--;
-            else nb--;
+                          opt->max_length, cnt.special);
+        /* longest_first: drop one token at a time from the longer sequence (the second on ties) among the
+         * sequences the template emits, until every copy fits */
+        while (emitted(&cnt, na, nb) > opt->max_length) {
+            int from_b = cnt.seq[1] && nb > 0 && (nb >= na || !cnt.seq[0]);
+            if (from_b) nb--;
+            else na--;
         }
-        truncated = na < a->n || (b && nb < b->n);
+        truncated = na < a->n || (b && cnt.seq[1] && nb < b->n);
         a->n = na;
         if (b) b->n = nb;
     }
-    int n = a->n + (b ? b->n : 0) + n_special;
+    int64_t n64 = emitted(&cnt, na, nb);
+    if (n64 > (int64_t)1 << 30)
+        return al_err(err, AL_ERR_INVALID, "encode: %lld tokens are too many", (long long)n64);
+    int n = (int)n64;
     int length = n;
     if (opt->pad_to > 0) {
         if (opt->pad_to < n)

@@ -121,9 +121,13 @@ al_status al_tok_load_bpe_files(al_tokenizer *tok, const al_fileset *files, al_e
         return al_err(err, AL_ERR_FORMAT, "vocab.json: not a valid JSON object");
     }
     const cJSON *item;
+    const int limit = cJSON_GetArraySize(root); /* ids below the number of tokens (tok_load_json.c: id_limit) */
     cJSON_ArrayForEach(item, root) {
-        if (!cJSON_IsNumber(item) || item->valuedouble < 0 || item->valuedouble > 1e8) {
-            al_status st = al_err(err, AL_ERR_FORMAT, "vocab.json: token '%.60s' has no valid id", item->string);
+        if (!cJSON_IsNumber(item) || !(item->valuedouble >= 0 && item->valuedouble < limit) ||
+            item->valuedouble != (double)item->valueint) {
+            al_status st = al_err(err, AL_ERR_FORMAT,
+                                  "vocab.json: token '%.60s' needs an integer id below %d (the number of tokens)",
+                                  item->string, limit);
             cJSON_Delete(root);
             return st;
         }

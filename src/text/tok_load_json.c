@@ -25,13 +25,24 @@ static const char *type_of(const cJSON *obj) {
     return cJSON_IsString(t) ? t->valuestring : "";
 }
 
-static al_status load_vocab(al_tokenizer *tok, const cJSON *model, al_error *err) {
+/* Ids index an array of the vocabulary's size, so a file may leave holes but not name an id beyond the tokens it
+ * holds (model.vocab plus added_tokens): memory then follows the file's size, and a 70-byte file cannot ask for
+ * 10^8 slots. Every vocabulary Hugging Face writes is dense. */
+static int id_limit(const cJSON *root) {
+    const cJSON *vocab = get(get(root, "model"), "vocab"), *added = get(root, "added_tokens");
+    return cJSON_GetArraySize(vocab) + (cJSON_IsArray(added) ? cJSON_GetArraySize(added) : 0);
+}
+
+static al_status load_vocab(al_tokenizer *tok, const cJSON *model, int limit, al_error *err) {
     const cJSON *vocab = get(model, "vocab");
     if (!cJSON_IsObject(vocab)) return al_err(err, AL_ERR_FORMAT, F ": model.vocab is not an object");
     const cJSON *item;
     cJSON_ArrayForEach(item, vocab) {
-        if (!cJSON_IsNumber(item) || item->valuedouble < 0 || item->valuedouble > 1e8)
-            return al_err(err, AL_ERR_FORMAT, F ": model.vocab: token '%.60s' has no valid id", item->string);
+        if (!cJSON_IsNumber(item) || !(item->valuedouble >= 0 && item->valuedouble < limit) ||
+            item->valuedouble != (double)item->valueint)
+            return al_err(err, AL_ERR_FORMAT,
+                          F ": model.vocab: token '%.60s' needs an integer id below %d (the number of tokens)",
+                          item->string, limit);
         if (al_tok_set_token(tok, item->string, strlen(item->string), item->valueint))
             return al_err(err, AL_ERR_OOM, F ": out of memory");
     }
@@ -105,41 +116,89 @@ static al_status load_pre_tokenizer(al_tokenizer *tok, const cJSON *pre, al_erro
                   tok->kind == AL_TOK_WORDPIECE ? "WordPiece" : "BPE");
 }
 
-/* "cls": ["[CLS]", 101] */
-static int special_pair(const cJSON *post, const char *key) {
-    const cJSON *v = get(post, key);
-    const cJSON *id = cJSON_IsArray(v) ? cJSON_GetArrayItem(v, 1) : NULL;
-    return cJSON_IsNumber(id) ? id->valueint : -1;
+/* A special token id the encoder may emit: an integer inside the vocabulary loaded so far. */
+static int vocab_id(const al_tokenizer *tok, const cJSON *v) {
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble < tok->vocab_size)) return -1;
+    int id = (int)v->valuedouble;
+    return id == v->valuedouble && tok->vocab[id] ? id : -1;
 }
 
+/* "cls": ["[CLS]", 101] */
+static al_status special_pair(const al_tokenizer *tok, const cJSON *post, const char *key, int *out,
+                              al_error *err) {
+    const cJSON *v = get(post, key);
+    const cJSON *id = cJSON_IsArray(v) ? cJSON_GetArrayItem(v, 1) : NULL;
+    if (!id) return al_err(err, AL_ERR_FORMAT, F ": post_processor.%s must be [token, id]", key);
+    if ((*out = vocab_id(tok, id)) < 0)
+        return al_err(err, AL_ERR_FORMAT, F ": post_processor.%s: id %g is not a token of the vocabulary", key,
+                      cJSON_IsNumber(id) ? id->valuedouble : -1.0);
+    return AL_OK;
+}
+
+/* A template item's type id: a small non-negative integer (Hugging Face: u32; the model checks it against its
+ * type_vocab_size). */
+static al_status template_type_id(const cJSON *type_id, const char *key, int index, int *out, al_error *err) {
+    *out = 0;
+    if (!type_id || cJSON_IsNull(type_id)) return AL_OK;
+    if (!cJSON_IsNumber(type_id) || !(type_id->valuedouble >= 0 && type_id->valuedouble <= 65535) ||
+        type_id->valuedouble != (double)(int)type_id->valuedouble)
+        return al_err(err, AL_ERR_FORMAT, F ": post_processor.%s: item %d: type_id must be an integer in [0, 65535]",
+                      key, index);
+    *out = (int)type_id->valuedouble;
+    return AL_OK;
+}
+
+/* One template (single or pair). As in Hugging Face tokenizers, a template may name a sequence more than once
+ * (each naming emits a copy) or leave one out; the encoder sizes its output from the template itself
+ * (tok_encode.c; docs/fuzzing.md, finding F2). The single template has only sequence A to give. */
 static al_status load_template(al_tokenizer *tok, const cJSON *post, const char *key, al_template *t,
                                al_error *err) {
     const cJSON *items = get(post, key), *it;
     if (!cJSON_IsArray(items)) return al_err(err, AL_ERR_FORMAT, F ": post_processor.%s is not an array", key);
     const cJSON *special_tokens = get(post, "special_tokens");
+    const int single = strcmp(key, "single") == 0;
     t->n = 0;
     cJSON_ArrayForEach(it, items) {
-        if (t->n == 8) return al_err(err, AL_ERR_UNSUPPORTED, F ": post_processor.%s has more than 8 items", key);
+        const int index = t->n;
+        if (t->n == (int)(sizeof t->items / sizeof t->items[0]))
+            return al_err(err, AL_ERR_UNSUPPORTED, F ": post_processor.%s has more than %d items", key, t->n);
         al_tmpl_item *x = &t->items[t->n++];
         const cJSON *sp = get(it, "SpecialToken"), *seq = get(it, "Sequence");
         const cJSON *body = sp ? sp : seq;
-        const cJSON *type_id = get(body, "type_id"), *id = get(body, "id");
+        const cJSON *id = get(body, "id");
         if (!body || !cJSON_IsString(id))
-            return al_err(err, AL_ERR_FORMAT, F ": post_processor.%s: item %d is not SpecialToken or Sequence", key, t->n - 1);
-        x->type_id = cJSON_IsNumber(type_id) ? type_id->valueint : 0;
-        if (seq) {
+            return al_err(err, AL_ERR_FORMAT, F ": post_processor.%s: item %d is not SpecialToken or Sequence", key, index);
+        al_status st = template_type_id(get(body, "type_id"), key, index, &x->type_id, err);
+        if (st) return st;
+        if (!sp) {
             x->special_id = -1;
-            x->seq = strcmp(id->valuestring, "B") == 0 ? 1 : 0;
+            if (strcmp(id->valuestring, "A") == 0) x->seq = 0;
+            else if (strcmp(id->valuestring, "B") == 0) x->seq = 1;
+            else
+                return al_err(err, AL_ERR_FORMAT, F ": post_processor.%s: item %d: sequence '%.20s' is not A or B", key,
+                              index, id->valuestring);
+            if (single && x->seq == 1)
+                return al_err(err, AL_ERR_FORMAT,
+                              F ": post_processor.single: item %d names sequence B, but a single input has only A", index);
             continue;
         }
         x->seq = -1;
         /* special_tokens: {"[CLS]": {"id": "[CLS]", "ids": [101], "tokens": [...]}} */
         const cJSON *entry = get(special_tokens, id->valuestring);
         const cJSON *ids = get(entry, "ids");
-        const cJSON *first = cJSON_IsArray(ids) ? cJSON_GetArrayItem(ids, 0) : NULL;
-        x->special_id = cJSON_IsNumber(first) ? first->valueint : al_tokenizer_token_to_id(tok, id->valuestring);
+        if (cJSON_IsArray(ids)) {
+            if (cJSON_GetArraySize(ids) != 1)
+                return al_err(err, AL_ERR_UNSUPPORTED,
+                              F ": post_processor.special_tokens['%.40s'] has %d ids; only one id per special token is "
+                                "supported",
+                              id->valuestring, cJSON_GetArraySize(ids));
+            x->special_id = vocab_id(tok, cJSON_GetArrayItem(ids, 0));
+        } else {
+            x->special_id = al_tokenizer_token_to_id(tok, id->valuestring);
+        }
         if (x->special_id < 0)
-            return al_err(err, AL_ERR_FORMAT, F ": post_processor.%s: unknown special token '%.40s'", key, id->valuestring);
+            return al_err(err, AL_ERR_FORMAT, F ": post_processor.%s: special token '%.40s' has no id in the vocabulary",
+                          key, id->valuestring);
     }
     return AL_OK;
 }
@@ -159,10 +218,9 @@ static al_status load_post_processor(al_tokenizer *tok, const cJSON *post, al_er
         return AL_OK;
     }
     if (strcmp(type, "BertProcessing") == 0 || strcmp(type, "RobertaProcessing") == 0) {
-        tok->specials.cls = special_pair(post, "cls");
-        tok->specials.sep = special_pair(post, "sep");
-        if (tok->specials.cls < 0 || tok->specials.sep < 0)
-            return al_err(err, AL_ERR_FORMAT, F ": post_processor.cls/sep must be [token, id]");
+        al_status st = special_pair(tok, post, "cls", &tok->specials.cls, err);
+        if (st == AL_OK) st = special_pair(tok, post, "sep", &tok->specials.sep, err);
+        if (st) return st;
         al_tokenizer_kind kind = tok->kind;
         tok->kind = type[0] == 'B' ? AL_TOK_WORDPIECE : AL_TOK_BPE; /* template shape only */
         al_tok_default_templates(tok);
@@ -173,15 +231,18 @@ static al_status load_post_processor(al_tokenizer *tok, const cJSON *post, al_er
     return al_err(err, AL_ERR_UNSUPPORTED, F ": post_processor.type '%.40s' is not supported", type);
 }
 
-static al_status load_added(al_tokenizer *tok, const cJSON *added, al_error *err) {
+static al_status load_added(al_tokenizer *tok, const cJSON *added, int limit, al_error *err) {
     if (!added || cJSON_IsNull(added)) return AL_OK;
     if (!cJSON_IsArray(added)) return al_err(err, AL_ERR_FORMAT, F ": added_tokens is not an array");
     int i = 0;
     const cJSON *a;
     cJSON_ArrayForEach(a, added) {
         const cJSON *id = get(a, "id"), *content = get(a, "content");
-        if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble > 1e8 || !cJSON_IsString(content))
-            return al_err(err, AL_ERR_FORMAT, F ": added_tokens[%d] needs an id and a content", i);
+        if (!cJSON_IsNumber(id) || !(id->valuedouble >= 0 && id->valuedouble < limit) ||
+            id->valuedouble != (double)id->valueint || !cJSON_IsString(content))
+            return al_err(err, AL_ERR_FORMAT,
+                          F ": added_tokens[%d] needs a content and an integer id below %d (the number of tokens)", i,
+                          limit);
         if (al_tok_add_added(tok, content->valuestring, id->valueint, get_bool(a, "lstrip", 0), get_bool(a, "rstrip", 0),
                              get_bool(a, "special", 0)))
             return al_err(err, AL_ERR_OOM, F ": out of memory");
@@ -200,7 +261,8 @@ static al_status load_root(al_tokenizer *tok, const cJSON *root, al_error *err) 
     else if (strcmp(type, "BPE") == 0) tok->kind = AL_TOK_BPE;
     else return al_err(err, AL_ERR_UNSUPPORTED, F ": model.type '%.40s' is not supported (WordPiece or BPE)", type);
 
-    al_status st = load_vocab(tok, model, err);
+    const int limit = id_limit(root);
+    al_status st = load_vocab(tok, model, limit, err);
     if (st) return st;
     const cJSON *unk = get(model, "unk_token");
     if (cJSON_IsString(unk)) {
@@ -218,7 +280,12 @@ static al_status load_root(al_tokenizer *tok, const cJSON *root, al_error *err) 
             strcpy(tok->continuing_prefix, prefix->valuestring);
         }
         const cJSON *maxc = get(model, "max_input_chars_per_word");
-        if (cJSON_IsNumber(maxc)) tok->max_input_chars_per_word = maxc->valueint;
+        if (maxc && !cJSON_IsNull(maxc)) {
+            if (!cJSON_IsNumber(maxc) || maxc->valuedouble < 0 || maxc->valuedouble > 1e9 ||
+                maxc->valuedouble != (double)maxc->valueint)
+                return al_err(err, AL_ERR_FORMAT, F ": model.max_input_chars_per_word must be an integer in [0, 1e9]");
+            tok->max_input_chars_per_word = maxc->valueint;
+        }
     } else {
         if ((st = load_merges(tok, model, err))) return st;
         const cJSON *suffix = get(model, "end_of_word_suffix"), *prefix = get(model, "continuing_subword_prefix");
@@ -229,7 +296,7 @@ static al_status load_root(al_tokenizer *tok, const cJSON *root, al_error *err) 
     }
     if ((st = load_normalizer(tok, get(root, "normalizer"), err))) return st;
     if ((st = load_pre_tokenizer(tok, get(root, "pre_tokenizer"), err))) return st;
-    if ((st = load_added(tok, get(root, "added_tokens"), err))) return st;
+    if ((st = load_added(tok, get(root, "added_tokens"), limit, err))) return st;
     if ((st = load_post_processor(tok, get(root, "post_processor"), err))) return st;
     return AL_OK;
 }

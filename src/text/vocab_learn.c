@@ -25,7 +25,6 @@
 #include "tok_internal.h"
 
 #define MAX_WORD_CHARS 100
-#define N_CODEPOINTS 0x110000
 
 static const char *const k_specials[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
 
@@ -235,8 +234,9 @@ static int token_intern(token_table *t, const char *s, size_t len) {
 typedef struct learner {
     word_counter wc;
     char **word_str;       /* [wc.n] borrowed from wc.ids */
-    long long *cp_count;   /* [N_CODEPOINTS] */
-    int *first_id, *cont_id; /* [N_CODEPOINTS] symbol of a character at a word start / inside; -1 */
+    uint32_t *alpha;       /* [n_alpha] the alphabet's code points, ascending (found by binary search) */
+    int *first_id, *cont_id; /* [n_alpha] symbol of that character at a word start / inside */
+    int n_alpha;
     token_table tokens;
     int32_t *sym;          /* symbols of all merging words back to back */
     size_t *word_start;    /* [n_merging] */
@@ -252,7 +252,7 @@ static void learner_free(learner *l) {
     al_strmap_free(&l->wc.ids);
     free(l->wc.counts);
     free(l->word_str);
-    free(l->cp_count);
+    free(l->alpha);
     free(l->first_id);
     free(l->cont_id);
     for (int i = 0; i < l->tokens.n; i++) free(l->tokens.str[i]);
@@ -322,34 +322,57 @@ static int word_cps(const char *w, uint32_t *cps) {
     return n;
 }
 
+/* Index of cp in the alphabet, or -1. */
+static int alpha_index(const learner *l, uint32_t cp) {
+    int lo = 0, hi = l->n_alpha - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (l->alpha[mid] == cp) return mid;
+        if (l->alpha[mid] < cp) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return -1;
+}
+
+/* Counts every character of the words (weighted by word count) in a list sorted by code point: memory follows
+ * the text, not the 0x110000 code points (a small text is learned in microseconds). */
 static al_status build_alphabet(learner *l, const al_vocab_learn_options *opt, al_vocab_learn_stats *st,
                                 al_error *err) {
     uint32_t cps[MAX_WORD_CHARS];
-    l->cp_count = calloc(N_CODEPOINTS, sizeof *l->cp_count);
-    l->first_id = malloc(sizeof(int) * N_CODEPOINTS);
-    l->cont_id = malloc(sizeof(int) * N_CODEPOINTS);
     l->word_str = calloc((size_t)(l->wc.n ? l->wc.n : 1), sizeof *l->word_str);
-    if (!l->cp_count || !l->first_id || !l->cont_id || !l->word_str) return oom(err);
+    if (!l->word_str) return oom(err);
     for (size_t i = 0; i < l->wc.ids.cap; i++)
         if (l->wc.ids.slots[i].key) l->word_str[l->wc.ids.slots[i].value] = l->wc.ids.slots[i].key;
-    int n_distinct = 0;
+    size_t n_chars = 0;
     for (int w = 0; w < l->wc.n; w++) {
         int n = word_cps(l->word_str[w], cps);
-        for (int i = 0; i < n; i++) {
-            if (!l->cp_count[cps[i]]) n_distinct++;
-            l->cp_count[cps[i]] += l->wc.counts[w];
-        }
+        if (n > 0) n_chars += (size_t)n;
     }
-    cp_rank *rank = malloc(sizeof *rank * (size_t)(n_distinct ? n_distinct : 1));
+    cp_rank *rank = malloc(sizeof *rank * (n_chars ? n_chars : 1));
     if (!rank) return oom(err);
-    int k = 0;
-    for (uint32_t cp = 0; cp < N_CODEPOINTS; cp++)
-        if (l->cp_count[cp]) rank[k++] = (cp_rank){cp, l->cp_count[cp]};
+    size_t at = 0;
+    for (int w = 0; w < l->wc.n; w++) {
+        int n = word_cps(l->word_str[w], cps);
+        for (int i = 0; i < n; i++) rank[at++] = (cp_rank){cps[i], l->wc.counts[w]};
+    }
+    qsort(rank, n_chars, sizeof *rank, by_cp);
+    int k = 0; /* distinct characters with their summed counts */
+    for (size_t i = 0; i < n_chars; i++) {
+        if (k > 0 && rank[k - 1].cp == rank[i].cp) rank[k - 1].count += rank[i].count;
+        else rank[k++] = rank[i];
+    }
     qsort(rank, (size_t)k, sizeof *rank, by_count_then_cp);
     if (k > opt->alphabet_limit) k = opt->alphabet_limit;
     qsort(rank, (size_t)k, sizeof *rank, by_cp);
     st->n_alphabet = k;
-    for (uint32_t cp = 0; cp < N_CODEPOINTS; cp++) l->first_id[cp] = l->cont_id[cp] = -1;
+    l->n_alpha = k;
+    l->alpha = malloc(sizeof *l->alpha * (size_t)(k ? k : 1));
+    l->first_id = malloc(sizeof *l->first_id * (size_t)(k ? k : 1));
+    l->cont_id = malloc(sizeof *l->cont_id * (size_t)(k ? k : 1));
+    if (!l->alpha || !l->first_id || !l->cont_id) {
+        free(rank);
+        return oom(err);
+    }
     char buf[8] = "##";
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < k; i++) {
@@ -360,7 +383,8 @@ static al_status build_alphabet(learner *l, const al_vocab_learn_options *opt, a
                 free(rank);
                 return oom(err);
             }
-            (pass == 0 ? l->first_id : l->cont_id)[rank[i].cp] = id;
+            l->alpha[i] = rank[i].cp;
+            (pass == 0 ? l->first_id : l->cont_id)[i] = id;
         }
     free(rank);
     return AL_OK;
@@ -368,13 +392,14 @@ static al_status build_alphabet(learner *l, const al_vocab_learn_options *opt, a
 
 static al_status build_words(learner *l, al_error *err) {
     uint32_t cps[MAX_WORD_CHARS];
+    int idx[MAX_WORD_CHARS];
     size_t total = 0;
     int n_ok = 0;
     for (int pass = 0; pass < 2; pass++) {
         for (int w = 0; w < l->wc.n; w++) {
             int n = word_cps(l->word_str[w], cps);
             int ok = n > 0;
-            for (int i = 0; ok && i < n; i++) ok = l->first_id[cps[i]] >= 0;
+            for (int i = 0; ok && i < n; i++) ok = (idx[i] = alpha_index(l, cps[i])) >= 0;
             if (!ok) continue;
             if (pass == 0) {
                 total += (size_t)n;
@@ -385,7 +410,7 @@ static al_status build_words(learner *l, al_error *err) {
             l->word_start[m] = total;
             l->word_len[m] = n;
             l->word_count[m] = l->wc.counts[w];
-            for (int i = 0; i < n; i++) l->sym[total + (size_t)i] = i ? l->cont_id[cps[i]] : l->first_id[cps[i]];
+            for (int i = 0; i < n; i++) l->sym[total + (size_t)i] = i ? l->cont_id[idx[i]] : l->first_id[idx[i]];
             total += (size_t)n;
         }
         if (pass == 0) {

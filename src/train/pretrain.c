@@ -52,22 +52,123 @@ al_pretrain_config al_pretrain_default_config(void) {
 }
 
 typedef enum { K_STR, K_INT, K_FLOAT, K_U64, K_I64 } key_kind;
-typedef struct key_def { const char *name; key_kind kind; size_t offset; size_t size; } key_def;
 
-#define KS(f) {#f, K_STR, offsetof(al_pretrain_config, f), sizeof(((al_pretrain_config *)0)->f)}
-#define KI(f) {#f, K_INT, offsetof(al_pretrain_config, f), 0}
-#define KF(f) {#f, K_FLOAT, offsetof(al_pretrain_config, f), 0}
-#define KU(f) {#f, K_U64, offsetof(al_pretrain_config, f), 0}
-#define KL(f) {#f, K_I64, offsetof(al_pretrain_config, f), 0}
+/* One key of the config: where it goes and which values it may take. The range is that of the field's C type
+ * narrowed by its meaning (a probability lies in [0, 1), a learning rate is positive, a size is at least 1 and at
+ * most the model's own limit of 2^24); open_min / open_max exclude the bound itself. Every value is checked
+ * against it as it is read (the message names the file and the key) and again before a run (al_pretrain_run),
+ * so a config built in code or changed by command-line flags meets the same rule (docs/fuzzing.md, F3/F4). */
+typedef struct key_def {
+    const char *name;
+    key_kind kind;
+    size_t offset, size;
+    double min, max;
+    int open_min, open_max;
+} key_def;
+
+#define AL_PT_MAX_DIM 16777216.0          /* 2^24: the model's limit on any size (model.c, config.c) */
+#define AL_PT_INT_MAX 2147483647.0        /* INT_MAX */
+#define AL_PT_EXACT_MAX 9007199254740992.0 /* 2^53: the largest integer a JSON number holds exactly */
+#define AL_PT_FLT_MAX 3.4028234663852886e38 /* FLT_MAX */
+
+#define KS(f) {#f, K_STR, offsetof(al_pretrain_config, f), sizeof(((al_pretrain_config *)0)->f), 0, 0, 0, 0}
+#define KI(f, lo, hi) {#f, K_INT, offsetof(al_pretrain_config, f), 0, lo, hi, 0, 0}
+#define KF(f, lo, hi, open_lo, open_hi) {#f, K_FLOAT, offsetof(al_pretrain_config, f), 0, lo, hi, open_lo, open_hi}
+#define KU(f) {#f, K_U64, offsetof(al_pretrain_config, f), 0, 0, AL_PT_EXACT_MAX, 0, 0}
+#define KL(f, lo, hi) {#f, K_I64, offsetof(al_pretrain_config, f), 0, lo, hi, 0, 0}
 static const key_def k_keys[] = {
     KS(name), KS(vocab), KS(train), KS(heldout), KS(out_dir),
-    KI(hidden_size), KI(num_hidden_layers), KI(num_attention_heads), KI(intermediate_size),
-    KI(max_position_embeddings), KF(hidden_dropout_prob), KF(attention_probs_dropout_prob), KI(max_len),
-    KI(steps), KI(batch_size), KI(warmup_steps), KF(lr), KF(weight_decay), KF(max_grad_norm), KF(mask_prob),
-    KU(seed), KI(eval_interval), KI(eval_sequences), KU(eval_seed), KI(checkpoint_interval), KI(log_interval),
-    KL(max_train_lines), KI(shards), KS(position_init), KI(short_len), KI(short_steps),
+    KI(hidden_size, 1, AL_PT_MAX_DIM), KI(num_hidden_layers, 1, 1024), KI(num_attention_heads, 1, 4096),
+    KI(intermediate_size, 1, AL_PT_MAX_DIM), KI(max_position_embeddings, 3, AL_PT_MAX_DIM),
+    KF(hidden_dropout_prob, 0, 1, 0, 1), KF(attention_probs_dropout_prob, 0, 1, 0, 1), KI(max_len, 3, AL_PT_MAX_DIM),
+    KI(steps, 1, AL_PT_INT_MAX), KI(batch_size, 1, AL_PT_INT_MAX), KI(warmup_steps, 0, AL_PT_INT_MAX),
+    KF(lr, 0, AL_PT_FLT_MAX, 1, 0), KF(weight_decay, 0, AL_PT_FLT_MAX, 0, 0), KF(max_grad_norm, 0, AL_PT_FLT_MAX, 0, 0),
+    KF(mask_prob, 0, 1, 1, 1), KU(seed), KI(eval_interval, 0, AL_PT_INT_MAX), KI(eval_sequences, 0, AL_PT_INT_MAX),
+    KU(eval_seed), KI(checkpoint_interval, 0, AL_PT_INT_MAX), KI(log_interval, 0, AL_PT_INT_MAX),
+    KL(max_train_lines, 0, AL_PT_EXACT_MAX), KI(shards, 1, AL_MAX_SHARDS), KS(position_init),
+    KI(short_len, 0, AL_PT_MAX_DIM), KI(short_steps, 0, AL_PT_INT_MAX),
 };
 #define N_KEYS ((int)(sizeof k_keys / sizeof k_keys[0]))
+
+/* Is v inside key k's range? `where` (a file name, "command line", "train config") starts the message. */
+static al_status check_range(const key_def *k, double v, const char *where, al_error *err) {
+    int ok = (k->open_min ? v > k->min : v >= k->min) && (k->open_max ? v < k->max : v <= k->max);
+    if (ok) return AL_OK;
+    if (k->kind == K_FLOAT)
+        return al_err(err, AL_ERR_INVALID, "%s: '%s' = %g must be in %c%g, %g%c", where, k->name, v,
+                      k->open_min ? '(' : '[', k->min, k->max, k->open_max ? ')' : ']');
+    return al_err(err, AL_ERR_INVALID, "%s: '%s' = %.17g must be an integer in [%.17g, %.17g]", where, k->name, v,
+                  k->min, k->max);
+}
+
+/* A field's current value as a double (numeric kinds other than K_U64). */
+static double field_value(const al_pretrain_config *cfg, const key_def *k) {
+    const char *field = (const char *)cfg + k->offset;
+    switch (k->kind) {
+    case K_INT: return *(const int *)(const void *)field;
+    case K_FLOAT: return *(const float *)(const void *)field;
+    case K_I64: return (double)*(const int64_t *)(const void *)field;
+    default: return 0;
+    }
+}
+
+/* A 64-bit seed written as a decimal string (JSON numbers hold integers exactly only up to 2^53). */
+static int parse_u64(const char *s, uint64_t *out) {
+    uint64_t v = 0;
+    if (!*s) return 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9') return 0;
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10) return 0;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 1;
+}
+
+/* One key/value of the JSON object into cfg. */
+static al_status read_key(const cJSON *it, const char *filename, al_pretrain_config *cfg, al_error *err) {
+    int k = 0;
+    while (k < N_KEYS && strcmp(k_keys[k].name, it->string)) k++;
+    if (k == N_KEYS) return al_err(err, AL_ERR_FORMAT, "%s: unknown key '%.80s'", filename, it->string);
+    const key_def *kd = &k_keys[k];
+    char *field = (char *)cfg + kd->offset;
+    if (kd->kind == K_STR) {
+        if (!cJSON_IsString(it) || strlen(it->valuestring) >= kd->size)
+            return al_err(err, AL_ERR_FORMAT, "%s: '%s' must be a string shorter than %zu bytes", filename, kd->name,
+                          kd->size);
+        memset(field, 0, kd->size); /* nothing of an earlier, longer value stays behind the terminator */
+        memcpy(field, it->valuestring, strlen(it->valuestring));
+        return AL_OK;
+    }
+    if (kd->kind == K_U64 && cJSON_IsString(it)) {
+        if (!parse_u64(it->valuestring, (uint64_t *)(void *)field))
+            return al_err(err, AL_ERR_FORMAT, "%s: '%s' must be a decimal integer in [0, 2^64)", filename, kd->name);
+        return AL_OK;
+    }
+    if (!cJSON_IsNumber(it)) return al_err(err, AL_ERR_FORMAT, "%s: '%s' must be a number", filename, kd->name);
+    const double v = it->valuedouble;
+    if (kd->kind == K_FLOAT) {
+        /* the value must survive the conversion to float: no inf from above FLT_MAX, and a range check on the
+         * float itself (a learning rate of 1e-50 becomes 0) */
+        if (!(fabs(v) <= AL_PT_FLT_MAX))
+            return al_err(err, AL_ERR_INVALID, "%s: '%s' = %g does not fit a float", filename, kd->name, v);
+        const float f = (float)v;
+        al_status st = check_range(kd, f, filename, err);
+        if (st == AL_OK) *(float *)(void *)field = f;
+        return st;
+    }
+    if (v != floor(v)) return al_err(err, AL_ERR_INVALID, "%s: '%s' = %g must be an integer", filename, kd->name, v);
+    al_status st = check_range(kd, v, filename, err); /* every bound lies inside the field's type: the cast is exact */
+    if (st) return st;
+    switch (kd->kind) {
+    case K_INT: *(int *)(void *)field = (int)v; break;
+    case K_U64: *(uint64_t *)(void *)field = (uint64_t)v; break;
+    case K_I64: *(int64_t *)(void *)field = (int64_t)v; break;
+    default: break;
+    }
+    return AL_OK;
+}
 
 al_status al_pretrain_config_parse(const char *json, size_t len, const char *filename, al_pretrain_config *cfg,
                                    al_error *err) {
@@ -77,45 +178,7 @@ al_status al_pretrain_config_parse(const char *json, size_t len, const char *fil
         return al_err(err, AL_ERR_FORMAT, "%s: not a JSON object", filename);
     }
     al_status st = AL_OK;
-    for (cJSON *it = root->child; it && !st; it = it->next) {
-        int k = 0;
-        while (k < N_KEYS && strcmp(k_keys[k].name, it->string)) k++;
-        if (k == N_KEYS) {
-            st = al_err(err, AL_ERR_FORMAT, "%s: unknown key '%s'", filename, it->string);
-            break;
-        }
-        char *field = (char *)cfg + k_keys[k].offset;
-        if (k_keys[k].kind == K_STR) {
-            if (!cJSON_IsString(it) || strlen(it->valuestring) >= k_keys[k].size)
-                st = al_err(err, AL_ERR_FORMAT, "%s: '%s' must be a string shorter than %zu bytes", filename,
-                            it->string, k_keys[k].size);
-            else
-                memcpy(field, it->valuestring, strlen(it->valuestring) + 1);
-            continue;
-        }
-        if (k_keys[k].kind == K_U64 && cJSON_IsString(it)) { /* 64-bit seeds do not fit a JSON double */
-            *(uint64_t *)(void *)field = strtoull(it->valuestring, NULL, 10);
-            continue;
-        }
-        if (!cJSON_IsNumber(it)) {
-            st = al_err(err, AL_ERR_FORMAT, "%s: '%s' must be a number", filename, it->string);
-            continue;
-        }
-        double v = it->valuedouble;
-        int integral = k_keys[k].kind != K_FLOAT;
-        if (integral && (v != floor(v) || v < (k_keys[k].kind == K_INT || k_keys[k].kind == K_I64 ? -2147483648.0 : 0) ||
-                         v > 9007199254740992.0)) {
-            st = al_err(err, AL_ERR_FORMAT, "%s: '%s' must be an integer", filename, it->string);
-            continue;
-        }
-        switch (k_keys[k].kind) {
-        case K_INT: *(int *)(void *)field = (int)v; break;
-        case K_FLOAT: *(float *)(void *)field = (float)v; break;
-        case K_U64: *(uint64_t *)(void *)field = (uint64_t)v; break;
-        case K_I64: *(int64_t *)(void *)field = (int64_t)v; break;
-        default: break;
-        }
-    }
+    for (cJSON *it = root->child; it && !st; it = it->next) st = read_key(it, filename, cfg, err);
     cJSON_Delete(root);
     return st;
 }
@@ -133,10 +196,13 @@ char *al_pretrain_config_json(const al_pretrain_config *cfg) {
             snprintf(buf, sizeof buf, "%.9g", (double)*(const float *)(const void *)field);
             cJSON_AddItemToObject(j, k_keys[k].name, cJSON_CreateRaw(buf));
             break;
-        case K_U64:
-            snprintf(buf, sizeof buf, "%llu", (unsigned long long)*(const uint64_t *)(const void *)field);
-            cJSON_AddItemToObject(j, k_keys[k].name, cJSON_CreateRaw(buf));
+        case K_U64: { /* above 2^53 as a string: a JSON number would not read back exactly */
+            const uint64_t v = *(const uint64_t *)(const void *)field;
+            snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+            cJSON_AddItemToObject(j, k_keys[k].name,
+                                  v <= (uint64_t)1 << 53 ? cJSON_CreateRaw(buf) : cJSON_CreateString(buf));
             break;
+        }
         case K_I64:
             snprintf(buf, sizeof buf, "%lld", (long long)*(const int64_t *)(const void *)field);
             cJSON_AddItemToObject(j, k_keys[k].name, cJSON_CreateRaw(buf));
@@ -149,18 +215,23 @@ char *al_pretrain_config_json(const al_pretrain_config *cfg) {
 }
 
 static al_status check_config(const al_pretrain_config *c, al_error *err) {
-    if (c->hidden_size < 1 || c->num_attention_heads < 1 || c->hidden_size % c->num_attention_heads)
+    for (int k = 0; k < N_KEYS; k++) { /* each field alone, as the parser checks it */
+        if (k_keys[k].kind == K_STR || k_keys[k].kind == K_U64) continue;
+        al_status st = check_range(&k_keys[k], field_value(c, &k_keys[k]), "train config", err);
+        if (st) return st;
+    }
+    /* then the fields together */
+    if ((double)c->lr * (double)c->weight_decay >= 1.0)
+        return al_err(err, AL_ERR_INVALID,
+                      "train config: lr %g times weight_decay %g must be below 1 (AdamW scales weights by 1 - lr * "
+                      "weight_decay)",
+                      (double)c->lr, (double)c->weight_decay);
+    if (c->hidden_size % c->num_attention_heads)
         return al_err(err, AL_ERR_INVALID, "train config: hidden_size %d must be a multiple of num_attention_heads %d",
                       c->hidden_size, c->num_attention_heads);
-    if (c->num_hidden_layers < 1 || c->intermediate_size < 1)
-        return al_err(err, AL_ERR_INVALID, "train config: num_hidden_layers and intermediate_size must be >= 1");
-    if (c->max_len < 3 || c->max_len > c->max_position_embeddings)
+    if (c->max_len > c->max_position_embeddings)
         return al_err(err, AL_ERR_INVALID, "train config: max_len %d must be in [3, max_position_embeddings %d]",
                       c->max_len, c->max_position_embeddings);
-    if (c->steps < 1 || c->batch_size < 1)
-        return al_err(err, AL_ERR_INVALID, "train config: steps and batch_size must be >= 1");
-    if (!(c->mask_prob > 0.0f && c->mask_prob < 1.0f))
-        return al_err(err, AL_ERR_INVALID, "train config: mask_prob %g must be in (0, 1)", (double)c->mask_prob);
     if (c->short_len && (c->short_len < 3 || c->short_len >= c->max_len || c->short_steps < 1 || c->short_steps >= c->steps))
         return al_err(err, AL_ERR_INVALID,
                       "train config: short_len %d must be in [3, max_len %d) and short_steps %d in [1, steps %d)",
@@ -168,7 +239,7 @@ static al_status check_config(const al_pretrain_config *c, al_error *err) {
     if (strcmp(c->position_init, "normal") && strcmp(c->position_init, "sinusoidal"))
         return al_err(err, AL_ERR_INVALID, "train config: position_init '%s' must be \"normal\" or \"sinusoidal\"",
                       c->position_init);
-    if (c->shards < 1 || c->shards > AL_MAX_SHARDS || c->shards > c->batch_size)
+    if (c->shards > c->batch_size)
         return al_err(err, AL_ERR_INVALID, "train config: shards %d must be in [1, min(batch_size %d, %d)]", c->shards,
                       c->batch_size, AL_MAX_SHARDS);
     return AL_OK;

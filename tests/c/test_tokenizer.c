@@ -240,7 +240,7 @@ static void test_malformed(void) {
     expect_load_error(tj, (const char *[]){"{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": [5]}}"}, 1,
                       AL_ERR_FORMAT, "tokenizer.json: model.merges[0]");
     expect_load_error(tj, (const char *[]){"{\"model\": {\"type\": \"WordPiece\", \"vocab\": {\"a\": \"x\"}}}"}, 1,
-                      AL_ERR_FORMAT, "token 'a' has no valid id");
+                      AL_ERR_FORMAT, "token 'a' needs an integer id below 1");
     const char *bpe[] = {"vocab.json", "merges.txt"};
     expect_load_error(bpe, (const char *[]){"{\"a\": 0, \"b\": 1}", "#version: 0.2\na b\nab\n"}, 2, AL_ERR_FORMAT,
                       "merges.txt: line 3");

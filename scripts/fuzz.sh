@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# fuzz.sh: builds the libFuzzer harnesses of tests/fuzz (clang, ASan + UBSan, build/fuzz with -DAL_FUZZ=ON) and
+# runs them (docs/fuzzing.md).
+#   scripts/fuzz.sh --smoke            replay each seed corpus and the committed reproducers
+#                                      (tests/fixtures/fuzz/<harness>/), then fuzz each harness for 3 s
+#   scripts/fuzz.sh --campaign N       fuzz each harness for N executions, growing build/fuzz/corpus/<harness>
+#   --only a,b                         just these harnesses (names without "fuzz_")
+#   --seconds S                        smoke: seconds of fuzzing per harness (3); campaign: a cap on each
+#                                      harness's time (none by default)
+# Prints one line per harness; exits 1 when any harness crashed or broke a promise (the input is saved in
+# build/fuzz/artifacts/<harness>/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode="" runs=0 only="" seconds=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --smoke) mode=smoke ;;
+    --campaign) mode=campaign; runs="$2"; shift ;;
+    --only) only="$2"; shift ;;
+    --seconds) seconds="$2"; shift ;;
+    *) echo "usage: $0 --smoke | --campaign N [--only a,b] [--seconds S]" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ -n "$mode" ] || { echo "usage: $0 --smoke | --campaign N [--only a,b] [--seconds S]" >&2; exit 2; }
+
+build=build/fuzz
+jobs=$(nproc)
+CC=clang cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DAL_FUZZ=ON >/dev/null
+cmake --build "$build" -j "$jobs" >/dev/null
+rm -rf "$build/seeds"
+python3 scripts/fuzz_corpus.py "$build/seeds" >/dev/null
+
+# the dictionary that helps each harness
+dict_for() {
+  case "$1" in
+    torch_bin|torch_pickle) echo tests/fuzz/dict/pickle.dict ;;
+    encode|vocab_txt|vocab_learn) echo tests/fuzz/dict/text.dict ;;
+    *) echo tests/fuzz/dict/json.dict ;;
+  esac
+}
+
+# inputs longer than this are not tried (vocabulary learning is quadratic in the text; the rest follow the seeds)
+maxlen_for() {
+  case "$1" in
+    vocab_learn) echo -max_len=2048 ;;
+    *) echo -max_len=0 ;;  # libFuzzer guesses from the corpus
+  esac
+}
+
+# last "cov: N" of a libFuzzer log, and its executed units
+cov_of() { grep -o 'cov: [0-9]*' "$1" | tail -1 | awk '{print $2}'; }
+units_of() { grep -o 'stat::number_of_executed_units: [0-9]*' "$1" | tail -1 | awk '{print $2}'; }
+
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+common=(-rss_limit_mb=2048 -timeout=20 -print_final_stats=1)
+failed=0
+total_start=$(date +%s)
+for bin in "$build"/fuzz_*; do
+  [ -x "$bin" ] || continue
+  h=$(basename "$bin"); h=${h#fuzz_}
+  if [ -n "$only" ] && [[ ",$only," != *",$h,"* ]]; then continue; fi
+  seeds="$build/seeds/$h"; repro="tests/fixtures/fuzz/$h"; art="$build/artifacts/$h/"
+  mkdir -p "$seeds" "$art"
+  log="$build/logs/$h.$mode.log"; mkdir -p "$build/logs"
+  before=$(ls "$art" | wc -l)
+  dirs=("$seeds"); [ -d "$repro" ] && dirs+=("$repro")
+  n_seeds=$(ls "$seeds" | wc -l); n_repro=$([ -d "$repro" ] && ls "$repro" | wc -l || echo 0)
+  status=ok
+  if [ "$mode" = smoke ]; then
+    # replay: every seed and reproducer once (-runs=0 executes the given corpus and stops)
+    if ! "$bin" "${common[@]}" -runs=0 -artifact_prefix="$art" "${dirs[@]}" >"$log" 2>&1; then status=FAILED; fi
+    if [ $status = ok ]; then
+      scratch=$(mktemp -d)
+      if ! "$bin" "${common[@]}" -max_total_time="${seconds:-3}" "$(maxlen_for "$h")" -dict="$(dict_for "$h")" -artifact_prefix="$art" \
+          "$scratch" "${dirs[@]}" >>"$log" 2>&1; then status=FAILED; fi
+      rm -rf "$scratch"
+    fi
+    crashes=$(( $(ls "$art" | wc -l) - before ))
+    printf 'fuzz %-19s %-6s replayed %3d seeds + %d reproducers, then %s s: %8s runs, cov %5s, %d crashes\n' \
+      "$h" "$status" "$n_seeds" "$n_repro" "${seconds:-3}" "$(units_of "$log")" "$(cov_of "$log")" "$crashes"
+  else
+    corpus="$build/corpus/$h"; mkdir -p "$corpus"
+    start=$(date +%s)
+    cap=(); [ -n "$seconds" ] && cap=(-max_total_time="$seconds")
+    if ! "$bin" "${common[@]}" "${cap[@]}" -runs="$runs" "$(maxlen_for "$h")" -dict="$(dict_for "$h")" -artifact_prefix="$art" \
+        "$corpus" "${dirs[@]}" >"$log" 2>&1; then status=FAILED; fi
+    crashes=$(( $(ls "$art" | wc -l) - before ))
+    printf 'fuzz %-19s %-6s %10s executions, cov %5s, corpus %5d inputs, %d crashes, %4d s\n' "$h" "$status" \
+      "$(units_of "$log")" "$(cov_of "$log")" "$(ls "$corpus" | wc -l)" "$crashes" $(( $(date +%s) - start ))
+  fi
+  if [ $status != ok ]; then
+    failed=1
+    grep -E 'ERROR|promise broken|runtime error|Test unit written' "$log" | head -5 | sed 's/^/    /'
+  fi
+done
+echo "fuzz: $mode done in $(( $(date +%s) - total_start )) s (logs in $build/logs)"
+exit $failed
