@@ -427,6 +427,39 @@ static void reply_task(al_reply_builder *rb, const al_papa_sweep_result *r, cons
     al_rb_num(rb, tm, "mlm", r->seconds_mlm);
 }
 
+/* ------------------------------------------------------------ reuse within a session
+ * The averaged constants and the learned lambdas depend only on the model, the task and a few options;
+ * a page that reruns a sweep with other fractions, orders or seeds reuses them. They are kept as session
+ * tensors named by a hash of everything they depend on (al_session_clear_tensors drops them). */
+
+static void cache_name(const char *what, const char *key, char name[64]) {
+    al_sha256 s;
+    uint8_t d[32];
+    char hex[65];
+    al_sha256_init(&s);
+    al_sha256_update(&s, key, strlen(key));
+    al_sha256_final(&s, d);
+    al_sha256_hex(d, hex);
+    snprintf(name, 64, "papa:%s:%.32s", what, hex);
+}
+
+static void cache_keys(const char *model_hash, const al_task *task, const al_papa_sweep_request *q, char c_name[64],
+                       char t_name[64]) {
+    char key[1024];
+    int n = snprintf(key, sizeof key, "constants %s %s L=%d layout=%d max_train=%d examples=%d", model_hash, task->hash,
+                     q->L, (int)q->layout, q->max_train, q->constants_examples);
+    cache_name("constants", key, c_name);
+    snprintf(key + n, sizeof key - (size_t)n, " ranking %d %d %d %.9g %d %d %llu %.9g", q->rank.epochs, q->rank.batch_size,
+             q->rank.max_examples, (double)q->rank.lr, q->rank.shards, q->rank.train_mode,
+             (unsigned long long)q->rank.seed, (double)q->probe.dropout);
+    cache_name("theta", key, t_name);
+}
+
+static void cache_put(al_session *session, const char *name, int ndim, const int64_t *shape, const float *data) {
+    al_error ignored;
+    if (data && !al_api_find_tensor(session, name)) al_session_set_tensor(session, name, ndim, shape, data, &ignored);
+}
+
 al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
     static const char *const known[] = {"op", "model", "task", "task_jsonl", "tasks_dir", "preset", "constants",
                                         "orders", "fractions", "k", "seeds", "layout", "L", "max_train",
@@ -449,6 +482,15 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
         return st;
     }
     al_req_warn_unknown(ctx->rb, ctx->req, known);
+    const al_config *cfg = al_model_config(m->model);
+    const int NL = cfg->n_layers, H = cfg->n_heads;
+    char model_hash[65], c_name[64], t_name[64];
+    al_model_content_hash(m->model, model_hash);
+    cache_keys(model_hash, task, &q, c_name, t_name);
+    const al_api_tensor *c_cached = al_api_find_tensor(ctx->session, c_name);
+    const al_api_tensor *t_cached = al_api_find_tensor(ctx->session, t_name);
+    if (c_cached) q.constants = c_cached->data;
+    if (t_cached) q.theta = t_cached->data;
     q.progress = ctx->params->progress;
     q.progress_user = ctx->params->progress_user;
     q.cancel = ctx->params->cancel;
@@ -459,10 +501,22 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
         return st;
     }
     al_reply_builder *rb = ctx->rb;
-    const al_config *cfg = al_model_config(m->model);
-    const int NL = cfg->n_layers, H = cfg->n_heads;
-    char model_hash[65], dig[65], buf[80];
-    al_model_content_hash(m->model, model_hash);
+    char dig[65], buf[80];
+    if (t_cached) r.rank_loss = t_cached->data[NL * H]; /* stored after the logits */
+    const int64_t c_shape[4] = {NL, H, q.L, q.L}, t_shape[1] = {NL * H + 1};
+    cache_put(ctx->session, c_name, 4, c_shape, r.constants);
+    if (r.theta && !t_cached) {
+        float *tl = malloc(sizeof(float) * ((size_t)NL * H + 1));
+        if (tl) {
+            memcpy(tl, r.theta, sizeof(float) * (size_t)NL * H);
+            tl[NL * H] = (float)r.rank_loss;
+            cache_put(ctx->session, t_name, 1, t_shape, tl);
+            free(tl);
+        }
+    }
+    cJSON *reused = al_rb_add(rb, rb->root, "reused", cJSON_CreateObject());
+    al_rb_bool(rb, reused, "constants", c_cached != NULL);
+    al_rb_bool(rb, reused, "ranking", t_cached != NULL);
     canonical_results(&r);
     digest(&r, NL * H, dig);
     al_rb_str(rb, rb->root, "model", m->id);

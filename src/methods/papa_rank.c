@@ -191,7 +191,8 @@ al_status al_papa_rank(al_model *model, const al_papa_inputs *train, const float
     }
     if (!st) {
         memcpy(theta, params_all, sizeof(float) * (size_t)n_heads);
-        if (final_loss) *final_loss = loss_count ? loss_sum / loss_count : 0.0;
+        /* as a float: the value a session keeps with the lambdas, so a reused ranking reports the same */
+        if (final_loss) *final_loss = (float)(loss_count ? loss_sum / loss_count : 0.0);
     }
     al_adamw_free(adam);
     free(params_all), free(grads_all);

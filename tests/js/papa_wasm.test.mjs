@@ -38,7 +38,7 @@ after(() => {
 
 // Timings differ between runs; everything else must not.
 function withoutSeconds(reply) {
-  const { seconds, model, ...rest } = reply;
+  const { seconds, model, reused, ...rest } = reply;
   return rest;
 }
 
@@ -60,6 +60,13 @@ test('a PAPA sweep gives the same digest and numbers in WASM and natively', { sk
   assert.equal(w.reply.runs.length, w.reply.configs.length * 2);
   assert.equal(w.reply.hashes.task, `sha256:${'8c1a4cefc34a771bb927d6b0a093f91cf599f22b6631327fc7c25d471f3f8c22'}`);
   console.log(`papa in WASM = native: digest ${w.reply.digest}, ${w.reply.runs.length} runs`);
+  // the same sweep again in this session reuses the constants and the ranking, with the same numbers
+  assert.deepEqual(w.reply.reused, { constants: false, ranking: false });
+  const again = api.run({ ...request, seeds: [1, 2] });
+  assert.deepEqual(again.reply.reused, { constants: true, ranking: true });
+  assert.equal(again.reply.digest, w.reply.digest);
+  assert.equal(again.reply.ranking_loss, w.reply.ranking_loss);
+  assert.equal(again.reply.seconds.ranking, 0);
 });
 
 test('a bad papa request names the field', { skip: missing ?? false }, () => {
