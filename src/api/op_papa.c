@@ -197,6 +197,7 @@ static al_status read_request(const cJSON *req, const al_task *task, al_papa_swe
     if (!st) st = al_req_bool(req, "mlm", "mlm", r->mlm, &r->mlm, err);
     if (!st) st = al_req_int(req, "memory_mb", "memory_mb", 0, 1024, 1, 1 << 20, &memory_mb, err);
     r->mem_limit = (size_t)memory_mb << 20;
+    r->rank.mem_limit = (uint64_t)memory_mb << 20;
     if (!st) st = read_probe(req, r, err);
     if (!st) st = read_ranking(req, r, err);
     if (!st) st = read_shard(req, r, err);

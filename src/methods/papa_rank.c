@@ -101,6 +101,11 @@ al_status al_papa_rank(al_model *model, const al_papa_inputs *train, const float
     shard_state *ss = calloc((size_t)n_shards, sizeof *ss);
     int32_t *b_ids = malloc(sizeof(int32_t) * (size_t)B * L * 4), *order = malloc(sizeof(int32_t) * (size_t)n);
     al_status st = (!pol || !ss || !b_ids || !order) ? al_err(err, AL_ERR_OOM, "ranking: out of memory") : AL_OK;
+    if (!st && s->mem_limit) { /* refuse before allocating, naming the size and what to lower */
+        al_train_size size;
+        st = al_shards_measure(model, n_shards, B, L, &opt, &size, err);
+        if (!st) st = al_train_check_budget("lambda ranking", &size, s->mem_limit, err);
+    }
     if (!st) st = al_shards_new(model, n_shards, B, L, &opt, &set, err);
     for (int i = 0; !st && i < n_heads; i++) {
         pol[i].mode = AL_HEAD_MIX;

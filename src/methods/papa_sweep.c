@@ -227,6 +227,11 @@ static al_status run_config(sweep_ctx *s, int c, al_error *err) {
     double t0 = now_seconds();
     al_status st = al_papa_features(s->model, tr, pol, emb, req->batch_size, req->mem_limit, &s->fp, &ftr, err);
     if (!st) st = al_papa_features(s->model, va, pol, emb, req->batch_size, req->mem_limit, &s->fp, &fva, err);
+    if (st == AL_ERR_OOM) {
+        char msg[sizeof err->message];
+        memcpy(msg, err->message, sizeof msg);
+        st = al_err(err, st, "papa: %s; lower max_train / max_validation or raise memory_mb", msg);
+    }
     s->out->seconds_features += now_seconds() - t0;
     const al_config *cfg = al_model_config(s->model);
     const int n_pred = s->task->kind == AL_TASK_TOKEN ? (st ? 0 : al_probe_data_n_rows(fva)) : va->n;

@@ -35,6 +35,7 @@ typedef struct al_papa_rank_settings {
     int shards;                           /* the step split in this many parts (threads on native builds) */
     int train_mode;                       /* 1: dropout in the encoder as the reference (paper preset) */
     float probe_dropout;                  /* the sequence probe's dropout */
+    uint64_t mem_limit;                   /* bytes the training contexts may take (0: no limit) */
     uint64_t seed;                        /* probe initialisation, shuffling, dropout */
 } al_papa_rank_settings;
 

@@ -45,7 +45,7 @@ static void test_task(al_model *m, const char *id, int L, int repeat) {
         return;
     }
     al_papa_sweep_request req = small_request(L);
-    al_papa_sweep_result r, again, s0, s1;
+    al_papa_sweep_result r, again, s0, s1, c0;
     CHECK_MSG(al_papa_sweep_run(m, task, &req, &r, &err) == AL_OK, "%s", err.message);
     const int NL = al_model_config(m)->n_layers, H = al_model_config(m)->n_heads;
     /* configurations: full, (lambda, random) x k = 8, all average, right_pad, embeddings_only, 4 data-free */
@@ -92,6 +92,19 @@ static void test_task(al_model *m, const char *id, int L, int repeat) {
                 match += part->runs[j].score == r.runs[i].score;
     }
     CHECK_MSG(match == r.n_runs, "%d of %d sharded runs equal the unsharded ones", match, r.n_runs);
+
+    /* memory limits refuse before allocating, naming the size */
+    req.n_shards = 1;
+    req.rank.mem_limit = 1 << 20;
+    CHECK(al_papa_sweep_run(m, task, &req, &c0, &err) == AL_ERR_OOM && strstr(err.message, "lambda ranking") &&
+          strstr(err.message, "MB"));
+    req.rank.mem_limit = 0;
+    req.mem_limit = 1024;
+    req.theta = again.theta; /* skip the ranking: the features come first then */
+    al_status st_mem = al_papa_sweep_run(m, task, &req, &c0, &err);
+    CHECK_MSG(st_mem == AL_ERR_OOM && strstr(err.message, "memory_mb"), "%d %s", (int)st_mem, err.message);
+    req.mem_limit = 0;
+    req.theta = NULL;
 
     /* cancel before the start */
     volatile int cancel = 1;
