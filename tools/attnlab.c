@@ -38,6 +38,8 @@ static const char k_usage[] =
     "               [--orders lambda,random,...] [--constants average,identity,toeplitz,zeros,uniform]\n"
     "               [--fractions 1,0.5,0.125,0.0625,0] [--k 0,8,16] [--seeds 1,2,3] [--L 64] [--shard i/N]\n"
     "               [--probe.lr X --probe.epochs N ...] [--ranking.epochs N ...] [--out FILE.safetensors] [--request]\n"
+    "               [--train-file F --validation-file F --import.format cola|sst2|mrpc|mnli|rte|qnli|qqp|conll2003|\n"
+    "                csv|jsonl --import.text-column C --import.label-column C --import.skip-bad-rows true]\n"
     "      the PAPA experiment: scores per fraction of input-dependent heads, order and seed, with baselines,\n"
     "      lambdas and MLM scores, as the 'papa' op's JSON reply; --request prints the request instead\n"
     "  attnlab export MODEL_DIR OUT_DIR [--dtype F16|F32] [--shard-mb N]\n"
@@ -525,11 +527,13 @@ static cJSON *csv_array(const char *value, int numbers) {
 static int papa_flag(cJSON *req, const char *key, const char *value) {
     static const char *const names[] = {"constants", "orders", NULL};
     static const char *const lists[] = {"fractions", "k", "seeds", NULL};
-    static const char *const strings[] = {"task", "tasks_dir", "preset", "layout", "shard", NULL};
-    static const char *const bools[] = {"baselines", "mlm", "ranking.train_mode", NULL};
+    static const char *const strings[] = {"task", "tasks_dir", "preset", "layout", "shard", "import.format",
+                                          "import.id", "import.text_column", "import.text_pair_column",
+                                          "import.label_column", "import.conll_column", "import.delimiter", NULL};
+    static const char *const bools[] = {"baselines", "mlm", "ranking.train_mode", "import.skip_bad_rows", NULL};
     cJSON *target = req, *item = NULL;
     const char *field = key;
-    if (!strncmp(key, "probe.", 6) || !strncmp(key, "ranking.", 8)) {
+    if (!strncmp(key, "probe.", 6) || !strncmp(key, "ranking.", 8) || !strncmp(key, "import.", 7)) {
         const char *dot = strchr(key, '.');
         char parent[16];
         snprintf(parent, sizeof parent, "%.*s", (int)(dot - key), key);
@@ -576,6 +580,22 @@ static int cmd_papa(cli *c, int argc, char **argv) {
         const char *value = argv[++i];
         if (!strcmp(arg, "--out")) {
             out_path = value;
+        } else if (!strcmp(arg, "--train-file") || !strcmp(arg, "--validation-file")) {
+            /* a GLUE TSV, CoNLL-2003, CSV or JSONL file for the task importers ("import" in the request) */
+            char *text;
+            size_t len;
+            if (!read_whole(value, &text, &len)) {
+                cJSON_Delete(req);
+                fprintf(stderr, "attnlab: %s: cannot read\n", value);
+                return 1;
+            }
+            cJSON *imp = cJSON_GetObjectItemCaseSensitive(req, "import");
+            if (!imp) imp = cJSON_AddObjectToObject(req, "import");
+            const int train = !strcmp(arg, "--train-file");
+            const char *base = strrchr(value, '/') ? strrchr(value, '/') + 1 : value;
+            cJSON_AddStringToObject(imp, train ? "train" : "validation", text);
+            cJSON_AddStringToObject(imp, train ? "train_name" : "validation_name", base);
+            free(text);
         } else if (!strcmp(arg, "--task-file")) {
             char *text;
             size_t len;

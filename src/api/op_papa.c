@@ -206,20 +206,65 @@ static al_status read_request(const cJSON *req, const al_task *task, al_papa_swe
 
 /* ------------------------------------------------------------ the task */
 
-static al_status load_task(const cJSON *req, al_task **task, al_error *err) {
+/* "import": {"format", "train": text, "train_name", "validation": text, "validation_name", "text_column",
+ * "text_pair_column", "label_column", "conll_column", "skip_bad_rows", "validation_fraction", "seed"}: a GLUE
+ * TSV, CoNLL-2003, CSV or JSONL file read by the task importers (docs/tasks.md). */
+static al_status import_task(const cJSON *imp, al_reply_builder *rb, al_task **task, al_error *err) {
+    if (!cJSON_IsObject(imp)) return al_err(err, AL_ERR_INVALID, "request: field 'import' must be an object");
+    al_task_import_options o = al_task_import_default_options();
+    const char *train = NULL, *val = NULL, *train_name = NULL, *val_name = NULL, *delim = NULL;
+    float fraction = (float)o.validation_fraction;
+    int seed = 0;
+    al_status st = al_req_string(imp, "train", "import.train", 1, &train, err);
+    if (!st) st = al_req_string(imp, "validation", "import.validation", 0, &val, err);
+    if (!st) st = al_req_string(imp, "train_name", "import.train_name", 0, &train_name, err);
+    if (!st) st = al_req_string(imp, "validation_name", "import.validation_name", 0, &val_name, err);
+    if (!st) st = al_req_string(imp, "format", "import.format", 0, &o.format, err);
+    if (!st) st = al_req_string(imp, "id", "import.id", 0, &o.id, err);
+    if (!st) st = al_req_string(imp, "text_column", "import.text_column", 0, &o.text_column, err);
+    if (!st) st = al_req_string(imp, "text_pair_column", "import.text_pair_column", 0, &o.text_pair_column, err);
+    if (!st) st = al_req_string(imp, "label_column", "import.label_column", 0, &o.label_column, err);
+    if (!st) st = al_req_string(imp, "conll_column", "import.conll_column", 0, &o.conll_column, err);
+    if (!st) st = al_req_string(imp, "delimiter", "import.delimiter", 0, &delim, err);
+    if (!st) st = al_req_bool(imp, "skip_bad_rows", "import.skip_bad_rows", 0, &o.skip_bad_rows, err);
+    if (!st) st = al_req_float(imp, "validation_fraction", "import.validation_fraction", 0, fraction, 0.001f, 0.999f,
+                               &fraction, err);
+    if (!st) st = al_req_int(imp, "seed", "import.seed", 0, 0, 0, 2147483647, &seed, err);
+    if (st) return st;
+    if (delim && strlen(delim) != 1) return al_err(err, AL_ERR_INVALID, "request: field 'import.delimiter' must be one character");
+    if (delim) o.delimiter = delim[0];
+    if (!o.conll_column) o.conll_column = "ner";
+    o.validation_fraction = fraction;
+    o.seed = (uint64_t)seed;
+    al_task_import_report rep;
+    memset(&rep, 0, sizeof rep);
+    st = al_task_import(&o, train_name ? train_name : "train", train, strlen(train), val_name ? val_name : "validation",
+                        val, val ? strlen(val) : 0, task, &rep, err);
+    if (st) return st;
+    cJSON *r = al_rb_add(rb, rb->root, "import", cJSON_CreateObject());
+    al_rb_num(rb, r, "rows", rep.n_rows);
+    al_rb_num(rb, r, "bad_rows", rep.n_bad);
+    cJSON *msgs = al_rb_add(rb, r, "messages", cJSON_CreateArray());
+    for (int i = 0; msgs && i < rep.n_messages; i++) al_rb_add(rb, msgs, NULL, cJSON_CreateString(rep.messages[i]));
+    return AL_OK;
+}
+
+static al_status load_task(const cJSON *req, al_reply_builder *rb, al_task **task, al_error *err) {
     const char *id = NULL, *jsonl = NULL, *dir = NULL;
     al_status st = al_req_string(req, "task", "task", 0, &id, err);
     if (!st) st = al_req_string(req, "task_jsonl", "task_jsonl", 0, &jsonl, err);
     if (!st) st = al_req_string(req, "tasks_dir", "tasks_dir", 0, &dir, err);
     if (st) return st;
+    const cJSON *imp = cJSON_GetObjectItemCaseSensitive(req, "import");
+    if (imp && !cJSON_IsNull(imp)) return import_task(imp, rb, task, err);
     if (jsonl) {
         st = al_task_load_jsonl(jsonl, strlen(jsonl), id ? id : "task_jsonl", task, err);
         if (st) al_err_prefix(err, "request: field 'task_jsonl'");
         return st;
     }
     if (!id)
-        return al_err(err, AL_ERR_INVALID, "request: field 'task' (a built-in id: pos, agreement, definition) or "
-                      "'task_jsonl' (a task file's text) is required");
+        return al_err(err, AL_ERR_INVALID, "request: field 'task' (a built-in id: pos, agreement, definition), "
+                      "'task_jsonl' (a task file's text) or 'import' (a GLUE, CoNLL, CSV or JSONL file) is required");
     st = al_task_load_builtin(dir ? dir : "build/data/tasks", id, task, err);
     if (st) al_err_prefix(err, "request: field 'task'");
     return st;
@@ -465,12 +510,12 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
     static const char *const known[] = {"op", "model", "task", "task_jsonl", "tasks_dir", "preset", "constants",
                                         "orders", "fractions", "k", "seeds", "layout", "L", "max_train",
                                         "max_validation", "constants_examples", "batch_size", "baselines", "mlm",
-                                        "memory_mb", "probe", "ranking", "shard", "outputs", NULL};
+                                        "memory_mb", "probe", "ranking", "shard", "outputs", "import", NULL};
     const al_api_model *m;
     al_status st = al_req_model(ctx->session, ctx->req, &m, err);
     if (st) return st;
     al_task *task = NULL;
-    st = load_task(ctx->req, &task, err);
+    st = load_task(ctx->req, ctx->rb, &task, err);
     if (st) return st;
     al_papa_sweep_request q;
     const char *preset = NULL;
