@@ -83,7 +83,7 @@ def content_hash(kind, labels, examples):
                 h.update(b"words %d\n" % len(e["words"]))
                 for w, t in zip(e["words"], e["word_labels"]):
                     s(w)
-                    h.update(b"label %d\n" % index[t])
+                    h.update(b"label %d\n" % (index[t] if t is not None else -1))  # null: context only
             h.update(b"group %d\n" % e.get("group", -1))
     return h.hexdigest()
 
@@ -212,9 +212,13 @@ def build_agreement(rows):
             continue
         subject, verb, attractors = found
         label = "plural" if tags[verb] in VERB_PL else "singular"
+        # a token task labelled at the masked verb only: the probe reads the verb's position, so the
+        # answer has to come from the context (a pooled sequence probe would read a bag of words)
         masked = words[:verb] + ["[MASK]"] + words[verb + 1:]
+        word_labels = [None] * len(words)
+        word_labels[verb] = label
         pools[(CORPUS_SPLIT[r["split"]], label)].append({
-            "text": " ".join(masked), "label": label, "group": attractors,
+            "words": masked, "word_labels": word_labels, "group": attractors,
             "doc": r["doc"], "sentence": r["sentence"], "verb": words[verb], "verb_tag": tags[verb],
             "verb_index": verb, "subject": words[subject], "subject_tag": tags[subject],
             "subject_index": subject})
@@ -357,8 +361,9 @@ def main():
         ("pos", "token", POS_TAGS, "token_accuracy",
          "Universal part of speech (Petrov et al. 2012, '.' named PUNCT) of every word of Brown corpus "
          "sentences; validation from held-out Brown documents.", build_pos(rows)),
-        ("agreement", "sequence", ["singular", "plural"], "accuracy",
-         "Brown sentences with a number-marked verb replaced by [MASK]: is it singular or plural? group: "
+        ("agreement", "token", ["singular", "plural"], "token_accuracy",
+         "Brown sentences with a number-marked verb replaced by [MASK], labelled at the [MASK] only: is the "
+         "verb singular or plural? group: "
          "nouns of the other number between the subject and the verb.", build_agreement(rows)),
         ("definition", "sequence", ["mismatch", "match"], "accuracy",
          "WordNet 3.0 (lemma, definition) pairs: does the definition define a sense of the lemma? Every "

@@ -157,7 +157,8 @@ typedef struct al_papa_inputs {
 } al_papa_inputs;
 
 /* The first max_examples (<= 0: all) examples of a task split (0 train, 1 validation) laid out in L
- * positions. A literal "[MASK]" in a sequence task's text is the tokenizer's own mask token. */
+ * positions. A literal "[MASK]" in a sequence task's text, or a token task's word "[MASK]", is the
+ * tokenizer's own mask token (RoBERTa's "<mask>"). A token task's unlabelled words get no label. */
 al_status al_papa_inputs_build(const al_tokenizer *tok, const struct al_task *task, int split, int max_examples,
                                al_papa_layout layout, int L, al_papa_inputs *out, al_error *err);
 void al_papa_inputs_free(al_papa_inputs *in);

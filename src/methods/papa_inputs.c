@@ -43,6 +43,19 @@ static char *with_mask_token(const al_tokenizer *tok, const char *text) {
     return out;
 }
 
+/* token tasks: the words with each word "[MASK]" replaced by the tokenizer's mask token, malloc'd (the
+ * strings are not copied); NULL when nothing needs replacing. */
+static const char **words_with_mask_token(const al_tokenizer *tok, const char *const *words, int n) {
+    const al_special_ids sp = al_tokenizer_special_ids(tok);
+    const char *mask = sp.mask >= 0 ? al_tokenizer_id_to_token(tok, sp.mask) : NULL;
+    if (!mask || strcmp(mask, "[MASK]") == 0) return NULL;
+    int hits = 0;
+    for (int i = 0; i < n; i++) hits += strcmp(words[i], "[MASK]") == 0;
+    const char **out = hits ? malloc((size_t)n * sizeof *out) : NULL;
+    for (int i = 0; out && i < n; i++) out[i] = strcmp(words[i], "[MASK]") == 0 ? mask : words[i];
+    return out;
+}
+
 al_status al_papa_inputs_build(const al_tokenizer *tok, const al_task *task, int split, int max_examples,
                                al_papa_layout layout, int L, al_papa_inputs *out, al_error *err) {
     memset(out, 0, sizeof *out);
@@ -72,9 +85,13 @@ al_status al_papa_inputs_build(const al_tokenizer *tok, const al_task *task, int
         const size_t at = (size_t)x * L;
         al_papa_example e = {out->ids + at, out->mask + at, out->type_ids + at, first, 0};
         if (token) {
-            st = al_papa_encode_words(tok, layout, ex[x].words, ex[x].n_words, L, &e, err);
+            const char **w = words_with_mask_token(tok, ex[x].words, ex[x].n_words);
+            st = al_papa_encode_words(tok, layout, w ? w : ex[x].words, ex[x].n_words, L, &e, err);
+            free(w);
             for (int i = 0; !st && i < L; i++)
-                out->labels[at + i] = first[i] >= 0 ? ex[x].word_labels[first[i]] : AL_IGNORE_INDEX;
+                out->labels[at + i] = first[i] >= 0 && ex[x].word_labels[first[i]] != AL_TASK_NO_LABEL
+                                          ? ex[x].word_labels[first[i]]
+                                          : AL_IGNORE_INDEX;
         } else {
             char *a = with_mask_token(tok, ex[x].text), *b = with_mask_token(tok, ex[x].text_pair);
             st = al_papa_encode(tok, layout, a ? a : ex[x].text, b ? b : ex[x].text_pair, L, &e, err);

@@ -106,13 +106,27 @@ static al_status score(const al_task *task, const al_probe_data *val, const int3
 static void group_accuracy(const al_papa_inputs *val, const int32_t *pred, al_papa_run_result *r) {
     int hits[AL_PAPA_MAX_GROUPS] = {0};
     for (int g = 0; g < AL_PAPA_MAX_GROUPS; g++) r->group_count[g] = 0;
-    if (!val->token_task)
-        for (int x = 0; x < val->n; x++) {
-            if (val->group[x] < 0) continue;
-            const int g = val->group[x] < AL_PAPA_MAX_GROUPS ? val->group[x] : AL_PAPA_MAX_GROUPS - 1;
+    /* token tasks: the probe's rows are the labelled, unpadded positions in example-then-position order
+     * (probe_rows.c); each counts in its example's group (agreement: the one masked verb) */
+    size_t row = 0;
+    for (int x = 0; x < val->n; x++) {
+        const int g = val->group[x] < AL_PAPA_MAX_GROUPS ? val->group[x] : AL_PAPA_MAX_GROUPS - 1;
+        if (!val->token_task) {
+            if (g < 0) continue;
             r->group_count[g]++;
             hits[g] += pred[x] == val->labels[x];
+            continue;
         }
+        for (int t = 0; t < val->L; t++) {
+            const size_t at = (size_t)x * val->L + t;
+            if (!val->mask[at] || val->labels[at] == AL_IGNORE_INDEX) continue;
+            if (g >= 0) {
+                r->group_count[g]++;
+                hits[g] += pred[row] == val->labels[at];
+            }
+            row++;
+        }
+    }
     for (int g = 0; g < AL_PAPA_MAX_GROUPS; g++)
         r->group_accuracy[g] = r->group_count[g] ? (double)hits[g] / r->group_count[g] : NAN;
 }

@@ -24,6 +24,7 @@ typedef enum { AL_TASK_TRAIN = 0, AL_TASK_VALIDATION = 1 } al_task_split;
 
 #define AL_TASK_MAX_LABELS 1000 /* more distinct labels than this: most likely the wrong column */
 #define AL_TASK_NO_GROUP (-1)
+#define AL_TASK_NO_LABEL (-1) /* token tasks: a word that is context only, with no label to predict */
 
 typedef struct al_task_example {
     const char *text;              /* sequence tasks: the sentence (segment A); NULL for token tasks */
@@ -31,7 +32,8 @@ typedef struct al_task_example {
     int label;                     /* sequence tasks: index into label_names; token tasks: -1 */
     int n_words;                   /* token tasks: >= 1; sequence tasks: 0 */
     const char *const *words;      /* [n_words] */
-    const int *word_labels;        /* [n_words] indices into label_names */
+    const int *word_labels;        /* [n_words] indices into label_names, or AL_TASK_NO_LABEL (at least
+                                      one word of an example is labelled) */
     int group;                     /* AL_TASK_NO_GROUP, or a subgroup to split results by
                                       (agreement: nouns of the other number between subject and verb) */
 } al_task_example;

@@ -113,14 +113,22 @@ static al_status read_token(al_task_reader *rd, const cJSON *row, al_error *err)
     int *lab = al_task_alloc(t, (size_t)n * sizeof *lab);
     if (!w || !lab) return al_reader_oom(rd, err);
     const cJSON *wv = words->child, *lv = labels->child;
+    int n_labelled = 0;
     for (int i = 0; i < n; i++, wv = wv->next, lv = lv->next) {
         if (!cJSON_IsString(wv) || !wv->valuestring[0])
             return al_reader_bad(rd, rd->line, err, "word %d is not a non-empty string", i);
-        if (!cJSON_IsString(lv)) return al_reader_bad(rd, rd->line, err, "word_labels[%d] is not a string", i);
-        st = al_reader_label(rd, rd->line, lv->valuestring, strlen(lv->valuestring), &lab[i], err);
-        if (st || lab[i] < 0) return st;
+        if (cJSON_IsNull(lv)) { /* an unlabelled word: context only (docs/tasks.md, "Task files") */
+            lab[i] = AL_TASK_NO_LABEL;
+        } else {
+            if (!cJSON_IsString(lv))
+                return al_reader_bad(rd, rd->line, err, "word_labels[%d] is neither a string nor null", i);
+            st = al_reader_label(rd, rd->line, lv->valuestring, strlen(lv->valuestring), &lab[i], err);
+            if (st || lab[i] < 0) return st;
+            n_labelled++;
+        }
         if (!(w[i] = al_task_copy(t, wv->valuestring, strlen(wv->valuestring)))) return al_reader_oom(rd, err);
     }
+    if (n_labelled == 0) return al_reader_bad(rd, rd->line, err, "\"word_labels\" are all null: no word to predict");
     al_task_example ex = {0};
     ex.label = -1;
     ex.n_words = n;
@@ -267,7 +275,9 @@ static cJSON *example_json(const al_task *t, const al_task_example *e, const cha
         cJSON *w = cJSON_AddArrayToObject(row, "words"), *l = cJSON_AddArrayToObject(row, "word_labels");
         if (!w || !l) o->oom = 1;
         for (int i = 0; w && l && i < e->n_words; i++) {
-            cJSON *a = cJSON_CreateString(e->words[i]), *b = cJSON_CreateString(t->label_names[e->word_labels[i]]);
+            cJSON *a = cJSON_CreateString(e->words[i]);
+            cJSON *b = e->word_labels[i] == AL_TASK_NO_LABEL ? cJSON_CreateNull()
+                                                             : cJSON_CreateString(t->label_names[e->word_labels[i]]);
             if (!a || !b || !cJSON_AddItemToArray(w, a) || !cJSON_AddItemToArray(l, b)) o->oom = 1;
         }
     }

@@ -8,6 +8,7 @@
 #include "attnlab.h"
 #include "check.h"
 #include "methods/papa.h"
+#include "methods/task.h"
 #include "model/forward_internal.h"
 
 #define LMAX 128
@@ -123,6 +124,33 @@ static void test_words(const al_tokenizer *tok) {
     CHECK(strstr(err.message, "L = 1") != NULL);
 }
 
+/* A token task labelled at its [MASK] only (the agreement task's shape): the word "[MASK]" becomes the
+ * tokenizer's own mask id, whatever the tokenizer spells it, and carries the only label. */
+static void test_masked_words(const al_tokenizer *tok) {
+    const char *file =
+        "{\"task\":\"toy\",\"kind\":\"token\",\"labels\":[\"singular\",\"plural\"],\"metric\":\"token_accuracy\"}\n"
+        "{\"split\":\"train\",\"words\":[\"the\",\"dogs\",\"[MASK]\",\"here\"],\"word_labels\":[null,null,\"plural\",null]}\n"
+        "{\"split\":\"validation\",\"words\":[\"a\",\"cat\",\"[MASK]\"],\"word_labels\":[null,null,\"singular\"]}\n";
+    al_task *task = NULL;
+    al_error err;
+    CHECK_MSG(al_task_load_jsonl(file, strlen(file), "toy.jsonl", &task, &err) == AL_OK, "%s", err.message);
+    if (!task) return;
+    const int mask_id = al_tokenizer_special_ids(tok).mask;
+    al_papa_inputs in;
+    CHECK_MSG(al_papa_inputs_build(tok, task, AL_TASK_TRAIN, 0, AL_LAYOUT_PAPA, 16, &in, &err) == AL_OK, "%s",
+              err.message);
+    int n_mask = 0, n_labels = 0, label_on_mask = 0;
+    for (int t = 0; t < 16; t++) {
+        n_mask += in.ids[t] == mask_id;
+        n_labels += in.labels[t] != -100;
+        label_on_mask += in.ids[t] == mask_id && in.labels[t] == 1;
+    }
+    CHECK_MSG(n_mask == 1 && n_labels == 1 && label_on_mask == 1, "masks %d labels %d on mask %d", n_mask, n_labels,
+              label_on_mask);
+    al_papa_inputs_free(&in);
+    al_task_free(task);
+}
+
 /* RoBERTa: <s> A </s></s> B </s>; the middle pair sits at L/2 and L/2 + 1, no token types, and the
  * default position ids skip the pads the layout inserts (B's positions follow A's). */
 static void test_roberta(void) {
@@ -155,6 +183,7 @@ static void test_roberta(void) {
     /* positions count real tokens: the middle </s> follows the last token of A directly */
     CHECK(pos[L / 2] == pos[last_a] + 1);
     CHECK(pos[L - 1] > pos[L / 2 + 1]);
+    test_masked_words(tok);
     al_model_free(m);
 }
 
@@ -167,6 +196,7 @@ int main(void) {
         test_single(tok);
         test_pair(tok);
         test_words(tok);
+        test_masked_words(tok);
         al_model_free(m);
     }
     test_roberta();

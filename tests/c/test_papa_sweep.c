@@ -58,6 +58,14 @@ static void test_task(al_model *m, const char *id, int L, int repeat) {
     int moved = 0;
     for (int i = 0; r.theta && i < NL * H; i++) moved += r.theta[i] != 0.0f;
     CHECK(moved == NL * H);
+    if (strcmp(id, "agreement") == 0 && r.n_runs > 0) {
+        /* a token task labelled at the [MASK] only: one row per example, counted in its attractor group;
+         * an example truncated before its [MASK] has none */
+        int rows = 0;
+        for (int g = 0; g < AL_PAPA_MAX_GROUPS; g++) rows += r.runs[0].group_count[g];
+        CHECK_MSG(rows <= r.n_validation && rows >= r.n_validation - r.truncated_validation && r.runs[0].group_count[1] > 0,
+                  "agreement rows %d of %d (truncated %d)", rows, r.n_validation, r.truncated_validation);
+    }
     printf("%s: train %d validation %d (truncated %d/%d), rank loss %.3f\n", id, r.n_train, r.n_validation,
            r.truncated_train, r.truncated_validation, r.rank_loss);
     for (int i = 0; i < r.n_runs; i++) {
