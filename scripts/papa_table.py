@@ -1,0 +1,89 @@
+#!/usr/bin/python3
+"""papa_table.py: the Markdown table of one or more `attnlab papa` replies (JSON), for model cards and
+notes. Per configuration: the probe score as mean ± 95% interval over seeds (the reply's own summary,
+docs/papa-op.md), the drop relative to the full model, the MLM top-1 accuracy when the model has an
+MLM head, and the accuracy per group when the task has groups (agreement: attractor nouns 0, 1, 2, 3+).
+Several replies (one per model, same task) give one column block per model.
+
+Usage: /usr/bin/python3 scripts/papa_table.py REPLY.json [REPLY2.json ...] [--title TEXT]"""
+import argparse
+import json
+import os
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        r = json.load(f)
+    if r.get("op") != "papa" or "summary" not in r or "configs" not in r:
+        sys.exit("papa_table: %s is not a reply of the papa op" % path)
+    return r
+
+
+def group_means(reply, config):
+    """Mean accuracy per group over the seeds of one configuration, with the group's size."""
+    runs = [x for x in reply["runs"] if x["config"] == config and x.get("group_accuracy")]
+    if not runs:
+        return None
+    n = len(runs[0]["group_accuracy"])
+    out = []
+    for g in range(n):
+        vals = [x["group_accuracy"][g] for x in runs if x["group_accuracy"][g] is not None]
+        out.append(sum(vals) / len(vals) if vals else None)
+    return out
+
+
+def cell(v, digits=3):
+    return "" if v is None else "%.*f" % (digits, v)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("replies", nargs="+")
+    ap.add_argument("--title", default=None)
+    args = ap.parse_args()
+    replies = [load(p) for p in args.replies]
+    labels = [c["label"] for c in replies[0]["configs"]]
+    for p, r in zip(args.replies, replies):
+        if [c["label"] for c in r["configs"]] != labels:
+            sys.exit("papa_table: %s has other configurations than %s" % (p, args.replies[0]))
+    task = replies[0]["task"]
+    print("%s: task `%s` (%s, %d train / %d validation examples), %d seeds, %s preset." % (
+        args.title or "PAPA", task["id"], task["metric"], task["n_train"], task["n_validation"],
+        replies[0]["summary"][0]["n"], replies[0]["config"]["preset"]))
+    print()
+    head, rule = ["configuration"], ["---"]
+    for r in replies:
+        name = os.path.basename(os.path.normpath(r["model"]))
+        head += ["%s score ± 95%%" % name, "drop"]
+        rule += ["---", "---"]
+        if any("mlm_accuracy" in c for c in r["configs"]):
+            head.append("MLM top-1")
+            rule.append("---")
+    groups = group_means(replies[0], 0)
+    if groups:
+        for r in replies:
+            name = os.path.basename(os.path.normpath(r["model"]))
+            for g in range(len(groups)):
+                head.append("%s group %s" % (name, g if g < len(groups) - 1 else "%d+" % g))
+                rule.append("---")
+    print("| " + " | ".join(head) + " |")
+    print("|" + "|".join(rule) + "|")
+    for i, label in enumerate(labels):
+        row = [label]
+        for r in replies:
+            s = r["summary"][i]
+            row += ["%.4f ± %.4f" % (s["mean"], s["ci95"]), "%+.1f%%" % (100 * s["drop"])]
+            if any("mlm_accuracy" in c for c in r["configs"]):
+                row.append(cell(r["configs"][i].get("mlm_accuracy")))
+        if groups:
+            for r in replies:
+                row += [cell(v) for v in (group_means(r, i) or [None] * len(groups))]
+        print("| " + " | ".join(row) + " |")
+    print()
+    print("Drop: relative to the full model, (full - configuration) / full; positive is worse. "
+          "The interval is Student's t over the seeds.")
+
+
+if __name__ == "__main__":
+    main()
