@@ -190,6 +190,7 @@ export class Explorer {
     if (this.drawAs === 'lines') {
       this.lines = paintLines(heatmap, matrix, size, labels, scale, { hide: this.hideSpecial ? this.specialSet(size) : null, height: target });
     } else {
+      delete heatmap.dataset.lines;
       step = paintHeatmap(heatmap, matrix, size, labels, scale, target);
     }
     drawLegend(legend, scale, legendText(this.view, scale, this.autoscale, !!companion));
@@ -254,7 +255,9 @@ export class Explorer {
   detailSide() {
     const host = this.els.heatmap.closest('.detail-pair');
     const w = host?.clientWidth || DETAIL;
-    const h = window.innerHeight - 160;
+    // the height left under the explorer's heading and controls, less the labels and the legend
+    const above = this.els.heatmap.getBoundingClientRect().top - this.els.root.getBoundingClientRect().top;
+    const h = window.innerHeight - above - 120;
     return Math.max(240, Math.min(DETAIL, w - 20, h));
   }
 
