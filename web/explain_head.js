@@ -81,7 +81,9 @@ export class CorpusAverage {
     this.counts = new Float64Array(L * L);
   }
 
-  add({ reply, tensors }) {
+  // pause(): awaited between layers (a page passes its job's pause so a 12 x 12 model never blocks
+  // the main thread long); under node it may be omitted.
+  async add({ reply, tensors }, pause = null) {
     const { NL, H, L } = this;
     const B = reply.n_seqs;
     const Lb = reply.seq_len;
@@ -91,6 +93,7 @@ export class CorpusAverage {
       this.examples++;
       for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) this.counts[i * L + j]++;
       for (let l = 0; l < NL; l++) {
+        if (pause && l > 0) await pause();
         for (let h = 0; h < H; h++) {
           const src = (((l * B + b) * H + h) * Lb) * Lb;
           const dst = (l * H + h) * L * L;

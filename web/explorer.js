@@ -111,7 +111,7 @@ export class Explorer {
     grid.dataset.shape = `${NL}x${H}`;
     // Thumbnails shrink for many heads so the grid and the large heatmap fit side by side.
     // ... and so the grid fits the window's height (the projector layout).
-    const budget = Math.min(480, Math.max(200, (this.els.root.clientWidth || 1000) * 0.4));
+    const budget = Math.min(480, Math.max(200, window.innerWidth * 0.38));
     const tall = Math.floor((window.innerHeight - 150) / NL) - 6;
     const side = Math.max(20, Math.min(THUMB, Math.floor(budget / H) - 6, Math.max(20, tall)));
     grid.style.setProperty('--thumb', `${side}px`);
@@ -189,8 +189,10 @@ export class Explorer {
     this.lines = null;
     if (this.drawAs === 'lines') {
       this.lines = paintLines(heatmap, matrix, size, labels, scale, { hide: this.hideSpecial ? this.specialSet(size) : null, height: target });
+      heatmap.setAttribute('aria-label', 'attention as lines: query tokens on the left, key tokens on the right, darker lines carry more weight');
     } else {
       delete heatmap.dataset.lines;
+      heatmap.setAttribute('aria-label', 'attention heatmap: rows are query tokens, columns are key tokens');
       step = paintHeatmap(heatmap, matrix, size, labels, scale, target);
     }
     drawLegend(legend, scale, legendText(this.view, scale, this.autoscale, !!companion));
@@ -251,14 +253,10 @@ export class Explorer {
     tooltip.style.top = `${e.clientY - host.top + 14}px`;
   }
 
-  // The large view's side: what the window leaves next to the grid (the projector layout, style.css).
+  // The large view's drawing size: larger in presentation mode (a projector). teaching.css scales the
+  // canvas down to the width and height the window leaves (no layout is read here: drawing stays cheap).
   detailSide() {
-    const host = this.els.heatmap.closest('.detail-pair');
-    const w = host?.clientWidth || DETAIL;
-    // the height left under the explorer's heading and controls, less the labels and the legend
-    const above = this.els.heatmap.getBoundingClientRect().top - this.els.root.getBoundingClientRect().top;
-    const h = window.innerHeight - above - 120;
-    return Math.max(240, Math.min(DETAIL, w - 20, h));
+    return document.body.classList.contains('presenting') ? 2 * DETAIL : DETAIL;
   }
 
   // Positions of [CLS] / [SEP] / <s> / </s> (special tokens: no word id).

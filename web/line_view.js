@@ -4,18 +4,18 @@
 // lose their rows and lines; the other weights are not renormalised. Hovering a query on the left
 // shows its lines alone.
 const ROW_MIN = 14;
-const ROW_MAX = 26;
+const ROW_MAX = 44;
 
 export function paintLines(canvas, matrix, size, labels, scale, { hide = null, height = 560 } = {}) {
   const rows = [];
   for (let i = 0; i < size; i++) if (!hide?.has(i)) rows.push(i);
   const rowH = Math.max(ROW_MIN, Math.min(ROW_MAX, Math.floor(height / Math.max(1, rows.length))));
   const ctx = canvas.getContext('2d');
-  const font = `${Math.min(15, rowH - 3)}px system-ui, sans-serif`;
+  const font = `${Math.max(11, Math.min(22, rowH - 6))}px system-ui, sans-serif`;
   ctx.font = font;
   let widest = 0;
   for (const i of rows) widest = Math.max(widest, ctx.measureText(labels[i]).width);
-  const labelW = Math.ceil(Math.min(160, widest + 12));
+  const labelW = Math.ceil(Math.min(220, widest + 12));
   const gap = Math.max(160, Math.min(320, Math.round(height * 0.55)));
   canvas.width = labelW * 2 + gap;
   canvas.height = rows.length * rowH + 8;

@@ -33,10 +33,18 @@ function bar(w, cls = '') {
   return b;
 }
 
+const MAX_ROWS = 64; // a longer input lists its largest weights only (and the query), in token order
+
 function table(d) {
   const head = ['#', 'token', 'q \u00b7 k', '\u00f7 \u221ad', '+ mask', 'weight', 'constant weight', 'effective', 'invisible'];
   const rows = [];
-  for (let j = 0; j < d.L; j++) {
+  let shown = [...Array(d.L).keys()];
+  if (d.L > MAX_ROWS) {
+    const keep = new Set([...shown].sort((a, b) => d.weights[b] - d.weights[a]).slice(0, MAX_ROWS - 1));
+    keep.add(d.query);
+    shown = shown.filter((j) => keep.has(j));
+  }
+  for (const j of shown) {
     const real = j < d.n;
     const tr = el('tr', { class: j === d.query ? 'is-query' : null },
       el('td', { text: String(j) }),
@@ -51,7 +59,8 @@ function table(d) {
     rows.push(tr);
   }
   return el('table', { class: 'xtable', id: 'explain-table' },
-    el('caption', { text: `Layer ${d.layer}, head ${d.head}, query token ${d.query} \u201c${d.tokens[d.query]}\u201d: one row per key token` }),
+    el('caption', { text: `Layer ${d.layer}, head ${d.head}, query token ${d.query} \u201c${d.tokens[d.query]}\u201d: ` +
+      (shown.length < d.L ? `the ${shown.length} key tokens with the largest weights of ${d.L}, in order` : 'one row per key token') }),
     el('thead', {}, el('tr', {}, ...head.map((h) => el('th', { scope: 'col', text: h })))),
     el('tbody', {}, ...rows));
 }
@@ -137,6 +146,11 @@ function mount(ctx) {
   const api = { runner, count: 0, data: null, section };
   let average = null; // { model, avg: CorpusAverage } or { model, error }
   let shown = '';
+  let onScreen = false;
+  new IntersectionObserver((entries) => {
+    onScreen = entries.some((e) => e.isIntersecting);
+    if (onScreen) api.update();
+  }).observe(section);
 
   async function corpusAverage(job, model, run) {
     if (average?.model === model.modelId) return average;
@@ -145,7 +159,8 @@ function mount(ctx) {
     for (let i = 0; i < sample.length; i += 8) {
       const texts = sample.slice(i, i + 8).map((s) => s.text);
       job.status(`Averaging this model\u2019s attention over ${sample.length} held-out sentences: ${i}/${sample.length}`);
-      avg.add(await job.request('attention', { model: model.modelId, texts, max_length: CORPUS_MAX_TOKENS, outputs: ['attentions'] }));
+      await avg.add(await job.request('attention', { model: model.modelId, texts, max_length: CORPUS_MAX_TOKENS, outputs: ['attentions'] }),
+                    () => job.pause());
     }
     average = { model: model.modelId, avg };
     return average;
@@ -168,6 +183,7 @@ function mount(ctx) {
     const { layer, head } = ex.explorer;
     const key = `${ex.runCount}:${layer}:${head}:${query}:${state.xconst}:${model.modelId}`;
     if (key === shown && !force) return;
+    if (!onScreen && !force) return; // computed when the view scrolls into sight (no work for a hidden view)
     shown = key;
     which.textContent = `Layer ${layer}, head ${head}; query token ${query} \u201c${run.tokens[query]}\u201d ` +
       '(choose another head in the grid, another token here).';

@@ -30,6 +30,7 @@ before(async () => {
   server = await startServer();
   browser = await launchChromium();
   page = await openPage();
+  await page.locator('#explain').scrollIntoViewIfNeeded(); // the view computes once it is on screen
   await explainDone(page, 0);
 });
 
@@ -75,6 +76,7 @@ test('explain a head: the real numbers, step by step, from the keyboard', { skip
   const before2 = await page.evaluate(() => window.attnlab.panels.explain.count);
   await page.focus('.thumb[data-layer="0"][data-head="0"]');
   await page.keyboard.press('ArrowDown');
+  await page.locator('#explain').scrollIntoViewIfNeeded();
   await explainDone(page, before2);
   assert.deepEqual(await page.evaluate(() => [window.attnlab.panels.explain.data.layer, window.attnlab.panels.explain.data.head]),
                    [1, 0]);
@@ -106,6 +108,7 @@ test('explain a head: a sentence longer than the head dimension has an invisible
     'how people lived there many years ago before the bridge was built and the town grew into a city with ' +
     'markets and schools and a large harbour';
   await runText(p, words);
+  await p.locator('#explain').scrollIntoViewIfNeeded();
   await p.waitForFunction(() => window.attnlab.panels.explain.data?.n > 32 && !window.attnlab.panels.explain.runner.current, null, { timeout: 30000 });
   const d = await p.evaluate(() => ({ share: window.attnlab.panels.explain.data.invisibleShare, rank: window.attnlab.panels.explain.data.rank,
                                       n: window.attnlab.panels.explain.data.n, text: document.getElementById('xs-eff').textContent }));
@@ -275,6 +278,8 @@ test('defect: an empty sentence ran on [CLS] [SEP] with no hint', { skip }, asyn
   await p.waitForFunction(() => !document.getElementById('run-error').hidden);
   assert.match(await p.textContent('#run-error'), /Type a sentence first.*\[CLS\] and \[SEP\]/);
   assert.equal(await p.evaluate(() => window.attnlab.app.runCount), runs, 'nothing ran');
+  await p.waitForTimeout(400); // the tokenizer's answer to the empty text keeps the hint
+  assert.match(await p.textContent('#run-error'), /Type a sentence first/);
   await p.context().close();
 });
 

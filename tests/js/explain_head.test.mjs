@@ -19,13 +19,13 @@ test('a constant row is masked to the real tokens and sums to 1; no mass falls b
   assert.ok(Math.abs(empty.row.reduce((a, b) => a + b, 0) - 1) < 1e-12);
 });
 
-test('the corpus average divides each entry by the sentences that reach it (docs/papa.md)', () => {
+test('the corpus average divides each entry by the sentences that reach it (docs/papa.md)', async () => {
   const avg = new CorpusAverage(1, 1, 4);
   // two sentences: n = 2 (rows [1 0], [0.5 0.5]) and n = 3 (every entry 1/3), padded to 3
   const att = new Float32Array(2 * 9);
   att.set([1, 0, 0, 0.5, 0.5, 0, 0, 0, 0], 0);
   att.fill(1 / 3, 9);
-  avg.add({ reply: { n_seqs: 2, seq_len: 3, sequences: [{ n_tokens: 2 }, { n_tokens: 3 }] }, tensors: { attentions: { data: att } } });
+  await avg.add({ reply: { n_seqs: 2, seq_len: 3, sequences: [{ n_tokens: 2 }, { n_tokens: 3 }] }, tensors: { attentions: { data: att } } });
   const r0 = avg.row(0, 0, 0);
   assert.ok(Math.abs(r0[0] - (1 + 1 / 3) / 2) < 1e-6);
   assert.ok(Math.abs(r0[2] - 1 / 3) < 1e-6, 'position 2 is reached by one sentence only');
