@@ -253,10 +253,15 @@ export class Explorer {
     tooltip.style.top = `${e.clientY - host.top + 14}px`;
   }
 
-  // The large view's drawing size: larger in presentation mode (a projector). teaching.css scales the
-  // canvas down to the width and height the window leaves (no layout is read here: drawing stays cheap).
+  // The large view's side from the window's size (reading it forces no layout, so drawing stays
+  // cheap): the height under the controls (teaching.css caps the canvas at 100vh - 300px, 190px in
+  // presentation mode) less the token labels, and the width next to the grid. Larger in presentation
+  // mode (a projector).
   detailSide() {
-    return document.body.classList.contains('presenting') ? 2 * DETAIL : DETAIL;
+    const presenting = document.body.classList.contains('presenting');
+    const h = window.innerHeight - (presenting ? 190 : 300) - 70;
+    const w = window.innerWidth - Math.min(480, window.innerWidth * 0.38) - 160;
+    return Math.max(200, Math.min(presenting ? 2 * DETAIL : DETAIL, h, w));
   }
 
   // Positions of [CLS] / [SEP] / <s> / </s> (special tokens: no word id).
