@@ -4,7 +4,9 @@
 // written so that the page before the fix fails it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { launchChromium, newPage, root, runText, skipReason as skip, startServer, waitIdle } from './helpers.mjs';
@@ -25,9 +27,23 @@ async function openPage(viewport = { width: 1400, height: 900 }, query = '') {
 const explainDone = (p, prev) => p.waitForFunction((n) => window.attnlab.panels.explain.count > n &&
   !window.attnlab.panels.explain.runner.current, prev, { timeout: 30000 });
 
+let work;
+// A small held-out corpus of our own (the constant head's corpus average reads data/brown_pos.jsonl),
+// so the test does not depend on build/data.
+function writeCorpus(dir) {
+  mkdirSync(dir, { recursive: true });
+  const sentences = ['the cat sat on the mat .', 'a dog ran over the river bank .', 'she read the book quickly .',
+                     'they wanted to learn how people lived there many years ago .', 'it was tired .',
+                     'the students read the long book about the old city .'];
+  writeFileSync(path.join(dir, 'brown_pos.jsonl'), sentences.map((t) => JSON.stringify({
+    words: t.split(' '), tags: t.split(' ').map((w) => (w === '.' ? 'PUNCT' : 'NOUN')), split: 'heldout' })).join('\n') + '\n');
+}
+
 before(async () => {
   if (skip) return;
-  server = await startServer();
+  work = mkdtempSync(path.join(tmpdir(), 'attnlab-teaching-'));
+  writeCorpus(path.join(work, 'data'));
+  server = await startServer({ AL_DATA_DIR: path.join(work, 'data') });
   browser = await launchChromium();
   page = await openPage();
   await page.locator('#explain').scrollIntoViewIfNeeded(); // the view computes once it is on screen
@@ -37,6 +53,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   server?.child.kill();
+  if (work) rmSync(work, { recursive: true, force: true });
 });
 
 test('explain a head: the real numbers, step by step, from the keyboard', { skip }, async () => {
@@ -96,7 +113,7 @@ test('explain a head: the real numbers, step by step, from the keyboard', { skip
   await explainDone(page, before4);
   const a = await page.evaluate(() => ({ c: Array.from(window.attnlab.panels.explain.data.constant), text: document.getElementById('xs-const').textContent }));
   assert.ok(Math.abs(a.c.reduce((s, x) => s + x, 0) - 1) < 1e-9);
-  assert.match(a.text, /average attention over \d+ held-out Brown sentences/);
+  assert.match(a.text, /average attention over 6 held-out Brown sentences/);
   // short sentence: nothing invisible, said in plain words
   assert.match(await page.textContent('#xs-eff'), /Nothing is invisible here/);
   assert.deepEqual(page.errors, []);
