@@ -84,7 +84,8 @@ function render(d, constantLabel) {
       `matrix to get a key vector k (what it offers). Both have ${d.dh} numbers.`,
       'q = x_i W_Q + b_Q,   k_j = x_j W_K + b_K',
       el('p', { class: 'vector', text: `q = ${vec(d.q)}` }),
-      el('p', { class: 'vector', text: `k of \u201c${d.tokens[d.contributions[0].j]}\u201d = ${vec(d.keys.subarray(d.contributions[0].j * d.dh, (d.contributions[0].j + 1) * d.dh))}` })),
+      el('p', { class: 'vector', text: `k of \u201c${d.tokens[d.contributions[0].j]}\u201d (the largest contribution, step 6) = ` +
+        vec(d.keys.subarray(d.contributions[0].j * d.dh, (d.contributions[0].j + 1) * d.dh)) })),
     step('xs-dot', '2. Dot products',
       'Multiply q and each key number by number and add up: a large score means the key matches what the query looks for. ' +
       'The scores are in the column \u201cq \u00b7 k\u201d of the table below.',
@@ -113,7 +114,7 @@ function render(d, constantLabel) {
     step('xs-const', '8. If the head were constant (PAPA)',
       `PAPA asks whether the head needs to look at the sentence at all: replace its weights by a fixed row that is the same for every ` +
       `sentence (${constantLabel}${d.constantFallback ? '; the corpus has no sentence this long, so the uniform row is used' : ''}), ` +
-      `keep only the real tokens and make it sum to 1. The output moves by ${fmt(100 * d.contextMove, 2)}% of its length.`,
+      `keep only the real tokens and make it sum to 1. The head\u2019s context vector c then moves by ${fmt(100 * d.contextMove, 2)}% of its length.`,
       'c\u2032 = \u03a3_j C_j v_j,   change = |c\u2032 \u2212 c| / |c|'),
     step('xs-eff', '9. The part of the row the output cannot see (effective attention)',
       effPlain,

@@ -106,7 +106,7 @@ test('explain a head: the real numbers, step by step, from the keyboard', { skip
                                          text: document.getElementById('xs-const').textContent }));
   assert.ok(u.c.every((x) => Math.abs(x - 1 / u.n) < 1e-12));
   assert.match(u.text, /uniform row/);
-  assert.match(u.text, /moves by [\d.]+%/);
+  assert.match(u.text, /context vector c then moves by [\d.]+%/);
   // the corpus average: rows that sum to 1 over the real tokens
   const before4 = await page.evaluate(() => window.attnlab.panels.explain.count);
   await page.selectOption('#explain-constant', 'average');
