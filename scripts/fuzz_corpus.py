@@ -132,6 +132,7 @@ REQUESTS = [
      "layer": -1, "query": "cls", "reduce": "mean"},
     {"op": "attention_similarity", "model": "m", "model_b": "m2", "texts": ["the cat", "a b"], "mode": "exact",
      "average": "exact"},
+    {"op": "head_steps", "model": "m", "text": "the cat sat", "layer": 1, "head": 0, "query": 2, "pad_to": 8},
 ]
 
 def main():

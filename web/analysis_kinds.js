@@ -108,7 +108,8 @@ registerAnalysis({
     const scale = scaleOf(both, { signed: signedOf(both) });
     for (const kind of ['standard', 'effective']) {
       await figures.add(`pos_heads_${kind}`, `${kind} attention by tag (rows) and head (columns)`, (c) => {
-        layerHeadHeatmap(c, perHead(kind), { title: `${kind}: tags \u00d7 heads (rows: ${tags.map((t) => t.tag).join(', ')})`, scale, legend: 'attention' });
+        layerHeadHeatmap(c, perHead(kind), { title: `${kind} attention: part of speech \u00d7 head`, scale, legend: 'attention',
+                                             rowLabels: tags.map((t) => t.tag) });
       });
     }
   },

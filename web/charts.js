@@ -30,13 +30,21 @@ function textColour(scale, v) {
 
 // rows: [NL][H] numbers. Draws title, the grid with L/H labels (values written in the cells when
 // they fit) and a colour legend. Returns the canvas.
-export function layerHeadHeatmap(canvas, rows, { title, scale, legend = '' } = {}) {
+// rowLabels: names of the rows (default L0, L1, ...: layers); the canvas is wide enough for the title.
+export function layerHeadHeatmap(canvas, rows, { title, scale, legend = '', rowLabels = null } = {}) {
   const NL = rows.length;
   const H = rows[0]?.length ?? 0;
   const cell = Math.max(12, Math.min(CELL * 1.6, Math.floor(420 / Math.max(H, 1))));
-  const left = 34;
+  const rowName = (l) => rowLabels?.[l] ?? `L${l}`;
+  const measure = canvas.getContext('2d');
+  measure.font = '10px system-ui, sans-serif';
+  let widest = 0;
+  for (let l = 0; l < NL; l++) widest = Math.max(widest, measure.measureText(rowName(l)).width);
+  const left = Math.max(34, Math.ceil(widest) + 10);
+  measure.font = '600 12px system-ui, sans-serif';
+  const titleW = Math.ceil(measure.measureText(title ?? '').width) + 12;
   const top = 40;
-  const width = Math.max(left + H * cell + 10, 260);
+  const width = Math.max(left + H * cell + 10, 260, titleW);
   const height = top + NL * cell + 52;
   canvas.width = width;
   canvas.height = height;
@@ -63,7 +71,7 @@ export function layerHeadHeatmap(canvas, rows, { title, scale, legend = '' } = {
   for (let h = 0; h < H; h += every) c.fillText(`H${h}`, left + (h + 0.5) * cell, top - 2);
   c.textAlign = 'right';
   c.textBaseline = 'middle';
-  for (let l = 0; l < NL; l += every) c.fillText(`L${l}`, left - 4, top + (l + 0.5) * cell);
+  for (let l = 0; l < NL; l += every) c.fillText(rowName(l), left - 4, top + (l + 0.5) * cell);
   if (cell >= 26) {
     c.textAlign = 'center';
     c.font = '9px system-ui, sans-serif';
@@ -100,6 +108,10 @@ export function layerHeadHeatmap(canvas, rows, { title, scale, legend = '' } = {
   return canvas;
 }
 
+// Category colours of the label grids: Okabe & Ito's palette without the two colours the bar charts use
+// for standard and effective attention, so a pattern never looks like one of them.
+export const PATTERN_COLOURS = CATEGORICAL.slice(2);
+
 // labels: [NL][H] category indices; names: category names. A grid of coloured cells with a key.
 export function labelGrid(canvas, labels, names, { title } = {}) {
   const NL = labels.length;
@@ -121,7 +133,7 @@ export function labelGrid(canvas, labels, names, { title } = {}) {
   c.fillText(title ?? '', 4, 4);
   for (let l = 0; l < NL; l++) {
     for (let h = 0; h < H; h++) {
-      c.fillStyle = CATEGORICAL[labels[l][h] % CATEGORICAL.length];
+      c.fillStyle = PATTERN_COLOURS[labels[l][h] % PATTERN_COLOURS.length];
       c.fillRect(left + h * cell, top + l * cell, cell - 1, cell - 1);
     }
   }
@@ -138,7 +150,7 @@ export function labelGrid(canvas, labels, names, { title } = {}) {
   names.forEach((name, i) => {
     const x = 10 + (i % 2) * 150;
     const y = top + NL * cell + 10 + Math.floor(i / 2) * 16;
-    c.fillStyle = CATEGORICAL[i % CATEGORICAL.length];
+    c.fillStyle = PATTERN_COLOURS[i % PATTERN_COLOURS.length];
     c.fillRect(x, y + 2, 10, 10);
     c.fillStyle = '#111';
     c.fillText(name, x + 14, y + 7);

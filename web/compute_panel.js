@@ -102,6 +102,12 @@ export function mountComputePanel(panel, ctx) {
       job.status(panel.summary ? panel.summary(record, computeMs) : `Done in ${Math.round(computeMs)} ms`);
       exportJson.disabled = false;
     }, { label: panel.preparing ?? 'Preparing\u2026' });
+    // A failed or cancelled run leaves no figures of an earlier one under its message.
+    if (outcome.error || outcome.cancelled) {
+      results.replaceChildren();
+      api.last = null;
+      exportJson.disabled = true;
+    }
     return outcome;
   };
 

@@ -12,9 +12,26 @@ export const EFFECTIVE_MODES = {
     'layer, and pad-key columns are set to 0 after the projection (so A_eff V is no longer A V); pad to 128 as they did.',
 };
 
-export const SHORT_INPUT_RULE = 'Why A_eff = A for short inputs: A_eff keeps only the part of each attention row ' +
-  'that lies in the span of V\u2019s columns, and with n tokens and a head dimension d \u2265 n those d columns ' +
-  'span all of \u211d\u207f, so nothing is removed; only inputs (or padding) longer than d make the two differ.';
+export const SHORT_INPUT_RULE = 'Why effective and standard attention are the same on short sentences: a head ' +
+  'passes on a weighted sum of its value vectors, and part of a row is invisible only when some weights cancel out ' +
+  'in that sum. With no more tokens than numbers in a value vector (its head dimension d), nothing cancels, so ' +
+  'nothing is removed; only sentences (or padding) longer than d tokens can differ. (In symbols: the d columns of V ' +
+  'span all of \u211d\u207f when n \u2264 d.)';
+
+// Why a difference view is blank, in plain words, right under its title.
+function blankNote(run, layer, head, matrix) {
+  const e = eff(run);
+  if (!e) return undefined;
+  let m = 0;
+  for (let i = 0; i < matrix.length; i++) m = Math.max(m, Math.abs(matrix[i]));
+  if (m > 1e-6) return undefined;
+  if (e.L <= e.dh) {
+    return `Blank on purpose: nothing of this head\u2019s attention is invisible here. The sentence has ${e.n} tokens and ` +
+      `each value vector has ${e.dh} numbers; with no more tokens than numbers, no weights cancel out, so effective ` +
+      `attention equals standard attention. A sentence longer than ${e.dh} tokens can show a difference.`;
+  }
+  return 'Blank: this head\u2019s value vectors are independent here, so no weights cancel out and nothing is invisible.';
+}
 
 // The run's effective data: { mode, padTo, L, n, NL, H, dh, eff, att, norms, ranks, labels, reply }.
 const eff = (run) => run.effective;
@@ -50,6 +67,7 @@ function difference(run, layer, head, abs) {
 
 registerView({
   id: 'standard_at_length',
+  probability: true,
   hidden: true, // the companion of the effective views: standard attention at their (padded) length
   label: 'Standard attention',
   needs: 'effective',
@@ -65,6 +83,7 @@ registerView({
     'that reaches the head\u2019s output (A_eff V = A V). It can be negative and its rows need not sum to 1, so ' +
     'it is drawn on a diverging scale around 0. Standard attention is shown next to it on the same scale.',
   signed: true,
+  valueName: 'effective weight',
   needs: 'effective',
   companion: 'standard_at_length',
   available: ready,
@@ -83,6 +102,7 @@ registerView({
   available: ready,
   dims,
   matrix: (run, layer, head) => difference(run, layer, head, false),
+  blankNote,
 });
 
 registerView({
@@ -95,6 +115,7 @@ registerView({
   available: ready,
   dims,
   matrix: (run, layer, head) => difference(run, layer, head, true),
+  blankNote,
   headNote: (run, layer, head) => {
     const e = eff(run);
     return e ? e.norms[layer * e.H + head].toFixed(2) : undefined;

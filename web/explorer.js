@@ -2,6 +2,8 @@
 // with token labels, a hover tooltip and arrow-key navigation. Thumbnails are drawn in slices of a
 // few milliseconds between frames, so 144 heads of 512 x 512 never block the main thread long.
 import { drawLegend, matrixImage, poolAbsMax, poolMax, scaleFor } from './heatmap.js';
+import { paintLines } from './line_view.js';
+import { legendText, ordinal, sharedScale, valueName, viewScale } from './scales.js';
 import { groupLabel, mergeMatrix, resolveView, wordGroups } from './views.js';
 
 const THUMB = 48;        // thumbnail side in pixels (matrices larger than this are max-pooled)
@@ -19,6 +21,9 @@ export class Explorer {
     this.run = null;
     this.view = resolveView('standard');
     this.merge = false;
+    this.autoscale = false; // false: probabilities on the shared 0-1 scale (scales.js)
+    this.drawAs = 'heatmap'; // or 'lines' (line_view.js)
+    this.hideSpecial = false; // lines: hide [CLS] / [SEP]
     this.layer = 0;
     this.head = 0;
     this.generation = 0;
@@ -27,6 +32,9 @@ export class Explorer {
     els.heatmap.addEventListener('mousemove', (e) => this._hover(e));
     els.heatmap.addEventListener('mouseleave', () => { els.tooltip.hidden = true; });
     els.root.addEventListener('keydown', (e) => this._key(e));
+    // Arrow keys work before anything is clicked: with nothing focused they move between heads.
+    document.addEventListener('keydown', (e) => { if (e.target === document.body) this._key(e); });
+    els.heatmap.addEventListener('mousemove', (e) => this._hoverLines(e));
   }
 
   setRun(run) {
@@ -40,6 +48,11 @@ export class Explorer {
 
   setView(spec) {
     this.view = resolveView(spec);
+    if (this.run) this.render();
+  }
+
+  setOptions({ autoscale = this.autoscale, drawAs = this.drawAs, hideSpecial = this.hideSpecial } = {}) {
+    Object.assign(this, { autoscale, drawAs, hideSpecial });
     if (this.run) this.render();
   }
 
@@ -97,7 +110,10 @@ export class Explorer {
     grid.replaceChildren();
     grid.dataset.shape = `${NL}x${H}`;
     // Thumbnails shrink for many heads so the grid and the large heatmap fit side by side.
-    const side = Math.max(24, Math.min(THUMB, Math.floor(480 / H) - 6));
+    // ... and so the grid fits the window's height (the projector layout).
+    const budget = Math.min(480, Math.max(200, window.innerWidth * 0.38));
+    const tall = Math.floor((window.innerHeight - 150) / NL) - 6;
+    const side = Math.max(20, Math.min(THUMB, Math.floor(budget / H) - 6, Math.max(20, tall)));
     grid.style.setProperty('--thumb', `${side}px`);
     grid.style.gridTemplateColumns = `auto repeat(${H}, ${side + 6}px)`;
     grid.append(document.createElement('span'));
@@ -147,7 +163,7 @@ export class Explorer {
       const pooled = this.view.signed ? poolAbsMax(matrix, size, side) : poolMax(matrix, size, side);
       if (t.canvas.width !== side) t.canvas.width = t.canvas.height = side;
       const ctx = t.canvas.getContext('2d');
-      ctx.putImageData(matrixImage(ctx, pooled, side, side, scaleFor(pooled, this.view.signed)), 0, 0);
+      ctx.putImageData(matrixImage(ctx, pooled, side, side, viewScale(this.view, pooled, this.autoscale)), 0, 0);
       const note = this.view.headNote?.(run, t.layer, t.head);
       t.note.hidden = note === undefined;
       t.note.textContent = note ?? '';
@@ -163,20 +179,39 @@ export class Explorer {
   _drawDetail() {
     const { heatmap, legend, title } = this.els;
     const { matrix, size, labels } = this.displayed(this.layer, this.head);
-    const scale = scaleFor(matrix, this.view.signed);
+    // The companion (standard attention next to an effective view) shares the main view's scale.
+    const companion = this.view.companion ? this.displayed(this.layer, this.head, resolveView(this.view.companion)) : null;
+    const scale = companion && this.view.signed ? sharedScale([matrix, companion.matrix])
+      : viewScale(this.view, matrix, this.autoscale);
     // Side by side, both heatmaps are smaller so the pair fits next to the grid.
-    const step = paintHeatmap(heatmap, matrix, size, labels, scale, this.view.companion ? SIDE_BY_SIDE : DETAIL);
-    drawLegend(legend, scale, this.view.signed ? 'signed value (diverging)' : 'value (sequential)');
+    const target = this.view.companion ? SIDE_BY_SIDE : this.detailSide();
+    let step = 1;
+    this.lines = null;
+    if (this.drawAs === 'lines') {
+      this.lines = paintLines(heatmap, matrix, size, labels, scale, { hide: this.hideSpecial ? this.specialSet(size) : null, height: target });
+      heatmap.setAttribute('aria-label', 'attention as lines: query tokens on the left, key tokens on the right, darker lines carry more weight');
+    } else {
+      delete heatmap.dataset.lines;
+      heatmap.setAttribute('aria-label', 'attention heatmap: rows are query tokens, columns are key tokens');
+      step = paintHeatmap(heatmap, matrix, size, labels, scale, target);
+    }
+    drawLegend(legend, scale, legendText(this.view, scale, this.autoscale, !!companion));
     title.textContent = `Layer ${this.layer}, head ${this.head} \u2014 ${this.view.label}` +
-      (this.merge ? ' (merged into words)' : '') + (step > 1 ? ` \u2014 every ${step}th label shown` : '');
-    this.current = { matrix, size, labels, scale, layer: this.layer, head: this.head, view: this.view.spec, merged: this.merge };
-    this._drawCompanion(scale);
+      (this.merge ? ' (merged into words)' : '') + (step > 1 ? ` \u2014 every ${ordinal(step)} label shown` : '');
+    this.current = { matrix, size, labels, scale, layer: this.layer, head: this.head, view: this.view.spec, merged: this.merge,
+                     drawAs: this.drawAs };
+    const why = this.view.blankNote?.(this.run, this.layer, this.head, matrix);
+    if (this.els.note) {
+      this.els.note.textContent = why ?? '';
+      this.els.note.hidden = !why;
+    }
+    this._drawCompanion(scale, companion);
     this.onDrawn({ detail: true });
   }
 
   // The companion view (standard attention next to effective attention), on the same colour scale
   // when the main view is signed, so equal colours mean equal values in both.
-  _drawCompanion(mainScale) {
+  _drawCompanion(mainScale, shown) {
     const { companion, companionLegend, companionTitle, companionHost } = this.els;
     if (!companion) return;
     const id = this.view.companion;
@@ -184,19 +219,17 @@ export class Explorer {
     this.companionCurrent = null;
     if (!id) return;
     const view = resolveView(id);
-    const { matrix, size, labels } = this.displayed(this.layer, this.head, view);
-    const own = scaleFor(matrix, view.signed);
-    const scale = mainScale.signed && !view.signed
-      ? { ...mainScale, min: -Math.max(mainScale.max, own.max), max: Math.max(mainScale.max, own.max) } : own;
+    const { matrix, size, labels } = shown ?? this.displayed(this.layer, this.head, view);
+    const scale = mainScale.signed ? mainScale : viewScale(view, matrix, this.autoscale);
     paintHeatmap(companion, matrix, size, labels, scale, SIDE_BY_SIDE);
-    drawLegend(companionLegend, scale, scale.signed ? 'same diverging scale' : 'value (sequential)');
+    drawLegend(companionLegend, scale, mainScale.signed ? 'the same scale as the left, symmetric around 0' : legendText(view, scale, this.autoscale));
     companionTitle.textContent = `Layer ${this.layer}, head ${this.head} \u2014 ${view.label}`;
-    this.companionCurrent = { matrix, size, labels, view: view.spec };
+    this.companionCurrent = { matrix, size, labels, view: view.spec, scale };
   }
 
   _hover(e) {
     const { heatmap, tooltip } = this.els;
-    if (!this.current) return;
+    if (!this.current || this.current.drawAs === 'lines') return;
     const rect = heatmap.getBoundingClientRect();
     const sx = heatmap.width / rect.width;
     const sy = heatmap.height / rect.height;
@@ -213,11 +246,41 @@ export class Explorer {
     const v = matrix[q * size + k];
     tooltip.dataset.query = String(q);
     tooltip.dataset.key = String(k);
-    tooltip.textContent = `query ${q}: ${labels[q]}\nkey ${k}: ${labels[k]}\nvalue: ${v.toPrecision(4)}`;
+    tooltip.textContent = `query ${q}: ${labels[q]}\nkey ${k}: ${labels[k]}\n${valueName(this.view)}: ${v.toPrecision(4)}`;
     tooltip.hidden = false;
     const host = tooltip.offsetParent?.getBoundingClientRect() ?? { left: 0, top: 0 };
     tooltip.style.left = `${e.clientX - host.left + 14}px`;
     tooltip.style.top = `${e.clientY - host.top + 14}px`;
+  }
+
+  // The large view's side from the window's size (reading it forces no layout, so drawing stays
+  // cheap): the height under the controls (teaching.css caps the canvas at 100vh - 300px, 190px in
+  // presentation mode) less the token labels, and the width next to the grid. Larger in presentation
+  // mode (a projector).
+  detailSide() {
+    const presenting = document.body.classList.contains('presenting');
+    const h = window.innerHeight - (presenting ? 190 : 300) - 70;
+    const w = window.innerWidth - Math.min(480, window.innerWidth * 0.38) - 160;
+    return Math.max(200, Math.min(presenting ? 2 * DETAIL : DETAIL, h, w));
+  }
+
+  // Positions of [CLS] / [SEP] / <s> / </s> (special tokens: no word id).
+  specialSet(size) {
+    const set = new Set();
+    const ids = this.run.wordIds;
+    for (let i = 0; i < Math.min(size, this.run.n); i++) if ((ids?.[i] ?? 0) < 0 && !this.merge) set.add(i);
+    if (this.merge) this.groups.forEach((g, gi) => { if (g.length === 1 && (ids?.[g[0]] ?? 0) < 0) set.add(gi); });
+    return set;
+  }
+
+  // Lines: hovering a token on the left shows its lines alone (BertViz's head view).
+  _hoverLines(e) {
+    if (!this.lines || this.current?.drawAs !== 'lines') return;
+    const rect = this.els.heatmap.getBoundingClientRect();
+    const y = (e.clientY - rect.top) * (this.els.heatmap.height / rect.height);
+    const x = (e.clientX - rect.left) * (this.els.heatmap.width / rect.width);
+    const q = this.lines.rowAt(x, y);
+    if (q !== this.lines.focus) this.lines.redraw(q);
   }
 
   _key(e) {

@@ -118,7 +118,10 @@ async function fetchFile(url, name, { cache, onBytes, signal, where }) {
     res = await fetch(url, { signal, mode: 'cors', credentials: 'omit' });
   } catch (e) {
     if (e.name === 'AbortError') throw e;
-    throw new ModelSourceError(`${where}: could not download ${name} (${e.message}). Check the address and your connection.`);
+    // A browser reports a refused cross-origin read as a bare network error ("Failed to fetch").
+    throw new ModelSourceError(`${where}: could not download ${name} (${e.message}). Check the address and your ` +
+      'connection. If the address opens in a browser tab, the server does not let other sites read its files: it ' +
+      'must send the CORS header Access-Control-Allow-Origin (huggingface.co does; many mirrors do not).');
   }
   if (res.status === 404) return null;
   if (res.status === 401 || res.status === 403) {

@@ -2,12 +2,13 @@
 // through the shared job helper), the views (views.js; effective.js's need another op, fetched by
 // explorer_effective.js), merged words, and the heatmap exports (explorer_export.js). The layers x
 // heads grid and the large heatmap themselves are explorer.js.
-import { $, show } from './dom.js';
+import { $, setError, show } from './dom.js';
 import { Explorer } from './explorer.js';
 import { setupEffective } from './explorer_effective.js';
 import { setupExports } from './explorer_export.js';
 import { registerPanel } from './panels.js';
 import { setState, state } from './state.js';
+import { EMPTY_TEXT, NO_TOKENIZER, isEmptyText, readText, splitNote, truncationNote } from './run_notes.js';
 import { MERGE_RULE, baseViews, parseViewSpec, requiredOutputs, resolveView, viewSpecString } from './views.js';
 
 function fillViewSelects() {
@@ -42,6 +43,7 @@ function mount(ctx) {
     root: $('explorer'), grid: $('grid'), heatmap: $('heatmap'), legend: $('legend'),
     tooltip: $('tooltip'), title: $('detail-title'), companion: $('heatmap-companion'),
     companionLegend: $('legend-companion'), companionTitle: $('companion-title'), companionHost: $('companion'),
+    note: $('detail-note'),
   }, {
     onSelect: (layer, head) => setState({ layer, head }),
     onDrawn: (t) => { if (t.thumbnailsMs !== undefined) api.timings.thumbnailsMs = t.thumbnailsMs; },
@@ -59,6 +61,10 @@ function mount(ctx) {
     const model = ctx.models.current();
     if (!model) return;
     const { text, pair } = ctx.panels['input-panel'].input();
+    if (!ctx.models.info()?.tokenizer || isEmptyText(text, pair)) {
+      setError($('run-error'), ctx.models.info()?.tokenizer ? EMPTY_TEXT : NO_TOKENIZER);
+      return;
+    }
     const started = performance.now();
     await runner.run(async (job) => {
       const { reply, tensors } = await job.request('attention', {
@@ -70,7 +76,14 @@ function mount(ctx) {
         tokens: seq.tokens, wordIds: seq.word_ids, typeIds: seq.type_ids, reply,
       };
       const computeMs = performance.now() - started;
-      $('shown-text').textContent = pair !== null ? `${text} \u2016 ${pair}` : text;
+      const cut = seq.truncated;
+      $('shown-text').textContent = cut ? `${readText(seq.tokens, seq.word_ids, seq.type_ids)} \u2026`
+        : pair !== null ? `${text} \u2016 ${pair}` : text;
+      $('shown-warning').textContent = cut ? truncationNote(seq, ctx.models.info()?.config?.max_position_embeddings ?? seq.n_tokens) : '';
+      show($('shown-warning'), cut);
+      const split = splitNote(seq.tokens, seq.word_ids, seq.type_ids, ctx.models.info()?.tokenizer?.vocab_size);
+      $('split-note').textContent = split ?? '';
+      show($('split-note'), !!split);
       ctx.panels['input-panel'].showTokens(seq.tokens, seq.type_ids, seq.tokens.map((t, i) => (seq.word_ids?.[i] ?? 0) < 0));
       show($('explorer'), true);
       // Token spans and their layout in one task, the heatmaps in the next: no single long task.
@@ -83,6 +96,7 @@ function mount(ctx) {
       api.lastRunText = { text, pair };
       api.runCount++;
       explorer.setRun(run);
+      ctx.emit('run');
       const drawnMs = performance.now() - started;
       api.timings.lastRun = { computeMs, drawnMs, tokens: reply.seq_len };
       api.timings.firstHeatmap ??= performance.now();

@@ -4,6 +4,7 @@
 import { $, el, setError, show } from './dom.js';
 import { MAX_STATE_BYTES } from './link.js';
 import { registerPanel } from './panels.js';
+import { EMPTY_TEXT, isEmptyText } from './run_notes.js';
 import { state } from './state.js';
 
 const MAX_TEXT = MAX_STATE_BYTES; // characters; link.js bounds the whole state's bytes as well
@@ -34,7 +35,7 @@ function mount(ctx) {
       try {
         const r = await ctx.client.request('tokenize', { model: model.modelId, text, text_pair: pair }).promise;
         api.showTokens(r.reply.tokens, r.reply.type_ids, r.reply.special_tokens_mask);
-        setError($('run-error'), null);
+        setError($('run-error'), isEmptyText(text, pair) ? EMPTY_TEXT : null); // the hint stays while the text is empty
       } catch (e) {
         setError($('run-error'), e.message);
       }

@@ -4,4 +4,6 @@
 import './panel_model.js';
 import './panel_input.js';
 import './panel_explorer.js';
+import './panel_explain.js';
+import './panel_display.js';
 import './panel_analyses.js';

@@ -4,6 +4,7 @@
 // SHA-256: opening it asks for those files and loads them only when every hash matches; the page
 // never runs another model in their place.
 import { $, el, formatBytes, setError, show } from './dom.js';
+import { NO_TOKENIZER } from './run_notes.js';
 import { checkModelRef, describeRef, describeSource, matchFiles, recordFiles, refOf } from './model_ref.js';
 import {
   DEFAULT_HUB, ModelSourceError, droppedFiles, embeddedModels, fetchEmbeddedModel, fetchHubModel, readLocalFiles,
@@ -107,6 +108,7 @@ function mount(ctx) {
     showModelInfo(reply, source, size);
     $('model-status').textContent = `Loaded ${describeSource(source)} in ${Math.round(performance.now() - started)} ms.`;
     $('run').disabled = false;
+    if (!reply.tokenizer) setError($('model-error'), NO_TOKENIZER); // loaded, but it cannot read text
     setState({ model: refOf(source) });
     if (api.wanted && source.expect) {
       const w = api.wanted;

@@ -3,12 +3,15 @@
 // attention, PAPA constant attention) call registerView() with the outputs they need from the
 // worker, and every base view is automatically available in the "difference of two views" view.
 //
-// A view: { id, label, help, signed, outputs: [names the run must request], available(run),
+// A view: { id, label, help, signed, probability (weights in 0..1: the shared 0-1 scale of scales.js),
+//           outputs: [names the run must request], available(run),
 //           matrix(run, layer, head) -> Float32Array(size * size),
 //           optional: needs ('effective': data from another worker op, see effective.js),
 //                     dims(run) -> {size, labels} when the matrix is not n x n (padded inputs),
 //                     headNote(run, layer, head) -> a short text under the head's thumbnail,
-//                     companion: the id of a view drawn next to this one (side by side) }
+//                     companion: the id of a view drawn next to this one (side by side),
+//                     valueName: what a cell holds (the tooltip), blankNote(run, layer, head, matrix) -> why
+//                     the map is blank, in plain words, or undefined }
 
 const registry = new Map();
 
@@ -36,6 +39,7 @@ export function headSlice(run, layer, head) {
 
 registerView({
   id: 'standard',
+  probability: true,
   label: 'Standard attention',
   help: 'softmax(QK\u1d40/\u221ad): row = query token, column = key token; each row sums to 1.',
   outputs: ['attentions'],
@@ -45,6 +49,7 @@ registerView({
 
 registerView({
   id: 'layer_mean',
+  probability: true,
   label: 'Mean of the layer\u2019s heads',
   help: 'The average of the attention of every head of this layer (the same for all its heads).',
   outputs: ['attentions'],
@@ -69,6 +74,7 @@ registerView({
 
 registerView({
   id: 'uniform',
+  probability: true,
   label: 'Uniform (1/n)',
   help: 'Every query attends equally to all n tokens: the constant baseline.',
   available: () => true,

@@ -30,6 +30,7 @@ static const al_api_op k_ops[] = {
     {"attention_patterns", al_op_attention_patterns, "pattern labels (vertical, diagonal, block ...) per head", 1},
     {"attention_by_pos", al_op_attention_by_pos, "attention from a query to keys grouped by part of speech", 1},
     {"attention_similarity", al_op_attention_similarity, "cosine similarity of two models' attention per head", 1},
+    {"head_steps", al_op_head_steps, "one head for one query token step by step: q, k, scores, softmax, values, context", 1},
     {"papa", al_op_papa, "PAPA: constant heads by fraction and order, probes per seed, baselines, MLM score", 1},
     {"papa_merge", al_op_papa_merge, "the replies of a sharded papa sweep merged into the unsharded one", 1},
 };

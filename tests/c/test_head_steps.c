@@ -1,0 +1,242 @@
+/* test_head_steps.c: one head step by step (src/methods/head_steps.c, the "head_steps" op) against
+ * PyTorch and against the forward. The committed golden BERT (tests/golden/bert: 3 layers, 4 heads of
+ * dimension 8, three sequences of 12 positions, two of them padded) gives the layer inputs, so each
+ * step is checked on PyTorch's own hidden states: softmax(q.k/sqrt(d) + mask) must be PyTorch's
+ * attention row, the value vectors PyTorch's, and sum(weights x values) the context those give. The
+ * op is checked against the "attention" op on the same ids, and every bad field is named. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "api/api_internal.h"
+#include "attnlab.h"
+#include "cJSON.h"
+#include "check.h"
+#include "golden_file.h"
+#include "methods/head_steps.h"
+#include "model/model_internal.h"
+
+#define MODEL_DIR "tests/golden/bert"
+
+typedef struct worst { double attn, values, softmax, scores, context, golden_context, output, split, invisible_v; } worst;
+
+static void note(double *w, double e) {
+    if (e > *w || e != e) *w = e;
+}
+
+static void check_golden(void) {
+    al_model *model = NULL;
+    al_error err = {0};
+    CHECK(al_model_load_dir(MODEL_DIR, &model, &err) == AL_OK);
+    golden_file g;
+    if (!model || !golden_open(&g, MODEL_DIR "/golden.safetensors")) {
+        CHECK(0);
+        al_model_free(model);
+        return;
+    }
+    int64_t shape[8] = {0};
+    float *f = golden_f32(&g, "input_ids", NULL, shape);
+    free(f);
+    const int B = (int)shape[0], L = (int)shape[1];
+    int32_t *mask = golden_i32(&g, "attention_mask");
+    float *hidden = golden_f32(&g, "hidden_states", NULL, NULL);
+    float *attn = golden_f32(&g, "attentions", NULL, NULL);
+    float *values = golden_f32(&g, "values", NULL, NULL);
+    const al_config *c = al_model_config(model);
+    const int NL = c->n_layers, H = c->n_heads, dh = c->head_dim, D = c->hidden_size;
+    CHECK(mask && hidden && attn && values && dh == 8 && L == 12);
+    float *buf = malloc(sizeof(float) * (size_t)(dh + 2 * L * dh + 7 * L + dh + D));
+    al_head_steps_out o = {0};
+    float *p = buf;
+    o.query = p, p += dh;
+    o.keys = p, p += (size_t)L * dh;
+    o.values = p, p += (size_t)L * dh;
+    o.scores = p, p += L;
+    o.scaled = p, p += L;
+    o.mask_add = p, p += L;
+    o.weights = p, p += L;
+    o.effective = p, p += L;
+    o.invisible = p, p += L;
+    o.context = p, p += dh;
+    o.output = p;
+    worst w = {0};
+    int runs = 0, nonzero_invisible = 0, low_rank = 0;
+    for (int b = 0; mask && hidden && attn && values && b < B; b++) {
+        int n = 0;
+        while (n < L && mask[b * L + n]) n++;
+        for (int l = 0; l < NL; l++)
+            for (int h = 0; h < H; h++)
+                for (int q = 0; q < n; q++) {
+                    const float *x = hidden + ((size_t)l * B + b) * L * D;
+                    al_status st = al_head_steps(model, l, h, q, x, mask + b * L, L, &o, &err);
+                    CHECK_MSG(st == AL_OK, "%s", err.message);
+                    if (st) continue;
+                    runs++;
+                    const float *want = attn + ((((size_t)l * B + b) * H + h) * L + q) * L;
+                    const float *want_v = values + (((size_t)l * B + b) * H + h) * L * dh;
+                    /* softmax of scaled + mask, in double, from the op's own intermediate numbers */
+                    double mx = -1e30, sum = 0.0;
+                    for (int j = 0; j < L; j++) mx = fmax(mx, (double)o.scaled[j] + o.mask_add[j]);
+                    for (int j = 0; j < L; j++) sum += exp((double)o.scaled[j] + o.mask_add[j] - mx);
+                    for (int j = 0; j < L; j++) {
+                        note(&w.attn, fabs(o.weights[j] - want[j]));
+                        note(&w.softmax, fabs(o.weights[j] - exp((double)o.scaled[j] + o.mask_add[j] - mx) / sum));
+                        double dot = 0.0;
+                        for (int i = 0; i < dh; i++) dot += (double)o.query[i] * o.keys[(size_t)j * dh + i];
+                        note(&w.scores, fabs(o.scores[j] - dot) / (1.0 + fabs(dot)));
+                        note(&w.scores, fabs(o.scaled[j] - dot / sqrt((double)dh)) / (1.0 + fabs(dot)));
+                        CHECK(o.mask_add[j] == (j < n ? 0.0f : -10000.0f));
+                        for (int i = 0; i < dh; i++)
+                            note(&w.values, fabs(o.values[(size_t)j * dh + i] - want_v[(size_t)j * dh + i]));
+                        note(&w.split, j < n ? fabs((double)o.effective[j] + o.invisible[j] - o.weights[j])
+                                             : fabs(o.effective[j]) + fabs(o.invisible[j]));
+                    }
+                    for (int i = 0; i < dh; i++) {
+                        double mine = 0.0, torch = 0.0, inv = 0.0;
+                        for (int j = 0; j < L; j++) {
+                            mine += (double)o.weights[j] * o.values[(size_t)j * dh + i];
+                            torch += (double)want[j] * want_v[(size_t)j * dh + i];
+                            inv += (double)o.invisible[j] * o.values[(size_t)j * dh + i];
+                        }
+                        note(&w.context, fabs(o.context[i] - mine));
+                        note(&w.golden_context, fabs(o.context[i] - torch));
+                        note(&w.invisible_v, fabs(inv));
+                    }
+                    /* output = the head's columns of W_O times the context */
+                    const float *ow = model->w.layers[l].o_w;
+                    for (int r = 0; r < D; r++) {
+                        double acc = 0.0;
+                        for (int i = 0; i < dh; i++) acc += (double)ow[(size_t)r * D + h * dh + i] * o.context[i];
+                        note(&w.output, fabs(o.output[r] - acc));
+                    }
+                    double inv_l1 = 0.0;
+                    for (int j = 0; j < n; j++) inv_l1 += fabs(o.invisible[j]);
+                    if (inv_l1 > 1e-3) nonzero_invisible++;
+                    if (o.rank < n) low_rank++;
+                    CHECK(o.rank <= dh && o.rank <= n);
+                }
+    }
+    printf("head_steps vs PyTorch over %d (example, layer, head, query): attention %.2e, values %.2e, "
+           "context %.2e; softmax %.2e, scores %.2e, own context %.2e, output %.2e, split %.2e, "
+           "invisible x V %.2e; %d rows with an invisible part, %d with rank < n\n",
+           runs, w.attn, w.values, w.golden_context, w.softmax, w.scores, w.context, w.output, w.split,
+           w.invisible_v, nonzero_invisible, low_rank);
+    CHECK(runs == 3 * 4 * (12 + 9 + 5));
+    CHECK_MSG(w.attn <= 1e-6, "attention %.3g", w.attn);
+    CHECK_MSG(w.values <= 1e-5, "values %.3g", w.values);
+    CHECK_MSG(w.golden_context <= 1e-5, "context vs PyTorch %.3g", w.golden_context);
+    CHECK_MSG(w.softmax <= 1e-6, "softmax %.3g", w.softmax);
+    CHECK_MSG(w.scores <= 1e-6, "scores %.3g", w.scores);
+    CHECK_MSG(w.context <= 1e-6, "context %.3g", w.context);
+    CHECK_MSG(w.output <= 1e-6, "output %.3g", w.output);
+    CHECK_MSG(w.split <= 1e-6, "effective + invisible %.3g", w.split);
+    CHECK_MSG(w.invisible_v <= 1e-5, "invisible x V %.3g", w.invisible_v);
+    /* n = 12 and 9 tokens exceed dh = 8: those rows must have a part the values cannot see */
+    CHECK(nonzero_invisible > 0 && low_rank > 0);
+
+    /* out-of-range indices are named */
+    CHECK(al_head_steps(model, NL, 0, 0, hidden, mask, L, &o, &err) == AL_ERR_INVALID && strstr(err.message, "'layer'"));
+    CHECK(al_head_steps(model, 0, H, 0, hidden, mask, L, &o, &err) == AL_ERR_INVALID && strstr(err.message, "'head'"));
+    CHECK(al_head_steps(model, 0, 0, 9, hidden, mask + 1 * L, L, &o, &err) == AL_ERR_INVALID &&
+          strstr(err.message, "'query'"));
+    free(buf), free(mask), free(hidden), free(attn), free(values);
+    golden_close(&g);
+    al_model_free(model);
+}
+
+static cJSON *run(al_session *s, const char *request, al_status expect, al_reply *reply) {
+    al_status st = al_session_run(s, request, NULL, reply);
+    CHECK_MSG(st == expect, "%s -> %s: %s", request, al_status_name(st), reply->json ? reply->json : "");
+    return reply->json ? cJSON_Parse(reply->json) : NULL;
+}
+
+static const float *tensor(const al_reply *r, const char *name, int64_t numel) {
+    for (int i = 0; i < r->n_tensors; i++)
+        if (strcmp(r->tensors[i].name, name) == 0) {
+            int64_t n = 1;
+            for (int d = 0; d < r->tensors[i].ndim; d++) n *= r->tensors[i].shape[d];
+            CHECK_MSG(n == numel, "%s: %lld values, expected %lld", name, (long long)n, (long long)numel);
+            return n == numel ? r->tensors[i].data : NULL;
+        }
+    CHECK_MSG(0, "no tensor %s", name);
+    return NULL;
+}
+
+static void expect_error(al_session *s, const char *request, const char *needle) {
+    al_reply reply;
+    cJSON *r = run(s, request, AL_ERR_INVALID, &reply);
+    const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "message"));
+    CHECK_MSG(msg && strstr(msg, needle), "%s: '%s' lacks '%s'", request, msg ? msg : "", needle);
+    cJSON_Delete(r);
+    al_reply_free(&reply);
+}
+
+/* The op on ids padded to 12 against the attention op on the same request. */
+static void check_op(al_session *s) {
+    const char *ids = "[87,67,70,33,45,62,59,63,75]";
+    char req[512];
+    al_reply ra;
+    snprintf(req, sizeof req, "{\"op\":\"attention\",\"model\":\"g\",\"input_ids\":[%s],\"pad_to\":12,"
+             "\"outputs\":[\"attentions\",\"values\"]}", ids);
+    cJSON *ja = run(s, req, AL_OK, &ra);
+    const int L = 12, H = 4, dh = 8, l = 2, h = 3, q = 4;
+    const float *att = tensor(&ra, "attentions", 3 * H * L * L);
+    const float *val = tensor(&ra, "values", 3 * H * L * dh);
+    snprintf(req, sizeof req, "{\"op\":\"head_steps\",\"model\":\"g\",\"input_ids\":[%s],\"pad_to\":12,"
+             "\"layer\":%d,\"head\":%d,\"query\":%d}", ids, l, h, q);
+    al_reply rs;
+    cJSON *js = run(s, req, AL_OK, &rs);
+    const float *weights = tensor(&rs, "weights", L), *row = tensor(&rs, "attention_row", L);
+    const float *values = tensor(&rs, "values", L * dh), *mask_add = tensor(&rs, "mask_add", L);
+    const float *context = tensor(&rs, "context", dh);
+    CHECK(tensor(&rs, "output", 32) && tensor(&rs, "keys", L * dh) && tensor(&rs, "query", dh));
+    CHECK(cJSON_GetObjectItem(js, "n_tokens")->valueint == 9 && cJSON_GetObjectItem(js, "seq_len")->valueint == 12);
+    CHECK(fabs(cJSON_GetObjectItem(js, "scale")->valuedouble - 1.0 / sqrt(8.0)) < 1e-7);
+    if (att && val && weights && row && values && mask_add && context) {
+        const float *want = att + (((size_t)l * H + h) * L + q) * L;
+        const float *want_v = val + ((size_t)l * H + h) * L * dh;
+        double e_row = 0, e_w = 0, e_v = 0, e_ctx = 0;
+        for (int j = 0; j < L; j++) {
+            e_row = fmax(e_row, fabs(row[j] - want[j]));
+            e_w = fmax(e_w, fabs(weights[j] - want[j]));
+            for (int i = 0; i < dh; i++) e_v = fmax(e_v, fabs(values[j * dh + i] - want_v[j * dh + i]));
+            CHECK(mask_add[j] == (j < 9 ? 0.0f : -10000.0f));
+        }
+        for (int i = 0; i < dh; i++) {
+            double acc = 0;
+            for (int j = 0; j < L; j++) acc += (double)want[j] * want_v[j * dh + i];
+            e_ctx = fmax(e_ctx, fabs(context[i] - acc));
+        }
+        printf("head_steps op vs attention op: row %.2e, weights %.2e, values %.2e, context %.2e\n", e_row, e_w,
+               e_v, e_ctx);
+        CHECK(e_row == 0.0);
+        CHECK(e_w <= 1e-6 && e_v <= 1e-6 && e_ctx <= 1e-6);
+    }
+    cJSON_Delete(ja), cJSON_Delete(js);
+    al_reply_free(&ra), al_reply_free(&rs);
+
+    expect_error(s, "{\"op\":\"head_steps\",\"model\":\"g\",\"input_ids\":[2,5,3],\"head\":0,\"query\":0}", "'layer'");
+    expect_error(s, "{\"op\":\"head_steps\",\"model\":\"g\",\"input_ids\":[2,5,3],\"layer\":3,\"head\":0,\"query\":0}", "'layer'");
+    expect_error(s, "{\"op\":\"head_steps\",\"model\":\"g\",\"input_ids\":[2,5,3],\"layer\":0,\"head\":4,\"query\":0}", "'head'");
+    expect_error(s, "{\"op\":\"head_steps\",\"model\":\"g\",\"input_ids\":[2,5,3],\"layer\":0,\"head\":0,\"query\":3}", "'query'");
+    expect_error(s, "{\"op\":\"head_steps\",\"model\":\"g\",\"input_ids\":[2,5,3],\"layer\":0,\"head\":0,\"query\":-1}", "'query'");
+    expect_error(s, "{\"op\":\"head_steps\",\"model\":\"g\",\"input_ids\":[[2,5,3],[2,3]],\"layer\":0,\"head\":0,\"query\":0}", "one sequence");
+    expect_error(s, "{\"op\":\"head_steps\",\"model\":\"g\",\"texts\":[\"a\"],\"layer\":0,\"head\":0,\"query\":0}", "'texts'");
+    expect_error(s, "{\"op\":\"head_steps\",\"model\":\"g\",\"input_ids\":[2,5,3],\"layer\":\"x\",\"head\":0,\"query\":0}", "'layer'");
+}
+
+int main(void) {
+    struct stat st;
+    if (stat(MODEL_DIR "/model.safetensors", &st) != 0) SKIP_TEST(MODEL_DIR " is absent");
+    check_golden();
+    al_session *s = al_session_new();
+    al_fileset *fs = al_fileset_new();
+    al_error err = {0};
+    CHECK(al_fileset_add_dir(fs, MODEL_DIR, &err) == AL_OK);
+    CHECK(al_session_add_model(s, "g", fs, &err) == AL_OK);
+    check_op(s);
+    al_session_free(s);
+    return check_summary("head_steps");
+}
