@@ -5,3 +5,4 @@ import './panel_model.js';
 import './panel_input.js';
 import './panel_explorer.js';
 import './panel_analyses.js';
+import './panel_papa.js';
