@@ -319,7 +319,8 @@ function mount(ctx) {
         `${withWeights.length < 2 ? ' \u2014 only one, so the comparison shows it alone; run the same sweep after loading another model ' +
           '(Hub or files) to add a point' : ''}.`, async (canvas) => {
         figures.charts.models = await comparisonChart(canvas, { points, title: 'Score drop against model quality',
-          subtitle: `task ${r.task.id}; drop = 1 \u2212 score / full model\u2019s score`, xTitle: `full model\u2019s ${r.task.metric}`,
+          subtitle: `task ${r.task.id}; drop = 1 \u2212 score / full model\u2019s score` +
+            (points.length < 2 ? `; one model so far (embedded with weights: ${withWeights.join(', ') || 'none'})` : ''), xTitle: `full model\u2019s ${r.task.metric}`,
           yTitle: 'relative drop' });
       });
       lastModelId = record.modelId;
@@ -397,6 +398,12 @@ function mount(ctx) {
       ui.verdict.textContent = 'from the link: these numbers are the link\u2019s own; the page recomputes them once the model is loaded.';
       ui.verdict.className = 'verdict pending';
     }
+  });
+  // A setting changed before the recompute: the link's result no longer describes what will run.
+  $('papa').addEventListener('change', (e) => {
+    if (!fromLink || e.target.type === 'file') return;
+    fromLink = null;
+    ui.verdict.textContent = 'from the link, but the settings have changed since: the next run is not compared with these numbers.';
   });
   api.state = () => ({ fromLink, wanted: !!wanted });
   return api;
