@@ -121,8 +121,11 @@ function filesBox(ctx) {
       taskFiles[part] = { name: expect.name, text: m.texts[part], record: { ...expect } };
     } else {
       taskFiles[part] = { name, text: got.text[name], record: got.record[0] };
-      if (part === 'train' && !taskFiles.train.record) return;
-      setState({ papa_files: { train: taskFiles.train?.record, ...(taskFiles.validation ? { validation: taskFiles.validation.record } : {}) } });
+      // other files: the settings (and so the link) name them, and an earlier result no longer applies
+      if (taskFiles.train) {
+        setState({ papa_files: { train: taskFiles.train.record, ...(taskFiles.validation ? { validation: taskFiles.validation.record } : {}) },
+                   papa_result: null });
+      }
     }
     if (part === 'train') columns = sniffColumns(taskFiles.train.text, state.papa_delim === 'semicolon' ? ';' : ',');
     describe();
