@@ -322,8 +322,8 @@ function mount(ctx) {
         `${withWeights.length < 2 ? ' \u2014 only one, so the comparison shows it alone; run the same sweep after loading another model ' +
           '(Hub or files) to add a point' : ''}.`, async (canvas) => {
         figures.charts.models = await comparisonChart(canvas, { points, title: 'Score drop against model quality',
-          subtitle: `task ${r.task.id}; drop = 1 \u2212 score / full model\u2019s score` +
-            (points.length < 2 ? `; one model so far (embedded with weights: ${withWeights.join(', ') || 'none'})` : ''), xTitle: `full model\u2019s ${r.task.metric}`,
+          subtitle: [`task ${r.task.id}; drop = 1 \u2212 score / full model\u2019s score`,
+            ...(points.length < 2 ? [`one model so far (embedded with weights: ${withWeights.join(', ') || 'none'})`] : [])], xTitle: `full model\u2019s ${r.task.metric}`,
           yTitle: 'relative drop' });
       });
       lastModelId = record.modelId;

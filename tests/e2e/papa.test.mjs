@@ -157,6 +157,7 @@ test('its link reopens: the stored summary first, then "reproduced: identical"',
   assert.equal(stored, shared.reply.configs.length);
   await p.waitForFunction(() => /^(reproduced|not reproduced)/.test(document.getElementById('papa-verdict').textContent), null, { timeout: 240000 });
   assert.match(await p.textContent('#papa-verdict'), /^reproduced: identical/);
+  await p.waitForFunction(() => window.attnlab.panels.papa.runs === 1 && !window.attnlab.panels.papa.job); // the draw has ended
   const { reply } = await lastReply(p);
   assert.equal(reply.digest, shared.reply.digest);
   await p.context().close();
