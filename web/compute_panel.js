@@ -54,7 +54,10 @@ export function mountComputePanel(panel, ctx) {
   function figure(name, caption) {
     const canvas = el('canvas', { 'aria-label': caption });
     const button = el('button', { type: 'button', class: 'export-png', text: 'Export PNG' });
-    button.addEventListener('click', () => canvas.toBlob((b) => b && ctx.download(`attnlab_${name}.png`, b), 'image/png'));
+    button.addEventListener('click', () => canvas.toBlob(async (b) => {
+      // panel.pngBlob(blob, name, record) may add to the file (e.g. provenance text chunks)
+      if (b) ctx.download(`attnlab_${name}.png`, panel.pngBlob ? await panel.pngBlob(b, name, api.last) : b);
+    }, 'image/png'));
     const fig = el('figure', { class: 'analysis-figure' }, canvas, el('figcaption', { text: caption }), button);
     fig.dataset.name = name;
     return { fig, canvas };

@@ -65,10 +65,10 @@ export class Job {
   }
 
   // Moves the bar; text names the stage (digits ignored when grouping stages for the time left).
-  report(fraction, text) {
+  // family, when given, groups reports for the time left instead (one family: the whole job).
+  report(fraction, text, family = String(text).replace(/[\d.,]+/g, '#')) {
     if (!this.active) return;
     const f = Math.min(1, Math.max(0, Number(fraction) || 0));
-    const family = String(text).replace(/[\d.,]+/g, '#');
     const now = performance.now();
     if (!this.eta || this.eta.family !== family || f < this.eta.last) this.eta = { family, t0: now, f0: f };
     this.eta.last = f;
@@ -80,14 +80,15 @@ export class Job {
 
   // A worker request as part of this job. stageLabel(stage) names a stage for the user; stages, when
   // given, lists the stages that move the bar (others are ignored).
-  request(op, args, { transfer = [], stageLabel = (s) => s, stages = null } = {}) {
+  // onProgress, when given, receives the worker's reports instead (and moves the bar itself).
+  request(op, args, { transfer = [], stageLabel = (s) => s, stages = null, onProgress = null } = {}) {
     this.check();
     const pending = this.runner.client.request(op, args, {
       transfer,
-      onProgress: (p) => {
+      onProgress: onProgress ?? ((p) => {
         if (stages && !stages.includes(p.stage)) return;
         this.report(p.fraction, `${stageLabel(p.stage)}: ${Math.round(p.fraction * 100)}%`);
-      },
+      }),
     });
     this.requestId = pending.id;
     return pending.promise;

@@ -7,3 +7,4 @@ import './panel_explorer.js';
 import './panel_explain.js';
 import './panel_display.js';
 import './panel_analyses.js';
+import './panel_papa.js';

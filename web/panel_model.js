@@ -161,6 +161,29 @@ function mount(ctx) {
     return new Promise((resolve) => { api.wanted = { ref, resolve }; });
   }
 
+  // A link naming another hub than the default: nothing is downloaded from it until the user agrees.
+  function askHost(source) {
+    const host = new URL(source.base).host;
+    const box = $('model-wanted');
+    const yes = el('button', { id: 'hub-host-yes', type: 'button', text: `Download from ${host}` });
+    const no = el('button', { id: 'hub-host-no', type: 'button', text: 'Do not download' });
+    box.replaceChildren(
+      el('p', { text: `This link names a model on ${source.base}, not on the Hugging Face Hub (${DEFAULT_HUB}): ` +
+        `${source.repo}@${source.rev}. Nothing has been downloaded from that host. Download the model from it?` }),
+      el('div', { class: 'row' }, yes, no));
+    show(box, true);
+    $('model-status').textContent = `Waiting for your answer: download from ${host}?`;
+    return new Promise((resolve) => {
+      const answer = (ok) => {
+        show(box, false);
+        if (!ok) $('model-status').textContent = `Nothing was downloaded from ${host}; no model is loaded. Choose one above.`;
+        resolve(ok);
+      };
+      yes.addEventListener('click', () => answer(true), { once: true });
+      no.addEventListener('click', () => answer(false), { once: true });
+    });
+  }
+
   // Loads the model a link names (null: the default). true when it is loaded; false when it cannot
   // be (the reason is on the page) or the user chose another model meanwhile.
   api.open = async (ref) => {
@@ -170,6 +193,7 @@ function mount(ctx) {
       $('hub-repo').value = source.repo;
       $('hub-rev').value = source.rev;
       $('hub-base').value = source.base;
+      if (source.base !== DEFAULT_HUB && !(await askHost(source))) return false;
       return api.load(source);
     }
     const list = api.embeddedList;

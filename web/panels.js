@@ -20,6 +20,7 @@
 //   draw(record, figures, ctx)       figures.add(name, caption, paint(canvas)) one figure per task
 //   summary(record) -> string        the status line after a run
 //   exportBody(record) -> object     the JSON export (default: op, request, reply, tensors)
+//   pngBlob(blob, name, record)      optional: a figure's PNG export (default: the canvas as drawn)
 //   touch(v) -> state patch          optional: what a change or a run records in the state
 //   autoRun(state) -> bool           optional: run it when a link is opened with this state
 // }

@@ -57,6 +57,24 @@ function gen(seed) {
     modelb: () => pick(['', 'embedded:test-bert-b', 'loaded:m3']),
     text: () => (r() < 0.2 ? null : str(r() < 0.1 ? 3000 : 60)),
     pair: () => (r() < 0.5 ? null : str(40)),
+    // the PAPA panel's keys (web/papa_request.js, web/papa_record.js)
+    papa_constants: () => ['average', 'identity', 'toeplitz', 'zeros', 'uniform'].slice(0, int(1, 5)).join(','),
+    papa_orders: () => pick(['lambda', 'lambda,random', 'first_to_last,last_to_first,reversed_lambda']),
+    papa_fractions: () => pick(['1,0.5,0', '0.25', '1, 0.125 ,0.0625']),
+    papa_seeds: () => pick(['1', '1,2,3', '7,11']),
+    papa_lr: () => pick(['', '0.001', '5e-4', '.01']),
+    papa_text_col: () => str(20).replace(/[\n\r]/g, ''),
+    papa_pair_col: () => str(20).replace(/[\n\r]/g, ''),
+    papa_label_col: () => str(20).replace(/[\n\r]/g, ''),
+    papa_files: () => (r() < 0.3 ? null : {
+      train: { name: pick(['train.tsv', 'my data.csv', '\u00e9t\u00e9.jsonl']), size: int(0, 1e7), sha256: hex64() },
+      ...(r() < 0.5 ? { validation: { name: 'dev.tsv', size: int(0, 1e6), sha256: hex64() } } : {}),
+    }),
+    papa_result: () => (r() < 0.3 ? null : {
+      v: 1, digest: `sha256:${hex64()}`, engine: '0.1.0', model: `sha256:${hex64()}`, task: `sha256:${hex64()}`,
+      metric: pick(['token_accuracy', 'mcc']), labels: ['full', 'average all'], mean: [r(), r()], ci95: [r() / 10, r() / 10],
+      mlm: [-r() * 5, null], runs: [[r(), r()], [r(), r()]], lambdas: [[r(), r()], [r(), r()]],
+    }),
   };
   return { r, int, pick, str, special };
 }

@@ -1,0 +1,41 @@
+// screenshot_papa.mjs: the PAPA panel's picture, taken from the real app: scripts/serve.mjs with the
+// embedded default model, headless Chromium (playwright-core, /usr/bin/chromium), a full sweep with the
+// page preset on the built-in POS task (5 fractions x 3 seeds, lambda ranking, baselines, MLM score).
+// Prints the sweep's wall time in the page and the request, so the same sweep can be timed natively:
+//   node scripts/screenshot_papa.mjs [OUT.png] [--request REQ.json]   (default docs/papa-panel.png)
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+import { launchChromium, newContext, newPage, root, startServer, waitIdle } from '../tests/e2e/helpers.mjs';
+
+const args = process.argv.slice(2);
+const reqOut = args.includes('--request') ? args[args.indexOf('--request') + 1] : null;
+const out = path.resolve(root, args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--request') ?? 'docs/papa-panel.png');
+const server = await startServer();
+const browser = await launchChromium();
+try {
+  const page = await newPage(await newContext(browser));
+  await page.goto(server.url);
+  await page.waitForFunction(() => window.attnlab?.app?.run, null, { timeout: 60000 });
+  await waitIdle(page);
+  const t0 = Date.now();
+  await page.click('#papa-run');
+  await page.waitForFunction(() => window.attnlab.panels.papa.runs > 0 && !window.attnlab.panels.papa.job, null, { timeout: 1800000 });
+  const wall = (Date.now() - t0) / 1000;
+  const { request, seconds, digest, n } = await page.evaluate(() => {
+    const { task_jsonl, ...request } = window.attnlab.panels.papa.last.request;
+    const r = window.attnlab.panels.papa.last.reply;
+    return { request, seconds: r.seconds, digest: r.digest, n: r.configs.length };
+  });
+  console.log(`page sweep: ${n} configurations x ${request.seeds.length} seeds, ${wall.toFixed(1)} s wall in the page ` +
+              `(engine stages: ${Object.entries(seconds).map(([k, v]) => `${k} ${v.toFixed(1)} s`).join(', ')}); digest ${digest}`);
+  if (reqOut) {
+    const { model, outputs, ...rest } = request;
+    writeFileSync(reqOut, JSON.stringify({ ...rest, op: 'papa', model_dir: path.join(root, 'models/attnlab-mini-bert') }));
+  }
+  await page.locator('#papa').screenshot({ path: out });
+  console.log(`screenshot: ${path.relative(root, out)}`);
+} finally {
+  await browser.close();
+  server.child.kill();
+}

@@ -1,0 +1,254 @@
+// papa.test.mjs: the PAPA panel in headless Chromium (playwright-core) with the default embedded
+// model and the built-in tasks, served by scripts/serve.mjs. Small requests (few examples, fractions
+// and seeds) keep it within a CI budget on 2 cores; every step of a full sweep still runs (constants,
+// lambda ranking, every configuration with baselines, MLM score).
+//   - a sweep runs in the page with progress (stage, time left) and draws its figures; its digest and
+//     numbers equal the native CLI's for the same request; no main-thread task over 100 ms meanwhile;
+//   - its link, opened in a fresh context, shows the stored summary first ("from the link"), then
+//     "reproduced: identical"; a link whose numbers were changed says where they differ;
+//   - a task imported from a local CSV (a column chosen, bad rows listed with their lines) makes a link
+//     that asks for the file in a fresh context, refuses a wrong file, and reproduces with the right one;
+//   - cancel mid-sweep leaves the page usable;
+//   - a link naming a Hub host other than the default asks before anything is downloaded from it.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
+
+import { launchChromium, linkUrl, newContext, newPage, root, runText, skipReason, startServer, waitIdle } from './helpers.mjs';
+
+const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
+const skip = skipReason || (!existsSync(cli) ? `no native CLI at ${cli}`
+  : !existsSync(path.join(root, 'build/data/tasks/pos.jsonl')) ? 'no built-in tasks (build/data/tasks)' : false);
+
+// A small sweep: every stage, few examples.
+const SMALL = { 'papa-train': '48', 'papa-val': '24', 'papa-fractions': '1,0.5,0', 'papa-seeds': '1,2', 'papa-epochs': '1',
+                'papa-rank-epochs': '1', 'papa-rank-n': '24' };
+
+let work;
+let server;
+let browser;
+let shared = {};
+
+before(async () => {
+  if (skip) return;
+  work = mkdtempSync(path.join(tmpdir(), 'attnlab-papa-e2e-'));
+  server = await startServer();
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  server?.child.kill();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+async function openPage(url) {
+  const p = await newPage(await newContext(browser));
+  await p.goto(url);
+  return p;
+}
+
+// Sets controls by id (value, then a change event, as a user's edit ends).
+async function setControls(p, values) {
+  await p.evaluate((vals) => {
+    for (const [id, v] of Object.entries(vals)) {
+      const node = document.getElementById(id);
+      if (node.type === 'checkbox') node.checked = v;
+      else node.value = v;
+      node.dispatchEvent(new Event('change', { bubbles: true }));
+    }
+  }, values);
+}
+
+async function modelReady(p) {
+  await p.waitForFunction(() => window.attnlab?.app?.run, null, { timeout: 60000 });
+  await waitIdle(p);
+}
+
+// Clicks Run sweep and waits until the run is drawn; returns the run's facts.
+async function runSweep(p, { timeout = 240000 } = {}) {
+  const before = await p.evaluate(() => window.attnlab.panels.papa.runs);
+  await p.evaluate(() => {
+    window.__papaStatus = [];
+    const status = document.getElementById('papa-status');
+    new MutationObserver(() => window.__papaStatus.push({ text: status.textContent, bar: document.getElementById('papa-progress').value }))
+      .observe(status, { childList: true, characterData: true, subtree: true });
+  });
+  await p.click('#papa-run');
+  await p.waitForFunction((n) => window.attnlab.panels.papa.runs > n && !window.attnlab.panels.papa.job, before, { timeout });
+}
+
+function lastReply(p) {
+  return p.evaluate(() => {
+    const { task_jsonl, import: imp, ...request } = window.attnlab.panels.papa.last.request;
+    const { reply } = window.attnlab.panels.papa.last;
+    return { request, reply, span: window.attnlab.panels.papa.span };
+  });
+}
+
+// timings differ; the page asks for the constants tensor as well (listed in the reply)
+const withoutTimes = ({ seconds, model, reused, warnings, tensors, ...rest }) => rest;
+
+test('a sweep in the page: progress, figures, the native CLI\'s digest, no long main-thread task', { skip }, async () => {
+  const p = await openPage(server.url);
+  await modelReady(p);
+  await setControls(p, SMALL);
+  await runSweep(p);
+  const { request, reply, span } = await lastReply(p);
+  assert.equal(request.task, 'pos');
+  assert.deepEqual(request.fractions, [1, 0.5, 0]);
+  // progress: the bar moved and the status named the stages and the time left
+  const statuses = await p.evaluate(() => window.__papaStatus);
+  const texts = statuses.map((s) => s.text);
+  assert.ok(texts.some((t) => /PAPA sweep \d+%: learning the head ranking/.test(t)), texts.slice(0, 20).join(' | '));
+  assert.ok(texts.some((t) => /PAPA sweep \d+%: probing \(configuration \d+ of \d+\)/.test(t)));
+  assert.ok(texts.some((t) => /left/.test(t)), 'the time left was shown');
+  const bars = statuses.map((s) => s.bar);
+  assert.ok(bars.some((b) => b > 0.2 && b < 1), 'the bar moved');
+  // the figures: the score chart's points are the reply's means
+  const chart = await p.evaluate(() => window.attnlab.panels.papa.charts.scores.data.datasets[0].data.map((d) => d.y));
+  assert.equal(chart[0], reply.summary[0].mean);
+  assert.equal(chart.length, 3);
+  const figures = await p.$$eval('#papa-results figure', (fs) => fs.map((f) => f.dataset.name ?? f.id ?? ''));
+  for (const name of ['papa_scores', 'papa_mlm', 'papa_lambdas', 'papa_constants', 'papa_models']) assert.ok(figures.includes(name), name);
+  assert.equal(await p.$$eval('#papa-table tbody tr', (r) => r.length), reply.configs.length);
+  for (const cap of await p.$$eval('#papa-results figcaption', (c) => c.map((x) => x.textContent))) assert.ok(cap.length > 40);
+  // the same request natively
+  const reqPath = path.join(work, 'papa.json');
+  const { model, outputs, ...rest } = request;
+  writeFileSync(reqPath, JSON.stringify({ ...rest, op: 'papa', model_dir: path.join(root, 'models/attnlab-mini-bert') }));
+  const native = JSON.parse(execFileSync(cli, ['run', reqPath], { cwd: root, encoding: 'utf8', maxBuffer: 64 << 20 }));
+  assert.equal(reply.digest, native.digest);
+  assert.deepEqual(withoutTimes(reply), withoutTimes(native));
+  // no main-thread task over 100 ms while the sweep ran
+  const long = await p.evaluate(([t0, t1]) => window.__longtasks.filter((t) => t.start >= t0 && t.start <= t1 && t.duration > 100), span);
+  assert.deepEqual(long, []);
+  console.log(`papa in the page: ${reply.configs.length} configurations x 2 seeds in ${((span[1] - span[0]) / 1000).toFixed(1)} s, ` +
+              `digest ${reply.digest.slice(0, 19)}… = native`);
+  // exports carry the provenance
+  const [csv] = await Promise.all([p.waitForEvent('download'), p.click('#papa-export-csv')]);
+  const csvText = readFileSync(await csv.path(), 'utf8');
+  assert.match(csvText, new RegExp(`digest ${reply.digest}`));
+  assert.match(csvText, /# link: http:\/\/127\.0\.0\.1:\d+\/#v1\./);
+  const [json] = await Promise.all([p.waitForEvent('download'), p.click('#papa-export-json')]);
+  const body = JSON.parse(readFileSync(await json.path(), 'utf8'));
+  assert.equal(body.provenance.model.content_hash, reply.hashes.model);
+  assert.equal(body.provenance.task.content_hash, reply.hashes.task);
+  assert.equal(body.provenance.engine, reply.engine);
+  assert.deepEqual(body.provenance.configuration, reply.config);
+  const [png] = await Promise.all([p.waitForEvent('download'), p.click('#papa-results figure[data-name=papa_lambdas] .export-png')]);
+  const pngText = readFileSync(await png.path()).toString('latin1');
+  assert.match(pngText, /tEXtattnlab:provenance\0\{"engine"/);
+  shared = { link: await linkUrl(p), reply };
+  await p.context().close();
+});
+
+test('its link reopens: the stored summary first, then "reproduced: identical"', { skip }, async () => {
+  assert.ok(shared.link, 'the first test made a link');
+  const p = await openPage(shared.link);
+  await p.waitForSelector('#papa-stored-table');
+  assert.match(await p.textContent('#papa-verdict'), /^from the link/);
+  assert.equal(await p.evaluate(() => window.attnlab.panels.papa.runs), 0);
+  const stored = await p.$$eval('#papa-stored-table tbody tr', (r) => r.length);
+  assert.equal(stored, shared.reply.configs.length);
+  await p.waitForFunction(() => /^(reproduced|not reproduced)/.test(document.getElementById('papa-verdict').textContent), null, { timeout: 240000 });
+  assert.match(await p.textContent('#papa-verdict'), /^reproduced: identical/);
+  await p.waitForFunction(() => window.attnlab.panels.papa.runs === 1 && !window.attnlab.panels.papa.job); // the draw has ended
+  const { reply } = await lastReply(p);
+  assert.equal(reply.digest, shared.reply.digest);
+  await p.context().close();
+});
+
+test('a link whose numbers were changed is detected, and the changed value named', { skip }, async () => {
+  const [page, frag] = shared.link.split('#v1.');
+  const state = JSON.parse(gunzipSync(Buffer.from(frag, 'base64url')).toString('utf8'));
+  const old = state.papa_result.runs[1][0];
+  state.papa_result.runs[1][0] = old + 0.001;
+  const tampered = `${page}#v1.${gzipSync(Buffer.from(JSON.stringify(state))).toString('base64url')}`;
+  const p = await openPage(tampered);
+  await p.waitForFunction(() => /^(reproduced|not reproduced)/.test(document.getElementById('papa-verdict').textContent), null, { timeout: 240000 });
+  assert.match(await p.textContent('#papa-verdict'), /^not reproduced/);
+  const diffs = await p.$$eval('#papa-diffs li', (li) => li.map((x) => x.textContent));
+  assert.deepEqual(diffs, [`${state.papa_result.labels[1]}: seed #1 score: ${old + 0.001} in the link, ${old} now`]);
+  await p.context().close();
+});
+
+// A CSV of short reviews: 40 good rows and two bad ones (lines named in the reply).
+function reviewsCsv(file, { seed = 0 } = {}) {
+  const words = ['good', 'bad', 'fine', 'awful', 'great', 'poor', 'nice', 'dull'];
+  const rows = ['id,review,stars'];
+  for (let i = 0; i < 40; i++) {
+    const w = words[(i * 3 + seed) % words.length];
+    rows.push(`${i},"the film was ${w} and the music ${words[(i + seed) % words.length]}",${/good|fine|great|nice/.test(w) ? 'up' : 'down'}`);
+    if (i === 10 || i === 25) rows.push(`${i}b,too,many,fields,up`);
+  }
+  writeFileSync(file, `${rows.join('\n')}\n`);
+  return file;
+}
+
+test('a task from a local file: column choice, bad rows by line, a link that asks for the file and refuses another', { skip }, async () => {
+  const good = reviewsCsv(path.join(work, 'reviews.csv'));
+  mkdirSync(path.join(work, 'other'));
+  const other = reviewsCsv(path.join(work, 'other', 'reviews.csv'), { seed: 1 }); // the same name, other rows
+  const p = await openPage(server.url);
+  await modelReady(p);
+  await setControls(p, { ...SMALL, 'papa-task': 'file', 'papa-fractions': '1,0', 'papa-seeds': '1', 'papa-baselines': false });
+  await p.setInputFiles('#papa-train-file', good);
+  await p.waitForFunction(() => /Columns: id, review, stars/.test(document.getElementById('papa-files-info').textContent));
+  await setControls(p, { 'papa-text-col': 'review', 'papa-label-col': 'stars', 'papa-format': 'csv' });
+  await runSweep(p);
+  const bad = await p.$$eval('#papa-import li', (li) => li.map((x) => x.textContent));
+  assert.equal(bad.length, 2);
+  assert.match(bad[0], /reviews\.csv: line 13/);
+  assert.match(bad[1], /reviews\.csv: line 29/);
+  const link = await linkUrl(p);
+  await p.context().close();
+
+  const q = await openPage(link);
+  await q.waitForSelector('#papa-files-wanted:not([hidden])', { timeout: 60000 });
+  assert.match(await q.textContent('#papa-files-wanted'), /reviews\.csv/);
+  await q.setInputFiles('#papa-train-file', other);
+  await q.waitForSelector('#papa-files-error:not([hidden])');
+  assert.match(await q.textContent('#papa-files-error'), /Refused: this is not the file the link was made with/);
+  assert.equal(await q.evaluate(() => window.attnlab.panels.papa.runs), 0, 'nothing ran with the wrong file');
+  await q.setInputFiles('#papa-train-file', good);
+  await q.waitForFunction(() => /^(reproduced|not reproduced)/.test(document.getElementById('papa-verdict').textContent), null, { timeout: 240000 });
+  assert.match(await q.textContent('#papa-verdict'), /^reproduced: identical/);
+  await q.context().close();
+});
+
+test('cancel mid-sweep leaves the page usable', { skip }, async () => {
+  const p = await openPage(server.url);
+  await modelReady(p);
+  await p.click('#papa-run'); // the page preset: long enough to cancel in the middle
+  await p.waitForFunction(() => document.getElementById('papa-progress').value > 0.05, null, { timeout: 120000 });
+  await p.click('#papa-cancel');
+  await p.waitForFunction(() => document.getElementById('papa-status').textContent === 'Cancelled.', null, { timeout: 60000 });
+  assert.equal(await p.evaluate(() => window.attnlab.panels.papa.runs), 0);
+  await runText(p, 'the dog ran after the cat');
+  assert.equal(await p.evaluate(() => window.attnlab.current.labels[2]), 'dog');
+  await setControls(p, { ...SMALL, 'papa-fractions': '1,0', 'papa-seeds': '1', 'papa-baselines': false });
+  await runSweep(p);
+  assert.equal(await p.evaluate(() => window.attnlab.panels.papa.runs), 1);
+  assert.deepEqual(p.errors, []);
+  await p.context().close();
+});
+
+test('a link naming another Hub host asks before downloading from it', { skip }, async () => {
+  const requests = [];
+  const state = { model: { kind: 'hub', repo: 'someone/model', base: 'http://127.0.0.2:9/mirror' } };
+  const link = `${server.url}#v1.${gzipSync(Buffer.from(JSON.stringify(state))).toString('base64url')}`;
+  const p = await newPage(await newContext(browser));
+  p.on('request', (r) => requests.push(r.url()));
+  await p.goto(link);
+  await p.waitForSelector('#hub-host-yes');
+  assert.match(await p.textContent('#model-wanted'), /127\.0\.0\.2:9/);
+  await p.click('#hub-host-no');
+  await p.waitForFunction(() => /Nothing was downloaded/.test(document.getElementById('model-status').textContent));
+  assert.deepEqual(requests.filter((u) => u.includes('127.0.0.2')), []);
+  await p.context().close();
+});

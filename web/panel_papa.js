@@ -1,0 +1,415 @@
+// panel_papa.js: the PAPA panel (docs/papa-page.md; docs/papa.md for the method, docs/papa-op.md for the request): a
+// compute panel (compute_panel.js) over the engine's "papa" op, plus what a shared result needs:
+//   - the task: built in, or the user's files (papa_task.js) named in the link by name and SHA-256;
+//     a link's files are asked for and checked, and a wrong file is refused;
+//   - progress for the whole sweep (papa_progress.js) with its stage and the time left, and Cancel;
+//   - figures (papa_charts.js, papa_table.js), each with a one-sentence caption;
+//   - the result's summary in the link (state key papa_result, papa_record.js): opening a link shows it
+//     at once ("from the link"), recomputes, and says "reproduced: identical" or where the numbers differ;
+//   - exports with provenance: JSON, CSV, and PNGs carrying it in text chunks (png_text.js).
+import { mountComputePanel } from './compute_panel.js';
+import { $, el, setError, show } from './dom.js';
+import { formatSize } from './model_ref.js';
+import { comparisonChart, constantsGrid, fractionChart, lambdaHeatmap } from './papa_charts.js';
+import { SweepProgress } from './papa_progress.js';
+import { checkResult, compactResult, compareResult, provenanceOf, seriesOf, toCsv } from './papa_record.js';
+import {
+  BUILTIN_TASKS, CONSTANT_KINDS, HEAD_ORDERS, IMPORT_FORMATS, PAPA_KEYS, PRESETS, buildRequest,
+} from './papa_request.js';
+import { resultTable, storedTable } from './papa_table.js';
+import { builtinTaskText, matchTaskFiles, readTaskFiles, sniffColumns } from './papa_task.js';
+import { registerPanel } from './panels.js';
+import { withText } from './png_text.js';
+import { setState, state } from './state.js';
+
+const keys = { ...PAPA_KEYS, papa_result: { type: 'object', default: null, check: checkResult } };
+
+// The user's task files in this tab: { train: {name, text, record}, validation?: {...} }.
+const taskFiles = {};
+let columns = [];             // the train file's header names, for the column choices
+let wanted = null;            // a link's task files still to be given: { expect, resolve, reject }
+let fromLink = null;          // a link's stored result, until the recompute compares with it
+const session = new Map();    // comparison across models: request key -> Map(model hash -> point)
+
+const columnOptions = (key) => () => {
+  const list = [...new Set([...(key === 'papa_pair_col' ? [''] : []), ...columns, state[key]])];
+  return list.map((c) => [c, c === '' ? '(none)' : c]);
+};
+const hasWeights = (entry) => (entry.files ?? []).some((f) => /\.safetensors$|pytorch_model\.bin$/.test(f));
+
+const controls = [
+  { kind: 'select', key: 'papa_task', id: 'papa-task', label: 'Task', row: 'task',
+    options: [...BUILTIN_TASKS, ['file', 'Import a task file (GLUE TSV, CoNLL-2003, CSV, JSONL)']] },
+  { kind: 'select', key: 'papa_preset', id: 'papa-preset', label: 'Preset', row: 'task',
+    options: Object.keys(PRESETS).map((p) => [p, p]) },
+  { kind: 'note', id: 'papa-preset-help', text: (v) => PRESETS[v.papa_preset] },
+  { kind: 'note', id: 'papa-files', showIf: (v) => v.papa_task === 'file' },
+  { kind: 'select', key: 'papa_fmt', id: 'papa-format', label: 'Format', row: 'import', showIf: (v) => v.papa_task === 'file',
+    options: IMPORT_FORMATS.map((f) => [f, f === 'auto' ? 'detect' : f]) },
+  { kind: 'select', key: 'papa_text_col', id: 'papa-text-col', label: 'text', row: 'import', options: columnOptions('papa_text_col'),
+    showIf: (v) => v.papa_task === 'file' && ['auto', 'csv', 'jsonl'].includes(v.papa_fmt) },
+  { kind: 'select', key: 'papa_pair_col', id: 'papa-pair-col', label: 'pair', row: 'import', options: columnOptions('papa_pair_col'),
+    showIf: (v) => v.papa_task === 'file' && ['auto', 'csv', 'jsonl'].includes(v.papa_fmt) },
+  { kind: 'select', key: 'papa_label_col', id: 'papa-label-col', label: 'label', row: 'import', options: columnOptions('papa_label_col'),
+    showIf: (v) => v.papa_task === 'file' && ['auto', 'csv', 'jsonl'].includes(v.papa_fmt) },
+  { kind: 'select', key: 'papa_conll_col', id: 'papa-conll-col', label: 'CoNLL labels', row: 'import2',
+    options: [['ner', 'named entities'], ['pos', 'parts of speech'], ['chunk', 'chunks']],
+    showIf: (v) => v.papa_task === 'file' && ['auto', 'conll2003'].includes(v.papa_fmt) },
+  { kind: 'select', key: 'papa_delim', id: 'papa-delim', label: 'CSV delimiter', row: 'import2',
+    options: [['comma', ','], ['semicolon', ';'], ['tab', 'tab']], showIf: (v) => v.papa_task === 'file' && ['auto', 'csv'].includes(v.papa_fmt) },
+  { kind: 'number', key: 'papa_vfrac', id: 'papa-vfrac', label: 'Validation % (one file)', row: 'import2',
+    attrs: { min: 1, max: 90, step: 1, size: 4 }, showIf: (v) => v.papa_task === 'file' },
+  { kind: 'check', key: 'papa_skip', id: 'papa-skip', label: 'Skip bad rows (and list them)', row: 'import2', showIf: (v) => v.papa_task === 'file' },
+  { kind: 'text', key: 'papa_constants', id: 'papa-constants', label: 'Constant matrices', row: 'sweep',
+    attrs: { size: 22, title: CONSTANT_KINDS.join(', ') } },
+  { kind: 'text', key: 'papa_orders', id: 'papa-orders', label: 'Head orders', row: 'sweep', attrs: { size: 26, title: HEAD_ORDERS.join(', ') } },
+  { kind: 'note', id: 'papa-lists-help', text: () => `Comma-separated. Constant matrices: ${CONSTANT_KINDS.join(', ')}. ` +
+      `Head orders (which heads become constant first): ${HEAD_ORDERS.join(', ')}.` },
+  { kind: 'text', key: 'papa_fractions', id: 'papa-fractions', label: 'Fractions kept', row: 'sweep2', attrs: { size: 22 } },
+  { kind: 'text', key: 'papa_seeds', id: 'papa-seeds', label: 'Seeds', row: 'sweep2', attrs: { size: 10 } },
+  { kind: 'check', key: 'papa_baselines', id: 'papa-baselines', label: 'Baselines', row: 'sweep2' },
+  { kind: 'check', key: 'papa_mlm', id: 'papa-mlm', label: 'MLM score', row: 'sweep2' },
+  { kind: 'number', key: 'papa_train', id: 'papa-train', label: 'Training examples', row: 'hyper', blank: -1,
+    attrs: { min: 0, step: 1, size: 7, placeholder: 'preset' } },
+  { kind: 'number', key: 'papa_val', id: 'papa-val', label: 'validation', row: 'hyper', blank: -1, attrs: { min: 0, step: 1, size: 7, placeholder: 'preset' } },
+  { kind: 'number', key: 'papa_L', id: 'papa-L', label: 'L', row: 'hyper', blank: 0, attrs: { min: 8, max: 512, step: 1, size: 5, placeholder: 'preset' } },
+  { kind: 'number', key: 'papa_epochs', id: 'papa-epochs', label: 'Probe epochs', row: 'hyper2', blank: 0, attrs: { min: 1, step: 1, size: 4, placeholder: 'preset' } },
+  { kind: 'number', key: 'papa_batch', id: 'papa-batch', label: 'batch', row: 'hyper2', blank: 0, attrs: { min: 1, step: 1, size: 4, placeholder: 'preset' } },
+  { kind: 'text', key: 'papa_lr', id: 'papa-lr', label: 'lr', row: 'hyper2', attrs: { size: 7, placeholder: 'preset' } },
+  { kind: 'number', key: 'papa_rank_epochs', id: 'papa-rank-epochs', label: '\u03bb ranking epochs', row: 'hyper2', blank: 0,
+    attrs: { min: 1, step: 1, size: 4, placeholder: 'preset' } },
+  { kind: 'number', key: 'papa_rank_n', id: 'papa-rank-n', label: 'examples', row: 'hyper2', blank: -1, attrs: { min: 0, step: 1, size: 6, placeholder: 'preset' } },
+];
+
+// ---- the task files -------------------------------------------------------------------------
+
+function filesBox(ctx) {
+  const box = $('papa-files');
+  const train = el('input', { id: 'papa-train-file', type: 'file', accept: '.tsv,.csv,.jsonl,.json,.txt,.conll' });
+  const val = el('input', { id: 'papa-val-file', type: 'file', accept: '.tsv,.csv,.jsonl,.json,.txt,.conll' });
+  const info = el('span', { id: 'papa-files-info' });
+  const error = el('span', { id: 'papa-files-error', class: 'error', role: 'alert', hidden: true });
+  const ask = el('span', { id: 'papa-files-wanted', class: 'wanted', role: 'alert', hidden: true });
+  box.replaceChildren(el('label', { for: 'papa-train-file', text: 'Train file ' }), train,
+                      el('label', { for: 'papa-val-file', text: ' Validation file (optional) ' }), val, el('br'), info, ask, error);
+
+  const describe = () => {
+    const parts = ['train', 'validation'].filter((p) => taskFiles[p]).map((p) => {
+      const f = taskFiles[p].record;
+      return `${p}: ${f.name} (${formatSize(f.size)}, SHA-256 ${f.sha256.slice(0, 12)}\u2026)`;
+    });
+    info.textContent = parts.length ? `${parts.join('; ')}. ${columns.length ? `Columns: ${columns.join(', ')}.` : ''}` : 'No file chosen yet.';
+  };
+
+  async function picked(part, fileList) {
+    setError(error, null);
+    if (!fileList.length) return;
+    const got = await readTaskFiles([fileList[0]]);
+    const name = fileList[0].name;
+    if (wanted) {
+      // A link's files: checked against the link's record by content; a wrong file is refused.
+      const expect = wanted.expect[part];
+      if (!expect) {
+        setError(error, `This link's task has no ${part} file.`);
+        return;
+      }
+      const m = matchTaskFiles({ [part]: expect }, got);
+      if (m.problems) {
+        setError(error, `Refused: this is not the file the link was made with. ${m.problems.join('; ')}.`);
+        return;
+      }
+      taskFiles[part] = { name: expect.name, text: m.texts[part], record: { ...expect } };
+    } else {
+      taskFiles[part] = { name, text: got.text[name], record: got.record[0] };
+      // other files: the settings (and so the link) name them, and an earlier result no longer applies
+      if (taskFiles.train) {
+        setState({ papa_files: { train: taskFiles.train.record, ...(taskFiles.validation ? { validation: taskFiles.validation.record } : {}) },
+                   papa_result: null });
+      }
+    }
+    if (part === 'train') columns = sniffColumns(taskFiles.train.text, state.papa_delim === 'semicolon' ? ';' : ',');
+    describe();
+    ctx.panels.papa?.refresh();
+    if (wanted && Object.keys(wanted.expect).every((p) => !wanted.expect[p] || taskFiles[p]?.record.sha256 === wanted.expect[p].sha256)) {
+      const w = wanted;
+      wanted = null;
+      show(ask, false);
+      w.resolve();
+    }
+  }
+  train.addEventListener('change', () => picked('train', [...train.files]).catch((e) => setError(error, e.message)));
+  val.addEventListener('change', () => picked('validation', [...val.files]).catch((e) => setError(error, e.message)));
+  describe();
+
+  // Asks for the files a link names; resolves once they are given (cancel rejects).
+  return (expect, signal) => new Promise((resolve, reject) => {
+    const list = ['train', 'validation'].filter((p) => expect[p]).map((p) => `${p}: ${expect[p].name} \u2014 ${formatSize(expect[p].size)}, SHA-256 ${expect[p].sha256}`);
+    ask.textContent = `This link's task was made from local files. Pick them below: they are checked by SHA-256 and never leave this page; ` +
+      `no other task is run in their place. ${list.join('; ')}`;
+    show(ask, true);
+    wanted = { expect, resolve, reject };
+    signal.addEventListener('abort', () => {
+      if (wanted?.resolve === resolve) wanted = null;
+      show(ask, false);
+      reject(Object.assign(new Error('cancelled'), { code: 'cancelled' }));
+    }, { once: true });
+  });
+}
+
+// ---- the link's stored result -----------------------------------------------------------------
+
+function linkBox() {
+  const box = el('div', { id: 'papa-link', class: 'papa-link', 'aria-live': 'polite' });
+  const verdict = el('p', { id: 'papa-verdict', class: 'verdict', role: 'status' });
+  const stored = el('div', { id: 'papa-stored' });
+  const diffs = el('ul', { id: 'papa-diffs', class: 'papa-diffs' });
+  const linkNote = el('p', { id: 'papa-link-note', class: 'note' });
+  box.append(stored, verdict, diffs, linkNote);
+  return { box, verdict, stored, diffs, linkNote };
+}
+
+function showVerdict(ui, cmp) {
+  ui.diffs.replaceChildren();
+  if (cmp.identical) {
+    ui.verdict.textContent = `reproduced: identical \u2014 every number and the digest (${cmp.digest.now}) equal the link's.`;
+    ui.verdict.className = 'verdict ok';
+    return;
+  }
+  ui.verdict.textContent = `not reproduced: ${cmp.problems.length ? cmp.problems.join('; ') : 'the digest matches but stored values differ'}` +
+    ` (${cmp.diffs.length} value${cmp.diffs.length === 1 ? '' : 's'} differ${cmp.diffs.length === 1 ? 's' : ''}). The page now shows the recomputed numbers.`;
+  ui.verdict.className = 'verdict bad';
+  ui.diffs.replaceChildren(...cmp.diffs.slice(0, 30).map((d) => el('li', { text: `${d.what}: ${d.stored} in the link, ${d.now} now` })),
+                           ...(cmp.diffs.length > 30 ? [el('li', { text: `\u2026 and ${cmp.diffs.length - 30} more` })] : []));
+}
+
+// ---- the panel --------------------------------------------------------------------------------
+
+function requestKey(args) {
+  const { model, task_jsonl, import: imp, outputs, ...rest } = args;
+  return JSON.stringify({ ...rest, task: args.task ?? imp?.train_name });
+}
+
+function mount(ctx) {
+  let askFiles = null;
+  let ui = null;
+  let lastModelId = null;
+
+  const panel = {
+    id: 'papa',
+    title: 'PAPA: how much does the model need input-dependent attention?',
+    prefix: 'papa',
+    runLabel: 'Run sweep',
+    footnote: 'Heads are replaced by constant matrices (averaged over the training data, or data-free) in the order chosen; ' +
+      'a probe is trained per seed on the frozen model\u2019s features (docs/papa.md). The sweep runs in the engine\u2019s worker.',
+    controls,
+    touch: () => (state.papa_result ? { papa_result: null } : null),
+    autoRun: (s) => s.papa_result !== null,
+
+    async request(v, c, job) {
+      const m = c.models.current();
+      let task;
+      if (v.papa_task === 'file') {
+        const expect = state.papa_files;
+        const have = (p) => taskFiles[p] && expect?.[p] && taskFiles[p].record.sha256 === expect[p].sha256;
+        if (expect && !(have('train') && (!expect.validation || have('validation')))) {
+          job.status('Waiting for the link\u2019s task files\u2026');
+          await askFiles(expect, job.signal);
+        }
+        if (!taskFiles.train) throw new Error('Choose a train file for the task (or a built-in task).');
+        task = { train: taskFiles.train.text, trainName: taskFiles.train.name };
+        if (taskFiles.validation) {
+          task.validation = taskFiles.validation.text;
+          task.validationName = taskFiles.validation.name;
+        }
+      } else {
+        job.status('Reading the task\u2026');
+        task = { jsonl: await builtinTaskText(v.papa_task, job.signal) };
+      }
+      job.check();
+      const args = buildRequest(v, m.modelId, task);
+      const nFractions = args.fractions.filter((f) => f > 0 && f < 1).length;
+      const guess = 1 + nFractions * args.orders.length * args.constants.length + args.constants.length + (args.baselines ? 6 : 0);
+      return {
+        op: 'papa', args, running: 'PAPA sweep',
+        meta: { modelLabel: m.source?.kind === 'embedded' ? m.source.entry.id : m.label, modelRef: state.model, modelId: m.modelId,
+                taskFiles: v.papa_task === 'file' ? state.papa_files : null, exportName: 'papa' },
+        run: async (j) => {
+          const progress = new SweepProgress(guess);
+          const t0 = performance.now();
+          // The engine reports every batch; the page repaints the bar and status at most every 150 ms, so
+          // the main thread stays nearly idle during the sweep.
+          let latest = null;
+          let timer = 0;
+          let painted = 0;
+          const paint = () => {
+            timer = 0;
+            painted = performance.now();
+            j.report(latest.fraction, `PAPA sweep ${Math.round(latest.fraction * 100)}%: ${latest.text}`, 'sweep');
+          };
+          const result = await j.request('papa', args, {
+            onProgress: (p) => {
+              latest = progress.update(p.stage, p.fraction);
+              if (!timer) timer = setTimeout(paint, Math.max(0, 150 - (performance.now() - painted)));
+            },
+          }).finally(() => clearTimeout(timer));
+          api.span = [t0, performance.now()]; // the sweep's time in the worker (tests check the main thread meanwhile)
+          return result;
+        },
+      };
+    },
+
+    async draw(record, figures) {
+      const r = record.reply;
+      record.finishedAt = new Date().toISOString();
+      const NL = r.shape.n_layers;
+      const H = r.shape.n_heads;
+      const model = record.modelLabel;
+      const subtitle = `${model} \u00b7 task ${r.task.id} (${r.task.metric}) \u00b7 ${r.config.seeds.length} seeds \u00b7 engine ${r.engine}`;
+      const series = seriesOf(r, 'score');
+      const byOrder = new Set(series.map((s) => s.order)).size > 1;
+      await figures.add('papa_scores', `Score on ${r.task.id} against the fraction of heads that stay input-dependent, ` +
+        `one line per ${byOrder ? 'head order' : 'constant matrix'}, with 95% intervals over the seeds (the PAPA paper\u2019s Figures 2 and 5).`,
+      async (canvas) => {
+        figures.charts.scores = await fractionChart(canvas, { series, title: `PAPA: ${r.task.metric} vs input-dependent heads`,
+                                                               subtitle, yTitle: r.task.metric });
+      });
+      const results = $('papa-results');
+      results.append(el('figure', { class: 'analysis-figure papa-table-figure' },
+        resultTable(r, { caption: `Table 1 for ${model} on ${r.task.id}: score, relative drop from the full model, MLM score.` }),
+        el('figcaption', { text: 'Each configuration\u2019s mean score over the seeds with its 95% Student-t interval, and how much it ' +
+          'falls relative to the model with every head input-dependent.' })));
+      if (r.import) {
+        const imp = r.import;
+        results.append(el('figure', { class: 'analysis-figure', id: 'papa-import' },
+          el('figcaption', { text: `Imported ${imp.rows ?? '?'} rows; ${imp.bad_rows ?? 0} bad row(s) skipped${imp.messages?.length ? ':' : '.'}` }),
+          el('ul', { class: 'papa-diffs' }, ...(imp.messages ?? []).map((m) => el('li', { text: m })))));
+      }
+      const mlm = seriesOf(r, 'mlm');
+      if (mlm.length) {
+        await figures.add('papa_mlm', 'The model\u2019s masked-language-model score (mean log-probability of the masked tokens) ' +
+          'as heads become constant: how much the pretraining objective itself needs input-dependent attention.', async (canvas) => {
+          figures.charts.mlm = await fractionChart(canvas, { series: mlm, title: 'MLM score vs input-dependent heads', subtitle,
+                                                             yTitle: 'mean log-probability of masked tokens' });
+        });
+      }
+      if (r.lambdas?.length) {
+        await figures.add('papa_lambdas', 'The learned \u03bb of every head (sigmoid of its logit): heads with the smallest \u03bb ' +
+          'become constant first in the \u03bb order.', (canvas) => {
+          lambdaHeatmap(canvas, r.lambdas, { title: `\u03bb per head \u2014 ${model}` });
+        });
+      }
+      const C = record.tensors?.constants;
+      if (C?.data) {
+        const L = C.shape[2];
+        const n = Math.min(L, 24);
+        await figures.add('papa_constants', `The averaged constant matrix of every head (the PAPA paper\u2019s Figure 4), ` +
+          `its first ${n} of ${L} positions: what each head attends to on average over the training sentences.`, (canvas) => {
+          constantsGrid(canvas, C.data, { NL, H, L, n, title: `Constant matrices (average) \u2014 ${model}`, subtitle: `task ${r.task.id}, L ${L}` });
+        });
+      }
+      // The comparison across models: every model run in this session with the same request.
+      const key = requestKey(record.request);
+      if (!session.has(key)) session.set(key, new Map());
+      const full = r.summary[0]?.mean;
+      const allConst = r.configs.findIndex((c) => c.what === 'sweep' && c.k === NL * H && c.constant === r.config.constants[0]);
+      const lowest = allConst >= 0 ? allConst : r.configs.reduce((b, c, i) => (c.what === 'sweep' && c.k > (r.configs[b]?.k ?? -1) ? i : b), 0);
+      session.get(key).set(r.hashes.model, { label: model, x: full, y: r.summary[lowest].drop });
+      const points = [...session.get(key).values()];
+      const withWeights = ctx.models.embedded().filter(hasWeights).map((e) => e.id);
+      await figures.add('papa_models', `Score drop with ${r.configs[lowest].k} of ${NL * H} heads constant against the full model\u2019s ` +
+        `score, one point per model run with these settings in this tab (${points.length} so far). ` +
+        `Embedded models with weights: ${withWeights.join(', ') || 'none'}` +
+        `${withWeights.length < 2 ? ' \u2014 only one, so the comparison shows it alone; run the same sweep after loading another model ' +
+          '(Hub or files) to add a point' : ''}.`, async (canvas) => {
+        figures.charts.models = await comparisonChart(canvas, { points, title: 'Score drop against model quality',
+          subtitle: [`task ${r.task.id}; drop = 1 \u2212 score / full model\u2019s score`,
+            ...(points.length < 2 ? [`one model so far (embedded with weights: ${withWeights.join(', ') || 'none'})`] : [])], xTitle: `full model\u2019s ${r.task.metric}`,
+          yTitle: 'relative drop' });
+      });
+      lastModelId = record.modelId;
+      // The link: the recompute of a link's result says whether it reproduced it.
+      if (fromLink) {
+        showVerdict(ui, compareResult(fromLink, r));
+        fromLink = null;
+      }
+      setState({ papa_result: compactResult(r) });
+      await ctx.link?.flush();
+      showLinkNote();
+      $('papa-export-csv').disabled = false;
+    },
+
+    summary(record) {
+      const r = record.reply;
+      return `PAPA sweep: ${r.configs.length} configurations \u00d7 ${r.config.seeds.length} seeds in ` +
+        `${(record.reply.seconds ? Object.values(record.reply.seconds).reduce((a, b) => a + b, 0) : 0).toFixed(1)} s of engine time; ` +
+        `digest ${r.digest.slice(0, 19)}\u2026`;
+    },
+
+    exportBody(record) {
+      const { task_jsonl, import: imp, ...request } = record.request;
+      if (imp) request.import = { ...imp, train: `(${imp.train_name}: see provenance.task.files)`, validation: imp.validation ? `(${imp.validation_name})` : undefined };
+      if (task_jsonl) request.task_jsonl = `(the built-in task ${record.request.task}, content ${record.reply.hashes.task})`;
+      return { provenance: provenanceOf(record, currentLink()), request, reply: record.reply };
+    },
+
+    async pngBlob(blob, name, record) {
+      const bytes = new Uint8Array(await blob.arrayBuffer());
+      const p = provenanceOf(record, currentLink());
+      return new Blob([withText(bytes, {
+        Title: name, Software: `attnlab engine ${p.engine}`, Source: p.model.name ?? '',
+        'attnlab:provenance': JSON.stringify(p),
+      })], { type: 'image/png' });
+    },
+  };
+
+  const currentLink = () => (ctx.link?.refused ? null : location.href);
+
+  function showLinkNote() {
+    if (!ui) return;
+    const sync = ctx.link;
+    ui.linkNote.textContent = !state.papa_result ? ''
+      : sync?.refused ? `No link for this result: ${sync.refused}.`
+      : `The address is this result\u2019s link (${sync?.length?.toLocaleString('en') ?? '?'} characters): it carries the settings, the ` +
+        'model and task hashes and the numbers\u2019 digest, so whoever opens it recomputes the sweep and sees whether it reproduces.' +
+        (state.model?.kind === 'hub' ? ' The model is a Hub repository: if its files change, the model hash tells.' : '');
+  }
+
+  const api = mountComputePanel(panel, ctx);
+  ui = linkBox();
+  $('papa-results').before(ui.box);
+  askFiles = filesBox(ctx);
+  const csv = el('button', { id: 'papa-export-csv', type: 'button', disabled: true, text: 'Export CSV' });
+  $('papa-export-json').after(csv);
+  csv.addEventListener('click', () => {
+    if (!api.last) return;
+    ctx.download('attnlab_papa.csv', new Blob([toCsv(api.last.reply, provenanceOf(api.last, currentLink()))], { type: 'text/csv' }));
+  });
+  const refresh = api.refresh;
+  api.refresh = () => {
+    refresh();
+    csv.disabled = !api.last;
+    // A result belongs to its model: another model makes the link's result stale.
+    const cur = ctx.models.current();
+    if (api.last && cur && lastModelId && cur.modelId !== lastModelId && state.papa_result) setState({ papa_result: null });
+  };
+  ctx.on('models', api.refresh);
+  ctx.on('link', () => {
+    fromLink = state.papa_result;
+    ui.diffs.replaceChildren();
+    if (fromLink) {
+      ui.stored.replaceChildren(storedTable(fromLink));
+      ui.verdict.textContent = 'from the link: these numbers are the link\u2019s own; the page recomputes them once the model is loaded.';
+      ui.verdict.className = 'verdict pending';
+    }
+  });
+  // A setting changed before the recompute: the link's result no longer describes what will run.
+  $('papa').addEventListener('change', (e) => {
+    if (!fromLink || e.target.type === 'file') return;
+    fromLink = null;
+    ui.verdict.textContent = 'from the link, but the settings have changed since: the next run is not compared with these numbers.';
+  });
+  api.state = () => ({ fromLink, wanted: !!wanted });
+  return api;
+}
+
+registerPanel({ id: 'papa', order: 50, keys, mount });
