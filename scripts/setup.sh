@@ -69,7 +69,7 @@ fi
 
 # Built-in probing tasks (build/data/tasks/, not committed): POS and agreement from Brown, definitions
 # from WordNet (scripts/build_tasks.py, docs/tasks.md).
-task_files=(build/data/tasks/pos.jsonl build/data/tasks/agreement.jsonl build/data/tasks/definition.jsonl)
+task_files=(build/data/tasks/pos.jsonl build/data/tasks/agreement.jsonl build/data/tasks/definition.jsonl build/data/tasks/order.jsonl)
 rebuild_tasks=0
 for f in "${task_files[@]}"; do
   if [[ ! -f $f || scripts/build_tasks.py -nt $f || build/data/brown_pos.jsonl -nt $f ]]; then rebuild_tasks=1; fi
