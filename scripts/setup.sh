@@ -62,7 +62,7 @@ if [[ ! -f node_modules/.attnlab-installed || package.json -nt node_modules/.att
 fi
 
 # Pretraining and probe data (build/data/, not committed): Brown corpus, GCIDE definitions, WordNet glosses.
-if [[ ! -f build/data/train_large.txt || ! -f build/data/brown_pos.jsonl || scripts/build_corpus.py -nt build/data/train_large.txt ]]; then
+if [[ ! -f build/data/train_large.txt || ! -f build/data/train_docs.txt || ! -f build/data/brown_pos.jsonl || scripts/build_corpus.py -nt build/data/train_large.txt ]]; then
   echo "setup: building the pretraining corpus in build/data"
   /usr/bin/python3 scripts/build_corpus.py --out build/data
 fi
