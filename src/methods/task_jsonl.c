@@ -10,7 +10,7 @@
 #include "cJSON.h"
 #include "task_import.h"
 
-const char *const al_task_builtin_ids[] = {"pos", "agreement", "definition", NULL};
+const char *const al_task_builtin_ids[] = {"pos", "agreement", "definition", "order", NULL};
 
 /* ---------------------------------------------------------------- reading */
 

@@ -94,12 +94,20 @@ void al_adamw_free(al_adamw *o) {
 
 int al_adamw_step_count(const al_adamw *o) { return o ? o->step : 0; }
 
+double al_adamw_lr(const al_adamw *o) { return (double)o->cfg.lr * al_lr_factor(&o->cfg, o->step); }
+
 void al_adamw_step(al_adamw *o, float *params, float *grads, double *grad_norm, double *lr_used) {
-    const al_adamw_config *c = &o->cfg;
     float *groups[1] = {grads};
     size_t sizes[1] = {o->n};
-    const double norm = al_clip_grad_norm(groups, sizes, 1, c->max_grad_norm);
-    const double lr = (double)c->lr * al_lr_factor(c, o->step);
+    const double norm = al_clip_grad_norm(groups, sizes, 1, o->cfg.max_grad_norm);
+    const double lr = al_adamw_lr(o);
+    al_adamw_update(o, params, grads, lr);
+    if (grad_norm) *grad_norm = norm;
+    if (lr_used) *lr_used = lr;
+}
+
+void al_adamw_update(al_adamw *o, float *params, const float *grads, double lr) {
+    const al_adamw_config *c = &o->cfg;
     o->step++;
     const float b1 = c->beta1, b2 = c->beta2;
     const double bc1 = 1.0 - pow((double)b1, o->step), bc2 = 1.0 - pow((double)b2, o->step);
@@ -113,8 +121,6 @@ void al_adamw_step(al_adamw *o, float *params, float *grads, double *grad_norm, 
         const float denom = sqrtf(o->v[i]) / bc2_sqrt + c->eps;
         params[i] -= step_size * (o->m[i] / denom);
     }
-    if (grad_norm) *grad_norm = norm;
-    if (lr_used) *lr_used = lr;
 }
 
 size_t al_adamw_size(const al_adamw *opt) { return opt->n; }

@@ -50,6 +50,13 @@ void al_adamw_free(al_adamw *opt);
  * clipping; *lr_used (may be NULL) the learning rate applied. */
 void al_adamw_step(al_adamw *opt, float *params, float *grads, double *grad_norm, double *lr_used);
 int al_adamw_step_count(const al_adamw *opt); /* updates done so far */
+/* The learning rate the next al_adamw_step would use: lr times the schedule's factor at the step count. */
+double al_adamw_lr(const al_adamw *opt);
+/* al_adamw_step's update without the clipping, at the learning rate given (the caller's schedule): for
+ * groups clipped together with al_clip_grad_norm whose schedule is another optimiser's (pretraining's
+ * sentence-order head, created mid-run, follows the encoder's learning rate while its bias correction
+ * counts its own updates, as a parameter group added to torch.optim.AdamW mid-run does). */
+void al_adamw_update(al_adamw *opt, float *params, const float *grads, double lr);
 
 /* The optimiser's state, for checkpoints: first and second moments [n] (writable, so a checkpoint can
  * restore them) and the number of updates done. */

@@ -13,6 +13,7 @@
 #include "../model/tensor_list.h"
 #include "cJSON.h"
 #include "pretrain.h"
+#include "train.h"
 
 int al_make_dirs(const char *path) {
     char buf[1024];
@@ -84,6 +85,16 @@ int al_bert_mlm_tensors(const al_model *model, al_tensor_out *out, int max) {
     return n;
 }
 
+/* The sentence-order head's tensors under Hugging Face BertForPreTraining's names (train.h: al_sop_head). */
+static int sop_tensors(float *block, int D, al_tensor_out *out) {
+    al_sop_head h = al_sop_head_carve(block, D);
+    put(&out[0], "bert.pooler.dense.weight", h.pool_w, D, D);
+    put(&out[1], "bert.pooler.dense.bias", h.pool_b, D, 0);
+    put(&out[2], "cls.seq_relationship.weight", h.cls_w, 2, D);
+    put(&out[3], "cls.seq_relationship.bias", h.cls_b, 2, 0);
+    return 4;
+}
+
 /* A float as the shortest decimal that names it (0.1f is written 0.1, not 0.10000000149011612). */
 static double short_decimal(float f) {
     char buf[32];
@@ -91,11 +102,11 @@ static double short_decimal(float f) {
     return strtod(buf, NULL);
 }
 
-char *al_bert_config_json(const al_config *c, float hidden_dropout, float attention_dropout) {
+static char *config_json(const al_config *c, float hidden_dropout, float attention_dropout, const char *class_name) {
     cJSON *j = cJSON_CreateObject();
     if (!j) return NULL;
     cJSON *arch = cJSON_AddArrayToObject(j, "architectures");
-    cJSON_AddItemToArray(arch, cJSON_CreateString("BertForMaskedLM"));
+    cJSON_AddItemToArray(arch, cJSON_CreateString(class_name));
     cJSON_AddStringToObject(j, "model_type", "bert");
     cJSON_AddNumberToObject(j, "vocab_size", c->vocab_size);
     cJSON_AddNumberToObject(j, "hidden_size", c->hidden_size);
@@ -116,6 +127,10 @@ char *al_bert_config_json(const al_config *c, float hidden_dropout, float attent
     char *s = cJSON_Print(j);
     cJSON_Delete(j);
     return s;
+}
+
+char *al_bert_config_json(const al_config *c, float hidden_dropout, float attention_dropout) {
+    return config_json(c, hidden_dropout, attention_dropout, "BertForMaskedLM");
 }
 
 static al_status write_text(const char *dir, const char *name, const char *text, size_t len, al_error *err) {
@@ -155,17 +170,20 @@ static al_status copy_file(const char *from, const char *dir, const char *name, 
 }
 
 al_status al_save_hf_model(const char *dir, const al_model *model, const char *vocab_path, float hidden_dropout,
-                           float attention_dropout, al_error *err) {
+                           float attention_dropout, float *sop_head, al_error *err) {
     if (al_make_dirs(dir)) return al_err(err, AL_ERR_IO, "%s: cannot create directory", dir);
-    char *cfg = al_bert_config_json(&model->config, hidden_dropout, attention_dropout);
+    /* with the sentence-order head every tensor has its place in BertForPreTraining */
+    char *cfg = config_json(&model->config, hidden_dropout, attention_dropout,
+                            sop_head ? "BertForPreTraining" : "BertForMaskedLM");
     if (!cfg) return al_err(err, AL_ERR_OOM, "config.json: out of memory");
     al_status st = write_text(dir, "config.json", cfg, strlen(cfg), err);
     free(cfg);
     if (st) return st;
     int max = 8 + 16 * model->config.n_layers + 8;
-    al_tensor_out *t = calloc((size_t)max, sizeof *t);
+    al_tensor_out *t = calloc((size_t)max + 4, sizeof *t);
     if (!t) return al_err(err, AL_ERR_OOM, "model.safetensors: out of memory");
     int n = al_bert_mlm_tensors(model, t, max);
+    if (sop_head) n += sop_tensors(sop_head, model->config.hidden_size, t + n);
     char path[1200];
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     const char *meta[] = {"format", "pt"};
@@ -187,14 +205,19 @@ al_status al_save_hf_model(const char *dir, const al_model *model, const char *v
 }
 
 al_status al_checkpoint_save(const char *dir, const al_model *model, al_adamw *opt, int step,
-                             const char *const *metadata_kv, int n_metadata, al_error *err) {
-    al_status st = al_save_hf_model(dir, model, NULL, 0.1f, 0.1f, err);
+                             const char *const *metadata_kv, int n_metadata, float *sop_head, al_adamw *sop_opt,
+                             al_error *err) {
+    if (!sop_head != !sop_opt) return al_err(err, AL_ERR_INVALID, "checkpoint: the sentence-order head needs its optimizer");
+    al_status st = al_save_hf_model(dir, model, NULL, 0.1f, 0.1f, sop_head, err);
     if (st) return st;
     size_t n = al_adamw_size(opt);
     if (n != model->n_floats)
         return al_err(err, AL_ERR_INVALID, "checkpoint: optimizer has %zu parameters, model %zu", n, model->n_floats);
-    int32_t step_value = step, adam_step = al_adamw_step_count(opt);
-    al_tensor_out t[4];
+    if (sop_head && al_adamw_size(sop_opt) != al_sop_head_size(model->config.hidden_size))
+        return al_err(err, AL_ERR_INVALID, "checkpoint: the sentence-order optimizer has %zu parameters, the head %zu",
+                      al_adamw_size(sop_opt), al_sop_head_size(model->config.hidden_size));
+    int32_t step_value = step, adam_step = al_adamw_step_count(opt), sop_step = sop_opt ? al_adamw_step_count(sop_opt) : 0;
+    al_tensor_out t[7];
     put(&t[0], "adam.m", al_adamw_first_moments(opt), (int64_t)n, 0);
     put(&t[1], "adam.v", al_adamw_second_moments(opt), (int64_t)n, 0);
     put(&t[2], "step", NULL, 1, 0);
@@ -203,9 +226,18 @@ al_status al_checkpoint_save(const char *dir, const al_model *model, al_adamw *o
     put(&t[3], "adam.step", NULL, 1, 0);
     t[3].data = &adam_step;
     snprintf(t[3].dtype, sizeof t[3].dtype, "I32");
+    int nt = 4;
+    if (sop_opt) { /* the head's AdamW: its moments and its own update count (its bias correction) */
+        const int64_t nh = (int64_t)al_adamw_size(sop_opt);
+        put(&t[nt++], "sop.adam.m", al_adamw_first_moments(sop_opt), nh, 0);
+        put(&t[nt++], "sop.adam.v", al_adamw_second_moments(sop_opt), nh, 0);
+        put(&t[nt], "sop.adam.step", NULL, 1, 0);
+        t[nt].data = &sop_step;
+        snprintf(t[nt++].dtype, sizeof t[0].dtype, "I32");
+    }
     char path[1200];
     snprintf(path, sizeof path, "%s/optimizer.safetensors", dir);
-    return al_safetensors_write(path, t, 4, metadata_kv, n_metadata, err);
+    return al_safetensors_write(path, t, nt, metadata_kv, n_metadata, err);
 }
 
 /* The tensor `name` of a parsed optimizer file with the dtype and element count expected. */
@@ -220,7 +252,45 @@ static const al_tensor_entry *find_tensor(const al_tensor_list *list, const char
     return t;
 }
 
-al_status al_checkpoint_load(const char *dir, al_model *model, al_adamw *opt, int *step, al_error *err) {
+/* The sentence-order head from the checkpoint's model.safetensors and its optimizer from opt_list. */
+static al_status load_sop(al_fileset *files, const al_tensor_list *opt_list, int D, float *head, al_adamw *sop_opt,
+                          al_error *err) {
+    size_t size = 0;
+    const uint8_t *buf = al_fileset_get(files, "model.safetensors", &size);
+    if (!buf) return al_err(err, AL_ERR_IO, "checkpoint: model.safetensors missing");
+    al_tensor_list wl = {0};
+    al_status st = al_safetensors_read(buf, size, "model.safetensors", &wl, err);
+    al_tensor_out t[4];
+    const int n = sop_tensors(head, D, t);
+    for (int i = 0; !st && i < n; i++) {
+        const al_tensor_entry *e = find_tensor(&wl, t[i].name, AL_DT_F32, t[i].nbytes / sizeof(float), err);
+        if (!e) st = AL_ERR_FORMAT;
+        else memcpy(t[i].data, e->data, t[i].nbytes);
+    }
+    al_tensor_list_free(&wl);
+    if (st) {
+        al_err_prefix(err, "checkpoint: sentence-order head");
+        return st;
+    }
+    const size_t nh = al_sop_head_size(D);
+    if (!sop_opt || al_adamw_size(sop_opt) != nh)
+        return al_err(err, AL_ERR_INVALID, "checkpoint: no sentence-order optimizer of %zu parameters", nh);
+    const al_tensor_entry *m = find_tensor(opt_list, "sop.adam.m", AL_DT_F32, nh, err);
+    const al_tensor_entry *v = m ? find_tensor(opt_list, "sop.adam.v", AL_DT_F32, nh, err) : NULL;
+    const al_tensor_entry *s = v ? find_tensor(opt_list, "sop.adam.step", AL_DT_I32, 1, err) : NULL;
+    if (!s) return AL_ERR_FORMAT;
+    memcpy(al_adamw_first_moments(sop_opt), m->data, nh * sizeof(float));
+    memcpy(al_adamw_second_moments(sop_opt), v->data, nh * sizeof(float));
+    int32_t s32;
+    memcpy(&s32, s->data, 4);
+    al_adamw_set_step_count(sop_opt, s32);
+    return AL_OK;
+}
+
+al_status al_checkpoint_load(const char *dir, al_model *model, al_adamw *opt, int *step, float *sop_head,
+                             al_adamw *sop_opt, int *has_sop, char **train_config, al_error *err) {
+    if (has_sop) *has_sop = 0;
+    if (train_config) *train_config = NULL;
     al_model *saved = NULL;
     al_status st = al_model_load_dir(dir, &saved, err);
     if (st) return st;
@@ -274,6 +344,14 @@ al_status al_checkpoint_load(const char *dir, al_model *model, al_adamw *opt, in
             st = err ? err->code : AL_ERR_FORMAT;
         }
     }
+    if (!st && train_config) { /* the config the checkpoint was written with (absent before attnlab recorded it) */
+        const char *tc = al_tensor_list_meta(&list, "train_config");
+        if (tc && !(*train_config = malloc(strlen(tc) + 1))) st = al_err(err, AL_ERR_OOM, "checkpoint: out of memory");
+        else if (tc) memcpy(*train_config, tc, strlen(tc) + 1);
+    }
+    if (!st && sop_head && al_tensor_list_find(&list, "sop.adam.m"))
+        st = load_sop(files, &list, model->config.hidden_size, sop_head, sop_opt, err);
+    if (!st && has_sop) *has_sop = sop_head && al_tensor_list_find(&list, "sop.adam.m");
     al_tensor_list_free(&list);
     al_fileset_free(files);
 done:

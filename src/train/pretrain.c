@@ -86,7 +86,7 @@ static const key_def k_keys[] = {
     KF(mask_prob, 0, 1, 1, 1), KU(seed), KI(eval_interval, 0, AL_PT_INT_MAX), KI(eval_sequences, 0, AL_PT_INT_MAX),
     KU(eval_seed), KI(checkpoint_interval, 0, AL_PT_INT_MAX), KI(log_interval, 0, AL_PT_INT_MAX),
     KL(max_train_lines, 0, AL_PT_EXACT_MAX), KI(shards, 1, AL_MAX_SHARDS), KS(position_init),
-    KI(short_len, 0, AL_PT_MAX_DIM), KI(short_steps, 0, AL_PT_INT_MAX),
+    KI(short_len, 0, AL_PT_MAX_DIM), KI(short_steps, 0, AL_PT_INT_MAX), KS(sop_docs), KF(sop_share, 0, 1, 0, 0),
 };
 #define N_KEYS ((int)(sizeof k_keys / sizeof k_keys[0]))
 
@@ -242,6 +242,91 @@ static al_status check_config(const al_pretrain_config *c, al_error *err) {
     if (c->shards > c->batch_size)
         return al_err(err, AL_ERR_INVALID, "train config: shards %d must be in [1, min(batch_size %d, %d)]", c->shards,
                       c->batch_size, AL_MAX_SHARDS);
+    if (!c->sop_docs[0] != !(c->sop_share > 0))
+        return al_err(err, AL_ERR_INVALID,
+                      "train config: sop_docs '%.80s' and sop_share %g go together: a documents file and a share in (0, 1] "
+                      "turn sentence order on, \"\" and 0 leave it off",
+                      c->sop_docs, (double)c->sop_share);
+    if (c->sop_docs[0] && c->max_len < 8)
+        return al_err(err, AL_ERR_INVALID, "train config: max_len %d must be at least 8 for sentence-order pairs (sop_docs)",
+                      c->max_len);
+    return AL_OK;
+}
+
+/* ---------------------------------------------------------------- sentence order (docs/pretraining.md) */
+
+/* The long phase: from step short_steps with the two-phase recipe, from step 0 otherwise. */
+static int long_phase_start(const al_pretrain_config *c) { return c->short_len ? c->short_steps : 0; }
+
+/* Pairs per long-phase batch: round(sop_share * batch_size), at least 1 (0 when off). */
+static int sop_pairs(const al_pretrain_config *c) {
+    if (!c->sop_docs[0]) return 0;
+    int p = (int)((double)c->sop_share * c->batch_size + 0.5);
+    return p < 1 ? 1 : p > c->batch_size ? c->batch_size : p;
+}
+
+/* The head as BERT initialises it, from its own seeded stream: weights N(0, 0.02), biases 0. */
+static void sop_head_init(float *block, int D, uint64_t seed) {
+    al_rng rng;
+    al_rng_seed(&rng, al_mlm_derive_seed(seed, 5, 0));
+    al_sop_head h = al_sop_head_carve(block, D);
+    memset(block, 0, sizeof(float) * al_sop_head_size(D));
+    for (size_t i = 0; i < (size_t)D * D; i++) h.pool_w[i] = 0.02f * al_rng_normal(&rng);
+    for (size_t i = 0; i < 2 * (size_t)D; i++) h.cls_w[i] = 0.02f * al_rng_normal(&rng);
+}
+
+/* ---------------------------------------------------------------- the resume rule (docs/pretraining.md) */
+
+/* Which steps a field shapes: none (where results go, evaluation, logging), the long phase only (sentence
+ * order), or every step. */
+static int field_scope(const char *name) {
+    static const char *const none[] = {"name", "heldout", "out_dir", "eval_interval", "eval_sequences", "eval_seed",
+                                       "checkpoint_interval", "log_interval"};
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++)
+        if (!strcmp(name, none[i])) return 0;
+    if (!strcmp(name, "sop_docs") || !strcmp(name, "sop_share")) return 1;
+    return 2;
+}
+
+static void field_text(const al_pretrain_config *c, const key_def *k, char *buf, size_t n) {
+    const char *field = (const char *)c + k->offset;
+    switch (k->kind) {
+    case K_STR: snprintf(buf, n, "\"%.100s\"", field); break;
+    case K_U64: snprintf(buf, n, "%llu", (unsigned long long)*(const uint64_t *)(const void *)field); break;
+    case K_FLOAT: snprintf(buf, n, "%.9g", (double)*(const float *)(const void *)field); break;
+    default: snprintf(buf, n, "%.17g", field_value(c, k)); break;
+    }
+}
+
+/* A run resumed at step `step` repeats the steps already done only when no field that shaped them changed
+ * since the checkpoint (whose config is saved_json): the long-phase fields may change while the checkpoint is
+ * not past the long phase's start (the way to switch sentence order on for the long phase of a running job). */
+static al_status check_resume(const al_pretrain_config *now, const char *saved_json, const char *dir, int step,
+                              al_error *err) {
+    al_pretrain_config saved = al_pretrain_default_config(); /* a field the writer did not know keeps its default */
+    al_status st = al_pretrain_config_parse(saved_json, strlen(saved_json), "checkpoint train_config", &saved, err);
+    if (st) {
+        al_err_prefix(err, dir);
+        return st;
+    }
+    for (int k = 0; k < N_KEYS; k++) {
+        const key_def *kd = &k_keys[k];
+        const int scope = field_scope(kd->name);
+        if (scope == 0) continue;
+        const char *a = (const char *)&saved + kd->offset, *b = (const char *)now + kd->offset;
+        const int same = kd->kind == K_STR ? !strcmp(a, b)
+                         : !memcmp(a, b, kd->kind == K_INT ? sizeof(int) : kd->kind == K_FLOAT ? sizeof(float) : 8);
+        if (same) continue;
+        const int from = scope == 1 ? long_phase_start(&saved) : 0;
+        if (step <= from) continue; /* the field's steps have not started yet */
+        char was[128], is[128];
+        field_text(&saved, kd, was, sizeof was);
+        field_text(now, kd, is, sizeof is);
+        return al_err(err, AL_ERR_INVALID,
+                      "resume: %s: field '%s' was %s when the checkpoint was written and is %s now; it shapes steps "
+                      "%d..%d, already done (the checkpoint is at step %d), so the resumed run would not repeat them",
+                      dir, kd->name, was, is, from + 1, step, step);
+    }
     return AL_OK;
 }
 
@@ -470,9 +555,15 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
 
     al_tokenizer *tok = NULL;
     al_mlm_corpus train = {0}, held = {0}, train_short = {0};
+    al_sop_docs docs = {0};
     al_model *model = NULL;
     al_shard_set *shards = NULL;
-    al_adamw *opt = NULL;
+    al_adamw *opt = NULL, *sop_opt = NULL;
+    float *sop_head = NULL;
+    int *run_order = NULL, *run_idx = NULL, sop_slot = -1, has_sop = 0;
+    char *saved_config = NULL, *config_text = NULL;
+    FILE *sop_log = NULL;
+    const int n_pairs = sop_pairs(cfg), long_start = long_phase_start(cfg);
     uint8_t *decay = NULL;
     int64_t *unigram = NULL;
     int *order = NULL, *idx = NULL;
@@ -493,6 +584,25 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
         if ((st = build_corpus(tok, cfg->train, cfg->short_len, cfg->max_train_lines, &train_short, err))) goto done;
         logf_(hooks, "data: first %d steps on %d sequences of <= %d tokens", cfg->short_steps, train_short.n_seqs,
               cfg->short_len);
+    }
+    if (n_pairs) {
+        char *text;
+        size_t len;
+        if ((st = al_read_file(cfg->sop_docs, &text, &len, err))) goto done;
+        st = al_sop_docs_build(tok, text, len, cfg->max_len, &docs, err);
+        free(text);
+        if (st) {
+            al_err_prefix(err, cfg->sop_docs);
+            goto done;
+        }
+        if (docs.n_runs == 0) {
+            st = al_err(err, AL_ERR_INVALID, "%s: no document has two consecutive sentences that fit max_len %d",
+                        cfg->sop_docs, cfg->max_len);
+            goto done;
+        }
+        logf_(hooks, "data: %s: %lld documents, %d sentences, %d sentence-order runs of <= %d tokens; from step %d, "
+              "%d of each batch's %d sequences are pairs", cfg->sop_docs, (long long)docs.n_docs, docs.n_sents,
+              docs.n_runs, cfg->max_len - 3, long_start + 1, n_pairs, cfg->batch_size);
     }
     if (cfg->heldout[0]) {
         if ((st = build_corpus(tok, cfg->heldout, cfg->max_len, 0, &held, err))) goto done;
@@ -536,11 +646,44 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
     ac.total_steps = cfg->steps;
     ac.schedule = AL_LR_LINEAR;
     if ((st = al_adamw_new(res.n_params, &ac, decay, &opt, err))) goto done;
+    if (n_pairs) { /* the sentence-order head and its optimizer (same settings; decay on the two weights) */
+        const int D = cfg->hidden_size;
+        const size_t nh = al_sop_head_size(D);
+        uint8_t *hd = malloc(nh);
+        sop_head = calloc(nh, sizeof *sop_head);
+        if (!hd || !sop_head) {
+            free(hd);
+            goto oom;
+        }
+        memset(hd, 0, nh);
+        memset(hd, 1, (size_t)D * D);
+        memset(hd + (size_t)D * D + D, 1, 2 * (size_t)D);
+        st = al_adamw_new(nh, &ac, hd, &sop_opt, err);
+        free(hd);
+        if (st) goto done;
+        if ((st = al_shards_add_grads(shards, nh, &sop_slot, err))) goto done;
+    }
+    config_text = al_pretrain_config_json(cfg);
+    if (!config_text) goto oom;
 
     int start = 0;
     if (resume_dir) {
-        if ((st = al_checkpoint_load(resume_dir, model, opt, &start, err))) goto done;
-        logf_(hooks, "resume: %s at step %d", resume_dir, start);
+        if ((st = al_checkpoint_load(resume_dir, model, opt, &start, sop_head, sop_opt, &has_sop, &saved_config, err)))
+            goto done;
+        if (saved_config) {
+            if ((st = check_resume(cfg, saved_config, resume_dir, start, err))) goto done;
+        } else {
+            logf_(hooks, "resume: %s records no train config (an older attnlab wrote it): only the model's shapes were "
+                  "checked", resume_dir);
+        }
+        if (n_pairs && start > long_start && !has_sop) {
+            st = al_err(err, AL_ERR_INVALID,
+                        "resume: %s: the checkpoint at step %d is past the long phase's start (step %d) but has no "
+                        "sentence-order head: sop_docs and sop_share can only be added before the long phase starts",
+                        resume_dir, start, long_start + 1);
+            goto done;
+        }
+        logf_(hooks, "resume: %s at step %d%s", resume_dir, start, has_sop ? " (with the sentence-order head)" : "");
     }
     logf_(hooks, "model: BERT %d layers x %d heads, hidden %d, intermediate %d, vocab %d: %zu parameters",
           mc.n_layers, mc.n_heads, mc.hidden_size, mc.intermediate_size, V, res.n_params);
@@ -555,7 +698,11 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
     eval_log = open_log(path, "step,loss,accuracy,perplexity,baseline_accuracy,unigram_perplexity,positions,"
                                        "prev_token_head,prev_token_score,next_token_head,next_token_score,"
                                        "cls_sep_head,cls_sep_score", start);
-    if (!loss_log || !eval_log) {
+    if (n_pairs) {
+        snprintf(path, sizeof path, "%s/sop.csv", cfg->out_dir);
+        sop_log = open_log(path, "step,mlm_loss,sop_loss,sop_accuracy", start);
+    }
+    if (!loss_log || !eval_log || (n_pairs && !sop_log)) {
         st = al_err(err, AL_ERR_IO, "%s: cannot write the logs", cfg->out_dir);
         goto done;
     }
@@ -565,7 +712,12 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
     mk.mask_prob = cfg->mask_prob;
     order = malloc(sizeof *order * (size_t)(train.n_seqs > train_short.n_seqs ? train.n_seqs : train_short.n_seqs));
     idx = malloc(sizeof *idx * (size_t)cfg->batch_size);
-    if (!order || !idx) goto oom;
+    if (n_pairs) {
+        run_order = malloc(sizeof *run_order * (size_t)docs.n_runs);
+        run_idx = malloc(sizeof *run_idx * (size_t)n_pairs);
+    }
+    if (!order || !idx || (n_pairs && (!run_order || !run_idx))) goto oom;
+    int64_t run_epoch = -1;
     int64_t order_epoch = -1;
     int order_phase = -1;
     const int B = cfg->batch_size;
@@ -585,8 +737,16 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
             order_phase = phase;
             order_epoch = -1;
         }
-        for (int b = 0; b < B; b++) {
-            int64_t i = phase_step * B + b;
+        /* sentence order in the long phase: the head starts at the phase's first step */
+        const int sop_now = n_pairs && phase == 1;
+        if (sop_now && step == long_start) {
+            sop_head_init(sop_head, cfg->hidden_size, cfg->seed);
+            logf_(hooks, "step %d: sentence order on: %d pairs and %d packed sequences per batch", step + 1, n_pairs,
+                  B - n_pairs);
+        }
+        const int n_seq = sop_now ? B - n_pairs : B; /* packed MLM sequences of this step */
+        for (int b = 0; b < n_seq; b++) {
+            int64_t i = phase_step * n_seq + b;
             int64_t epoch = i / data->n_seqs;
             if (epoch != order_epoch) {
                 al_mlm_epoch_order(data->n_seqs, order_seed, epoch, order);
@@ -597,13 +757,42 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
         al_rng mrng;
         al_rng_seed(&mrng, al_mlm_derive_seed(cfg->seed, 1, (uint64_t)step));
         al_shard_step ss;
-        if ((st = al_shards_step(shards, data, idx, B, &mk, &mrng, al_mlm_derive_seed(cfg->seed, 2, (uint64_t)step),
-                                 &ss, err)))
-            goto done;
+        al_sop_step sop;
+        double gnorm = 0, lr = 0;
+        if (!sop_now) {
+            if ((st = al_shards_step(shards, data, idx, B, &mk, &mrng, al_mlm_derive_seed(cfg->seed, 2, (uint64_t)step),
+                                     &ss, err)))
+                goto done;
+            al_adamw_step(opt, model->storage, ss.grads, &gnorm, &lr);
+        } else {
+            for (int b = 0; b < n_pairs; b++) { /* the runs: their own epochs, their own order */
+                int64_t i = (int64_t)(step - long_start) * n_pairs + b;
+                int64_t epoch = i / docs.n_runs;
+                if (epoch != run_epoch) {
+                    al_mlm_epoch_order(docs.n_runs, al_mlm_derive_seed(cfg->seed, 6, 0), epoch, run_order);
+                    run_epoch = epoch;
+                }
+                run_idx[b] = run_order[i % docs.n_runs];
+            }
+            al_rng prng;
+            al_rng_seed(&prng, al_mlm_derive_seed(cfg->seed, 7, (uint64_t)step));
+            if ((st = al_shards_step_sop(shards, data, idx, n_seq, &docs, run_idx, n_pairs, &prng, &mk, &mrng,
+                                         al_mlm_derive_seed(cfg->seed, 2, (uint64_t)step), sop_head, sop_slot, &sop,
+                                         err)))
+                goto done;
+            ss = sop.mlm;
+            /* one clipping over encoder and head; the head follows the encoder's schedule */
+            float *groups[2] = {ss.grads, sop.head_grads};
+            size_t sizes[2] = {res.n_params, al_sop_head_size(cfg->hidden_size)};
+            gnorm = al_clip_grad_norm(groups, sizes, 2, cfg->max_grad_norm);
+            lr = al_adamw_lr(opt);
+            al_adamw_update(opt, model->storage, ss.grads, lr);
+            al_adamw_update(sop_opt, sop_head, sop.head_grads, lr);
+            fprintf(sop_log, "%d,%.9g,%.9g,%.6g\n", step + 1, (double)sop.mlm_loss, (double)sop.sop_loss,
+                    (double)sop.n_correct / n_pairs);
+        }
         float loss = ss.loss;
         int n_tok = ss.n_tokens;
-        double gnorm = 0, lr = 0;
-        al_adamw_step(opt, model->storage, ss.grads, &gnorm, &lr);
         double te = now_seconds();
         train_time += te - ts;
         res.tokens_seen += n_tok;
@@ -621,7 +810,11 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
             double eta = per_step * (double)(cfg->steps - done_steps);
             logf_(hooks, "step %d/%d loss %.4f lr %.3g grad_norm %.3f tok/s %.0f eta %dm%02ds", done_steps, cfg->steps,
                   (double)loss, lr, gnorm, tps, (int)(eta / 60), (int)eta % 60);
+            if (sop_now)
+                logf_(hooks, "  mlm loss %.4f, sentence order loss %.4f, %d of %d pairs right", (double)sop.mlm_loss,
+                      (double)sop.sop_loss, sop.n_correct, n_pairs);
             fflush(loss_log);
+            if (sop_log) fflush(sop_log);
             last_log = now;
             tokens_since_log = 0;
         }
@@ -641,10 +834,15 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
         if ((cfg->checkpoint_interval > 0 && done_steps % cfg->checkpoint_interval == 0) || interrupted) {
             char step_text[32];
             snprintf(step_text, sizeof step_text, "%d", done_steps);
-            const char *meta[] = {"step", step_text, "seed_rule", "batch, masking and dropout derived from (seed, step)"};
+            const char *meta[] = {"step", step_text, "seed_rule", "batch, masking and dropout derived from (seed, step)",
+                                  "train_config", config_text};
+            const int with_head = sop_now; /* the head exists from the long phase's first step on */
             snprintf(path, sizeof path, "%s/checkpoint", cfg->out_dir);
-            if ((st = al_checkpoint_save(path, model, opt, done_steps, meta, 2, err))) goto done;
+            if ((st = al_checkpoint_save(path, model, opt, done_steps, meta, 3, with_head ? sop_head : NULL,
+                                         with_head ? sop_opt : NULL, err)))
+                goto done;
             fflush(loss_log);
+            if (sop_log) fflush(sop_log);
         }
         if (interrupted) {
             step++;
@@ -675,7 +873,7 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
         for (int k = 0; k < 3; k++) res.pattern[k] = es.pattern[k], res.pattern_head[k] = es.pattern_head[k];
     }
     if ((st = al_save_hf_model(cfg->out_dir, model, cfg->vocab, cfg->hidden_dropout_prob,
-                               cfg->attention_probs_dropout_prob, err)))
+                               cfg->attention_probs_dropout_prob, n_pairs && step > long_start ? sop_head : NULL, err)))
         goto done;
     /* the saved config reads the vocabulary copied beside it, so the directory alone repeats the run */
     al_pretrain_config saved = *cfg;
@@ -724,6 +922,14 @@ oom:
 done:
     if (loss_log) fclose(loss_log);
     if (eval_log) fclose(eval_log);
+    if (sop_log) fclose(sop_log);
+    free(run_order);
+    free(run_idx);
+    free(sop_head);
+    free(saved_config);
+    free(config_text);
+    al_adamw_free(sop_opt);
+    al_sop_docs_free(&docs);
     free(order);
     free(idx);
     free(unigram);

@@ -78,6 +78,33 @@ void al_mlm_epoch_order(int n_seqs, uint64_t seed, int64_t epoch, int *order);
 /* A seed derived from (seed, a, b) by splitmix64 rounds: independent streams per step and purpose. */
 uint64_t al_mlm_derive_seed(uint64_t seed, uint64_t a, uint64_t b);
 
+/* ---------------------------------------------------------------- sentence-order data (sop_data.c) */
+
+/* Documents of consecutive sentences (text: one sentence a line, a blank line between documents), tokenised,
+ * and their runs: consecutive sentences of one document whose tokens fit max_len - 3 together (a sentence
+ * longer than that is left out and cuts the run). Each run of >= 2 sentences is one sentence-order example
+ * (docs/pretraining.md, "Sentence order"). */
+typedef struct al_sop_docs {
+    int32_t *ids;          /* every sentence's tokens back to back */
+    int64_t n_ids;
+    int64_t *sent_start;   /* [n_sents] */
+    int32_t *sent_len;     /* [n_sents] */
+    int n_sents;
+    int *run_first, *run_count; /* [n_runs]: first sentence and sentence count (>= 2) of each run */
+    int n_runs;
+    int64_t n_docs;
+    int max_len;
+    int cls, sep;          /* the tokenizer's [CLS] and [SEP] */
+} al_sop_docs;
+
+al_status al_sop_docs_build(const al_tokenizer *tok, const char *text, size_t len, int max_len, al_sop_docs *out,
+                            al_error *err);
+void al_sop_docs_free(al_sop_docs *d);
+/* The pair of run `run`: a split point (A = the run's first k sentences, B = the rest, k from rng in [1, n)) and
+ * a coin (from rng) that swaps them; writes [CLS] first [SEP] second [SEP] into ids and token types (0 up to
+ * the first [SEP], 1 after) into types (each of max_len room), *label = 1 when swapped. Returns the length. */
+int al_sop_make_pair(const al_sop_docs *d, int run, al_rng *rng, int32_t *ids, int32_t *types, int *label);
+
 /* ---------------------------------------------------------------- configuration */
 
 typedef struct al_pretrain_config {
@@ -106,6 +133,9 @@ typedef struct al_pretrain_config {
                             * scaled to the same per-element RMS, then learned like any weight) */
     int shards;            /* the batch is split into this many parts, each in its own thread (1..64); the
                             * numbers depend on it, not on the machine (pretrain_shards.c) */
+    char sop_docs[512];    /* sentence order (ALBERT's SOP) in the long phase: the documents file ("" = off) */
+    float sop_share;       /* share of a long-phase batch's sequences that are sentence-order pairs (0 = off);
+                            * round(sop_share * batch_size) pairs, at least 1, spread evenly over the batch */
 } al_pretrain_config;
 
 al_pretrain_config al_pretrain_default_config(void);
@@ -135,6 +165,26 @@ al_status al_shards_step(al_shard_set *set, const al_mlm_corpus *c, const int *s
                          const al_mlm_masking *mk, al_rng *mask_rng, uint64_t dropout_seed, al_shard_step *out,
                          al_error *err);
 
+/* A long-phase step with sentence order: n_mlm packed sequences (seq_index) and n_pairs pairs of runs
+ * (run_index, split points and swaps drawn from pair_rng in batch order), the pairs at the batch positions b
+ * where floor((b + 1) * n_pairs / B) > floor(b * n_pairs / B) (spread evenly, so every shard gets its share).
+ * Masking over both segments, from mask_rng in batch order. Loss = MLM mean over the batch's labelled positions
+ * + sentence-order mean over its pairs; head [al_sop_head_size(D)] is the pooler and classifier, its gradient
+ * the set's extra buffer head_slot (al_shards_add_grads). Any shard count gives the same loss and gradients up
+ * to float rounding: shard i's sentence-order gradient is scaled by (N / n_i) (p_i / P), so that weighting by
+ * its labelled positions n_i / N leaves p_i / P (p_i of the P pairs in shard i). */
+typedef struct al_sop_step {
+    al_shard_step mlm;   /* loss: the combined loss; grads: the encoder's; n_labelled, n_tokens */
+    float mlm_loss, sop_loss;
+    int n_pairs, n_correct;
+    float *head_grads;   /* [al_sop_head_size(D)], valid until the next step */
+} al_sop_step;
+
+al_status al_shards_step_sop(al_shard_set *set, const al_mlm_corpus *c, const int *seq_index, int n_mlm,
+                             const al_sop_docs *docs, const int *run_index, int n_pairs, al_rng *pair_rng,
+                             const al_mlm_masking *mk, al_rng *mask_rng, uint64_t dropout_seed, const float *head,
+                             int head_slot, al_sop_step *out, al_error *err);
+
 /* ---------------------------------------------------------------- checkpoints and HF files (checkpoint.c) */
 
 /* The model's tensors under Hugging Face BertForMaskedLM names ("bert." prefix, cls.predictions.*; the
@@ -144,14 +194,23 @@ int al_bert_mlm_tensors(const al_model *model, al_tensor_out *out, int max);
 /* config.json text of a BertForMaskedLM (malloc'd). */
 char *al_bert_config_json(const al_config *c, float hidden_dropout, float attention_dropout);
 /* Writes config.json, model.safetensors, vocab.txt (a copy of vocab_path when not NULL) and
- * tokenizer_config.json / special_tokens_map.json into dir (created when missing). */
+ * tokenizer_config.json / special_tokens_map.json into dir (created when missing). sop_head (may be NULL: a
+ * BertForMaskedLM) adds the sentence-order head (train.h: al_sop_head) as bert.pooler.dense.* and
+ * cls.seq_relationship.*, and the config names BertForPreTraining. attnlab's loader keeps the encoder and the
+ * MLM head and skips those four tensors (so `attnlab export` does not carry them). */
 al_status al_save_hf_model(const char *dir, const al_model *model, const char *vocab_path, float hidden_dropout,
-                           float attention_dropout, al_error *err);
-/* A checkpoint: the HF files plus optimizer.safetensors (AdamW moments, step). */
+                           float attention_dropout, float *sop_head, al_error *err);
+/* A checkpoint: the HF files plus optimizer.safetensors (AdamW moments, step, the metadata given). With
+ * sop_head, also the head's tensors and its optimizer (sop.adam.m, sop.adam.v, sop.adam.step). */
 al_status al_checkpoint_save(const char *dir, const al_model *model, al_adamw *opt, int step,
-                             const char *const *metadata_kv, int n_metadata, al_error *err);
-/* Loads weights into model (same shape) and the AdamW state into opt; *step gets the step. */
-al_status al_checkpoint_load(const char *dir, al_model *model, al_adamw *opt, int *step, al_error *err);
+                             const char *const *metadata_kv, int n_metadata, float *sop_head, al_adamw *sop_opt,
+                             al_error *err);
+/* Loads weights into model (same shape) and the AdamW state into opt; *step gets the step. When sop_head is
+ * not NULL and the checkpoint has the sentence-order head, loads it and its optimizer into sop_opt and sets
+ * *has_sop (may be NULL) to 1. *train_config (may be NULL) gets the metadata "train_config" (malloc'd; NULL
+ * when the checkpoint has none). */
+al_status al_checkpoint_load(const char *dir, al_model *model, al_adamw *opt, int *step, float *sop_head,
+                             al_adamw *sop_opt, int *has_sop, char **train_config, al_error *err);
 /* mkdir -p; 0 or -1. */
 int al_make_dirs(const char *path);
 /* Writes the model's weights into dir under BertForMaskedLM names (src/train/export.c), as "F32" or "F16"

@@ -97,6 +97,26 @@ const float *al_train_hidden(const al_train_ctx *ctx, int layer);
 al_status al_train_mlm_loss(al_train_ctx *ctx, const int32_t *labels, float *loss, int *n_labelled,
                             al_error *err);
 
+/* The sentence-order head of pretraining (train_sop.c; docs/pretraining.md): pooler [D, D] + tanh on the [CLS]
+ * state of the last layer, then a classifier [2, D] (class 0: the segments in their order, 1: swapped). Its
+ * parameters are one flat block of al_sop_head_size(D) floats in this order (Hugging Face's names):
+ * bert.pooler.dense.weight, .bias, cls.seq_relationship.weight, .bias. */
+typedef struct al_sop_head {
+    float *pool_w, *pool_b; /* [D, D], [D] */
+    float *cls_w, *cls_b;   /* [2, D], [2] */
+} al_sop_head;
+size_t al_sop_head_size(int D);
+al_sop_head al_sop_head_carve(float *block, int D);
+
+/* Sentence-order loss of the last al_train_forward: the mean cross-entropy over n pairs, pair r being batch
+ * sequence rows[r] (its position 0 is the [CLS]) with label labels[r] in {0, 1}. Writes the mean (0 when n is
+ * 0) and the pairs classified right (either may be NULL); accumulates scale times the mean's gradient into
+ * head_grads [al_sop_head_size(D)] and into the gradient wrt the last hidden state that al_train_backward
+ * reads, on top of an MLM loss's when al_train_mlm_loss ran since the forward (call it first: it resets
+ * that gradient). Needs a context created with mlm_head = 1. */
+al_status al_train_sop_loss(al_train_ctx *ctx, const float *head, const int *rows, const int32_t *labels, int n,
+                            float scale, float *head_grads, float *loss, int *n_correct, al_error *err);
+
 /* Backward pass of the last forward: d_hidden [NL + 1, B, L, D] (may be NULL) holds external gradients
  * with respect to every hidden state (e.g. from a probe), added to the MLM loss's gradient when
  * al_train_mlm_loss ran since the forward. Accumulates parameter gradients (when weight_grads) and

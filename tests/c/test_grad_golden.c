@@ -2,7 +2,9 @@
  * a small random BERT with an MLM head in Hugging Face layout (tied decoder), a padded batch with fixed
  * labels, dropout off. For the standard model and for PAPA hooks (all-MIX layer, static MIX + CONSTANT +
  * STANDARD layer), the loss and every parameter's gradient (by its HF name) must match:
- * |loss - ref| < 1e-5 and max |grad - ref| / max |ref| < 1e-4 per tensor; lambda-logit gradients likewise. */
+ * |loss - ref| < 1e-5 and max |grad - ref| / max |ref| < 1e-4 per tensor; lambda-logit gradients likewise.
+ * Pretraining's sentence-order head (src/train/train_sop.c) on the same batch: MLM + sentence-order loss and
+ * every gradient, the pooler's and the classifier's included (sop_grads.safetensors), to the same bounds. */
 #include <string.h>
 
 #include "check.h"
@@ -111,6 +113,68 @@ static double compare_grads(const golden_file *g, const char *scenario, const al
     return worst;
 }
 
+/* MLM + sentence-order loss against sop_grads.safetensors: the head's four tensors from the file. */
+static void check_sop(al_model *m, al_train_ctx *ctx, const al_batch *batch, const int32_t *labels) {
+    golden_file g;
+    if (!golden_open(&g, DIR "/sop_grads.safetensors")) {
+        CHECK(0);
+        return;
+    }
+    const int D = al_model_config(m)->hidden_size;
+    const size_t nh = al_sop_head_size(D);
+    float *head = calloc(nh, sizeof *head), *hgrad = calloc(nh, sizeof *hgrad);
+    al_sop_head h = al_sop_head_carve(head, D), hg = al_sop_head_carve(hgrad, D);
+    struct { const char *name; float *p, *g; size_t n; } parts[] = {
+        {"bert.pooler.dense.weight", h.pool_w, hg.pool_w, (size_t)D * D}, {"bert.pooler.dense.bias", h.pool_b, hg.pool_b, (size_t)D},
+        {"cls.seq_relationship.weight", h.cls_w, hg.cls_w, 2 * (size_t)D}, {"cls.seq_relationship.bias", h.cls_b, hg.cls_b, 2}};
+    for (int i = 0; i < 4; i++) {
+        char key[128];
+        snprintf(key, sizeof key, "sop.head.%s", parts[i].name);
+        size_t n = 0;
+        float *v = golden_f32(&g, key, &n, NULL);
+        CHECK_MSG(v && n == parts[i].n, "%s", key);
+        if (v && n == parts[i].n) memcpy(parts[i].p, v, n * sizeof(float));
+        free(v);
+    }
+    size_t n_pairs = 0;
+    float *f_rows = golden_f32(&g, "sop.rows", &n_pairs, NULL), *f_lab = golden_f32(&g, "sop.labels", NULL, NULL);
+    float *ref_loss = golden_f32(&g, "sop.loss", NULL, NULL), *ref_sop = golden_f32(&g, "sop.sop_loss", NULL, NULL);
+    CHECK(f_rows && f_lab && ref_loss && ref_sop && n_pairs == 2);
+    int rows[2];
+    int32_t sop_labels[2];
+    for (int i = 0; i < 2; i++) rows[i] = (int)lrintf(f_rows[i]), sop_labels[i] = (int32_t)lrintf(f_lab[i]);
+    al_error err;
+    float mlm = 0, sop = 0;
+    al_train_zero_grads(ctx);
+    CHECK(al_train_forward(ctx, batch, &err) == AL_OK);
+    CHECK(al_train_mlm_loss(ctx, labels, &mlm, NULL, &err) == AL_OK);
+    CHECK_MSG(al_train_sop_loss(ctx, head, rows, sop_labels, 2, 1.0f, hgrad, &sop, NULL, &err) == AL_OK, "%s", err.message);
+    CHECK(al_train_backward(ctx, NULL, &err) == AL_OK);
+    printf("sop      loss %.7f + %.7f vs torch %.7f (sentence order %.7f)\n", mlm, sop, ref_loss[0], ref_sop[0]);
+    CHECK_NEAR(sop, ref_sop[0], 1e-5);
+    CHECK_NEAR(mlm + sop, ref_loss[0], 1e-5);
+    compare_grads(&g, "sop", m, al_train_grads(ctx));
+    double worst = 0;
+    for (int i = 0; i < 4; i++) {
+        char key[128];
+        snprintf(key, sizeof key, "sop.grad.%s", parts[i].name);
+        size_t n = 0;
+        float *ref = golden_f32(&g, key, &n, NULL);
+        CHECK_MSG(ref && n == parts[i].n, "%s", key);
+        double e = 0, scale = 0;
+        for (size_t j = 0; ref && j < n && n == parts[i].n; j++) {
+            e = fmax(e, fabs((double)parts[i].g[j] - ref[j]));
+            scale = fmax(scale, fabs(ref[j]));
+        }
+        CHECK_MSG(scale > 0 && e / scale < 1e-4, "%s: max abs err %.3e, max |grad| %.3e", key, e, scale);
+        worst = fmax(worst, scale > 0 ? e / scale : 1);
+        free(ref);
+    }
+    printf("sop      pooler and classifier gradients: worst max-abs-err / max-abs-grad %.2e\n", worst);
+    free(f_rows), free(f_lab), free(ref_loss), free(ref_sop), free(head), free(hgrad);
+    golden_close(&g);
+}
+
 int main(void) {
     al_model *m = NULL;
     al_error err;
@@ -141,6 +205,7 @@ int main(void) {
     opt.training = 0; /* dropout off, as the golden */
     al_train_ctx *ctx = NULL;
     CHECK(al_train_ctx_new(m, B, L, &opt, &ctx, &err) == AL_OK);
+    check_sop(m, ctx, &batch, labels);
 
     /* Standard attention. */
     float loss = 0.0f, *ref_loss = golden_f32(&g, "standard.loss", NULL, NULL);

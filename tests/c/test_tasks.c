@@ -652,6 +652,47 @@ static void check_mask_token(const al_task *agreement) {
     al_fileset_free(fs);
 }
 
+/* order (docs/tasks.md): labels in_order / swapped; every (A, B) pair of a split occurs once in each order, with
+ * in_order exactly when (A, B) is the pair's document order; every split's first 10k examples are whole runs,
+ * so the balance holds for any such prefix; no validation sentence occurs in training. */
+static int same_pair(const al_task_example *a, const al_task_example *b) {
+    return !strcmp(a->text, b->text_pair) && !strcmp(a->text_pair, b->text);
+}
+static void check_order_split(const al_task *t, const al_task_example *ex, int n) {
+    int counts[2] = {0, 0}, unmatched = 0;
+    for (int i = 0; i < n; i++) {
+        CHECK(ex[i].text_pair && ex[i].label >= 0 && ex[i].label < 2 && strcmp(ex[i].text, ex[i].text_pair));
+        counts[ex[i].label]++;
+        /* the partner (the same two sentences the other way round, the other label) is in the same run of 10 */
+        int found = 0;
+        for (int j = i / 10 * 10; j < i / 10 * 10 + 10 && j < n; j++)
+            found += same_pair(&ex[i], &ex[j]) && ex[j].label == 1 - ex[i].label;
+        unmatched += found != 1;
+        if (i % 10 == 9) CHECK_MSG(counts[0] == counts[1], "%s: prefix of %d examples unbalanced", t->id, i + 1);
+    }
+    CHECK_MSG(unmatched == 0, "%s: %d examples without their swapped partner", t->id, unmatched);
+    CHECK(counts[0] == counts[1]);
+}
+static void check_order(const al_task *t) {
+    CHECK(t->kind == AL_TASK_SEQUENCE && !strcmp(t->label_names[0], "in_order") && !strcmp(t->label_names[1], "swapped"));
+    check_order_split(t, t->train, t->n_train);
+    check_order_split(t, t->validation, t->n_validation);
+    int shared = 0;
+    for (int i = 0; i < t->n_validation; i += 7) /* a sample: no held-out sentence in the training pairs */
+        for (int j = 0; j < t->n_train; j++) shared += !strcmp(t->validation[i].text, t->train[j].text);
+    CHECK(shared == 0);
+    /* a pair read by hand from brown_pos.jsonl (doc cc12, sentences 72 and 73) */
+    const al_task_example *e =
+        find_text(t, "In a sense , he is offering Bonn what its famous son ( who left as a youth ) never did -- the sound "
+                     "of the composer's mature style .");
+    int ok = 0;
+    for (int i = 0; e && i < t->n_train; i++)
+        ok += !strcmp(t->train[i].text, e->text) &&
+              !strncmp(t->train[i].text_pair, "Robert Riefling , who gave the only piano recital", 49) &&
+              t->train[i].label == 0;
+    CHECK(ok == 1);
+}
+
 static int test_builtin(void) {
     al_task *t = NULL;
     al_error err = {0};
@@ -660,7 +701,7 @@ static int test_builtin(void) {
     FILE *f = fopen(path, "rb");
     if (!f) return 0;
     fclose(f);
-    static const int sizes[3][2] = {{3000, 1000}, {3000, 800}, {3000, 1000}};
+    static const int sizes[4][2] = {{3000, 1000}, {3000, 800}, {3000, 1000}, {3000, 1000}};
     for (int k = 0; al_task_builtin_ids[k]; k++) {
         CHECK_MSG(al_task_load_builtin(BUILTIN, al_task_builtin_ids[k], &t, &err) == AL_OK, "%s", err.message);
         if (!t) continue;
@@ -704,6 +745,7 @@ static int test_builtin(void) {
         }
         if (k == 2)
             for (int i = 0; i < t->n_train; i++) CHECK(t->train[i].text_pair && !strchr(t->train[i].text, ' '));
+        if (k == 3) check_order(t);
         al_task_free(t);
     }
     CHECK(al_task_load_builtin(BUILTIN, "../pos", &t, &err) == AL_ERR_INVALID);

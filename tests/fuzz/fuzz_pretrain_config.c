@@ -27,6 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                      c.batch_size >= 1 && c.shards >= 1 && c.shards <= AL_MAX_SHARDS && c.max_len >= 3 &&
                      c.warmup_steps >= 0 && c.max_train_lines >= 0 && c.short_len >= 0 && c.short_steps >= 0,
                  "a count out of range");
+    FUZZ_REQUIRE(c.sop_share >= 0.0f && c.sop_share <= 1.0f, "sop_share %g", (double)c.sop_share);
     char *json = al_pretrain_config_json(&c);
     FUZZ_REQUIRE(json != NULL, "no JSON");
     cJSON *parsed = cJSON_Parse(json);

@@ -18,6 +18,11 @@ nn.Embedding, explicit attention ops, dropout off):
 grads.safetensors holds the inputs (ids as exactly representable F32), "<scenario>.loss",
 "<scenario>.grad.<HF name>", and for mix "mix.C" [NL, H, L, L], "mix.modes" [NL, H] (al_head_mode codes),
 "mix.theta" and "mix.grad_theta" [NL, H]. Gradients are stored as float32 (the exact answer rounded once).
+
+sop_grads.safetensors: the standard scenario plus pretraining's sentence-order head (pooler and 2-way
+classifier, docs/pretraining.md) on two rows of the batch: "sop.rows", "sop.labels", "sop.head.<HF name>"
+(the head's weights), "sop.loss" (MLM + sentence order), "sop.sop_loss", "sop.grad.<HF name>" for every
+parameter, head included.
 """
 import json
 import math
@@ -102,7 +107,8 @@ def layer_norm(x, w, b):
     return F.layer_norm(x, (x.shape[-1],), w, b, eps=EPS)
 
 
-def mlm_loss(p, ids, mask, types, labels, modes=None, C=None, theta=None):
+def encode(p, ids, mask, types, modes=None, C=None, theta=None):
+    """The encoder's last hidden states [B, L, HIDDEN]."""
     e = "bert.embeddings."
     pos = torch.arange(L).expand(B, L)
     x = F.embedding(ids, p[e + "word_embeddings.weight"], padding_idx=0)  # HF: nn.Embedding(padding_idx=pad)
@@ -148,11 +154,53 @@ def mlm_loss(p, ids, mask, types, labels, modes=None, C=None, theta=None):
         f = F.gelu(x @ p[a + "intermediate.dense.weight"].T + p[a + "intermediate.dense.bias"])
         y = f @ p[a + "output.dense.weight"].T + p[a + "output.dense.bias"]
         x = layer_norm(y + x, p[a + "output.LayerNorm.weight"], p[a + "output.LayerNorm.bias"])
+    return x
+
+
+def mlm_head_loss(p, x, labels):
+    e = "bert.embeddings."
     c = "cls.predictions."
     t = F.gelu(x @ p[c + "transform.dense.weight"].T + p[c + "transform.dense.bias"])
     t = layer_norm(t, p[c + "transform.LayerNorm.weight"], p[c + "transform.LayerNorm.bias"])
     logits = t @ p[e + "word_embeddings.weight"].T + p[c + "bias"]  # tied decoder
     return F.cross_entropy(logits.reshape(-1, VOCAB), labels.reshape(-1), ignore_index=-100)
+
+
+def mlm_loss(p, ids, mask, types, labels, modes=None, C=None, theta=None):
+    return mlm_head_loss(p, encode(p, ids, mask, types, modes, C, theta), labels)
+
+
+SOP_ROWS, SOP_LABELS = [0, 2], [1, 0]   # pairs: batch rows (their [CLS] at position 0) and labels (1: swapped)
+
+
+def sop_loss(p, x):
+    """BertForPreTraining's pooler (dense + tanh on the [CLS] state) and seq_relationship classifier, mean
+    cross-entropy over the pairs (src/train/train_sop.c)."""
+    cls = x[SOP_ROWS, 0]
+    pooled = torch.tanh(cls @ p["bert.pooler.dense.weight"].T + p["bert.pooler.dense.bias"])
+    logits = pooled @ p["cls.seq_relationship.weight"].T + p["cls.seq_relationship.bias"]
+    return F.cross_entropy(logits, torch.tensor(SOP_LABELS))
+
+
+def sop_golden(params, ids, mask, types, labels):
+    """sop_grads.safetensors: MLM + sentence-order loss of the same batch, dropout off; the head from its own
+    generator, so grads.safetensors is unchanged."""
+    gen = torch.Generator().manual_seed(2026)
+    head = {"bert.pooler.dense.weight": torch.randn(HIDDEN, HIDDEN, generator=gen) * 0.3,
+            "bert.pooler.dense.bias": torch.randn(HIDDEN, generator=gen) * 0.1,
+            "cls.seq_relationship.weight": torch.randn(2, HIDDEN, generator=gen) * 0.5,
+            "cls.seq_relationship.bias": torch.randn(2, generator=gen) * 0.1}
+    head = {k: v.to(torch.float32).to(torch.float64) for k, v in head.items()}
+    leaves = {k: v.clone().requires_grad_(True) for k, v in list(params.items()) + list(head.items())}
+    x = encode(leaves, ids, mask, types)
+    mlm, sop = mlm_head_loss(leaves, x, labels), sop_loss(leaves, x)
+    (mlm + sop).backward()
+    out = [("sop.rows", torch.tensor(SOP_ROWS).double()), ("sop.labels", torch.tensor(SOP_LABELS).double()),
+           ("sop.loss", (mlm + sop).detach().reshape(1)), ("sop.sop_loss", sop.detach().reshape(1))]
+    out += [("sop.head." + k, v) for k, v in head.items()]
+    out += [("sop.grad." + k, v.grad) for k, v in leaves.items()]
+    print(f"sop: mlm {mlm.item():.6f} + sentence order {sop.item():.6f}")
+    write_safetensors(os.path.join(HERE, "sop_grads.safetensors"), out)
 
 
 def main():
@@ -202,6 +250,7 @@ def main():
     out += [("mix.grad." + k, v.grad) for k, v in leaves.items()]
     print(f"mix loss {loss.item():.6f}, grad theta {theta.grad.tolist()}")
     write_safetensors(os.path.join(HERE, "grads.safetensors"), out)
+    sop_golden(params, ids, mask, types, labels)
 
 
 if __name__ == "__main__":
