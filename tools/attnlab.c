@@ -843,6 +843,10 @@ static int take_threads(int *argc, char **argv, int *threads) {
 int main(int argc, char **argv) {
     int threads = 0;
     if (take_threads(&argc, argv, &threads)) return 2;
+    if (threads > 0 && argc > 1 &&
+        (strcmp(argv[1], "pretrain") == 0 || strcmp(argv[1], "vocab") == 0 || strcmp(argv[1], "export") == 0))
+        return usage_error("--threads does not apply to '%s' (pretraining runs one thread per shard: --shards)",
+                           argv[1]);
     if (argc > 1 && strcmp(argv[1], "export") == 0) return cmd_export(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "vocab") == 0) return cmd_vocab(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "pretrain") == 0) return cmd_pretrain(argc - 1, argv + 1);
