@@ -68,7 +68,8 @@ for (const shape of shapes) {
                                                             graphOptimizationLevel: 'all' });
   }
   const D = JSON.parse(new TextDecoder().decode(files['config.json'])).hidden_size;
-  console.log(`\n${shape}  (load average at start: ${load()})`);
+  console.log(`\n${shape}  (load average at start: ${load()}; onnxruntime-web's thread pool: ${ort.env.wasm.numThreads}, ` +
+              `attnlab: ${THREADS.map((t) => attnlab[t].threads).join(' and ')})`);
   console.log('tokens  threads   attnlab min/median     onnxruntime min/median   ratio (min, median)');
   for (const L of lengths) {
     const ids = Array.from({ length: L }, (_, i) => 1000 + ((i * 7919) % 20000));
