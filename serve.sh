@@ -9,5 +9,5 @@ export NODE_PATH=/usr/share/nodejs  # Debian Emscripten's optimizer needs acorn 
 if [[ ! -f build/wasm/CMakeCache.txt ]]; then
   emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release >/dev/null
 fi
-cmake --build build/wasm -j "$(nproc)" --target attnlab_wasm
+cmake --build build/wasm -j "$(nproc)" --target attnlab_wasm attnlab_wasm_mt
 exec node scripts/serve.mjs

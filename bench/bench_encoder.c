@@ -1,7 +1,9 @@
 /* bench_encoder.c: GEMM GFLOP/s and encoder throughput on random models, one JSON line per result.
  * Run natively and as WASM under node by bench/compare.mjs, which prints both side by side.
  *
- *   bench_encoder [--quick] [--only GROUP]     GROUP: gemm, bert-tiny, minilm or bert-base
+ *   bench_encoder [--quick] [--only GROUP] [--threads N]   GROUP: gemm, bert-tiny, minilm or bert-base
+ *
+ * --threads N runs the GEMMs and forward passes on a pool of N threads (docs/threads.md; default 1).
  *
  * Shapes: bert-tiny (2 x 128, 2 heads), MiniLM (12 x 384, 12 heads), bert-base (12 x 768, 12 heads),
  * each at 32, 128 and 512 tokens, batch of one sequence, all heads standard. */
@@ -32,6 +34,8 @@ static double now_s(void) {
         el_ / reps_;                                            \
     })
 
+static al_threadpool *g_pool; /* --threads */
+
 static void bench_gemm(int M, int N, int K, double min_s) {
     float *A = malloc(sizeof(float) * (size_t)M * K);
     float *B = malloc(sizeof(float) * (size_t)N * K);
@@ -43,10 +47,10 @@ static void bench_gemm(int M, int N, int K, double min_s) {
     }
     for (size_t i = 0; i < (size_t)M * K; i++) A[i] = (float)((i * 7919u) % 101) / 101.0f - 0.5f;
     for (size_t i = 0; i < (size_t)N * K; i++) B[i] = (float)((i * 104729u) % 97) / 97.0f - 0.5f;
-    al_gemm_nt(M, N, K, 1.0f, A, K, B, K, C, N, 0); /* warm-up */
-    double s = TIME_LOOP(min_s, al_gemm_nt(M, N, K, 1.0f, A, K, B, K, C, N, 0));
-    printf("{\"kind\":\"gemm\",\"shape\":\"%dx%dx%d\",\"gflops\":%.3f}\n", M, N, K,
-           2.0 * M * N * K / s * 1e-9);
+    al_gemm_nt_pool(g_pool, M, N, K, 1.0f, A, K, B, K, C, N, 0); /* warm-up */
+    double s = TIME_LOOP(min_s, al_gemm_nt_pool(g_pool, M, N, K, 1.0f, A, K, B, K, C, N, 0));
+    printf("{\"kind\":\"gemm\",\"threads\":%d,\"shape\":\"%dx%dx%d\",\"gflops\":%.3f}\n",
+           al_threadpool_size(g_pool), M, N, K, 2.0 * M * N * K / s * 1e-9);
     fflush(stdout);
     free(A), free(B), free(C);
 }
@@ -67,6 +71,7 @@ static void bench_encoder(const shape *sh, const int *lengths, int n_lengths, do
         for (int t = 0; t < L; t++) ids[t] = 1000 + (t * 37) % 20000;
         al_batch batch = {.n_seqs = 1, .seq_len = L, .input_ids = ids};
         al_forward_params params = al_forward_default_params();
+        params.pool = g_pool;
         al_forward_outputs out = {0};
         al_status st = al_forward(model, &batch, &params, &out, &err); /* warm-up */
         if (st != AL_OK) {
@@ -75,8 +80,8 @@ static void bench_encoder(const shape *sh, const int *lengths, int n_lengths, do
             break;
         }
         double s = TIME_LOOP(min_s, al_forward(model, &batch, &params, &out, &err));
-        printf("{\"kind\":\"encoder\",\"model\":\"%s\",\"tokens\":%d,\"tokens_per_s\":%.1f,\"ms\":%.2f}\n",
-               sh->name, L, L / s, s * 1e3);
+        printf("{\"kind\":\"encoder\",\"threads\":%d,\"model\":\"%s\",\"tokens\":%d,\"tokens_per_s\":%.1f,"
+               "\"ms\":%.2f}\n", al_threadpool_size(g_pool), sh->name, L, L / s, s * 1e3);
         fflush(stdout);
         free(ids);
     }
@@ -84,15 +89,21 @@ static void bench_encoder(const shape *sh, const int *lengths, int n_lengths, do
 }
 
 int main(int argc, char **argv) {
-    int quick = 0;
+    int quick = 0, threads = 1;
     const char *only = NULL; /* NULL: every group */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) quick = 1;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: bench_encoder [--quick] [--only gemm|bert-tiny|minilm|bert-base]\n");
+            fprintf(stderr, "usage: bench_encoder [--quick] [--only gemm|bert-tiny|minilm|bert-base] [--threads N]\n");
             return 2;
         }
+    }
+    al_error err = {0};
+    if (al_threadpool_new(threads, &g_pool, &err) != AL_OK) {
+        fprintf(stderr, "bench_encoder: %s\n", err.message);
+        return 2;
     }
     double min_s = quick ? 0.05 : 0.5;
     printf("{\"kind\":\"path\",\"kernels\":\"%s\"}\n", al_kernels_path());
@@ -108,5 +119,6 @@ int main(int argc, char **argv) {
     static const int lengths[] = {32, 128, 512};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         if (!only || strcmp(only, shapes[i].name) == 0) bench_encoder(&shapes[i], lengths, quick ? 1 : 3, min_s);
+    al_threadpool_free(g_pool);
     return 0;
 }

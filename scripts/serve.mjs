@@ -1,12 +1,14 @@
 // serve.mjs: a static file server for the attnlab app on localhost.
 // Routes: /            -> web/
-//         /wasm/       -> build/wasm/attnlab_wasm.{js,wasm} (the core) and wasm/*.mjs (its JS wrapper)
+//         /wasm/       -> build/wasm/attnlab_wasm.{js,wasm} (the core), attnlab_wasm_mt.{js,wasm,worker.js}
+//                         (the core with threads, docs/threads.md) and wasm/*.mjs (its JS wrapper)
 //         /models/     -> models/ (the embedded encoders, Hugging Face layout; models/index.json lists
 //                         them), or AL_MODELS_DIR when set (the browser tests serve a test model)
 //         /vendor/chart.js/ -> node_modules/chart.js/dist/
 //         /data/       -> build/data/ (scripts/build_corpus.py's output: brown_pos.jsonl for the page's
 //                         analyses), or AL_DATA_DIR when set (the browser tests serve a small file)
-// Sends COOP/COEP so the page is cross-origin isolated (WASM threads later), and the right MIME types.
+// Sends COOP/COEP so the page is cross-origin isolated (SharedArrayBuffer: the threaded core), and the
+// right MIME types. AL_NO_ISOLATION=1 leaves them out (the page then runs one thread: its fallback).
 // AL_ACCESS_LOG=FILE appends every request to FILE, one line each: time, method, the request target as
 // sent (path and query) and every header as JSON (the browser tests check that no text reaches it).
 import { createServer } from 'node:http';
@@ -22,6 +24,7 @@ const dataDir = process.env.AL_DATA_DIR ? resolve(process.env.AL_DATA_DIR) : joi
 
 const routes = [
   ['/wasm/attnlab_wasm.', resolve(root, wasmBuild)],
+  ['/wasm/attnlab_wasm_mt.', resolve(root, wasmBuild)],
   ['/wasm/', join(root, 'wasm')],
   ['/models/', modelsDir],
   ['/data/', dataDir],
@@ -55,7 +58,7 @@ const server = createServer((req, res) => {
   if (accessLog) {
     appendFileSync(accessLog, `${new Date().toISOString()} ${req.method} ${req.url} ${JSON.stringify(req.headers)}\n`);
   }
-  const headers = {
+  const headers = process.env.AL_NO_ISOLATION === '1' ? { 'Cache-Control': 'no-cache' } : {
     'Cross-Origin-Opener-Policy': 'same-origin',
     'Cross-Origin-Embedder-Policy': 'require-corp',
     'Cache-Control': 'no-cache',

@@ -175,6 +175,24 @@ const char *al_model_weights_dtype(const al_model *model);     /* "F32", "F16", 
  * same numbers give the same hash whatever file or dtype they came from (src/model/model_hash.c). */
 void al_model_content_hash(const al_model *model, char hex[65]);
 
+/* ---------------------------------------------------------------- threads
+ * A pool of persistent worker threads (src/core/threadpool.c, docs/threads.md). Work is cut into a
+ * fixed partition that depends on the problem size and the thread count only (GEMM by column blocks,
+ * attention by head, a batch by example; no reduction is ever split), so every output is
+ * bit-identical whatever the thread count. Small problems stay on the calling thread. A build without
+ * threads (WASM without SharedArrayBuffer) gets a pool of size 1 and the same numbers. */
+
+typedef struct al_threadpool al_threadpool;
+
+/* The machine's cores, capped at 8. */
+int al_threads_default(void);
+int al_threads_max(void); /* the largest n_threads al_threadpool_new accepts (64) */
+/* n_threads in [1, al_threads_max()], the caller's thread included; the pool may end up smaller when
+ * threads cannot be started (al_threadpool_size tells). */
+al_status al_threadpool_new(int n_threads, al_threadpool **out, al_error *err);
+void al_threadpool_free(al_threadpool *pool);
+int al_threadpool_size(const al_threadpool *pool); /* NULL: 1 */
+
 /* ---------------------------------------------------------------- forward pass with attention hooks */
 
 typedef enum al_head_mode {
@@ -215,6 +233,7 @@ typedef struct al_forward_params {
     al_progress_fn progress;        /* may be NULL */
     void *progress_user;
     const volatile int *cancel;     /* may be NULL; nonzero aborts with AL_ERR_CANCELLED */
+    al_threadpool *pool;            /* may be NULL: one thread; the numbers are the same either way */
 } al_forward_params;
 
 al_forward_params al_forward_default_params(void);
@@ -228,8 +247,16 @@ al_status al_forward(const al_model *model, const al_batch *batch, const al_forw
 
 typedef struct al_session al_session; /* holds loaded models by id */
 
-al_session *al_session_new(void);
+typedef struct al_session_params {
+    int n_threads; /* the session's thread pool: every op's forward passes, sweeps and analyses */
+} al_session_params;
+
+al_session_params al_session_default_params(void); /* n_threads = al_threads_default() */
+al_session *al_session_new(void);                  /* default params */
+/* NULL on a bad thread count (outside [1, al_threads_max()]) or out of memory. */
+al_session *al_session_new_params(const al_session_params *params);
 void al_session_free(al_session *s);
+int al_session_threads(const al_session *s); /* the pool's actual size */
 
 typedef struct al_tensor_out {
     char name[64];

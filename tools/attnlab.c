@@ -50,7 +50,9 @@ static const char k_usage[] =
     "      masked-language-model pretraining of a BERT encoder; KEY is any train-config key\n"
     "      (vocab, train, heldout, out_dir, steps, batch_size, lr, warmup_steps, seed, ...)\n"
     "\n"
-    "options: --progress (progress on stderr even when it is not a terminal), --help, --version\n";
+    "options: --progress (progress on stderr even when it is not a terminal), --help, --version,\n"
+    "         --threads N (threads of the forward passes, sweeps and analyses; default: the cores, at most\n"
+    "         8; the numbers are the same for any N)\n";
 
 /* ------------------------------------------------------------ command line */
 
@@ -819,7 +821,32 @@ static int cmd_export(int argc, char **argv) {
     return 0;
 }
 
+/* Takes "--threads N" out of argv (any command) into *threads; 0 when absent, -1 when malformed. */
+static int take_threads(int *argc, char **argv, int *threads) {
+    *threads = 0;
+    int w = 1;
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp(argv[i], "--threads") == 0) {
+            if (i + 1 >= *argc || !parse_int(argv[i + 1], 1, threads) || *threads > al_threads_max()) {
+                usage_error("--threads needs an integer in [1, 64], not '%s'", i + 1 < *argc ? argv[i + 1] : "");
+                return -1;
+            }
+            i++;
+            continue;
+        }
+        argv[w++] = argv[i];
+    }
+    *argc = w;
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    int threads = 0;
+    if (take_threads(&argc, argv, &threads)) return 2;
+    if (threads > 0 && argc > 1 &&
+        (strcmp(argv[1], "pretrain") == 0 || strcmp(argv[1], "vocab") == 0 || strcmp(argv[1], "export") == 0))
+        return usage_error("--threads does not apply to '%s' (pretraining runs one thread per shard: --shards)",
+                           argv[1]);
     if (argc > 1 && strcmp(argv[1], "export") == 0) return cmd_export(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "vocab") == 0) return cmd_vocab(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "pretrain") == 0) return cmd_pretrain(argc - 1, argv + 1);
@@ -829,7 +856,9 @@ int main(int argc, char **argv) {
     int code = papa ? -1 : parse_args(argc, argv, &a);
     if (code >= 0) return code;
     cli c = {0};
-    c.session = al_session_new();
+    al_session_params sp = al_session_default_params();
+    if (threads > 0) sp.n_threads = threads;
+    c.session = al_session_new_params(&sp);
     if (!c.session) return fail("out of memory");
     int tty = isatty(2);
 #ifdef __EMSCRIPTEN__

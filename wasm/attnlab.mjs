@@ -24,22 +24,25 @@ const STATUS_NAMES = ['ok', 'io', 'format', 'unsupported', 'invalid', 'out_of_me
 
 // The worker's entry: wasmBytes (ArrayBuffer or Uint8Array of attnlab_wasm.wasm) and the factory
 // that attnlab_wasm.js defines (a classic worker's importScripts makes it a global).
-export async function load(wasmBytes, factory = globalThis.createAttnlab) {
+export async function load(wasmBytes, factory = globalThis.createAttnlab, moduleOptions = {}, apiOptions = {}) {
   if (typeof factory !== 'function') throw new Error('attnlab: createAttnlab not loaded (import attnlab_wasm.js first)');
-  return createApi(factory, { wasmBinary: wasmBytes });
+  return createApi(factory, { wasmBinary: wasmBytes, ...moduleOptions }, apiOptions);
 }
 
-export async function createApi(factory, moduleOptions = {}) {
+// threads: the session's thread count (only the threaded build, attnlab_wasm_mt, can give more than
+// one; docs/threads.md); omitted: the core's default.
+export async function createApi(factory, moduleOptions = {}, { threads = 0 } = {}) {
   const mod = await factory(moduleOptions);
-  return new AttnlabApi(mod);
+  return new AttnlabApi(mod, threads);
 }
 
 export class AttnlabApi {
-  constructor(mod) {
+  constructor(mod, threads = 0) {
     this.mod = mod;
-    this.session = mod._al_wasm_session_new();
+    this.session = threads > 0 ? mod._al_wasm_session_new_threads(threads) : mod._al_wasm_session_new();
     if (!this.session) throw new AttnlabError('out_of_memory', 'session: out of memory');
     this.version = mod.UTF8ToString(mod._al_wasm_version());
+    this.threads = mod._al_wasm_session_threads(this.session);
   }
 
   // Copies a JS string into linear memory; the caller frees the pointer.
@@ -181,5 +184,6 @@ export class AttnlabApi {
   release() {
     if (this.session) this.mod._al_wasm_session_free(this.session);
     this.session = 0;
+    this.mod.alTerminateWorkers?.(); // the threaded module's idle Workers (wasm/threads_post.js)
   }
 }

@@ -1,4 +1,4 @@
-// attnlab_node.mjs: loads the WASM build (build/<dir>/attnlab_wasm.js + .wasm) in node and returns
+// attnlab_node.mjs: loads the WASM build (build/<dir>/attnlab_wasm{,_mt}.js + .wasm) in node and returns
 // the attnlab.mjs API. The generated loader is a classic script (MODULARIZE, not an ES module, and
 // this package is "type": "module"), so it is evaluated as a function body with a CommonJS require;
 // the .wasm bytes are passed in directly, which avoids the Emscripten 3.1.6 loader's fetch path
@@ -9,8 +9,8 @@ import path from 'node:path';
 
 import { createApi } from './attnlab.mjs';
 
-export function loadFactory(wasmDir) {
-  const jsPath = path.resolve(wasmDir, 'attnlab_wasm.js');
+export function loadFactory(wasmDir, name = 'attnlab_wasm') {
+  const jsPath = path.resolve(wasmDir, `${name}.js`);
   const source = readFileSync(jsPath, 'utf8');
   const evaluate = new Function('require', 'module', 'exports', '__filename', '__dirname',
                                 `${source}\nreturn createAttnlab;`);
@@ -18,8 +18,11 @@ export function loadFactory(wasmDir) {
   return evaluate(createRequire(jsPath), module, module.exports, jsPath, path.dirname(jsPath));
 }
 
-export async function loadNode(wasmDir, moduleOptions = {}) {
-  const factory = loadFactory(wasmDir);
-  const wasmBinary = readFileSync(path.resolve(wasmDir, 'attnlab_wasm.wasm'));
-  return createApi(factory, { wasmBinary, ...moduleOptions });
+// threaded: the module with threads (attnlab_wasm_mt, docs/threads.md), whose pthreads run in node's
+// worker threads; threads: the session's thread count (0: the core's default).
+export async function loadNode(wasmDir, moduleOptions = {}, { threaded = false, threads = 0 } = {}) {
+  const name = threaded ? 'attnlab_wasm_mt' : 'attnlab_wasm';
+  const factory = loadFactory(wasmDir, name);
+  const wasmBinary = readFileSync(path.resolve(wasmDir, `${name}.wasm`));
+  return createApi(factory, { wasmBinary, ...moduleOptions }, { threads });
 }

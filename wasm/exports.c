@@ -3,6 +3,8 @@
  * fetched with a separate call, and every handle is released explicitly.
  *
  *   session = al_wasm_session_new()                     ... al_wasm_session_free(session)
+ *   session = al_wasm_session_new_threads(n)            n threads (attnlab_wasm_mt; 1 in attnlab_wasm)
+ *   al_wasm_session_threads(session)                    the threads the session's pool really has
  *   fs = al_wasm_fileset_new(); al_wasm_fileset_add(fs, name, ptr, size)   (copies the bytes)
  *   al_wasm_add_model(session, id, fs)                  (always takes fs, whatever the outcome)
  *   al_wasm_set_tensor(session, name, ndim, shape_i32, data_f32) / al_wasm_clear_tensors(session)
@@ -69,6 +71,17 @@ EMSCRIPTEN_KEEPALIVE al_session *al_wasm_session_new(void) {
     else g_live_handles++;
     return s;
 }
+
+EMSCRIPTEN_KEEPALIVE al_session *al_wasm_session_new_threads(int n_threads) {
+    al_session_params p = al_session_default_params();
+    if (n_threads >= 1 && n_threads <= al_threads_max()) p.n_threads = n_threads;
+    al_session *s = al_session_new_params(&p);
+    if (!s) set_status(AL_ERR_OOM, NULL);
+    else g_live_handles++;
+    return s;
+}
+
+EMSCRIPTEN_KEEPALIVE int al_wasm_session_threads(const al_session *s) { return al_session_threads(s); }
 
 EMSCRIPTEN_KEEPALIVE void al_wasm_session_free(al_session *s) {
     if (!s) return;

@@ -3,7 +3,9 @@
 //
 // Protocol (structured clone; tensors as typed arrays whose ArrayBuffers are transferred):
 //   page -> worker  {id, op, args}
-//     op 'init'      {cancelBoard?: SharedArrayBuffer}   optional, sent by the client first
+//     op 'init'      {cancelBoard?: SharedArrayBuffer, threads?: n}   optional, sent by the client first;
+//                    -> {version, sharedCancel, threads, isolated}: the threads the core really runs
+//                    (one when the page is not cross-origin isolated: docs/threads.md)
 //     op 'loadModel' {modelId, files: {name: ArrayBuffer}} (buffers transferred) -> info reply
 //     op 'info'      {model}                              -> the JSON API's info reply
 //     op 'tokenize'  {model, text, text_pair?, ...}       -> the JSON API's tokenize reply
@@ -64,8 +66,9 @@ export function createHandler({ loadApi, post }) {
   const queue = [];
   let pumping = false;
 
+  let threads = 0;          // asked for by 'init' (0: the core's default)
   const getApi = async () => {
-    apiPromise ??= loadApi().then((a) => { api = a; return a; });
+    apiPromise ??= loadApi({ threads }).then((a) => { api = a; return a; });
     return apiPromise;
   };
 
@@ -157,8 +160,13 @@ export function createHandler({ loadApi, post }) {
       return;
     }
     if (op === 'init') {
-      if (args.cancelBoard instanceof SharedArrayBuffer) cancelBoard = new Int32Array(args.cancelBoard);
-      getApi().then((a) => reply(id, { result: { reply: { version: a.version, sharedCancel: !!cancelBoard }, tensors: {} } }),
+      if (typeof SharedArrayBuffer === 'function' && args.cancelBoard instanceof SharedArrayBuffer) {
+        cancelBoard = new Int32Array(args.cancelBoard);
+      }
+      if (Number.isInteger(args.threads) && args.threads > 0) threads = args.threads;
+      getApi().then((a) => reply(id, { result: { reply: { version: a.version, sharedCancel: !!cancelBoard,
+                                                          threads: a.threads ?? 1, isolated: threadsPossible() },
+                                                 tensors: {} } }),
                     (e) => reply(id, { error: { code: 'load_failed', message: `could not start the WASM core: ${errorOf(e).message}` } }));
       return;
     }
@@ -171,6 +179,11 @@ export function createHandler({ loadApi, post }) {
   };
 }
 
+// Threads need shared memory, which browsers give only to cross-origin isolated pages.
+export function threadsPossible() {
+  return typeof SharedArrayBuffer === 'function' && globalThis.crossOriginIsolated === true;
+}
+
 // Evaluates Emscripten's classic-script loader (attnlab_wasm.js) inside a module worker, where
 // importScripts does not exist, and returns its factory.
 export function factoryFromSource(source) {
@@ -179,18 +192,25 @@ export function factoryFromSource(source) {
 
 export function install(scope) {
   const base = new URL('./', scope.location.href);
-  const loadApi = async () => {
+  // Two builds (docs/threads.md): attnlab_wasm_mt (threads, shared memory) where the page is cross-origin
+  // isolated, attnlab_wasm (one thread) elsewhere; the same numbers either way.
+  const loadApi = async ({ threads }) => {
+    const name = threadsPossible() ? 'attnlab_wasm_mt' : 'attnlab_wasm';
+    const jsUrl = new URL(`${name}.js`, base);
     const [js, wasm] = await Promise.all([
-      fetch(new URL('attnlab_wasm.js', base)).then((r) => {
-        if (!r.ok) throw new Error(`attnlab_wasm.js: HTTP ${r.status}`);
+      fetch(jsUrl).then((r) => {
+        if (!r.ok) throw new Error(`${name}.js: HTTP ${r.status}`);
         return r.text();
       }),
-      fetch(new URL('attnlab_wasm.wasm', base)).then((r) => {
-        if (!r.ok) throw new Error(`attnlab_wasm.wasm: HTTP ${r.status}`);
+      fetch(new URL(`${name}.wasm`, base)).then((r) => {
+        if (!r.ok) throw new Error(`${name}.wasm: HTTP ${r.status}`);
         return r.arrayBuffer();
       }),
     ]);
-    return load(wasm, factoryFromSource(js));
+    // The pthreads' workers (attnlab_wasm_mt.worker.js) import the main script by URL: it was
+    // evaluated from text here, so the loader is told where it lives.
+    const options = { mainScriptUrlOrBlob: jsUrl.href, locateFile: (file) => new URL(file, base).href };
+    return load(wasm, factoryFromSource(js), options, { threads });
   };
   const handle = createHandler({ loadApi, post: (m, transfer) => scope.postMessage(m, transfer) });
   scope.onmessage = (event) => handle(event.data);

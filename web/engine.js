@@ -12,8 +12,11 @@ export function startEngine(ctx) {
     },
   });
   const ready = client.ready.then((r) => {
-    $('engine-status').textContent = `engine ${r.reply.version} ready` +
-      (r.reply.sharedCancel ? '' : ' (cancel works between requests only)');
+    const threads = r.reply.threads ?? 1;
+    // Said once, here: without cross-origin isolation there is no SharedArrayBuffer, so no threads.
+    $('engine-status').textContent = `engine ${r.reply.version} ready, ${threads} thread${threads === 1 ? '' : 's'}` +
+      (r.reply.isolated ? '' : ' (this page is not cross-origin isolated: no SharedArrayBuffer, so one thread, ' +
+                               'same numbers; cancel works between requests only)');
   }, (e) => {
     $('engine-status').textContent = `the engine did not start: ${e.message}`;
   });

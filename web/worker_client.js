@@ -37,7 +37,10 @@ export class WorkerClient {
     };
     this.worker.onmessageerror = () => this._died('a message from the worker could not be read');
     this.started = false;
-    this.ready = this.request('init', { cancelBoard: this.board?.buffer ?? null }).promise;
+    // Threads: the browser's cores, at most 8 (docs/threads.md); the worker runs one thread when the
+    // page is not cross-origin isolated, with the same numbers.
+    const threads = Math.max(1, Math.min(8, globalThis.navigator?.hardwareConcurrency || 1));
+    this.ready = this.request('init', { cancelBoard: this.board?.buffer ?? null, threads }).promise;
     this.ready.then(() => { this.started = true; this.failedStarts = 0; }, () => {});
   }
 

@@ -29,6 +29,7 @@ struct al_session {
     int n_models, cap_models;
     al_api_tensor *inputs;
     int n_inputs, cap_inputs;
+    al_threadpool *pool; /* every op's forward passes run on it (docs/threads.md) */
 };
 
 /* ------------------------------------------------------------ session (session.c) */

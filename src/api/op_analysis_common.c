@@ -89,5 +89,6 @@ al_status al_an_run(const al_op_ctx *ctx, const al_model *model, const al_model 
     p.progress_user = (void *)ctx->params;
     p.cancel = ctx->params->cancel;
     p.who = "analysis";
+    p.pool = ctx->session->pool;
     return al_batch_run(model, in->examples, in->n_seqs, &p, fn, user, err);
 }

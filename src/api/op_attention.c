@@ -110,6 +110,7 @@ al_status al_op_attention(al_op_ctx *ctx, al_error *err) {
     al_reply_builder *rb = ctx->rb;
     batch_copy bc = {NULL, NULL, NULL};
     al_batch_run_params rp = al_batch_run_default_params();
+    rp.pool = ctx->session->pool;
     void *data;
     const int64_t shape_bl[2] = {B, L};
     st = al_rb_tensor(rb, "input_ids", "I32", 2, shape_bl, &data, err);

@@ -545,6 +545,7 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
     q.progress = ctx->params->progress;
     q.progress_user = ctx->params->progress_user;
     q.cancel = ctx->params->cancel;
+    q.pool = ctx->session->pool;
     al_papa_sweep_result r;
     st = al_papa_sweep_run(m->model, task, &q, &r, err);
     if (st) {

@@ -57,6 +57,7 @@ static al_status op_version(al_op_ctx *ctx, al_error *err) {
     al_req_warn_unknown(rb, ctx->req, known);
     al_rb_str(rb, rb->root, "version", AL_VERSION);
     al_rb_str(rb, rb->root, "kernels", al_kernels_path());
+    al_rb_num(rb, rb->root, "threads", al_session_threads(ctx->session)); /* the session's pool */
     cJSON *ops = al_rb_add(rb, rb->root, "ops", cJSON_CreateArray());
     for (int i = 0; ops && i < N_OPS; i++) {
         cJSON *op = al_rb_add(rb, ops, NULL, cJSON_CreateObject());

@@ -6,7 +6,27 @@
 #include "../core/error.h"
 #include "api_internal.h"
 
-al_session *al_session_new(void) { return calloc(1, sizeof(al_session)); }
+al_session_params al_session_default_params(void) {
+    al_session_params p;
+    memset(&p, 0, sizeof p);
+    p.n_threads = al_threads_default();
+    return p;
+}
+
+al_session *al_session_new_params(const al_session_params *params) {
+    al_session_params p = params ? *params : al_session_default_params();
+    al_session *s = calloc(1, sizeof(al_session));
+    if (!s) return NULL;
+    if (al_threadpool_new(p.n_threads, &s->pool, NULL) != AL_OK) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+al_session *al_session_new(void) { return al_session_new_params(NULL); }
+
+int al_session_threads(const al_session *s) { return s ? al_threadpool_size(s->pool) : 1; }
 
 static void free_tensor(al_api_tensor *t) { free(t->data); }
 
@@ -16,6 +36,7 @@ void al_session_free(al_session *s) {
     free(s->models);
     for (int i = 0; i < s->n_inputs; i++) free_tensor(&s->inputs[i]);
     free(s->inputs);
+    al_threadpool_free(s->pool);
     free(s);
 }
 

@@ -164,6 +164,70 @@ static void gemm_driver(int M, int N, int K, float alpha, const float *A, ptrdif
     }
 }
 
+/* One product's arguments, in the driver's strided form, for the column-block tasks. */
+typedef struct gemm_job {
+    int M, N, K, accumulate, cols; /* cols: columns per task, a multiple of NR */
+    float alpha;
+    const float *A, *B, *bias;
+    ptrdiff_t a_rs, a_cs, b_rs, b_cs, ldc;
+    float *C;
+} gemm_job;
+
+static void add_bias_cols(float *C, ptrdiff_t ldc, int M, int n, const float *bias) {
+    for (int i = 0; i < M; i++) {
+        float *row = C + (ptrdiff_t)i * ldc;
+        int j = 0;
+        for (; j + 4 <= n; j += 4) v4f_store(row + j, v4f_add(v4f_load(row + j), v4f_load(bias + j)));
+        for (; j < n; j++) row[j] += bias[j];
+    }
+}
+
+/* Task t: columns [t * cols, min(N, (t + 1) * cols)) of C, and their bias. */
+static void gemm_task(void *arg, int t, int n_tasks, int thread) {
+    const gemm_job *g = arg;
+    const int j0 = t * g->cols;
+    const int n = g->N - j0 < g->cols ? g->N - j0 : g->cols;
+    if (n <= 0) return;
+    gemm_driver(g->M, n, g->K, g->alpha, g->A, g->a_rs, g->a_cs, g->B + j0 * g->b_rs, g->b_rs, g->b_cs,
+                g->C + j0, g->ldc, g->accumulate);
+    if (g->bias) add_bias_cols(g->C + j0, g->ldc, g->M, n, g->bias + j0);
+}
+
+/* Below this many multiply-adds per task the wake-up costs more than it saves. */
+#define GEMM_MIN_TASK_MACS (1 << 18)
+
+static void gemm_split(al_threadpool *pool, gemm_job *g) {
+    int parts = al_threadpool_parts(pool, (double)g->M * g->N * g->K, GEMM_MIN_TASK_MACS);
+    const int max_parts = (g->N + 2 * NR - 1) / (2 * NR); /* at least two panels a task */
+    if (parts > max_parts) parts = max_parts;
+    if (parts < 1) parts = 1;
+    g->cols = (g->N + parts - 1) / parts;
+    g->cols = (g->cols + NR - 1) / NR * NR;
+    parts = (g->N + g->cols - 1) / g->cols;
+    al_threadpool_for(pool, parts, gemm_task, g);
+}
+
+void al_gemm_nt_pool(al_threadpool *pool, int M, int N, int K, float alpha, const float *A, int lda,
+                     const float *B, int ldb, float *C, int ldc, int accumulate) {
+    if (M <= 0 || N <= 0) return;
+    gemm_job g = {M, N, K, accumulate, 0, alpha, A, B, NULL, lda, 1, ldb, 1, ldc, C};
+    gemm_split(pool, &g);
+}
+
+void al_gemm_nn_pool(al_threadpool *pool, int M, int N, int K, float alpha, const float *A, int lda,
+                     const float *B, int ldb, float *C, int ldc, int accumulate) {
+    if (M <= 0 || N <= 0) return;
+    gemm_job g = {M, N, K, accumulate, 0, alpha, A, B, NULL, lda, 1, 1, ldb, ldc, C};
+    gemm_split(pool, &g);
+}
+
+void al_linear_pool(al_threadpool *pool, int M, int N, int K, const float *x, const float *W,
+                    const float *bias, float *y) {
+    if (M <= 0 || N <= 0) return;
+    gemm_job g = {M, N, K, 0, 0, 1.0f, x, W, bias, K, 1, K, 1, N, y};
+    gemm_split(pool, &g);
+}
+
 void al_gemm_nt(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
                 float *C, int ldc, int accumulate) {
     gemm_driver(M, N, K, alpha, A, lda, 1, B, ldb, 1, C, ldc, accumulate);
@@ -180,12 +244,5 @@ void al_gemm_tn(int M, int N, int K, float alpha, const float *A, int lda, const
 }
 
 void al_linear(int M, int N, int K, const float *x, const float *W, const float *bias, float *y) {
-    al_gemm_nt(M, N, K, 1.0f, x, K, W, K, y, N, 0);
-    if (!bias || M <= 0) return;
-    for (int i = 0; i < M; i++) {
-        float *row = y + (size_t)i * N;
-        int j = 0;
-        for (; j + 4 <= N; j += 4) v4f_store(row + j, v4f_add(v4f_load(row + j), v4f_load(bias + j)));
-        for (; j < N; j++) row[j] += bias[j];
-    }
+    al_linear_pool(NULL, M, N, K, x, W, bias, y);
 }

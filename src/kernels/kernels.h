@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 
+#include "../core/threadpool.h"
+
 /* C[M,N] = alpha * A[M,K] . B[N,K]^T (+ C when accumulate). B in nn.Linear layout [out, in]. */
 void al_gemm_nt(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
                 float *C, int ldc, int accumulate);
@@ -23,6 +25,16 @@ void al_gemm_tn(int M, int N, int K, float alpha, const float *A, int lda, const
 
 /* y[M,N] = x[M,K] . W[N,K]^T + bias[N] (bias may be NULL): nn.Linear. */
 void al_linear(int M, int N, int K, const float *x, const float *W, const float *bias, float *y);
+
+/* The same products split over a thread pool by column blocks of C (gemm.c): each entry of C is
+ * computed by the same operations whichever thread computes it, so the bits equal the one-thread
+ * call's for any pool (docs/threads.md). pool NULL or a small product: the calling thread only. */
+void al_gemm_nt_pool(al_threadpool *pool, int M, int N, int K, float alpha, const float *A, int lda,
+                     const float *B, int ldb, float *C, int ldc, int accumulate);
+void al_gemm_nn_pool(al_threadpool *pool, int M, int N, int K, float alpha, const float *A, int lda,
+                     const float *B, int ldb, float *C, int ldc, int accumulate);
+void al_linear_pool(al_threadpool *pool, int M, int N, int K, const float *x, const float *W,
+                    const float *bias, float *y);
 
 /* In-place row softmax over `cols` entries of each of `rows` rows (row stride ld). */
 void al_softmax_rows(float *x, int rows, int cols, int ld);

@@ -121,6 +121,7 @@ static al_status forward_one(const al_model *model, const al_head_policy *polici
     fp.progress = p->progress;
     fp.progress_user = p->progress_user;
     fp.cancel = p->cancel;
+    fp.pool = p->pool;
     al_forward_outputs out = {o->hidden, o->attn, o->values, o->mlm};
     al_status st = al_forward(model, &batch, &fp, &out, err);
     if (!st && p->effective)

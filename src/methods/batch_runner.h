@@ -56,6 +56,7 @@ typedef struct al_batch_run_params {
     void *progress_user;
     const volatile int *cancel;     /* checked before each batch and between layers; may be NULL */
     const char *who;                /* prefixes the runner's own errors ("attention", "analysis") */
+    al_threadpool *pool;            /* the forward passes' threads (NULL: one); same numbers either way */
 } al_batch_run_params;
 
 al_batch_run_params al_batch_run_default_params(void);

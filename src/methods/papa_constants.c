@@ -124,6 +124,7 @@ al_status al_papa_average_constants(const al_model *model, const int32_t *ids, c
     al_forward_params fp = al_forward_default_params(); /* every head standard: the model's own attention */
     if (params) {
         fp.cancel = params->cancel;
+        fp.pool = params->pool;
     }
     for (int b0 = 0; b0 < n && !st; b0 += batch_size) {
         int nb = n - b0 < batch_size ? n - b0 : batch_size;

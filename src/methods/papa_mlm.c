@@ -87,7 +87,7 @@ al_status al_papa_mlm_eval(const al_model *model, const int32_t *ids, const int3
             memcpy(rows + (size_t)n_rows * D, last + t * D, sizeof(float) * D);
             targets[n_rows++] = labels[at + t];
         }
-        if (n_rows) al_fwd_mlm_rows(model, rows, n_rows, wide, logits);
+        if (n_rows) al_fwd_mlm_rows(model, fp.pool, rows, n_rows, wide, logits);
         for (int r = 0; r < n_rows; r++) {
             int hit;
             out->nll_sum += token_nll(logits + (size_t)r * V, V, targets[r], &hit);

@@ -376,6 +376,7 @@ al_status al_papa_sweep_run(al_model *model, const al_task *task, const al_papa_
     s.fp.cancel = req->cancel;
     s.fp.progress = req->progress;
     s.fp.progress_user = req->progress_user;
+    s.fp.pool = req->pool;
     al_papa_plan_request pr = req->plan;
     pr.n_layers = s.NL;
     pr.n_heads = s.H;

@@ -74,6 +74,7 @@ typedef struct al_papa_sweep_request {
     al_progress_fn progress;
     void *progress_user;
     const volatile int *cancel;
+    al_threadpool *pool;             /* the forward passes' threads (NULL: one); same numbers either way */
 } al_papa_sweep_request;
 
 typedef struct al_papa_run_result {

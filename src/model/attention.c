@@ -7,6 +7,9 @@
  *   ZERO      P = 0                                              (no Q, K, QK^T, softmax or P V)
  *
  * Q and K are projected only for the heads that need them; a ZERO head skips P V as well.
+ * Threads (docs/threads.md): the projections split by column blocks (al_linear_pool), then the
+ * (sequence, head) pairs of the chunk are cut into contiguous runs, one per task, each with its own
+ * [L, L] scratch; a pair's numbers never depend on which task computes it.
  */
 #include <string.h>
 
@@ -20,7 +23,7 @@ static int needs_qk(const al_head_policy *policies, int h) {
 
 /* Q or K = x W^T + b for the heads that need them only: one GEMM per run of consecutive such heads,
  * written into the heads' columns of out [rows, D]. */
-static void project_needed_heads(const al_head_policy *policies, int H, int dh, int rows, int D,
+static void project_needed_heads(al_threadpool *pool, const al_head_policy *policies, int H, int dh, int rows, int D,
                                  const float *x, const float *W, const float *bias, float *out) {
     int h = 0;
     while (h < H) {
@@ -31,7 +34,7 @@ static void project_needed_heads(const al_head_policy *policies, int H, int dh, 
         int h_end = h + 1;
         while (h_end < H && needs_qk(policies, h_end)) h_end++;
         int col = h * dh, n_cols = (h_end - h) * dh;
-        al_gemm_nt(rows, n_cols, D, 1.0f, x, D, W + (size_t)col * D, D, out + col, D, 0);
+        al_gemm_nt_pool(pool, rows, n_cols, D, 1.0f, x, D, W + (size_t)col * D, D, out + col, D, 0);
         for (int r = 0; r < rows; r++) {
             float *o = out + (size_t)r * D + col;
             for (int c = 0; c < n_cols; c++) o[c] += bias[col + c];
@@ -40,43 +43,68 @@ static void project_needed_heads(const al_head_policy *policies, int H, int dh, 
     }
 }
 
+/* What the (sequence, head) tasks share. */
+typedef struct heads_job {
+    const al_head_policy *policies;
+    const float *mask;
+    al_fwd_scratch *s;
+    float *attn_out, *values_out;
+    int L, H, D, dh, is_static, n_pairs;
+} heads_job;
+
+/* One (sequence, head) pair: probabilities into P, P V into ctx, the requested outputs. */
+static void one_head(const heads_job *j, int sq, int h, float *P, float *chat) {
+    const al_head_policy *policies = j->policies;
+    const al_fwd_scratch *s = j->s;
+    const int L = j->L, D = j->D, dh = j->dh, H = j->H;
+    const size_t row0 = (size_t)sq * L * D; /* this sequence's first row in q, k, v, ctx */
+    const float *m_seq = j->mask + (size_t)sq * L;
+    const al_head_mode mode = policies ? policies[h].mode : AL_HEAD_STANDARD;
+    const size_t col = (size_t)h * dh;
+    if (al_head_mode_needs_qk(mode)) al_head_softmax(s->q + row0 + col, s->k + row0 + col, D, m_seq, L, dh, P);
+    al_head_final_probs(mode, policies ? policies[h].lambda : 0.0f, policies ? policies[h].constant : NULL,
+                        j->is_static, m_seq, L, P, P, chat);
+
+    float *ctx = s->ctx + row0 + col;
+    if (mode == AL_HEAD_ZERO) {
+        for (int i = 0; i < L; i++) memset(ctx + (size_t)i * D, 0, sizeof(float) * (size_t)dh);
+    } else {
+        al_gemm_nn(L, dh, L, 1.0f, P, L, s->v + row0 + col, D, ctx, D, 0);
+    }
+    if (j->attn_out) memcpy(j->attn_out + ((size_t)sq * H + h) * L * L, P, sizeof(float) * (size_t)L * L);
+    if (j->values_out) {
+        float *dst = j->values_out + ((size_t)sq * H + h) * L * dh;
+        for (int i = 0; i < L; i++)
+            memcpy(dst + (size_t)i * dh, s->v + row0 + (size_t)i * D + col, sizeof(float) * (size_t)dh);
+    }
+}
+
+/* Task t: pairs [t * n / n_tasks, (t + 1) * n / n_tasks) in sequence-major order, with the running
+ * thread's scratch. */
+static void heads_task(void *arg, int t, int n_tasks, int thread) {
+    const heads_job *j = arg;
+    const size_t LL = (size_t)j->L * j->L;
+    float *P = j->s->probs + (size_t)thread * LL, *chat = j->s->chat + (size_t)thread * LL;
+    const int p0 = (int)((long long)t * j->n_pairs / n_tasks), p1 = (int)((long long)(t + 1) * j->n_pairs / n_tasks);
+    for (int p = p0; p < p1; p++) one_head(j, p / j->H, p % j->H, P, chat);
+}
+
 void al_fwd_attention(const al_model *m, int layer, const al_head_policy *policies, const float *x,
                       const float *mask, int L, al_fwd_scratch *s, float *attn_out, float *values_out) {
     const al_config *c = &m->config;
     const al_layer_weights *lw = &m->w.layers[layer];
     const int D = c->hidden_size, H = c->n_heads, dh = c->head_dim;
     const int rows = s->n_seqs * L;
-    const int is_static = al_head_layer_is_static(policies, H);
 
-    project_needed_heads(policies, H, dh, rows, D, x, lw->q_w, lw->q_b, s->q);
-    project_needed_heads(policies, H, dh, rows, D, x, lw->k_w, lw->k_b, s->k);
-    al_linear(rows, D, D, x, lw->v_w, lw->v_b, s->v);
+    project_needed_heads(s->pool, policies, H, dh, rows, D, x, lw->q_w, lw->q_b, s->q);
+    project_needed_heads(s->pool, policies, H, dh, rows, D, x, lw->k_w, lw->k_b, s->k);
+    al_linear_pool(s->pool, rows, D, D, x, lw->v_w, lw->v_b, s->v);
 
-    for (int sq = 0; sq < s->n_seqs; sq++) {
-        const size_t row0 = (size_t)sq * L * D; /* this sequence's first row in q, k, v, ctx */
-        const float *m_seq = mask + (size_t)sq * L;
-        for (int h = 0; h < H; h++) {
-            const al_head_mode mode = policies ? policies[h].mode : AL_HEAD_STANDARD;
-            const size_t col = (size_t)h * dh;
-            float *P = s->probs;
-            if (al_head_mode_needs_qk(mode))
-                al_head_softmax(s->q + row0 + col, s->k + row0 + col, D, m_seq, L, dh, P);
-            al_head_final_probs(mode, policies ? policies[h].lambda : 0.0f,
-                                policies ? policies[h].constant : NULL, is_static, m_seq, L, P, P, s->chat);
-
-            float *ctx = s->ctx + row0 + col;
-            if (mode == AL_HEAD_ZERO) {
-                for (int i = 0; i < L; i++) memset(ctx + (size_t)i * D, 0, sizeof(float) * (size_t)dh);
-            } else {
-                al_gemm_nn(L, dh, L, 1.0f, P, L, s->v + row0 + col, D, ctx, D, 0);
-            }
-            if (attn_out)
-                memcpy(attn_out + ((size_t)sq * H + h) * L * L, P, sizeof(float) * (size_t)L * L);
-            if (values_out) {
-                float *dst = values_out + ((size_t)sq * H + h) * L * dh;
-                for (int i = 0; i < L; i++)
-                    memcpy(dst + (size_t)i * dh, s->v + row0 + (size_t)i * D + col, sizeof(float) * (size_t)dh);
-            }
-        }
-    }
+    heads_job j = {policies, mask, s, attn_out, values_out, L, H, D, dh, al_head_layer_is_static(policies, H),
+                   s->n_seqs * H};
+    /* per pair about 2 L^2 dh multiply-adds (Q K^T and P V) */
+    int parts = al_threadpool_parts(s->pool, (double)j.n_pairs * 2.0 * L * L * dh, 1 << 17);
+    if (parts > j.n_pairs) parts = j.n_pairs;
+    if (parts > s->n_threads) parts = s->n_threads; /* scratch exists for n_threads threads */
+    al_threadpool_for(s->pool, parts, heads_task, &j);
 }

@@ -90,7 +90,7 @@ typedef struct workspace {
 } workspace;
 
 /* Carves every tensor; with cv->base == NULL it only measures. */
-static void layout(carver *cv, const al_model *m, int B, int L, int chunk_seqs, workspace *ws) {
+static void layout(carver *cv, const al_model *m, int B, int L, int chunk_seqs, int n_threads, workspace *ws) {
     const al_config *c = &m->config;
     const size_t BL = (size_t)B * L, rows = (size_t)chunk_seqs * L, D = (size_t)c->hidden_size;
     size_t wide = (size_t)c->embedding_size;
@@ -106,8 +106,9 @@ static void layout(carver *cv, const al_model *m, int B, int L, int chunk_seqs, 
     ws->s.ctx = carve(cv, rows, D);
     ws->s.tmp = carve(cv, rows, D);
     ws->s.wide = carve(cv, rows, wide);
-    ws->s.probs = carve(cv, (size_t)L, (size_t)L);
-    ws->s.chat = carve(cv, (size_t)L, (size_t)L);
+    ws->s.n_threads = n_threads;
+    ws->s.probs = carve(cv, (size_t)n_threads * L, (size_t)L);
+    ws->s.chat = carve(cv, (size_t)n_threads * L, (size_t)L);
 }
 
 static void activate(al_act act, float *x, size_t n) {
@@ -116,6 +117,27 @@ static void activate(al_act act, float *x, size_t n) {
     case AL_ACT_GELU_TANH: al_gelu_tanh(x, n); break;
     case AL_ACT_RELU: al_relu(x, n); break;
     }
+}
+
+/* The activation over n values cut into equal runs, one per task: elementwise, so any cut gives the
+ * same bits. */
+typedef struct act_job {
+    al_act act;
+    float *x;
+    size_t n, per;
+} act_job;
+
+static void act_task(void *arg, int t, int n_tasks, int thread) {
+    const act_job *j = arg;
+    size_t i0 = (size_t)t * j->per;
+    if (i0 >= j->n) return;
+    activate(j->act, j->x + i0, j->n - i0 < j->per ? j->n - i0 : j->per);
+}
+
+static void activate_pool(al_threadpool *pool, al_act act, float *x, size_t n) {
+    int parts = al_threadpool_parts(pool, (double)n, 16384.0);
+    act_job j = {act, x, n, ((n + (size_t)parts - 1) / (size_t)parts + 3) / 4 * 4};
+    al_threadpool_for(pool, parts, act_task, &j);
 }
 
 static void add_inplace(float *y, const float *x, size_t n) {
@@ -131,25 +153,25 @@ static void layer_chunk(const al_model *m, int l, const al_head_policy *policies
     const size_t n = (size_t)rows * D;
 
     al_fwd_attention(m, l, policies, x, mask, L, s, attn_out, values_out);
-    al_linear(rows, D, D, s->ctx, lw->o_w, lw->o_b, s->tmp); /* tmp [rows, D] */
+    al_linear_pool(s->pool, rows, D, D, s->ctx, lw->o_w, lw->o_b, s->tmp); /* tmp [rows, D] */
     add_inplace(s->tmp, x, n);
     al_layernorm(s->tmp, x, rows, D, lw->ln_attn_g, lw->ln_attn_b, c->layer_norm_eps);
 
-    al_linear(rows, I, D, x, lw->ff_in_w, lw->ff_in_b, s->wide); /* wide [rows, I] */
-    activate(c->act, s->wide, (size_t)rows * I);
-    al_linear(rows, D, I, s->wide, lw->ff_out_w, lw->ff_out_b, s->tmp);
+    al_linear_pool(s->pool, rows, I, D, x, lw->ff_in_w, lw->ff_in_b, s->wide); /* wide [rows, I] */
+    activate_pool(s->pool, c->act, s->wide, (size_t)rows * I);
+    al_linear_pool(s->pool, rows, D, I, s->wide, lw->ff_out_w, lw->ff_out_b, s->tmp);
     add_inplace(s->tmp, x, n);
     al_layernorm(s->tmp, x, rows, D, lw->ln_ffn_g, lw->ln_ffn_b, c->layer_norm_eps);
 }
 
 /* MLM head on one chunk: x [rows, D] -> logits [rows, V]. wide holds the transform [rows, mlm_dim]. */
-void al_fwd_mlm_rows(const al_model *m, const float *x, int rows, float *wide, float *logits) {
+void al_fwd_mlm_rows(const al_model *m, al_threadpool *pool, const float *x, int rows, float *wide, float *logits) {
     const al_weights *w = &m->w;
     const int D = m->config.hidden_size, V = m->config.vocab_size, md = w->mlm_dim;
-    al_linear(rows, md, D, x, w->mlm_dense_w, w->mlm_dense_b, wide);
-    activate(w->mlm_act, wide, (size_t)rows * md);
+    al_linear_pool(pool, rows, md, D, x, w->mlm_dense_w, w->mlm_dense_b, wide);
+    activate_pool(pool, w->mlm_act, wide, (size_t)rows * md);
     al_layernorm(wide, wide, rows, md, w->mlm_ln_g, w->mlm_ln_b, m->config.layer_norm_eps);
-    al_linear(rows, V, md, wide, w->mlm_decoder_w, w->mlm_decoder_b, logits);
+    al_linear_pool(pool, rows, V, md, wide, w->mlm_decoder_w, w->mlm_decoder_b, logits);
 }
 
 static int cancelled(const al_forward_params *p) { return p && p->cancel && *p->cancel; }
@@ -170,9 +192,11 @@ al_status al_forward(const al_model *model, const al_batch *batch, const al_forw
     if (chunk_seqs > B) chunk_seqs = B;
 
     /* Measure, then allocate once. */
+    al_threadpool *pool = params ? params->pool : NULL;
+    const int n_threads = al_threadpool_size(pool);
     workspace ws;
     carver cv = {NULL, 0, 0.0};
-    layout(&cv, model, B, L, chunk_seqs, &ws);
+    layout(&cv, model, B, L, chunk_seqs, n_threads, &ws);
     const size_t n_floats = cv.used;
     if (cv.used_fp * sizeof(float) > (double)SIZE_MAX / 2)
         return al_err(err, AL_ERR_OOM, "forward: workspace for batch [%d, %d] is too large", B, L);
@@ -182,7 +206,8 @@ al_status al_forward(const al_model *model, const al_batch *batch, const al_forw
                       n_floats * sizeof(float) >> 20, B, L);
     cv.base = mem;
     cv.used = 0;
-    layout(&cv, model, B, L, chunk_seqs, &ws);
+    layout(&cv, model, B, L, chunk_seqs, n_threads, &ws);
+    ws.s.pool = pool;
 
     st = al_fwd_positions(c, batch, ws.pos, err);
     if (st != AL_OK) goto done;
@@ -220,7 +245,7 @@ al_status al_forward(const al_model *model, const al_batch *batch, const al_forw
         }
         for (int b0 = 0; b0 < B; b0 += chunk_seqs) {
             int nb = B - b0 < chunk_seqs ? B - b0 : chunk_seqs;
-            al_fwd_mlm_rows(model, ws.x + (size_t)b0 * L * D, nb * L, ws.s.wide,
+            al_fwd_mlm_rows(model, pool, ws.x + (size_t)b0 * L * D, nb * L, ws.s.wide,
                       out->mlm_logits + (size_t)b0 * L * c->vocab_size);
         }
     }

@@ -10,21 +10,23 @@
  * single workspace allocation by forward.c. */
 typedef struct al_fwd_scratch {
     int n_seqs;
+    al_threadpool *pool; /* the call's threads (NULL: one); the numbers do not depend on it */
+    int n_threads;       /* al_threadpool_size(pool): probs and chat hold one [L, L] per thread */
     float *q;      /* [rows, D]   queries, only the columns of heads that need them are written */
     float *k;      /* [rows, D]   keys, likewise */
     float *v;      /* [rows, D]   values, all heads */
     float *ctx;    /* [rows, D]   per-head context P V, heads side by side */
     float *tmp;    /* [rows, D]   projection output before residual + LayerNorm */
     float *wide;   /* [rows, max(E, I, mlm_dim)]  embedding sums, FFN inner activations, MLM transform */
-    float *probs;  /* [L, L]      one head's probabilities */
-    float *chat;   /* [L, L]      one head's masked-renormalised constant (MIX) */
+    float *probs;  /* [n_threads, L, L]  one head's probabilities per thread */
+    float *chat;   /* [n_threads, L, L]  one head's masked-renormalised constant (MIX) per thread */
 } al_fwd_scratch;
 
 /* Position ids [B, L] for the batch: given ones checked against max_position_embeddings, else the
  * family default (array index; RoBERTa: cumsum over input_ids != pad, times that mask, plus pad). */
 /* The MLM head on rows of last-layer hidden states: x [rows, D] -> logits [rows, V]; wide is scratch of
  * [rows, mlm_dim] floats. */
-void al_fwd_mlm_rows(const al_model *m, const float *x, int rows, float *wide, float *logits);
+void al_fwd_mlm_rows(const al_model *m, al_threadpool *pool, const float *x, int rows, float *wide, float *logits);
 al_status al_fwd_positions(const al_config *c, const al_batch *batch, int32_t *pos, al_error *err);
 
 /* Embedding output of sequences [b0, b0 + n_seqs) into x [n_seqs * L, D]: word + type + position,

@@ -1,16 +1,14 @@
 /* shards.c: one training step of any loss split over shards of the batch (the contract is in shards.h).
- * Each shard runs its callback in its own thread on native builds (one after the other under Emscripten,
- * which has no threads here); the gradients are combined afterwards in shard order, so the bits depend on
- * the shard count only. */
+ * Each shard runs its callback as one task of the set's own thread pool (one thread per shard, started
+ * once with the set; fewer when threads cannot be started, e.g. a WASM build without threads, and then
+ * the shards run one after the other); the gradients are combined afterwards in shard order, so the bits
+ * depend on the shard count only. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef __EMSCRIPTEN__
-#include <pthread.h>
-#endif
-
 #include "../core/error.h"
+#include "../core/threadpool.h"
 #include "pretrain.h" /* al_mlm_derive_seed: the per-shard dropout seeds */
 #include "shards.h"
 #include "train_internal.h"
@@ -32,6 +30,7 @@ struct al_shard_set {
     int n, max_batch;
     size_t n_params, n_lambda;
     shard *s;
+    al_threadpool *pool;   /* n threads: shard i is task i, on thread i */
     float *grads, *dtheta; /* combined, when n > 1 (grads only with parameter gradients) */
     int n_extra;
     size_t *extra_n;       /* [n_extra] floats of each registered buffer */
@@ -88,6 +87,11 @@ al_status al_shards_new(al_model *model, int n_shards, int batch_size, int max_l
         }
     }
     if (n_shards > 1) {
+        al_status st = al_threadpool_new(n_shards, &set->pool, err);
+        if (st) {
+            al_shards_free(set);
+            return st;
+        }
         const int has_grads = al_train_grads(set->s[0].ctx) != NULL;
         set->dtheta = malloc(sizeof *set->dtheta * (set->n_lambda ? set->n_lambda : 1));
         if (has_grads) set->grads = malloc(sizeof *set->grads * (set->n_params ? set->n_params : 1));
@@ -113,6 +117,7 @@ void al_shards_free(al_shard_set *set) {
     free(set->s);
     free(set->grads);
     free(set->dtheta);
+    al_threadpool_free(set->pool);
     free(set);
 }
 
@@ -197,12 +202,11 @@ static al_status check_same(const al_shard_set *set, al_error *err) {
 }
 
 /* The shard's whole step, in its thread: zeroing its gradients there keeps that work parallel too. */
-static void *run_shard(void *arg) {
-    shard *sh = arg;
+static void run_shard(void *arg, int task, int n_tasks, int thread) {
+    shard *sh = (shard *)arg + task;
     al_train_zero_grads(sh->ctx);
     for (int k = 0; k < sh->job.n_extra; k++) memset(sh->extra[k], 0, sizeof(float) * sh->extra_n[k]);
     sh->st = sh->fn(sh->user, &sh->job, &sh->loss, &sh->weight, &sh->err);
-    return NULL;
 }
 
 /* dst = sum_i w[i] src[i], accumulated in shard order. */
@@ -238,18 +242,7 @@ al_status al_shards_run(al_shard_set *set, int batch_size, uint64_t dropout_seed
         sh->st = AL_OK;
         sh->err.message[0] = '\0';
     }
-#ifndef __EMSCRIPTEN__
-    pthread_t tid[AL_MAX_SHARDS];
-    int started[AL_MAX_SHARDS] = {0};
-    for (int i = 1; i < set->n; i++) started[i] = pthread_create(&tid[i], NULL, run_shard, &set->s[i]) == 0;
-    run_shard(&set->s[0]);
-    for (int i = 1; i < set->n; i++) {
-        if (started[i]) pthread_join(tid[i], NULL);
-        else run_shard(&set->s[i]); /* no thread to spare: same numbers, just later */
-    }
-#else
-    for (int i = 0; i < set->n; i++) run_shard(&set->s[i]);
-#endif
+    al_threadpool_for(set->pool, set->n, run_shard, set->s);
     for (int i = 0; i < set->n; i++)
         if (set->s[i].st) {
             if (err) *err = set->s[i].err;

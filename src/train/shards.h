@@ -2,9 +2,9 @@
  * (pretrain_shards.c) and PAPA's lambda ranking with a probe share it.
  *
  * The batch's examples are cut into n contiguous parts; each part has its own training context
- * (activations, dropout generator, gradients) and runs in its own thread on native builds (one after the
- * other under Emscripten). A loss callback does the shard's work: forward, its loss and its gradient with
- * respect to the hidden states, backward; it reports the shard's loss and a weight (e.g. how many terms
+ * (activations, dropout generator, gradients) and runs as one task of the set's thread pool, one thread
+ * per shard (src/core/threadpool.h; one after the other in a build without threads). A loss callback
+ * does the shard's work: forward, its loss and its gradient with respect to the hidden states, backward; it reports the shard's loss and a weight (e.g. how many terms
  * its mean has). The step then combines, in shard order, the parameter gradients (when the contexts have
  * them), the lambda-logit gradients and any extra gradient buffers registered with al_shards_add_grads
  * (e.g. a probe's), each shard's weighted by w_i = weight_i / sum of weights: the combined gradient of

@@ -168,3 +168,17 @@ test('errors exit 1 with "attnlab: <message>"', opts, () => {
   r = run('run', path.join(work, 'absent.json'));
   assert.equal(r.code, 1);
 });
+
+test('--threads N sets the session\'s threads; bad values and commands without a session are usage errors', opts, () => {
+  for (const n of ['1', '3']) {
+    const r = spawnSync(cli, ['run', '-', '--threads', n], { input: '{"op": "version"}', encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).threads, Number(n));
+  }
+  for (const args of [['run', '-', '--threads', '0'], ['run', '-', '--threads', '65'], ['run', '-', '--threads'],
+                      ['pretrain', '--threads', '2']]) {
+    const r = run(...args);
+    assert.equal(r.code, 2, `${args.join(' ')}: exit ${r.code}`);
+    assert.match(r.stderr, /^attnlab: .*threads/);
+  }
+});

@@ -1,0 +1,120 @@
+// peer_compare.mjs: attnlab's WebAssembly build against onnxruntime-web (its WASM backend), on the same
+// random weights, in one node process: bert-tiny, MiniLM-L6 and bert-base shapes at 32, 128 and 512 tokens,
+// 1 and 2 threads each side. bench/peer_export.py (Debian's PyTorch) writes each shape for attnlab
+// (safetensors) and as ONNX into build/bench/peer/ (never committed). Before timing, the two last hidden
+// states must agree to 1e-4. The four runners (attnlab 1 thread, onnxruntime 1, attnlab 2, onnxruntime 2)
+// take turns round by round, so a busy moment of the machine hits all of them; printed: min and median
+// milliseconds per forward pass of each, the ratio onnxruntime / attnlab (above 1: attnlab is faster) and
+// the load average when the shape started and ended.
+//   node bench/peer_compare.mjs [--shapes bert-tiny,minilm-l6,bert-base] [--lengths 32,128,512] [--rounds 7]
+//   AL_WASM_DIR (default build/wasm): attnlab_wasm_mt.{js,wasm}
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import * as ort from 'onnxruntime-web';
+
+import { loadNode } from '../wasm/attnlab_node.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const opt = (name, def) => (args.includes(name) ? args[args.indexOf(name) + 1] : def);
+const shapes = opt('--shapes', 'bert-tiny,minilm-l6,bert-base').split(',');
+const lengths = opt('--lengths', '32,128,512').split(',').map(Number);
+const rounds = Number(opt('--rounds', '7'));
+const wasmDir = path.resolve(root, process.env.AL_WASM_DIR ?? 'build/wasm');
+const peerDir = path.join(root, 'build/bench/peer');
+const THREADS = [1, 2];
+
+if (!existsSync(path.join(wasmDir, 'attnlab_wasm_mt.js'))) {
+  console.error(`peer_compare: no threaded WASM build in ${wasmDir} (cmake --build build/wasm --target attnlab_wasm_mt)`);
+  process.exit(1);
+}
+const missing = shapes.filter((s) => !existsSync(path.join(peerDir, s, 'model.onnx')));
+if (missing.length) {
+  console.log(`exporting ${missing.join(', ')} with PyTorch into ${peerDir} ...`);
+  execFileSync('/usr/bin/python3', [path.join(root, 'bench/peer_export.py'), peerDir, missing.join(',')], { stdio: 'inherit' });
+}
+
+// onnxruntime-web: its WASM files ship in the package; one module with a pool of 2 threads, and each
+// session's intra-op thread count set to 1 or 2.
+ort.env.wasm.numThreads = Math.max(...THREADS);
+ort.env.wasm.wasmPaths = `${path.join(root, 'node_modules/onnxruntime-web/dist')}/`;
+ort.env.logLevel = 'error';
+
+const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[s.length >> 1]; };
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+
+console.log(`node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), onnxruntime-web ${ort.env.versions?.web ?? '?'}`);
+console.log(`rounds ${rounds}; ms per forward pass (batch 1), min / median; ratio = onnxruntime / attnlab (> 1: attnlab faster)`);
+
+const attnlab = {};
+for (const t of THREADS) attnlab[t] = await loadNode(wasmDir, {}, { threaded: true, threads: t });
+
+for (const shape of shapes) {
+  const dir = path.join(peerDir, shape);
+  const files = {};
+  for (const name of readdirSync(dir)) {
+    if (name !== 'model.onnx') files[name] = new Uint8Array(readFileSync(path.join(dir, name)));
+  }
+  for (const t of THREADS) attnlab[t].addModel(shape, files);
+  const onnx = new Uint8Array(readFileSync(path.join(dir, 'model.onnx')));
+  const sessions = {};
+  for (const t of THREADS) {
+    sessions[t] = await ort.InferenceSession.create(onnx, { executionProviders: ['wasm'], intraOpNumThreads: t,
+                                                            graphOptimizationLevel: 'all' });
+  }
+  const D = JSON.parse(new TextDecoder().decode(files['config.json'])).hidden_size;
+  console.log(`\n${shape}  (load average at start: ${load()}; onnxruntime-web's thread pool: ${ort.env.wasm.numThreads}, ` +
+              `attnlab: ${THREADS.map((t) => attnlab[t].threads).join(' and ')})`);
+  console.log('tokens  threads   attnlab min/median     onnxruntime min/median   ratio (min, median)');
+  for (const L of lengths) {
+    const ids = Array.from({ length: L }, (_, i) => 1000 + ((i * 7919) % 20000));
+    const request = { op: 'attention', model: shape, input_ids: [ids], outputs: ['hidden_states'] };
+    const feeds = {
+      input_ids: new ort.Tensor('int64', BigInt64Array.from(ids.map(BigInt)), [1, L]),
+      attention_mask: new ort.Tensor('int64', new BigInt64Array(L).fill(1n), [1, L]),
+    };
+    const runAttnlab = (t) => {
+      const r = attnlab[t].run(request);
+      if (r.status !== 0) throw new Error(`attnlab: ${JSON.stringify(r.reply.error)}`);
+      const h = r.tensors.hidden_states; // [NL + 1, 1, L, D]: the last layer is the output
+      return h.data.subarray(h.data.length - L * D);
+    };
+    const runOrt = async (t) => (await sessions[t].run(feeds)).last_hidden_state.data;
+    // agreement first (and a warm-up of every runner)
+    for (const t of THREADS) {
+      const a = runAttnlab(t);
+      const o = await runOrt(t);
+      let max = 0;
+      for (let i = 0; i < a.length; i++) max = Math.max(max, Math.abs(a[i] - o[i]));
+      if (!(max <= 1e-4)) throw new Error(`${shape} L=${L} ${t} threads: attnlab and onnxruntime differ by ${max} (> 1e-4)`);
+    }
+    const times = Object.fromEntries(THREADS.flatMap((t) => [[`a${t}`, []], [`o${t}`, []]]));
+    for (let r = 0; r < rounds; r++) {
+      for (const t of THREADS) {
+        let t0 = now();
+        runAttnlab(t);
+        times[`a${t}`].push(now() - t0);
+        t0 = now();
+        await runOrt(t);
+        times[`o${t}`].push(now() - t0);
+      }
+    }
+    for (const t of THREADS) {
+      const a = times[`a${t}`];
+      const o = times[`o${t}`];
+      const f = (x) => x.toFixed(1).padStart(8);
+      console.log(`${String(L).padStart(6)}  ${String(t).padStart(7)}  ${f(Math.min(...a))} /${f(median(a))}     ` +
+                  `${f(Math.min(...o))} /${f(median(o))}     ${(Math.min(...o) / Math.min(...a)).toFixed(2)}x, ` +
+                  `${(median(o) / median(a)).toFixed(2)}x`);
+    }
+  }
+  for (const t of THREADS) await sessions[t].release();
+  console.log(`(load average at end: ${load()})`);
+}
+for (const t of THREADS) attnlab[t].release();
+process.exit(0); // onnxruntime-web's worker threads keep node alive otherwise

@@ -1,0 +1,79 @@
+// threads.test.mjs: the page's threads in headless Chromium (docs/threads.md). Served cross-origin
+// isolated (scripts/serve.mjs's COOP/COEP), the worker runs the threaded core (attnlab_wasm_mt) with
+// navigator.hardwareConcurrency threads (at most 8) and says how many; served without isolation
+// (AL_NO_ISOLATION=1: no SharedArrayBuffer) it says once that it runs one thread. Either way an attention
+// request on the default model gives the native CLI's numbers bit for bit.
+//   AL_WASM_DIR (default build/wasm), AL_BUILD_DIR (default build/native), AL_CHROMIUM
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+import { launchChromium, newContext, newPage, root, skipReason, startServer, waitIdle, wasmDir } from './helpers.mjs';
+import { parseSafetensors } from '../../wasm/safetensors.mjs';
+
+const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
+const skip = skipReason || (!existsSync(path.join(wasmDir, 'attnlab_wasm_mt.wasm')) ? `no threaded WASM build in ${wasmDir}`
+  : !existsSync(cli) ? `no native CLI at ${cli}` : false);
+
+const TEXT = 'The quick brown fox jumps over the lazy dog while the cat watches from the window. '.repeat(4);
+const REQUEST = { text: TEXT, outputs: ['attentions', 'hidden_states', 'values'] };
+const work = skip ? null : mkdtempSync(path.join(tmpdir(), 'attnlab-threads-browser-'));
+after(() => { if (work) rmSync(work, { recursive: true, force: true }); });
+
+const sha = (t) => createHash('sha256').update(Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength)).digest('hex');
+
+// The CLI's tensors for the request on the default model, as SHA-256 per name.
+function nativeHashes() {
+  const req = path.join(work, 'req.json');
+  const out = path.join(work, 'out.safetensors');
+  writeFileSync(req, JSON.stringify({ op: 'attention', ...REQUEST, model_dir: path.join(root, 'models/attnlab-mini-bert') }));
+  execFileSync(cli, ['run', req, '--out', out, '--threads', '2'], { stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
+  const { tensors } = parseSafetensors(new Uint8Array(readFileSync(out)));
+  return Object.fromEntries(['attentions', 'hidden_states', 'values'].map((k) => [k, sha(tensors[k])]));
+}
+
+async function pageRun(env) {
+  const server = await startServer(env);
+  const browser = await launchChromium();
+  try {
+    const page = await newPage(await newContext(browser));
+    await page.goto(server.url);
+    await waitIdle(page, 60000);
+    return await page.evaluate(async (request) => {
+      const a = window.attnlab;
+      const { tensors } = await a.client.request('attention', { model: a.app.modelId, ...request }).promise;
+      const hashes = {};
+      for (const name of ['attentions', 'hidden_states', 'values']) {
+        const d = tensors[name].data;
+        const digest = await crypto.subtle.digest('SHA-256', new Uint8Array(d.buffer, d.byteOffset, d.byteLength));
+        hashes[name] = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
+      }
+      return { status: document.getElementById('engine-status').textContent, isolated: window.crossOriginIsolated,
+               cores: navigator.hardwareConcurrency, hashes, errors: [] };
+    }, REQUEST);
+  } finally {
+    await browser.close();
+    server.child.kill();
+  }
+}
+
+test('cross-origin isolated: the threaded core, as many threads as cores (at most 8), the CLI\'s numbers', { skip }, async () => {
+  const r = await pageRun({});
+  assert.equal(r.isolated, true);
+  const threads = Math.min(8, r.cores);
+  assert.match(r.status, new RegExp(`ready, ${threads} threads?$`));
+  assert.deepEqual(r.hashes, nativeHashes());
+  console.log(`page (isolated): "${r.status}"`);
+});
+
+test('not isolated: one thread, said once, the same numbers', { skip }, async () => {
+  const r = await pageRun({ AL_NO_ISOLATION: '1' });
+  assert.equal(r.isolated, false);
+  assert.match(r.status, /ready, 1 thread \(this page is not cross-origin isolated: no SharedArrayBuffer, so one thread/);
+  assert.deepEqual(r.hashes, nativeHashes());
+  console.log(`page (not isolated): "${r.status}"`);
+});

@@ -1,0 +1,112 @@
+// threads_wasm.test.mjs: the same numbers on any thread count across builds (docs/threads.md). The
+// threaded WASM module (attnlab_wasm_mt, Emscripten pthreads) at 1, 2 and 3 threads, the plain module
+// (no threads) and the native CLI at 1 and 2 threads (--threads) run the same requests on the default
+// model: every tensor bit for bit, and a PAPA sweep's digest.
+//   AL_WASM_DIR  (default build/wasm):   attnlab_wasm{,_mt}.js + .wasm
+//   AL_BUILD_DIR (default build/native): the attnlab CLI
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { loadNode } from '../../wasm/attnlab_node.mjs';
+import { parseSafetensors } from '../../wasm/safetensors.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const wasmDir = path.resolve(root, process.env.AL_WASM_DIR ?? 'build/wasm');
+const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
+const modelDir = path.join(root, 'models/attnlab-mini-bert');
+const posTask = path.join(root, 'build/data/tasks/pos.jsonl');
+const missing = !existsSync(path.join(wasmDir, 'attnlab_wasm_mt.js')) ? `no threaded WASM build in ${wasmDir}`
+  : !existsSync(path.join(wasmDir, 'attnlab_wasm.js')) ? `no WASM build in ${wasmDir}`
+  : !existsSync(cli) ? `no native CLI at ${cli}` : null;
+
+const apis = {}; // label -> api
+let work;
+
+before(async () => {
+  if (missing) return;
+  work = mkdtempSync(path.join(tmpdir(), 'attnlab-threads-test-'));
+  const files = {};
+  for (const name of readdirSync(modelDir)) files[name] = new Uint8Array(readFileSync(path.join(modelDir, name)));
+  apis.plain = await loadNode(wasmDir);
+  for (const threads of [1, 2, 3]) apis[`mt${threads}`] = await loadNode(wasmDir, {}, { threaded: true, threads });
+  for (const api of Object.values(apis)) api.addModel('mini', files);
+});
+
+after(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+  for (const api of Object.values(apis)) api.release();
+});
+
+function runNative(request, threads) {
+  const tag = `${request.op}-${threads}-${Math.random().toString(36).slice(2, 8)}`;
+  const reqPath = path.join(work, `${tag}.json`);
+  const outPath = path.join(work, `${tag}.safetensors`);
+  writeFileSync(reqPath, JSON.stringify({ ...request, model: undefined, model_dir: modelDir }));
+  const stdout = execFileSync(cli, ['run', reqPath, '--out', outPath, '--threads', String(threads)],
+                              { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
+  const tensors = existsSync(outPath) ? parseSafetensors(new Uint8Array(readFileSync(outPath))).tensors : {};
+  return { reply: JSON.parse(stdout), tensors };
+}
+
+function sameBits(label, a, b) {
+  assert.deepEqual(Object.keys(a).sort(), Object.keys(b).sort(), `${label}: tensor names`);
+  for (const [name, t] of Object.entries(a)) {
+    const u = b[name];
+    assert.deepEqual(t.shape, u.shape, `${label}/${name}: shape`);
+    const x = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+    const y = new Uint8Array(u.data.buffer, u.data.byteOffset, u.data.byteLength);
+    assert.ok(Buffer.compare(Buffer.from(x), Buffer.from(y)) === 0, `${label}/${name}: not bit-identical`);
+  }
+}
+
+test('the threaded module reports its threads; the plain one has one', { skip: missing ?? false }, () => {
+  assert.equal(apis.plain.threads, 1);
+  for (const threads of [1, 2, 3]) {
+    assert.equal(apis[`mt${threads}`].threads, threads);
+    assert.equal(apis[`mt${threads}`].run({ op: 'version' }).reply.threads, threads);
+  }
+  const native = JSON.parse(execFileSync(cli, ['run', '-', '--threads', '3'], { input: '{"op": "version"}', encoding: 'utf8' }));
+  assert.equal(native.threads, 3);
+});
+
+test('attention, hidden states and values: bit-identical on every build and thread count', { skip: missing ?? false }, () => {
+  const sentence = 'The quick brown fox jumps over the lazy dog while the cat watches from the window. ';
+  const request = {
+    op: 'attention', model: 'mini', texts: [sentence.repeat(5), sentence.repeat(2), 'A short one.'],
+    outputs: ['attentions', 'hidden_states', 'values'],
+  };
+  const ref = apis.plain.run(request);
+  assert.equal(ref.status, 0, JSON.stringify(ref.reply.error ?? ''));
+  assert.ok(ref.tensors.attentions.shape[3] > 100, 'a long enough input to split the work');
+  for (const label of ['mt1', 'mt2', 'mt3']) {
+    const r = apis[label].run(request);
+    assert.equal(r.status, 0, JSON.stringify(r.reply.error ?? ''));
+    sameBits(`plain vs ${label}`, ref.tensors, r.tensors);
+  }
+  for (const threads of [1, 2]) {
+    const n = runNative(request, threads);
+    const names = Object.keys(ref.tensors);
+    const picked = Object.fromEntries(names.map((k) => [k, n.tensors[k]]));
+    sameBits(`plain WASM vs native ${threads} threads`, ref.tensors, picked);
+  }
+});
+
+test('a PAPA sweep: the same digest on 1 and 3 WASM threads and natively on 2', { skip: missing ?? (existsSync(posTask) ? false : 'no built-in tasks') }, () => {
+  const request = {
+    op: 'papa', model: 'mini', task: 'pos', task_jsonl: readFileSync(posTask, 'utf8'),
+    max_train: 64, max_validation: 24, L: 32, seeds: [1], fractions: [1, 0.5, 0],
+    orders: ['lambda', 'random'], probe: { epochs: 1 }, ranking: { max_examples: 24, epochs: 1 },
+  };
+  const one = apis.mt1.run(request);
+  assert.equal(one.status, 0, JSON.stringify(one.reply.error ?? ''));
+  const three = apis.mt3.run(request);
+  assert.equal(three.reply.digest, one.reply.digest);
+  const native = runNative(request, 2);
+  assert.equal(native.reply.digest, one.reply.digest);
+  console.log(`papa digest on WASM 1 and 3 threads and native 2 threads: ${one.reply.digest}`);
+});
