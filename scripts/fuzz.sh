@@ -12,6 +12,8 @@
 #   --parallel P                       campaign: P harnesses at a time (1)
 #   FUZZ_BUILD=dir                     build and work in dir instead of build/fuzz (a second campaign beside
 #                                      a running one)
+# Then the page's link decoder (harness name "link"): tests/js/link_fuzz.mjs under node, seed 1 in the smoke,
+# a random seed and LINK_FUZZ_CASES (5,000) cases per property in a campaign.
 # Prints one line per harness; exits 1 when any harness crashed, broke a promise (the input is saved in
 # build/fuzz/artifacts/<harness>/) or fell short of its executions.
 set -euo pipefail
@@ -34,10 +36,12 @@ done
 
 build=${FUZZ_BUILD:-build/fuzz}
 jobs=$(nproc)
-CC=clang cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DAL_FUZZ=ON >/dev/null
-cmake --build "$build" -j "$jobs" >/dev/null
-rm -rf "$build/seeds"
-python3 scripts/fuzz_corpus.py "$build/seeds" >/dev/null
+if [ "$only" != link ]; then  # "--only link" needs no C build
+  CC=clang cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DAL_FUZZ=ON >/dev/null
+  cmake --build "$build" -j "$jobs" >/dev/null
+  rm -rf "$build/seeds"
+  python3 scripts/fuzz_corpus.py "$build/seeds" >/dev/null
+fi
 
 # the dictionary that helps each harness
 dict_for() {
@@ -114,7 +118,7 @@ total_start=$(date +%s)
 mkdir -p "$build/logs"
 lines=()
 for bin in "$build"/fuzz_*; do
-  [ -x "$bin" ] || continue
+  [ -x "$bin" ] && [ "$only" != link ] || continue
   h=$(basename "$bin"); h=${h#fuzz_}
   if [ -n "$only" ] && [[ ",$only," != *",$h,"* ]]; then continue; fi
   if [ "$mode" = campaign ] && [ "$parallel" -gt 1 ]; then
@@ -131,5 +135,19 @@ for line in "${lines[@]}"; do
   cat "$line"
   grep -q '^fuzz [a-z_]* *ok ' "$line" || failed=1
 done
+
+# The page's link decoder (JavaScript): tests/js/link_fuzz.mjs, properties over random and mutated links.
+# The smoke uses seed 1 and its default case count; a campaign a random seed (printed) and LINK_FUZZ_CASES
+# (5,000) cases per property.
+if [ -z "$only" ] || [[ ",$only," == *",link,"* ]]; then
+  if [ "$mode" = smoke ]; then link_seed=1 link_cases=${LINK_FUZZ_CASES:-150}
+  else link_seed=$(( (RANDOM << 15 | RANDOM) + 1 )) link_cases=${LINK_FUZZ_CASES:-5000}; fi
+  log="$build/logs/link.$mode.log"; mkdir -p "$build/logs"
+  start=$(date +%s) status=ok
+  LINK_FUZZ_SEED=$link_seed LINK_FUZZ_CASES=$link_cases node --test tests/js/link_fuzz.mjs >"$log" 2>&1 || status=FAILED
+  printf 'fuzz %-19s %-6s seed %d, %d cases per property, %d properties passed, %d s\n' link "$status" "$link_seed" \
+    "$link_cases" "$(grep -c '^ok ' "$log")" $(( $(date +%s) - start ))
+  if [ $status != ok ]; then failed=1; grep -E '^not ok|error:' "$log" | head -5 | sed 's/^/    /'; fi
+fi
 echo "fuzz: $mode done in $(( $(date +%s) - total_start )) s (logs in $build/logs)"
 exit $failed
