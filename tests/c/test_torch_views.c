@@ -55,6 +55,10 @@ static void check_twin(const char *dir, const al_model *ref, const float *ref_at
     CHECK_MSG(memcmp(att, ref_att, n_att * sizeof *att) == 0, "%s: attention differs", dir);
     CHECK_MSG(memcmp(logits, ref_logits, n_logits * sizeof *logits) == 0, "%s: logits differ", dir);
     CHECK(strcmp(m->weights_file, "pytorch_model.bin") == 0);
+    char h1[65], h2[65]; /* the content hash that names a model in results: the same model */
+    al_model_content_hash(m, h1);
+    al_model_content_hash(ref, h2);
+    CHECK_MSG(strcmp(h1, h2) == 0, "%s: content hash differs", dir);
     free(att);
     free(logits);
     al_model_free(m);
