@@ -64,7 +64,7 @@ maxlen_for() {
 cov_of() { grep -o 'cov: [0-9]*' "$1" | tail -1 | awk '{print $2}'; }
 ft_of() { grep -o 'ft: [0-9]*' "$1" | tail -1 | awk '{print $2}'; }
 units_of() { grep -o 'stat::number_of_executed_units: [0-9]*' "$1" | tail -1 | awk '{print $2}'; }
-speed_of() { grep -o 'stat::average_exec_per_sec: [0-9]*' "$1" | tail -1 | awk '{print $2}'; }
+speed_of() { grep -o 'stat::average_exec_per_sec: *[0-9]*' "$1" | tail -1 | awk '{print $2}'; }
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
