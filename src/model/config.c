@@ -88,7 +88,12 @@ static al_status get_float(const cJSON *root, const char *file, const char *fiel
     }
     if (!cJSON_IsNumber(item) || !(item->valuedouble > 0.0) || item->valuedouble > 1.0)
         return al_err(err, AL_ERR_FORMAT, "%s: field '%s' must be a number in (0, 1]", file, field);
-    *out = (float)item->valuedouble;
+    /* checked again as the float the model uses: a double such as 1e-86 is positive but rounds to 0 */
+    float f = (float)item->valuedouble;
+    if (!(f > 0.0f))
+        return al_err(err, AL_ERR_FORMAT, "%s: field '%s' = %g is 0 as a float32; it must be at least %g", file,
+                      field, item->valuedouble, 1.401298464e-45);
+    *out = f;
     return AL_OK;
 }
 
