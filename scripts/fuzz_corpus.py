@@ -5,7 +5,9 @@ are never committed: scripts/fuzz.sh rebuilds them into build/fuzz/corpus. docs/
 harness's input format; the packed ones (bpe_files, encode, model_load, vocab_learn) are built here."""
 import hashlib
 import json
+import io
 import os
+import pickle
 import struct
 import sys
 import zipfile
@@ -55,6 +57,55 @@ class Corpus:
         with open(os.path.join(d, hashlib.sha1(data).hexdigest()), "wb") as f:
             f.write(data)
         self.counts[harness] = self.counts.get(harness, 0) + 1
+
+
+# The legacy torch.save stream (docs/checkpoints.md): magic number, protocol version, sys_info, the state_dict
+# pickle, the storage keys, then each storage as an int64 element count and its bytes.
+LEGACY_MAGIC = pickle.dumps(0x1950a86a20f9469cfc6c, protocol=2)
+LEGACY_HEAD = pickle.dumps(1001, protocol=2) + pickle.dumps(
+    {"protocol_version": 1001, "little_endian": True, "type_sizes": {"short": 2, "int": 4, "long": 4}}, protocol=2)
+ELEMENT_SIZE = {"FloatStorage": 4, "HalfStorage": 2, "BFloat16Storage": 2, "DoubleStorage": 8, "LongStorage": 8,
+                "IntStorage": 4, "ShortStorage": 2, "CharStorage": 1, "ByteStorage": 1, "BoolStorage": 1}
+
+
+def storage_types(pkl):
+    """key -> (storage type name, numel) of the persistent ids of a torch data.pkl, read without torch: every
+    global becomes a stub that records its name."""
+    found = {}
+
+    class Stub:
+        def __init__(self, name):
+            self.name = name
+
+        def __call__(self, *args):
+            return self
+
+    class Reader(pickle.Unpickler):
+        def find_class(self, module, name):
+            return Stub(name)
+
+        def persistent_load(self, pid):
+            found[pid[2]] = (pid[1].name, pid[4])
+            return pid[2]
+
+    Reader(io.BytesIO(pkl)).load()
+    return found
+
+
+def legacy_from_zip(z, pkl_name):
+    """The legacy twin (magic number stripped) of a zip torch.save file, or None."""
+    prefix = pkl_name[:-len("data.pkl")]
+    pkl = z.read(pkl_name)
+    try:
+        types = storage_types(pkl)
+    except Exception:
+        return None
+    keys = sorted(types)
+    tail = b""
+    for k in keys:
+        name, numel = types[k]
+        tail += struct.pack("<q", numel) + z.read(prefix + "data/" + k)[:numel * ELEMENT_SIZE[name]]
+    return LEGACY_HEAD + pkl + pickle.dumps(keys, protocol=2) + tail
 
 
 def pack_files(files):
@@ -143,13 +194,19 @@ def main():
     for path in files_under("tests", lambda p: p.endswith(".bin")):
         data = read(path)
         c.add("torch_bin", data)
+        if data.startswith(LEGACY_MAGIC):
+            c.add("torch_legacy", data[len(LEGACY_MAGIC):])  # fuzz_torch_legacy puts the magic number back
         try:
             with zipfile.ZipFile(path) as z:
                 for name in z.namelist():
                     if name.endswith("data.pkl"):
                         pkl = z.read(name)
                         c.add("torch_pickle", pkl)
-                        c.add("torch_bin", pkl)  # a legacy (non-zip) pickle: refused by name
+                        c.add("torch_bin", pkl)  # a pickle without the magic number: refused by name
+                        legacy = legacy_from_zip(z, name)
+                        if legacy:
+                            c.add("torch_legacy", legacy)
+                            c.add("torch_bin", LEGACY_MAGIC + legacy)
         except zipfile.BadZipFile:
             pass
     for path in files_under(".", lambda p: os.path.basename(p) == "config.json" and "/node_modules/" not in p

@@ -2,7 +2,8 @@
 # test.sh: builds everything and runs every test (README's test command; .ci/run calls it).
 #   1. native build (gcc, warnings as errors) + CTest
 #   2. the same tests under AddressSanitizer and UndefinedBehaviorSanitizer, then the libFuzzer harnesses
-#      (scripts/fuzz.sh --smoke: every seed and committed reproducer, then 4,000 seeded runs each)
+#      (scripts/fuzz.sh --smoke: every seed and committed reproducer, then 4,000 seeded runs each) and the
+#      property test of the page's link decoder (tests/js/link_fuzz.mjs, seed 1)
 #   3. WASM build (Emscripten, -msimd128) + the same C tests under node
 #   4. JS tests (node:test): tokenizer ids vs the Hugging Face JS tokenizers, the WASM module's API
 set -euo pipefail
@@ -23,7 +24,7 @@ cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=Debug -DAL_SANITIZE=ON >/dev/nul
 cmake --build build/sanitize -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build/sanitize --output-on-failure -j "$jobs" -E '^bench'
 
-step "fuzz harnesses (clang libFuzzer, ASan + UBSan): seed corpora and reproducers, then 4,000 seeded runs each"
+step "fuzz harnesses (clang libFuzzer, ASan + UBSan): seed corpora and reproducers, then 4,000 seeded runs each; the link decoder's properties"
 scripts/fuzz.sh --smoke
 
 step "WASM build (Emscripten, SIMD128) and C tests under node"

@@ -12,6 +12,7 @@
 #include "attnlab.h"
 #include "cJSON.h"
 #include "core/error.h"
+#include "core/json_nul.h"
 #include "model/tensor_list.h"
 #include "train/pretrain.h"
 
@@ -494,6 +495,15 @@ static int cmd_run(cli *c, const cli_args *a) {
     uint8_t *data;
     size_t size;
     if (read_file(a->positional[0], &data, &size)) return 1;
+    size_t nul_at = 0;
+    char nul_key[64];
+    if (al_json_find_nul((const char *)data, size, &nul_at, nul_key, sizeof nul_key)) {
+        /* cJSON would cut the string there: a different request than the file holds */
+        fprintf(stderr, "attnlab: %s: %s%s%s holds a NUL character at byte %zu; texts cannot contain NUL\n",
+                a->positional[0], nul_key[0] ? "field '" : "a string", nul_key, nul_key[0] ? "'" : "", nul_at);
+        free(data);
+        return 1;
+    }
     cJSON *req = cJSON_ParseWithLength((const char *)data, size);
     free(data);
     if (!req || !cJSON_IsObject(req)) {

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/json_nul.h"
 #include "api_internal.h"
 
 /* The error reply: {"error": {"code": "invalid", "message": "..."}}. */
@@ -61,6 +62,12 @@ static al_status dispatch(al_session *s, const char *request_json, const al_run_
                           al_reply *reply, al_error *err) {
     if (!s) return al_err(err, AL_ERR_INVALID, "session: NULL");
     if (!request_json) return al_err(err, AL_ERR_INVALID, "request: NULL");
+    size_t nul_at = 0;
+    char nul_key[64];
+    if (al_json_find_nul(request_json, strlen(request_json), &nul_at, nul_key, sizeof nul_key))
+        return al_err(err, AL_ERR_INVALID,
+                      "request: %s%s%s holds \\u0000 (a NUL character) at byte %zu; texts cannot contain NUL",
+                      nul_key[0] ? "field '" : "a string", nul_key, nul_key[0] ? "'" : "", nul_at);
     cJSON *req = cJSON_Parse(request_json);
     if (!req) {
         const char *at = cJSON_GetErrorPtr();

@@ -4,6 +4,7 @@
  * and task, every run's score, the summaries with 95% intervals and relative drops, the lambdas, the head
  * orders, the MLM scores, timings, and a digest of the numbers (a repeat of the request must give the same
  * digest on any build). */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -605,9 +606,16 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
 
 /* ------------------------------------------------------------ papa_merge: shards back into one sweep */
 
+/* A whole number in [-1e9, 1e9] as an int, else def: a part is a reply attnlab wrote, but the request may hold
+ * anything, and casting a double outside int's range is undefined behaviour. */
+static int int_value(const cJSON *v, int def) {
+    if (!cJSON_IsNumber(v)) return def;
+    const double d = v->valuedouble;
+    return d >= -1e9 && d <= 1e9 && d == floor(d) ? (int)d : def;
+}
+
 static int json_int(const cJSON *o, const char *key, int def) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? (int)v->valuedouble : def;
+    return int_value(cJSON_GetObjectItemCaseSensitive(o, key), def);
 }
 
 static double json_num(const cJSON *o, const char *key) {
@@ -659,8 +667,9 @@ static al_status merge_parts(const cJSON *parts, al_papa_sweep_result *r, int *N
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(p0, "shape");
     *NL = json_int(shape, "n_layers", 0);
     *H = json_int(shape, "n_heads", 0);
+    if (*NL < 1 || *H < 1 || *NL > 100000 || *H > 100000 || (long long)*NL * *H > 100000)
+        return al_err(err, AL_ERR_INVALID, "request: field 'parts[0].shape' is missing or out of range");
     const int n_heads = *NL * *H;
-    if (n_heads < 1 || n_heads > 100000) return al_err(err, AL_ERR_INVALID, "request: field 'parts[0].shape' is missing");
     al_status st = read_configs(p0, &r->plan, err);
     if (st) return st;
     const int n_cfg = r->plan.n_configs;
@@ -719,7 +728,11 @@ static al_status merge_parts(const cJSON *parts, al_papa_sweep_result *r, int *N
         r->theta = malloc(sizeof(float) * (size_t)n_heads);
         if (!r->theta) return al_err(err, AL_ERR_OOM, "papa_merge: out of memory");
         int i = 0;
-        for (const cJSON *v = theta->child; v; v = v->next) r->theta[i++] = (float)v->valuedouble;
+        for (const cJSON *v = theta->child; v; v = v->next, i++) {
+            if (!cJSON_IsNumber(v) || !(fabs(v->valuedouble) <= FLT_MAX))
+                return al_err(err, AL_ERR_INVALID, "request: field 'parts[0].theta[%d]' is not a float32 number", i);
+            r->theta[i] = (float)v->valuedouble;
+        }
         r->rank_loss = json_num(p0, "ranking_loss");
     }
     const cJSON *orders = cJSON_GetObjectItemCaseSensitive(p0, "orders");
@@ -728,8 +741,8 @@ static al_status merge_parts(const cJSON *parts, al_papa_sweep_result *r, int *N
         for (int i = 0; i < n_heads; i++) {
             const cJSON *pair = list ? cJSON_GetArrayItem(list, i) : NULL;
             const cJSON *l = cJSON_GetArrayItem(pair, 0), *h = cJSON_GetArrayItem(pair, 1);
-            r->orders[(size_t)o * n_heads + i] = cJSON_IsNumber(l) && cJSON_IsNumber(h)
-                                                     ? (int)l->valuedouble * *H + (int)h->valuedouble : -1;
+            const int li = int_value(l, -1), hi = int_value(h, -1);
+            r->orders[(size_t)o * n_heads + i] = li >= 0 && li < *NL && hi >= 0 && hi < *H ? li * *H + hi : -1;
         }
     }
     return AL_OK;

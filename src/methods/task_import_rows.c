@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/json_nul.h"
 #include "../text/tok_internal.h"
 #include "cJSON.h"
 #include "task_import_rows.h"
@@ -99,13 +100,10 @@ int al_reader_text_check(al_task_reader *rd, const char *s, size_t n, char *why,
 int al_reader_json_check(al_task_reader *rd, const char *s, size_t n, char *why, size_t why_len) {
     int rc = al_reader_text_check(rd, s, n, why, why_len);
     if (rc) return rc;
-    for (size_t i = 0; i + 1 < n; i++) {
-        if (s[i] != '\\') continue;
-        if (s[i + 1] == 'u' && i + 5 < n && memcmp(s + i + 2, "0000", 4) == 0) {
-            snprintf(why, why_len, "\\u0000 (a NUL character) at byte %zu", i);
-            return 1;
-        }
-        i++; /* skip the escaped character */
+    size_t at = 0;
+    if (al_json_find_nul(s, n, &at, NULL, 0)) {
+        snprintf(why, why_len, "\\u0000 (a NUL character) at byte %zu", at);
+        return 1;
     }
     return 0;
 }

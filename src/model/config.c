@@ -88,7 +88,12 @@ static al_status get_float(const cJSON *root, const char *file, const char *fiel
     }
     if (!cJSON_IsNumber(item) || !(item->valuedouble > 0.0) || item->valuedouble > 1.0)
         return al_err(err, AL_ERR_FORMAT, "%s: field '%s' must be a number in (0, 1]", file, field);
-    *out = (float)item->valuedouble;
+    /* checked again as the float the model uses: a double such as 1e-86 is positive but rounds to 0 */
+    float f = (float)item->valuedouble;
+    if (!(f > 0.0f))
+        return al_err(err, AL_ERR_FORMAT, "%s: field '%s' = %g is 0 as a float32; it must be at least %g", file,
+                      field, item->valuedouble, 1.401298464e-45);
+    *out = f;
     return AL_OK;
 }
 
@@ -153,6 +158,46 @@ static al_status pick_arch(const cJSON *root, const char *file, al_config *c, al
     return AL_OK;
 }
 
+/* Fields that change what Hugging Face computes and that attnlab does not implement: refused by name, so a
+ * model is never run as something it is not. Absent, null and the default value are accepted. */
+static al_status refuse_unimplemented(const cJSON *root, const char *file, const al_config *c, al_error *err) {
+    const cJSON *item;
+    if (c->arch != AL_ARCH_DISTILBERT) { /* DistilBertConfig has none of these two */
+        /* relative_key / relative_key_query add learned distance embeddings to the attention scores */
+        item = cJSON_GetObjectItemCaseSensitive(root, "position_embedding_type");
+        if (item && !cJSON_IsNull(item)) {
+            if (!cJSON_IsString(item))
+                return al_err(err, AL_ERR_FORMAT, "%s: field 'position_embedding_type' must be a string", file);
+            if (strcmp(item->valuestring, "absolute") != 0)
+                return al_err(err, AL_ERR_UNSUPPORTED,
+                              "%s: field 'position_embedding_type' = '%.64s' is not supported (only 'absolute'; "
+                              "relative position embeddings are not implemented)",
+                              file, item->valuestring);
+        }
+        /* a decoder attends causally (each token only to earlier ones) */
+        item = cJSON_GetObjectItemCaseSensitive(root, "is_decoder");
+        if (item && !cJSON_IsNull(item)) {
+            if (!cJSON_IsBool(item))
+                return al_err(err, AL_ERR_FORMAT, "%s: field 'is_decoder' must be true or false", file);
+            if (cJSON_IsTrue(item))
+                return al_err(err, AL_ERR_UNSUPPORTED,
+                              "%s: field 'is_decoder' = true is not supported (causal attention is not "
+                              "implemented)",
+                              file);
+        }
+    }
+    /* pruned heads leave layers with fewer heads than num_attention_heads */
+    item = cJSON_GetObjectItemCaseSensitive(root, "pruned_heads");
+    if (item && !cJSON_IsNull(item)) {
+        if (!cJSON_IsObject(item))
+            return al_err(err, AL_ERR_FORMAT, "%s: field 'pruned_heads' must be an object", file);
+        if (item->child)
+            return al_err(err, AL_ERR_UNSUPPORTED,
+                          "%s: field 'pruned_heads' is not supported (every layer must keep all its heads)", file);
+    }
+    return AL_OK;
+}
+
 static al_status parse_fields(const cJSON *root, const char *file, al_config *c, al_error *err) {
     const int M = AL_CONFIG_MAX_DIM;
     al_status st;
@@ -188,6 +233,7 @@ static al_status parse_fields(const cJSON *root, const char *file, al_config *c,
             TRY(get_int(root, file, "embedding_size", 1, 128, 1, M, &c->embedding_size, err));
         else c->embedding_size = c->hidden_size;
     }
+    TRY(refuse_unimplemented(root, file, c, err));
 #undef TRY
     if (c->hidden_size % c->n_heads != 0)
         return al_err(err, AL_ERR_FORMAT, "%s: hidden size %d is not a multiple of the %d heads", file,

@@ -45,6 +45,17 @@ al_status al_tensor_list_add(al_tensor_list *list, const al_tensor_entry *entry,
     return AL_OK;
 }
 
+al_status al_tensor_list_own(al_tensor_list *list, void *buf, al_error *err) {
+    void **grown = realloc(list->owned, sizeof *grown * (size_t)(list->n_owned + 1));
+    if (!grown) {
+        free(buf);
+        return al_err(err, AL_ERR_OOM, "tensors: out of memory");
+    }
+    list->owned = grown;
+    list->owned[list->n_owned++] = buf;
+    return AL_OK;
+}
+
 const al_tensor_entry *al_tensor_list_find(const al_tensor_list *list, const char *name) {
     for (int i = 0; i < list->n; i++)
         if (strcmp(list->items[i].name, name) == 0) return &list->items[i];
@@ -56,6 +67,8 @@ void al_tensor_list_free(al_tensor_list *list) {
     free(list->items);
     for (int i = 0; i < 2 * list->n_meta; i++) free(list->meta[i]);
     free(list->meta);
+    for (int i = 0; i < list->n_owned; i++) free(list->owned[i]);
+    free(list->owned);
     memset(list, 0, sizeof *list);
 }
 

@@ -19,7 +19,8 @@ typedef struct al_tensor_entry {
     al_dtype dtype;
     int ndim;
     int64_t shape[AL_MAX_DIMS];
-    const uint8_t *data;    /* borrowed from the file's buffer (the fileset keeps it alive) */
+    const uint8_t *data;    /* borrowed from the file's buffer (the fileset keeps it alive), or a copy the
+                               list owns (a strided view gathered into row-major order) */
     size_t nbytes;
     char file[128];         /* base name of the file it came from, for messages */
 } al_tensor_entry;
@@ -29,6 +30,8 @@ typedef struct al_tensor_list {
     int n, cap;
     char **meta;            /* [2 * n_meta] owned key, value strings of a safetensors "__metadata__" */
     int n_meta;
+    void **owned;           /* buffers freed with the list */
+    int n_owned;
 } al_tensor_list;
 
 const char *al_dtype_name(al_dtype dt);
@@ -38,6 +41,8 @@ int al_dtype_from_name(const char *name);
 
 /* Appends an entry (copies name and file); the data stays borrowed. */
 al_status al_tensor_list_add(al_tensor_list *list, const al_tensor_entry *entry, al_error *err);
+/* The list takes buf (malloc'd) and frees it with itself; on error buf is freed at once. */
+al_status al_tensor_list_own(al_tensor_list *list, void *buf, al_error *err);
 const al_tensor_entry *al_tensor_list_find(const al_tensor_list *list, const char *name);
 void al_tensor_list_free(al_tensor_list *list);
 /* Metadata strings (safetensors "__metadata__"): add copies a pair; get returns NULL when absent. */

@@ -1,4 +1,6 @@
-/* torch_unpickle.c: pytorch_model.bin (torch.save zip) -> tensors, through a restricted unpickler.
+/* torch_unpickle.c: pytorch_model.bin -> tensors, through a restricted unpickler (torch_pickle.h). The zip
+ * format is read here, the legacy one in torch_legacy.c; both go through al_unpickle and
+ * al_torch_state_dict_add (what the code relies on about the formats: docs/checkpoints.md).
  *
  * A pickle can name any Python callable, so this reader never calls anything: it understands only the
  * objects a state_dict is made of (collections.OrderedDict, torch._utils._rebuild_tensor_v2 and
@@ -11,40 +13,12 @@
 #include <string.h>
 
 #include "../core/error.h"
-#include "tensor_list.h"
+#include "torch_pickle.h"
 #include "torch_zip.h"
 
-typedef enum vkind {
-    V_MARK, V_NONE, V_BOOL, V_INT, V_FLOAT, V_STR, V_TUPLE, V_LIST, V_DICT, V_GLOBAL, V_STORAGE,
-    V_TENSOR
-} vkind;
-
-typedef enum gkind { G_ORDERED_DICT, G_REBUILD_TENSOR, G_REBUILD_PARAMETER, G_STORAGE_TYPE } gkind;
-
-typedef struct pv pv;
-struct pv {
-    vkind kind;
-    int64_t i;             /* V_INT, V_BOOL */
-    char *s;               /* V_STR (owned), V_STORAGE key (owned) */
-    pv **items;            /* V_TUPLE, V_LIST; V_DICT as key, value, key, value ... */
-    int n, cap;
-    gkind global;          /* V_GLOBAL */
-    al_dtype dtype;        /* V_GLOBAL storage type, V_STORAGE */
-    int64_t numel;         /* V_STORAGE */
-    pv *storage;           /* V_TENSOR */
-    int64_t offset;        /* V_TENSOR, in elements */
-    int ndim;
-    int64_t shape[AL_MAX_DIMS], stride[AL_MAX_DIMS];
-};
-
-typedef struct unpickler {
-    const uint8_t *p, *end, *start;
-    const char *file;
-    al_error *err;
-    pv **all; int n_all, cap_all;   /* every value, for freeing */
-    pv **stack; int n_stack, cap_stack;
-    pv **memo; int64_t cap_memo;
-} unpickler;
+typedef al_pv pv;
+typedef al_pv_kind vkind;
+typedef al_unpickler unpickler;
 
 #define MAX_STACK (1 << 22)
 #define MAX_MEMO (1 << 22)
@@ -195,7 +169,7 @@ static int int_tuple(const pv *t, int64_t *out, int max_n, int *n_out) {
     return 1;
 }
 
-/* persistent id ('storage', storage_type, key, location, numel) -> a storage value. */
+/* persistent id ('storage', storage_type, key, location, numel[, view_metadata]) -> a storage value. */
 static al_status op_persid(unpickler *u) {
     pv *pid = pop(u);
     if (!pid || pid->kind != V_TUPLE || pid->n < 5 || pid->items[0]->kind != V_STR ||
@@ -205,6 +179,10 @@ static al_status op_persid(unpickler *u) {
     if (type->kind != V_GLOBAL || type->global != G_STORAGE_TYPE || key->kind != V_STR ||
         numel->kind != V_INT || numel->i < 0)
         return fail(u, AL_ERR_FORMAT, "persistent id has a bad storage type, key or size");
+    /* the legacy format adds view_metadata: None, or (view key, offset, size) for a storage view, which
+     * only files of torch < 1.0 hold */
+    if (pid->n >= 6 && pid->items[5]->kind != V_NONE)
+        return fail(u, AL_ERR_UNSUPPORTED, "persistent id of a storage view (torch < 1.0); re-save the file");
     pv *s = new_value(u, V_STORAGE);
     if (!s || !(s->s = malloc(strlen(key->s) + 1))) return fail(u, AL_ERR_OOM, "out of memory");
     strcpy(s->s, key->s);
@@ -315,9 +293,10 @@ static al_status memo_get(unpickler *u, uint64_t index) {
     return push(u, u->memo[index]);
 }
 
-/* Runs the pickle; on success *result is the value left by STOP. */
-static al_status run(unpickler *u, pv **result) {
+al_status al_unpickle(unpickler *u, pv **result) {
     int memo_next = 0; /* MEMOIZE (protocol 4) numbers entries in order */
+    u->n_stack = 0;    /* a pickle sees nothing of the one before it */
+    if (u->memo) memset(u->memo, 0, (size_t)u->cap_memo * sizeof *u->memo);
     while (u->p < u->end) {
         uint8_t op = *u->p++;
         al_status st = AL_OK;
@@ -471,7 +450,7 @@ static al_status run(unpickler *u, pv **result) {
     return fail(u, AL_ERR_FORMAT, "ends without STOP (truncated)");
 }
 
-static void free_unpickler(unpickler *u) {
+void al_unpickler_free(unpickler *u) {
     for (int i = 0; i < u->n_all; i++) {
         free(u->all[i]->s);
         free(u->all[i]->items);
@@ -482,57 +461,149 @@ static void free_unpickler(unpickler *u) {
     free(u->memo);
 }
 
-/* One state_dict entry: checks the storage bytes and the layout, then lists the tensor. */
-static al_status add_tensor(const char *file, const al_zip *zip, const char *prefix, const char *name,
-                            const pv *t, al_tensor_list *list, al_error *err) {
+/* Where the view's elements lie: every index inside the storage, sizes and strides sane. *numel gets the
+ * element count, *contiguous whether the view is the row-major block starting at its offset. */
+static al_status check_view(const char *file, const char *name, const pv *t, int64_t *numel, int *contiguous,
+                            al_error *err) {
+    const int64_t big = (int64_t)1 << 40;
     const pv *s = t->storage;
-    char entry_name[512];
-    snprintf(entry_name, sizeof entry_name, "%sdata/%s", prefix, s->s);
-    const al_zip_entry *e = al_zip_find(zip, entry_name);
-    if (!e) return al_err(err, AL_ERR_FORMAT, "%s: tensor '%s': storage '%s' is missing", file, name, entry_name);
+    int64_t n = 1, expect = 1;
+    *contiguous = 1;
+    for (int i = t->ndim - 1; i >= 0; i--) {
+        if (t->shape[i] < 0 || t->shape[i] > big || t->stride[i] < 0 || t->stride[i] > big)
+            return al_err(err, AL_ERR_FORMAT, "%s: tensor '%s' has a bad size or stride in dimension %d", file,
+                          name, i);
+        /* Row-major contiguous: each stride is the product of the later sizes (size-1 dims free). */
+        if (t->shape[i] != 1 && t->stride[i] != expect) *contiguous = 0;
+        expect *= t->shape[i];
+        if (expect > big) return al_err(err, AL_ERR_FORMAT, "%s: tensor '%s' is too large", file, name);
+    }
+    n = expect;
+    if (t->offset < 0 || t->offset > s->numel || (n > 0 && t->offset == s->numel))
+        return al_err(err, AL_ERR_FORMAT, "%s: tensor '%s' (offset %lld) lies outside its storage of %lld",
+                      file, name, (long long)t->offset, (long long)s->numel);
+    /* the last element is offset + sum (size - 1) * stride; added one dimension at a time so that
+     * nothing overflows: each step must stay below the storage's end */
+    int64_t last = t->offset;
+    for (int i = 0; n > 0 && i < t->ndim; i++) {
+        if (t->shape[i] <= 1 || t->stride[i] == 0) continue;
+        if (t->stride[i] > (s->numel - 1 - last) / (t->shape[i] - 1))
+            return al_err(err, AL_ERR_FORMAT,
+                          "%s: tensor '%s' (offset %lld, %lld elements) lies outside its storage of %lld", file,
+                          name, (long long)t->offset, (long long)n, (long long)s->numel);
+        last += (t->shape[i] - 1) * t->stride[i];
+    }
+    *numel = n;
+    return AL_OK;
+}
+
+/* Copies a strided view into row-major order: an odometer over the indices keeps the source offset. */
+static void gather(uint8_t *dst, const uint8_t *src, const pv *t, size_t elem, int64_t numel) {
+    int64_t idx[AL_MAX_DIMS] = {0}, off = t->offset;
+    for (int64_t k = 0; k < numel; k++) {
+        memcpy(dst + (size_t)k * elem, src + (size_t)off * elem, elem);
+        for (int d = t->ndim - 1; d >= 0; d--) {
+            if (++idx[d] < t->shape[d]) {
+                off += t->stride[d];
+                break;
+            }
+            off -= (idx[d] - 1) * t->stride[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* One state_dict entry: checks the storage bytes and the view, then lists the tensor. *copied counts the
+ * bytes gathered so far against copy_limit. */
+static al_status add_tensor(const char *file, const char *name, const pv *t, al_storage_lookup lookup, void *ctx,
+                            size_t copy_limit, size_t *copied, al_tensor_list *list, al_error *err) {
+    const pv *s = t->storage;
+    if (al_tensor_list_find(list, name))
+        return al_err(err, AL_ERR_FORMAT, "%s: tensor '%s' appears twice", file, name);
     const uint8_t *data = NULL;
     uint64_t size = 0;
-    al_status st = al_zip_data(e, file, &data, &size, err);
+    al_status st = lookup(ctx, name, s->s, &data, &size, err);
     if (st != AL_OK) return st;
     uint64_t elem = al_dtype_size(s->dtype);
     if ((uint64_t)s->numel > size / elem)
         return al_err(err, AL_ERR_FORMAT, "%s: tensor '%s': storage '%s' holds %llu bytes, not %lld elements",
-                      file, name, entry_name, (unsigned long long)size, (long long)s->numel);
-    /* Row-major contiguous: each stride is the product of the later sizes (size-1 dims free). */
-    int64_t numel = 1, expect = 1;
-    for (int i = t->ndim - 1; i >= 0; i--) {
-        if (t->shape[i] < 0 || t->shape[i] > ((int64_t)1 << 40))
-            return al_err(err, AL_ERR_FORMAT, "%s: tensor '%s' has a bad size", file, name);
-        if (t->shape[i] != 1 && t->stride[i] != expect)
-            return al_err(err, AL_ERR_UNSUPPORTED,
-                          "%s: tensor '%s' is not contiguous (stride %lld in dimension %d); save "
-                          "contiguous tensors",
-                          file, name, (long long)t->stride[i], i);
-        expect *= t->shape[i];
-        if (expect > ((int64_t)1 << 40))
-            return al_err(err, AL_ERR_FORMAT, "%s: tensor '%s' is too large", file, name);
-    }
-    numel = expect;
-    if (t->offset < 0 || t->offset > s->numel || numel > s->numel - t->offset)
-        return al_err(err, AL_ERR_FORMAT,
-                      "%s: tensor '%s' (offset %lld, %lld elements) lies outside its storage of %lld",
-                      file, name, (long long)t->offset, (long long)numel, (long long)s->numel);
+                      file, name, s->s, (unsigned long long)size, (long long)s->numel);
+    int64_t numel = 0;
+    int contiguous = 1;
+    st = check_view(file, name, t, &numel, &contiguous, err);
+    if (st != AL_OK) return st;
     al_tensor_entry entry;
     memset(&entry, 0, sizeof entry);
     entry.name = (char *)name;
     entry.dtype = s->dtype;
     entry.ndim = t->ndim;
     memcpy(entry.shape, t->shape, sizeof entry.shape);
-    entry.data = data + (uint64_t)t->offset * elem;
     entry.nbytes = (size_t)((uint64_t)numel * elem);
     snprintf(entry.file, sizeof entry.file, "%s", file);
-    if (al_tensor_list_find(list, name))
-        return al_err(err, AL_ERR_FORMAT, "%s: tensor '%s' appears twice", file, name);
+    if (contiguous || numel == 0) {
+        entry.data = data + (uint64_t)t->offset * elem;
+        return al_tensor_list_add(list, &entry, err);
+    }
+    /* A strided view (a transposed weight, a column slice): gathered once, here. A view cannot hold more
+     * elements than its storage (an expanded one would turn a small file into any amount of memory), and
+     * all copies together stay within copy_limit. */
+    if (numel > s->numel)
+        return al_err(err, AL_ERR_UNSUPPORTED,
+                      "%s: tensor '%s' is a broadcast view (%lld elements of a storage of %lld); save it with "
+                      ".contiguous()",
+                      file, name, (long long)numel, (long long)s->numel);
+    if (entry.nbytes > copy_limit - *copied)
+        return al_err(err, AL_ERR_FORMAT, "%s: tensor '%s': strided views would copy more than the file's %zu bytes",
+                      file, name, copy_limit);
+    uint8_t *copy = malloc(entry.nbytes);
+    if (!copy) return al_err(err, AL_ERR_OOM, "%s: tensor '%s': out of memory (%zu bytes)", file, name, entry.nbytes);
+    gather(copy, data, t, (size_t)elem, numel);
+    st = al_tensor_list_own(list, copy, err);
+    if (st != AL_OK) return st;
+    *copied += entry.nbytes;
+    entry.data = copy;
     return al_tensor_list_add(list, &entry, err);
+}
+
+al_status al_torch_state_dict_add(const pv *result, const char *file, al_storage_lookup lookup, void *ctx,
+                                  size_t copy_limit, al_tensor_list *list, al_error *err) {
+    if (result->kind != V_DICT)
+        return al_err(err, AL_ERR_FORMAT, "%s: the pickle is not a state_dict (a dict of tensors)", file);
+    int first = list->n;
+    size_t copied = 0;
+    al_status st = AL_OK;
+    for (int i = 0; st == AL_OK && i + 1 < result->n; i += 2) {
+        const pv *k = result->items[i], *v = result->items[i + 1];
+        if (k->kind != V_STR || v->kind != V_TENSOR) continue; /* not a tensor entry */
+        st = add_tensor(file, k->s, v, lookup, ctx, copy_limit, &copied, list, err);
+    }
+    if (st != AL_OK) {
+        for (int i = first; i < list->n; i++) free(list->items[i].name);
+        list->n = first;
+    }
+    return st;
+}
+
+/* The zip's storages: "<archive>/data/<key>". */
+typedef struct zip_storages {
+    const al_zip *zip;
+    const char *prefix, *file;
+} zip_storages;
+
+static al_status zip_lookup(void *ctx, const char *tensor, const char *key, const uint8_t **data, uint64_t *size,
+                            al_error *err) {
+    const zip_storages *z = ctx;
+    char entry_name[512];
+    snprintf(entry_name, sizeof entry_name, "%sdata/%s", z->prefix, key);
+    const al_zip_entry *e = al_zip_find(z->zip, entry_name);
+    if (!e)
+        return al_err(err, AL_ERR_FORMAT, "%s: tensor '%s': storage '%s' is missing", z->file, tensor, entry_name);
+    return al_zip_data(e, z->file, data, size, err);
 }
 
 al_status al_torch_bin_read(const uint8_t *buf, size_t size, const char *file, al_tensor_list *list,
                             al_error *err) {
+    if (al_torch_legacy_is(buf, size)) return al_torch_legacy_read(buf, size, file, list, err);
     al_zip zip;
     al_status st = al_zip_read(buf, size, file, &zip, err);
     if (st != AL_OK) return st;
@@ -584,20 +655,10 @@ al_status al_torch_bin_read(const uint8_t *buf, size_t size, const char *file, a
     u.file = file;
     u.err = err;
     pv *result = NULL;
-    st = run(&u, &result);
-    if (st == AL_OK && result->kind != V_DICT)
-        st = al_err(err, AL_ERR_FORMAT, "%s: the pickle is not a state_dict (a dict of tensors)", file);
-    int first = list->n;
-    for (int i = 0; st == AL_OK && i + 1 < result->n; i += 2) {
-        const pv *k = result->items[i], *v = result->items[i + 1];
-        if (k->kind != V_STR || v->kind != V_TENSOR) continue; /* not a tensor entry */
-        st = add_tensor(file, &zip, prefix, k->s, v, list, err);
-    }
-    if (st != AL_OK) {
-        for (int i = first; i < list->n; i++) free(list->items[i].name);
-        list->n = first;
-    }
-    free_unpickler(&u);
+    st = al_unpickle(&u, &result);
+    zip_storages storages = {&zip, prefix, file};
+    if (st == AL_OK) st = al_torch_state_dict_add(result, file, zip_lookup, &storages, size, list, err);
+    al_unpickler_free(&u);
     al_zip_free(&zip);
     return st;
 }

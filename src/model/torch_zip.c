@@ -37,9 +37,8 @@ static al_status find_eocd(const uint8_t *buf, size_t size, const char *file, si
         }
     }
     if (size >= 2 && buf[0] == 0x80 && buf[1] <= 5)
-        return al_err(err, AL_ERR_UNSUPPORTED,
-                      "%s: legacy (non-zip) torch.save format; re-save it with torch >= 1.6 or as "
-                      "safetensors",
+        return al_err(err, AL_ERR_FORMAT,
+                      "%s: a pickle without torch's magic number: neither a zip nor a legacy torch.save file",
                       file);
     return al_err(err, AL_ERR_FORMAT, "%s: not a zip archive or truncated (no end of central directory)",
                   file);

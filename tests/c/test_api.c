@@ -511,7 +511,26 @@ static void test_op_table(al_session *s) {
     expect_error(s, "{\"op\":\"explode\"}", AL_ERR_INVALID, needle);
 }
 
+/* A NUL character inside a text is refused, naming the field: cJSON would cut the string at it and the
+ * request would silently run on "a" (docs/fuzzing.md, "No silent wrong answers"). */
+static void test_nul(al_session *s) {
+    expect_error(s, "{\"op\":\"tokenize\",\"model\":\"tiny\",\"text\":\"a\\u0000b\"}", AL_ERR_INVALID,
+                 "request: field 'text' holds \\u0000 (a NUL character) at byte 41; texts cannot contain NUL");
+    expect_error(s, "{\"op\":\"attention\",\"model\":\"tiny\",\"texts\":[\"a\", \"\\u0000\"]}", AL_ERR_INVALID,
+                 "request: field 'texts' holds \\u0000");
+    expect_error(s, "{\"op\":\"attention\",\"model\":\"tiny\",\"text\":\"a\",\"text_pair\":\"b\\u0000\"}",
+                 AL_ERR_INVALID, "field 'text_pair' holds");
+    expect_error(s, "{\"op\":\"tokenize\",\"model\":\"tiny\",\"te\\u0000xt\":\"a\"}", AL_ERR_INVALID,
+                 "request: a string holds \\u0000");
+    /* an escaped backslash before u0000 is the text "\\u0000", not a NUL: it runs */
+    al_reply reply = {0};
+    cJSON *r = run(s, "{\"op\":\"tokenize\",\"model\":\"tiny\",\"text\":\"a\\\\u0000b\"}", AL_OK, &reply);
+    cJSON_Delete(r);
+    al_reply_free(&reply);
+}
+
 static void test_errors(al_session *s) {
+    test_nul(s);
     expect_error(s, "{\"op\":", AL_ERR_FORMAT, "request: malformed JSON");
     expect_error(s, "[1,2]", AL_ERR_INVALID, "request: must be a JSON object");
     expect_error(s, "{}", AL_ERR_INVALID, "missing field 'op'");

@@ -112,6 +112,28 @@ int main(void) {
                  "\"n_heads\": 3}", AL_ERR_FORMAT, "'hidden_dim' is missing");
     expect_error("{\"model_type\": 7, " BERT_SHAPE "}", AL_ERR_FORMAT, "'model_type' must be a string");
 
+    /* Fields that change the computation and are not implemented: refused by name, never run as absolute
+     * positions / bidirectional attention / all heads; their default values load. */
+    expect_error("{\"model_type\": \"bert\", \"position_embedding_type\": \"relative_key\", " BERT_SHAPE "}",
+                 AL_ERR_UNSUPPORTED, "field 'position_embedding_type' = 'relative_key' is not supported");
+    expect_error("{\"model_type\": \"roberta\", \"position_embedding_type\": \"relative_key_query\", " BERT_SHAPE "}",
+                 AL_ERR_UNSUPPORTED, "field 'position_embedding_type' = 'relative_key_query' is not supported");
+    expect_error("{\"model_type\": \"electra\", \"position_embedding_type\": \"relative_key\", " BERT_SHAPE "}",
+                 AL_ERR_UNSUPPORTED, "field 'position_embedding_type' = 'relative_key'");
+    expect_error("{\"model_type\": \"bert\", \"position_embedding_type\": 3, " BERT_SHAPE "}",
+                 AL_ERR_FORMAT, "field 'position_embedding_type' must be a string");
+    expect_error("{\"model_type\": \"bert\", \"is_decoder\": true, " BERT_SHAPE "}",
+                 AL_ERR_UNSUPPORTED, "field 'is_decoder' = true is not supported");
+    expect_error("{\"model_type\": \"bert\", \"pruned_heads\": {\"0\": [1]}, " BERT_SHAPE "}",
+                 AL_ERR_UNSUPPORTED, "field 'pruned_heads' is not supported");
+    expect_error("{\"model_type\": \"distilbert\", \"pruned_heads\": {\"1\": [0, 2]}, \"vocab_size\": 50, "
+                 "\"dim\": 24, \"n_layers\": 2, \"n_heads\": 3, \"hidden_dim\": 48}",
+                 AL_ERR_UNSUPPORTED, "field 'pruned_heads'");
+    CHECK(parse("{\"model_type\": \"bert\", \"position_embedding_type\": \"absolute\", \"is_decoder\": false, "
+                "\"pruned_heads\": {}, " BERT_SHAPE "}", &c, &err) == AL_OK);
+    CHECK(parse("{\"model_type\": \"bert\", \"position_embedding_type\": null, \"is_decoder\": null, " BERT_SHAPE "}",
+                &c, &err) == AL_OK);
+
     /* al_config_bert and al_arch_name. */
     c = al_config_bert(1000, 64, 4, 4, 256);
     CHECK(c.arch == AL_ARCH_BERT && c.head_dim == 16 && c.embedding_size == 64 && c.type_vocab_size == 2);

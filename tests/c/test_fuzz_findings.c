@@ -370,6 +370,51 @@ static void c3_huge_input_id(void) {
     free(request);
 }
 
+/* C4 (our campaign): a config.json with layer_norm_eps 1e-86 passed the (0, 1] check as a double and became 0
+ * as the model's float32 (LayerNorm would then divide by a zero deviation); the value is checked again after the
+ * conversion and refused naming the field. */
+static void c4_tiny_layer_norm_eps(void) {
+    size_t len = 0;
+    char *text = slurp(FUZZ_DIR "config/C4-tiny-layer-norm-eps-config.json", &len);
+    if (!text) return;
+    al_config c;
+    al_error err;
+    CHECK(al_config_parse(text, len, "config.json", &c, &err) == AL_ERR_FORMAT);
+    CHECK_MSG(has(err.message, "config.json: field 'layer_norm_eps' = 1e-86 is 0 as a float32"), "%s", err.message);
+    static const char subnormal[] = "{\"model_type\": \"bert\", \"layer_norm_eps\": 1e-44, \"vocab_size\": 10, "
+                                    "\"hidden_size\": 4, \"num_hidden_layers\": 1, \"num_attention_heads\": 1, "
+                                    "\"intermediate_size\": 4}";
+    CHECK(al_config_parse(subnormal, sizeof subnormal - 1, "config.json", &c, &err) == AL_OK && c.layer_norm_eps > 0.0f);
+    free(text);
+}
+
+/* R2 (found by review while fixing C4, the class of C3): papa_merge cast the numbers of its parts (shape, run
+ * indices, orders, theta) to int or float before any range check, and multiplied layers by heads unchecked
+ * (undefined behaviour for 1e300 or 2^20 x 2^20). Each is now range-checked first; the request is refused
+ * naming the field. */
+static void r2_papa_merge_numbers(void) {
+    static const char *const requests[][2] = {
+        {"{\"op\":\"papa_merge\",\"parts\":[{\"op\":\"papa\",\"shape\":{\"n_layers\":1e300,\"n_heads\":2}}]}",
+         "field 'parts[0].shape' is missing or out of range"},
+        {"{\"op\":\"papa_merge\",\"parts\":[{\"op\":\"papa\",\"shape\":{\"n_layers\":1048576,\"n_heads\":1048576}}]}",
+         "field 'parts[0].shape' is missing or out of range"},
+        {"{\"op\":\"papa_merge\",\"parts\":[{\"op\":\"papa\",\"shape\":{\"n_layers\":1,\"n_heads\":2},\"configs\":[],\"config\":{},"
+         "\"runs\":[{\"config\":-1e300}]}]}",
+         "field 'parts[0].runs' names configuration -1"},
+        {"{\"op\":\"papa_merge\",\"parts\":[{\"op\":\"papa\",\"shape\":{\"n_layers\":1,\"n_heads\":2},\"configs\":[],\"config\":{},"
+         "\"runs\":[],\"theta\":[1e300, 0]}]}",
+         "field 'parts[0].theta[0]' is not a float32 number"},
+    };
+    al_session *s = al_session_new();
+    for (size_t i = 0; i < sizeof requests / sizeof requests[0]; i++) {
+        al_reply r;
+        CHECK_MSG(al_session_run(s, requests[i][0], NULL, &r) == AL_ERR_INVALID, "request %zu", i);
+        CHECK_MSG(r.json && has(r.json, requests[i][1]), "request %zu: %s", i, r.json ? r.json : "(null)");
+        al_reply_free(&r);
+    }
+    al_session_free(s);
+}
+
 int main(void) {
     f1_compressed_pickle();
     f2_template_repeats_a();
@@ -381,5 +426,7 @@ int main(void) {
     r1_sparse_ids();
     c2_empty_model_type();
     c3_huge_input_id();
+    c4_tiny_layer_norm_eps();
+    r2_papa_merge_numbers();
     return check_summary("fuzz_findings");
 }

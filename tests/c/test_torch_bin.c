@@ -1,6 +1,7 @@
 /* test_torch_bin.c: pytorch_model.bin through the zip reader and the restricted unpickler: tensors
- * sharing one storage at offsets, hostile pickles refused by name, compressed / truncated / legacy
- * files, non-contiguous tensors, and hand-written pickles for the unpickler's error paths. */
+ * sharing one storage at offsets, hostile pickles refused by name, compressed / truncated files, a pickle
+ * without torch's magic number, strided views, and hand-written pickles for the unpickler's error paths (the
+ * legacy format and the views against their safetensors twin: test_torch_views.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,8 +147,8 @@ int main(void) {
     free(bin);
     CHECK(al_torch_bin_read((const uint8_t *)"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19"
                             "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00", 24, "pytorch_model.bin", &list, &err) ==
-          AL_ERR_UNSUPPORTED);
-    CHECK(strstr(err.message, "legacy") != NULL);
+          AL_ERR_FORMAT);
+    CHECK(strstr(err.message, "pytorch_model.bin: a pickle without torch's magic number") != NULL);
 
     /* Hostile and odd files through al_model_load, each named. */
     expect_model_error("tests/fixtures/hostile_system", AL_ERR_UNSUPPORTED,
@@ -156,8 +157,10 @@ int main(void) {
                        "pytorch_model.bin: pickle global 'builtins.eval' is not allowed");
     expect_model_error("tests/fixtures/hostile_stack_global", AL_ERR_UNSUPPORTED,
                        "pytorch_model.bin: pickle global 'os.system' is not allowed");
-    expect_model_error("tests/fixtures/bad_bin_noncontig", AL_ERR_UNSUPPORTED,
-                       "pytorch_model.bin: tensor 'bert.encoder.layer.0.intermediate.dense.weight' is not contiguous");
+    /* A transposed weight (strides (1, 16)) loads, gathered into row-major order. */
+    al_model *tm = NULL;
+    CHECK_MSG(al_model_load_dir("tests/fixtures/bert_bin_transposed", &tm, &err) == AL_OK, "%s", err.message);
+    al_model_free(tm);
 
     /* Hand-written pickles. */
     static const char good[] = PK_HEAD "(" PK_TENSOR("\x01", "\x02", "\x01") "u.";
@@ -171,8 +174,25 @@ int main(void) {
     free(zip);
     static const char past_end[] = PK_HEAD "(" PK_TENSOR("\x03", "\x02", "\x01") "u.";
     expect_pickle_error("offset", past_end, sizeof past_end - 1, AL_ERR_FORMAT, "lies outside its storage");
+    /* Strided views are gathered: stride 2 over {1, 2, 3, 4} is {1, 3}; stride 0 repeats one element. */
     static const char strided[] = PK_HEAD "(" PK_TENSOR("\x00", "\x02", "\x02") "u.";
-    expect_pickle_error("stride", strided, sizeof strided - 1, AL_ERR_UNSUPPORTED, "tensor 'w' is not contiguous");
+    CHECK(run_pickle_keep(strided, sizeof strided - 1, &list, &zip, &err) == AL_OK);
+    w = al_tensor_list_find(&list, "w");
+    CHECK(w && w->nbytes == 8 && al_tensor_to_f32(w, vals, &err) == AL_OK && vals[0] == 1.0f && vals[1] == 3.0f);
+    al_tensor_list_free(&list);
+    free(zip);
+    static const char repeat[] = PK_HEAD "(" PK_TENSOR("\x02", "\x02", "\x00") "u.";
+    CHECK(run_pickle_keep(repeat, sizeof repeat - 1, &list, &zip, &err) == AL_OK);
+    w = al_tensor_list_find(&list, "w");
+    CHECK(w && al_tensor_to_f32(w, vals, &err) == AL_OK && vals[0] == 3.0f && vals[1] == 3.0f);
+    al_tensor_list_free(&list);
+    free(zip);
+    static const char broadcast[] = PK_HEAD "(" PK_TENSOR("\x00", "\x05", "\x00") "u.";
+    expect_pickle_error("broadcast", broadcast, sizeof broadcast - 1, AL_ERR_UNSUPPORTED,
+                        "tensor 'w' is a broadcast view (5 elements of a storage of 4)");
+    static const char stride_out[] = PK_HEAD "(" PK_TENSOR("\x01", "\x02", "\x03") "u.";
+    expect_pickle_error("stride outside", stride_out, sizeof stride_out - 1, AL_ERR_FORMAT,
+                        "tensor 'w' (offset 1, 2 elements) lies outside its storage of 4");
     static const char no_stop[] = PK_HEAD "(" PK_TENSOR("\x00", "\x02", "\x01") "u";
     expect_pickle_error("no stop", no_stop, sizeof no_stop - 1, AL_ERR_FORMAT, "without STOP");
     static const char inst[] = "\x80\x02(i__main__\nEvil\n.";

@@ -7,7 +7,7 @@
 #include "fuzz_common.h"
 #include "model/tensor_list.h"
 
-/* Every tensor's bytes lie inside [data, data + size) and match its dtype and shape, names are distinct,
+/* Every tensor's bytes lie inside [data, data + size) (or in a gathered copy the list owns) and match its dtype and shape, names are distinct,
  * F32/F16/BF16 tensors convert to float32 and others are refused naming the tensor. may_share: tensors may
  * share bytes (torch storages are shared by views; safetensors forbids it). */
 static inline void fuzz_check_tensor_list(const al_tensor_list *list, const uint8_t *data, size_t size,
@@ -25,8 +25,14 @@ static inline void fuzz_check_tensor_list(const al_tensor_list *list, const uint
         FUZZ_REQUIRE(numel * al_dtype_size(t->dtype) == t->nbytes, "tensor '%s': %zu bytes for %llu elements of %s",
                      t->name, t->nbytes, (unsigned long long)numel, al_dtype_name(t->dtype));
         FUZZ_REQUIRE((int64_t)numel == al_tensor_numel(t), "tensor '%s': numel", t->name);
-        FUZZ_REQUIRE(t->data >= data && t->nbytes <= size && (size_t)(t->data - data) <= size - t->nbytes,
+        /* inside the file's buffer, or a copy the list owns (a strided view gathered; reading all its bytes
+         * below lets ASan check its size) */
+        int owned = 0;
+        for (int k = 0; k < list->n_owned; k++) owned |= t->data == (const uint8_t *)list->owned[k];
+        FUZZ_REQUIRE(owned || (t->data >= data && t->nbytes <= size && (size_t)(t->data - data) <= size - t->nbytes),
                      "tensor '%s' lies outside the buffer", t->name);
+        FUZZ_REQUIRE(!owned || t->nbytes <= size, "tensor '%s': a copy of %zu bytes from a file of %zu", t->name,
+                     t->nbytes, size);
         for (int j = 0; j < i; j++) {
             const al_tensor_entry *u = &list->items[j];
             FUZZ_REQUIRE(strcmp(t->name, u->name) != 0, "tensor '%s' listed twice", t->name);

@@ -1,6 +1,6 @@
 /* fuzz_torch_bin.c: any bytes as a pytorch_model.bin (al_torch_bin_read): the zip container (ZIP64 too), the
- * restricted unpickler, the storages. A legacy (non-zip) torch.save pickle is refused by name. Promises as
- * fuzz_safetensors.c, except that tensors may share a storage. */
+ * legacy stream (docs/checkpoints.md), the restricted unpickler, the storages and their views. Promises as
+ * fuzz_safetensors.c, except that tensors may share a storage and a strided view may be a copy the list owns. */
 #include "fuzz_tensors.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -167,6 +167,15 @@ test('errors exit 1 with "attnlab: <message>"', opts, () => {
   assert.match(r.stderr, /bad\.json: not a JSON object/);
   r = run('run', path.join(work, 'absent.json'));
   assert.equal(r.code, 1);
+  // a NUL character in a text (escaped or raw) is refused naming the field, never cut at the NUL
+  writeFileSync(req, JSON.stringify({ op: 'tokenize', model_dir: modelDir, text: 'the\u0000cat' }));
+  r = run('run', req);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /bad\.json: field 'text' holds a NUL character at byte \d+; texts cannot contain NUL/);
+  writeFileSync(req, Buffer.from(`{"op": "tokenize", "model_dir": ${JSON.stringify(modelDir)}, "text": "the\0cat"}`));
+  r = run('run', req);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /field 'text' holds a NUL character/);
 });
 
 test('--threads N sets the session\'s threads; bad values and commands without a session are usage errors', opts, () => {
