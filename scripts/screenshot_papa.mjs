@@ -2,15 +2,18 @@
 // embedded default model, headless Chromium (playwright-core, /usr/bin/chromium), a full sweep with the
 // page preset on the built-in POS task (5 fractions x 3 seeds, lambda ranking, baselines, MLM score).
 // Prints the sweep's wall time in the page and the request, so the same sweep can be timed natively:
-//   node scripts/screenshot_papa.mjs [OUT.png] [--request REQ.json]   (default docs/papa-panel.png)
+//   node scripts/screenshot_papa.mjs [OUT.png] [--request REQ.json] [--preset quick|paper|page]
+//   (default docs/papa-panel.png and the page preset)
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 import { launchChromium, newContext, newPage, root, startServer, waitIdle } from '../tests/e2e/helpers.mjs';
 
 const args = process.argv.slice(2);
-const reqOut = args.includes('--request') ? args[args.indexOf('--request') + 1] : null;
-const out = path.resolve(root, args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--request') ?? 'docs/papa-panel.png');
+const option = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : null);
+const reqOut = option('--request');
+const preset = option('--preset');
+const out = path.resolve(root, args.find((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--')) ?? 'docs/papa-panel.png');
 const server = await startServer();
 const browser = await launchChromium();
 try {
@@ -18,6 +21,7 @@ try {
   await page.goto(server.url);
   await page.waitForFunction(() => window.attnlab?.app?.run, null, { timeout: 60000 });
   await waitIdle(page);
+  if (preset) await page.selectOption('#papa-preset', preset);
   const t0 = Date.now();
   await page.click('#papa-run');
   await page.waitForFunction(() => window.attnlab.panels.papa.runs > 0 && !window.attnlab.panels.papa.job, null, { timeout: 1800000 });
