@@ -14,7 +14,7 @@ import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import * as ort from 'onnxruntime-web';
+import { Worker } from 'node:worker_threads';
 
 import { loadNode } from '../wasm/attnlab_node.mjs';
 
@@ -38,17 +38,22 @@ if (missing.length) {
   execFileSync('/usr/bin/python3', [path.join(root, 'bench/peer_export.py'), peerDir, missing.join(',')], { stdio: 'inherit' });
 }
 
-// onnxruntime-web: its WASM files ship in the package; one module with a pool of 2 threads, and each
-// session's intra-op thread count set to 1 or 2.
-ort.env.wasm.numThreads = Math.max(...THREADS);
-ort.env.wasm.wasmPaths = `${path.join(root, 'node_modules/onnxruntime-web/dist')}/`;
-ort.env.logLevel = 'error';
+// onnxruntime-web: its WASM files ship in the package. Its thread count is global to a module instance,
+// so each count runs in its own worker thread (bench/peer_ort_worker.mjs), timed there around run().
+const wasmPaths = `${path.join(root, 'node_modules/onnxruntime-web/dist')}/`;
+const ortVersion = JSON.parse(readFileSync(path.join(root, 'node_modules/onnxruntime-web/package.json'), 'utf8')).version;
+const ortWorkers = {};
+for (const t of THREADS) ortWorkers[t] = new Worker(new URL('./peer_ort_worker.mjs', import.meta.url));
+const ask = (w, msg) => new Promise((resolve, reject) => {
+  w.once('message', (m) => (m.type === 'error' ? reject(new Error(`onnxruntime: ${m.message}`)) : resolve(m)));
+  w.postMessage(msg);
+});
 
 const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[s.length >> 1]; };
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
-console.log(`node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), onnxruntime-web ${ort.env.versions?.web ?? '?'}`);
+console.log(`node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), onnxruntime-web ${ortVersion}`);
 console.log(`rounds ${rounds}; ms per forward pass (batch 1), min / median; ratio = onnxruntime / attnlab (> 1: attnlab faster)`);
 
 const attnlab = {};
@@ -62,33 +67,25 @@ for (const shape of shapes) {
   }
   for (const t of THREADS) attnlab[t].addModel(shape, files);
   const onnx = new Uint8Array(readFileSync(path.join(dir, 'model.onnx')));
-  const sessions = {};
-  for (const t of THREADS) {
-    sessions[t] = await ort.InferenceSession.create(onnx, { executionProviders: ['wasm'], intraOpNumThreads: t,
-                                                            graphOptimizationLevel: 'all' });
-  }
+  for (const t of THREADS) await ask(ortWorkers[t], { type: 'load', numThreads: t, wasmPaths, onnx });
   const D = JSON.parse(new TextDecoder().decode(files['config.json'])).hidden_size;
-  console.log(`\n${shape}  (load average at start: ${load()}; onnxruntime-web's thread pool: ${ort.env.wasm.numThreads}, ` +
+  console.log(`\n${shape}  (load average at start: ${load()}; onnxruntime-web: ${THREADS.join(' and ')} threads, one module each, ` +
               `attnlab: ${THREADS.map((t) => attnlab[t].threads).join(' and ')})`);
   console.log('tokens  threads   attnlab min/median     onnxruntime min/median   ratio (min, median)');
   for (const L of lengths) {
     const ids = Array.from({ length: L }, (_, i) => 1000 + ((i * 7919) % 20000));
     const request = { op: 'attention', model: shape, input_ids: [ids], outputs: ['hidden_states'] };
-    const feeds = {
-      input_ids: new ort.Tensor('int64', BigInt64Array.from(ids.map(BigInt)), [1, L]),
-      attention_mask: new ort.Tensor('int64', new BigInt64Array(L).fill(1n), [1, L]),
-    };
     const runAttnlab = (t) => {
       const r = attnlab[t].run(request);
       if (r.status !== 0) throw new Error(`attnlab: ${JSON.stringify(r.reply.error)}`);
       const h = r.tensors.hidden_states; // [NL + 1, 1, L, D]: the last layer is the output
       return h.data.subarray(h.data.length - L * D);
     };
-    const runOrt = async (t) => (await sessions[t].run(feeds)).last_hidden_state.data;
+    const runOrt = (t) => ask(ortWorkers[t], { type: 'run', ids });
     // agreement first (and a warm-up of every runner)
     for (const t of THREADS) {
       const a = runAttnlab(t);
-      const o = await runOrt(t);
+      const o = (await runOrt(t)).data;
       let max = 0;
       for (let i = 0; i < a.length; i++) max = Math.max(max, Math.abs(a[i] - o[i]));
       if (!(max <= 1e-4)) throw new Error(`${shape} L=${L} ${t} threads: attnlab and onnxruntime differ by ${max} (> 1e-4)`);
@@ -99,9 +96,7 @@ for (const shape of shapes) {
         let t0 = now();
         runAttnlab(t);
         times[`a${t}`].push(now() - t0);
-        t0 = now();
-        await runOrt(t);
-        times[`o${t}`].push(now() - t0);
+        times[`o${t}`].push((await runOrt(t)).ms);
       }
     }
     for (const t of THREADS) {
@@ -113,7 +108,6 @@ for (const shape of shapes) {
                   `${(median(o) / median(a)).toFixed(2)}x`);
     }
   }
-  for (const t of THREADS) await sessions[t].release();
   console.log(`(load average at end: ${load()})`);
 }
 for (const t of THREADS) attnlab[t].release();
