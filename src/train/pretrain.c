@@ -518,6 +518,7 @@ static FILE *open_log(const char *path, const char *header, int keep_step) {
             fprintf(f, "%s\n", line);
         }
         free(text);
+        fflush(f); /* the kept rows are on disk at once: a run killed before its next row loses none */
         return f;
     }
     f = fopen(path, "wb");
