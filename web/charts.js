@@ -175,8 +175,8 @@ export function loadChart() {
   return chartLoading;
 }
 
-// A white background, so exported PNGs are not transparent.
-const whiteBackground = {
+// A white background, so exported PNGs are not transparent (the PAPA charts use it too).
+export const whiteBackground = {
   id: 'whiteBackground',
   beforeDraw(chart) {
     const { ctx } = chart;

@@ -5,20 +5,8 @@
 //   comparisonChart score drop against model quality, one point per model run in this session
 //   constantsGrid   the constant matrices of every layer and head (the paper's Figure 4)
 //   lambdaHeatmap   the learned lambdas per layer and head
-import { CATEGORICAL, layerHeadHeatmap, loadChart, scaleOf } from './charts.js';
+import { CATEGORICAL, layerHeadHeatmap, loadChart, scaleOf, whiteBackground } from './charts.js';
 import { SEQUENTIAL, matrixImage } from './heatmap.js';
-
-const whiteBackground = {
-  id: 'papaWhiteBackground',
-  beforeDraw(chart) {
-    const { ctx } = chart;
-    ctx.save();
-    ctx.globalCompositeOperation = 'destination-over';
-    ctx.fillStyle = '#fff';
-    ctx.fillRect(0, 0, chart.width, chart.height);
-    ctx.restore();
-  },
-};
 
 function fixedSize(canvas, width, height) {
   canvas.width = width;
