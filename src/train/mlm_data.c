@@ -76,6 +76,34 @@ static void close_seq(packer *p) {
     p->cur_len = 0;
 }
 
+typedef struct pack_ctx {
+    packer *p;
+    al_special_ids sp;
+    int max_len;
+    int64_t max_lines;
+} pack_ctx;
+
+/* One line into the open sequence, [CLS] first and [SEP] after the line; a line that does not fit closes
+ * the sequence first, and a line longer than a sequence is cut to max_len - 2 tokens. */
+static al_status pack_line(void *user, const char *line, size_t n, const al_encoding *enc, int *stop, al_error *err) {
+    (void)line, (void)n;
+    pack_ctx *c = user;
+    packer *p = c->p;
+    al_mlm_corpus *out = p->c;
+    if (enc->n_tokens == 0) return AL_OK;
+    out->n_lines++;
+    out->n_line_tokens += enc->n_tokens;
+    for (int i = 0; i < enc->n_tokens; i++) out->n_unk += enc->ids[i] == c->sp.unk;
+    const int take = enc->n_tokens < c->max_len - 2 ? enc->n_tokens : c->max_len - 2;
+    if (p->cur_len > 0 && p->cur_len + take + 1 > c->max_len) close_seq(p);
+    int fail = p->cur_len == 0 && open_seq(p, c->sp.cls);
+    for (int i = 0; !fail && i < take; i++) fail = push_id(p, enc->ids[i]);
+    if (!fail) fail = push_id(p, c->sp.sep);
+    if (fail) return oom(err);
+    *stop = c->max_lines > 0 && out->n_lines >= c->max_lines;
+    return AL_OK;
+}
+
 al_status al_mlm_corpus_build(const al_tokenizer *tok, const char *text, size_t len, int max_len,
                               int64_t max_lines, al_mlm_corpus *out, al_error *err) {
     if (!out) return al_err(err, AL_ERR_INVALID, "mlm_data: no output corpus");
@@ -87,58 +115,9 @@ al_status al_mlm_corpus_build(const al_tokenizer *tok, const char *text, size_t 
         return al_err(err, AL_ERR_INVALID, "mlm_data: the vocabulary needs [CLS], [SEP], [PAD] and [MASK]");
     out->max_len = max_len;
     packer p = {out, 0, 0, 0};
-    al_encode_options eo = al_encode_default_options();
-    eo.add_special_tokens = 0;
-    char *line = NULL;
-    size_t line_cap = 0, start = 0;
-    int64_t line_no = 0;
-    al_status st = AL_OK;
-    while (start < len && (max_lines <= 0 || out->n_lines < max_lines)) {
-        const char *nl = memchr(text + start, '\n', len - start);
-        size_t end = nl ? (size_t)(nl - text) : len;
-        size_t n = end - start;
-        line_no++;
-        if (n > 0) {
-            if (n + 1 > line_cap) {
-                line_cap = (n + 1) * 2;
-                char *nb = realloc(line, line_cap);
-                if (!nb) {
-                    st = oom(err);
-                    break;
-                }
-                line = nb;
-            }
-            memcpy(line, text + start, n);
-            line[n] = 0;
-            al_encoding enc;
-            st = al_tokenizer_encode(tok, line, NULL, &eo, &enc, err);
-            if (st) {
-                char where[48];
-                snprintf(where, sizeof where, "line %lld", (long long)line_no);
-                al_err_prefix(err, where);
-                break;
-            }
-            if (enc.n_tokens > 0) {
-                out->n_lines++;
-                out->n_line_tokens += enc.n_tokens;
-                for (int i = 0; i < enc.n_tokens; i++) out->n_unk += enc.ids[i] == sp.unk;
-                int take = enc.n_tokens < max_len - 2 ? enc.n_tokens : max_len - 2;
-                if (p.cur_len > 0 && p.cur_len + take + 1 > max_len) close_seq(&p);
-                int fail = p.cur_len == 0 && open_seq(&p, sp.cls);
-                for (int i = 0; !fail && i < take; i++) fail = push_id(&p, enc.ids[i]);
-                if (!fail) fail = push_id(&p, sp.sep);
-                if (fail) {
-                    al_encoding_free(&enc);
-                    st = oom(err);
-                    break;
-                }
-            }
-            al_encoding_free(&enc);
-        }
-        start = end + 1;
-    }
+    pack_ctx c = {&p, sp, max_len, max_lines};
+    al_status st = al_text_lines_encode(tok, text, len, pack_line, &c, err);
     close_seq(&p);
-    free(line);
     if (st) al_mlm_corpus_free(out);
     return st;
 }

@@ -33,6 +33,14 @@ typedef struct al_mlm_corpus {
     int max_len;
 } al_mlm_corpus;
 
+/* The lines of a training text ('\n'-separated), each tokenised without special tokens (text_lines.c):
+ * fn gets the line (NUL-terminated, n bytes) and its encoding (no tokens for an empty line); it may set
+ * *stop to end the reading after this line. An encoding error names its line. */
+typedef al_status (*al_text_line_fn)(void *user, const char *line, size_t n, const al_encoding *enc, int *stop,
+                                     al_error *err);
+al_status al_text_lines_encode(const al_tokenizer *tok, const char *text, size_t len, al_text_line_fn fn,
+                               void *user, al_error *err);
+
 /* Packs the lines of text ('\n'-separated; empty lines skipped) with a WordPiece tokenizer that has
  * [CLS], [SEP], [PAD], [MASK]. max_lines > 0 stops after that many lines. */
 al_status al_mlm_corpus_build(const al_tokenizer *tok, const char *text, size_t len, int max_len,

@@ -73,6 +73,38 @@ static int cut_runs(al_sop_docs *d, int first, int end, int budget, int *runs_ca
     return 0;
 }
 
+typedef struct docs_ctx {
+    al_sop_docs *out;
+    int budget;      /* tokens of A and B together */
+    int64_t ids_cap;
+    int sents_cap, runs_cap;
+    int doc_first;   /* the open document's first sentence */
+    int in_doc;      /* 1: a document is open */
+} docs_ctx;
+
+static al_status end_document(docs_ctx *c, al_error *err) {
+    if (c->in_doc && cut_runs(c->out, c->doc_first, c->out->n_sents, c->budget, &c->runs_cap)) return oom(err);
+    c->out->n_docs += c->in_doc;
+    c->in_doc = 0;
+    c->doc_first = c->out->n_sents;
+    return AL_OK;
+}
+
+/* A blank line (empty or only spaces, tabs and carriage returns) ends the document; any other line with
+ * tokens is its next sentence. */
+static al_status docs_line(void *user, const char *line, size_t n, const al_encoding *enc, int *stop, al_error *err) {
+    (void)stop;
+    docs_ctx *c = user;
+    int blank = 1;
+    for (size_t i = 0; i < n && blank; i++) blank = line[i] == ' ' || line[i] == '\t' || line[i] == '\r';
+    if (blank) return end_document(c, err);
+    if (enc->n_tokens > 0) {
+        if (push_sentence(c->out, enc->ids, enc->n_tokens, &c->ids_cap, &c->sents_cap)) return oom(err);
+        c->in_doc = 1;
+    }
+    return AL_OK;
+}
+
 al_status al_sop_docs_build(const al_tokenizer *tok, const char *text, size_t len, int max_len, al_sop_docs *out,
                             al_error *err) {
     if (!out) return al_err(err, AL_ERR_INVALID, "sop_data: no output");
@@ -84,59 +116,9 @@ al_status al_sop_docs_build(const al_tokenizer *tok, const char *text, size_t le
     out->max_len = max_len;
     out->cls = sp.cls;
     out->sep = sp.sep;
-    const int budget = max_len - 3; /* [CLS] A [SEP] B [SEP] */
-    al_encode_options eo = al_encode_default_options();
-    eo.add_special_tokens = 0;
-    int64_t ids_cap = 0;
-    int sents_cap = 0, runs_cap = 0, doc_first = 0, in_doc = 0;
-    char *line = NULL;
-    size_t line_cap = 0, start = 0;
-    int64_t line_no = 0;
-    al_status st = AL_OK;
-    while (!st && start < len) {
-        const char *nl = memchr(text + start, '\n', len - start);
-        const size_t end = nl ? (size_t)(nl - text) : len, n = end - start;
-        line_no++;
-        int blank = 1;
-        for (size_t i = 0; i < n && blank; i++) blank = text[start + i] == ' ' || text[start + i] == '\t' || text[start + i] == '\r';
-        start = end + 1;
-        if (blank) { /* a blank line ends the document */
-            if (in_doc && cut_runs(out, doc_first, out->n_sents, budget, &runs_cap)) st = oom(err);
-            out->n_docs += in_doc;
-            in_doc = 0;
-            doc_first = out->n_sents;
-            continue;
-        }
-        if (n + 1 > line_cap) {
-            line_cap = (n + 1) * 2;
-            char *nb = realloc(line, line_cap);
-            if (!nb) {
-                st = oom(err);
-                break;
-            }
-            line = nb;
-        }
-        memcpy(line, text + end - n, n);
-        line[n] = 0;
-        al_encoding enc;
-        st = al_tokenizer_encode(tok, line, NULL, &eo, &enc, err);
-        if (st) {
-            char where[48];
-            snprintf(where, sizeof where, "line %lld", (long long)line_no);
-            al_err_prefix(err, where);
-            break;
-        }
-        if (enc.n_tokens > 0) {
-            if (push_sentence(out, enc.ids, enc.n_tokens, &ids_cap, &sents_cap)) st = oom(err);
-            in_doc = 1;
-        }
-        al_encoding_free(&enc);
-    }
-    if (!st && in_doc) { /* the text's end ends the last document */
-        if (cut_runs(out, doc_first, out->n_sents, budget, &runs_cap)) st = oom(err);
-        out->n_docs++;
-    }
-    free(line);
+    docs_ctx c = {out, max_len - 3 /* [CLS] A [SEP] B [SEP] */, 0, 0, 0, 0, 0};
+    al_status st = al_text_lines_encode(tok, text, len, docs_line, &c, err);
+    if (!st) st = end_document(&c, err); /* the text's end ends the last document */
     if (st) al_sop_docs_free(out);
     return st;
 }
