@@ -111,7 +111,7 @@ static size_t pair_slot(const pair_table *p, uint64_t key) {
 
 static int pair_grow(pair_table *p) {
     pair_table q = {0};
-    q.cap = p->cap ? p->cap * 2 : 1 << 16;
+    q.cap = p->cap ? p->cap * 2 : 1 << 10; /* small first: most texts are short */
     q.keys = calloc(q.cap, sizeof *q.keys);
     q.counts = calloc(q.cap, sizeof *q.counts);
     if (!q.keys || !q.counts) {
@@ -166,7 +166,7 @@ static int heap_before(const heap_entry *x, const heap_entry *y) {
 
 static int heap_push(pair_heap *h, long long count, int a, int b) {
     if (h->n == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 1 << 16;
+        size_t cap = h->cap ? h->cap * 2 : 1 << 10;
         heap_entry *e = realloc(h->e, sizeof *e * cap);
         if (!e) return -1;
         h->e = e;
