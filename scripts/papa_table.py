@@ -15,7 +15,7 @@ import sys
 def load(path):
     with open(path) as f:
         r = json.load(f)
-    if r.get("op") != "papa" or "summary" not in r or "configs" not in r:
+    if r.get("op") not in ("papa", "papa_merge") or "summary" not in r or "configs" not in r:
         sys.exit("papa_table: %s is not a reply of the papa op" % path)
     return r
 
@@ -83,6 +83,10 @@ def main():
     print()
     print("Drop: relative to the full model, (full - configuration) / full; positive is worse. "
           "The interval is Student's t over the seeds.")
+    for r in replies:  # the engine's verdicts (docs/papa.md, "What a sweep finds"); older replies have none
+        if "findings" in r:
+            print()
+            print("%s: %s" % (os.path.basename(os.path.normpath(r["model"])), r["findings"]["text"]))
 
 
 if __name__ == "__main__":

@@ -267,13 +267,20 @@ function mount(ctx) {
       const subtitle = `${model} \u00b7 task ${r.task.id} (${r.task.metric}) \u00b7 ${r.config.seeds.length} seeds \u00b7 engine ${r.engine}`;
       const series = seriesOf(r, 'score');
       const byOrder = new Set(series.map((s) => s.order)).size > 1;
-      await figures.add('papa_scores', `Score on ${r.task.id} against the fraction of heads that stay input-dependent, ` +
+      const results = $('papa-results');
+      // The engine's verdict (docs/papa.md, "What a sweep finds"). A task on which the full model is no better
+      // than its embeddings alone says so instead of drawing flat lines that would look like a finding.
+      const verdict = r.findings;
+      if (verdict) {
+        results.append(el('p', { class: `papa-findings papa-findings-${verdict.informative}`, id: 'papa-findings',
+                                 role: 'status', text: verdict.text }));
+      }
+      if (verdict?.informative !== 'no') await figures.add('papa_scores', `Score on ${r.task.id} against the fraction of heads that stay input-dependent, ` +
         `one line per ${byOrder ? 'head order' : 'constant matrix'}, with 95% intervals over the seeds (the PAPA paper\u2019s Figures 2 and 5).`,
       async (canvas) => {
         figures.charts.scores = await fractionChart(canvas, { series, title: `PAPA: ${r.task.metric} vs input-dependent heads`,
                                                                subtitle, yTitle: r.task.metric });
       });
-      const results = $('papa-results');
       results.append(el('figure', { class: 'analysis-figure papa-table-figure' },
         resultTable(r, { caption: `Table 1 for ${model} on ${r.task.id}: score, relative drop from the full model, MLM score.` }),
         el('figcaption', { text: 'Each configuration\u2019s mean score over the seeds with its 95% Student-t interval, and how much it ' +

@@ -7,8 +7,9 @@
 
 export const BUILTIN_TASKS = [
   ['pos', 'Part of speech (Brown, token accuracy)'],
-  ['agreement', 'Subject-verb agreement (sequence accuracy)'],
+  ['agreement', 'Subject-verb agreement at the [MASK] (token accuracy, by attractor count)'],
   ['definition', 'Definitions (sequence accuracy)'],
+  ['order', 'Sentence order: two Brown sentences in order or swapped (pair accuracy)'],
 ];
 export const CONSTANT_KINDS = ['average', 'identity', 'toeplitz', 'zeros', 'uniform'];
 export const HEAD_ORDERS = ['lambda', 'first_to_last', 'last_to_first', 'random', 'reversed_lambda'];

@@ -13,6 +13,7 @@
 #include "../core/error.h"
 #include "../core/sha256.h"
 #include "../methods/metrics.h"
+#include "../methods/papa_findings.h"
 #include "../methods/papa_sweep.h"
 #include "api_internal.h"
 
@@ -375,7 +376,7 @@ static void reply_config(al_reply_builder *rb, const al_papa_sweep_request *q, c
     }
 }
 
-static void reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, int NL, int H) {
+static void reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, int NL, int H, const char *metric) {
     const int n_total = NL * H;
     cJSON *cfgs = al_rb_add(rb, rb->root, "configs", cJSON_CreateArray());
     for (int c = 0; cfgs && c < r->plan.n_configs; c++) {
@@ -409,6 +410,8 @@ static void reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, i
     }
     /* summaries: mean over seeds with a 95% interval; drop relative to the full model's mean */
     double full = NAN;
+    al_papa_config_summary cs[AL_PAPA_MAX_CONFIGS];
+    memset(cs, 0, sizeof cs);
     cJSON *sum = al_rb_add(rb, rb->root, "summary", cJSON_CreateArray());
     for (int pass = 0; pass < 2; pass++)
         for (int c = 0; c < r->plan.n_configs; c++) {
@@ -425,6 +428,7 @@ static void reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, i
                 if (x->what == AL_CFG_SWEEP && x->k == 0) full = ss.mean;
                 continue;
             }
+            if (c < AL_PAPA_MAX_CONFIGS) cs[c] = (al_papa_config_summary){1, ss.mean, ss.has_interval ? ss.half_width : NAN};
             cJSON *o = al_rb_add(rb, sum, NULL, cJSON_CreateObject());
             al_rb_num(rb, o, "config", c);
             al_rb_num(rb, o, "n", ss.n);
@@ -435,6 +439,16 @@ static void reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, i
             if (!isnan(full) && al_metric_relative_drop(full, ss.mean, &drop, &e2)) drop = NAN;
             if (o) cJSON_AddItemToObject(o, "drop", number_or_null(drop));
         }
+    al_papa_findings fd;
+    al_papa_findings_of(&r->plan, cs, n_total, metric, &fd);
+    cJSON *fo = al_rb_add(rb, rb->root, "findings", cJSON_CreateObject());
+    al_rb_str(rb, fo, "informative", al_papa_verdict_name(fd.informative));
+    al_rb_str(rb, fo, "constant_costs", al_papa_verdict_name(fd.constant_costs));
+    const int compared[3] = {fd.full, fd.embeddings, fd.all_constant};
+    static const char *const compared_names[3] = {"full", "embeddings_only", "all_constant"};
+    for (int i = 0; i < 3; i++)
+        if (fo) cJSON_AddItemToObject(fo, compared_names[i], compared[i] < 0 ? cJSON_CreateNull() : cJSON_CreateNumber(compared[i]));
+    al_rb_str(rb, fo, "text", fd.text);
     if (r->theta) {
         cJSON *lam = al_rb_add(rb, rb->root, "lambdas", cJSON_CreateArray());
         for (int l = 0; lam && l < NL; l++) {
@@ -583,7 +597,7 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
     snprintf(buf, sizeof buf, "sha256:%s", task->hash);
     al_rb_str(rb, hashes, "task", buf);
     reply_config(rb, &q, preset, task);
-    reply_results(rb, &r, NL, H);
+    reply_results(rb, &r, NL, H, task->metric);
     reply_task(rb, &r, task);
     snprintf(buf, sizeof buf, "sha256:%s", dig);
     al_rb_str(rb, rb->root, "digest", buf);
@@ -771,7 +785,7 @@ al_status al_op_papa_merge(al_op_ctx *ctx, al_error *err) {
         }
         cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(rb->root, "config"), "shard");
         al_rb_num(rb, rb->root, "merged_parts", cJSON_GetArraySize(parts));
-        reply_results(rb, &r, NL, H);
+        reply_results(rb, &r, NL, H, json_text(cJSON_GetObjectItemCaseSensitive(p0, "task"), "metric"));
         char dig[65], buf[80];
         digest(&r, NL * H, dig);
         snprintf(buf, sizeof buf, "sha256:%s", dig);

@@ -8,6 +8,7 @@
 //     "reproduced: identical"; a link whose numbers were changed says where they differ;
 //   - a task imported from a local CSV (a column chosen, bad rows listed with their lines) makes a link
 //     that asks for the file in a fresh context, refuses a wrong file, and reproduces with the right one;
+//   - a task on which the model is no better than its embeddings says so and draws no score chart;
 //   - cancel mid-sweep leaves the page usable;
 //   - a link naming a Hub host other than the default asks before anything is downloaded from it.
 import { test, before, after } from 'node:test';
@@ -116,6 +117,7 @@ test('a sweep in the page: progress, figures, the native CLI\'s digest, no long 
   const figures = await p.$$eval('#papa-results figure', (fs) => fs.map((f) => f.dataset.name ?? f.id ?? ''));
   for (const name of ['papa_scores', 'papa_mlm', 'papa_lambdas', 'papa_constants', 'papa_models']) assert.ok(figures.includes(name), name);
   assert.equal(await p.$$eval('#papa-table tbody tr', (r) => r.length), reply.configs.length);
+  assert.equal(await p.textContent('#papa-findings'), reply.findings.text); // the engine's verdict, as it wrote it
   for (const cap of await p.$$eval('#papa-results figcaption', (c) => c.map((x) => x.textContent))) assert.ok(cap.length > 40);
   // the same request natively
   const reqPath = path.join(work, 'papa.json');
@@ -219,6 +221,21 @@ test('a task from a local file: column choice, bad rows by line, a link that ask
   await q.waitForFunction(() => /^(reproduced|not reproduced)/.test(document.getElementById('papa-verdict').textContent), null, { timeout: 240000 });
   assert.match(await q.textContent('#papa-verdict'), /^reproduced: identical/);
   await q.context().close();
+});
+
+test('a task the model cannot do says so instead of drawing flat lines', { skip }, async () => {
+  // sentence order on the default model: every condition at chance, the embeddings alone included
+  const p = await openPage(server.url);
+  await modelReady(p);
+  await setControls(p, { ...SMALL, 'papa-task': 'order' });
+  await runSweep(p);
+  const { reply } = await lastReply(p);
+  assert.equal(reply.task.id, 'order');
+  assert.equal(reply.findings.informative, 'no');
+  assert.match(await p.textContent('#papa-findings'), /^Not informative on this model: the full model/);
+  const figures = await p.$$eval('#papa-results figure', (fs) => fs.map((f) => f.dataset.name ?? ''));
+  assert.ok(!figures.includes('papa_scores'), `no score chart: ${figures.join(', ')}`);
+  assert.equal(await p.$$eval('#papa-table tbody tr', (r) => r.length), reply.configs.length, 'the numbers are still listed');
 });
 
 test('cancel mid-sweep leaves the page usable', { skip }, async () => {

@@ -1,6 +1,6 @@
 // papa_shards.test.mjs: a PAPA sweep split into shards run as separate processes side by side (as a batch
 // scheduler would run them) and merged with the "papa_merge" op gives exactly the unsharded reply: the same
-// runs, summaries and digest. Uses the native CLI (AL_BUILD_DIR, default build/native).
+// runs, summaries, verdicts (findings) and digest. Uses the native CLI (AL_BUILD_DIR, default build/native).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
@@ -45,6 +45,9 @@ test('sharded papa runs in parallel processes merge into the unsharded numbers',
     assert.deepEqual(mergedRest.summary, fullRest.summary);
     assert.deepEqual(mergedRest.configs, fullRest.configs);
     assert.deepEqual(mergedRest.lambdas, fullRest.lambdas);
+    assert.deepEqual(mergedRest.findings, fullRest.findings); // the verdicts follow the same rule after a merge
+    assert.match(full.findings.text, /\.$/);
+    assert.ok(['yes', 'no', 'unknown'].includes(full.findings.informative));
     console.log(`3 shards merged: digest ${merged.digest} = unsharded (${full.runs.length} runs)`);
     // a part of another request is refused, naming it
     const other = { ...parts[1], hashes: { ...parts[1].hashes, task: 'sha256:0' } };
