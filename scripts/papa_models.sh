@@ -1,0 +1,39 @@
+#!/bin/bash
+# papa_models.sh: the PAPA sweep of every built-in task on each model, and one table per task with the
+# models side by side (scripts/papa_table.py), as the embedded models' cards and the page's comparison use.
+#
+#   scripts/papa_models.sh OUT_DIR [MODEL_DIR ...]     (default: both embedded models)
+#
+# A reply already in OUT_DIR is kept, so an interrupted run starts where it stopped. Settings: the quick
+# preset's fractions, orders lambda and random, 3 probe seeds, 2,000 training and 800 validation examples
+# (PAPA_FLAGS adds or overrides flags; PAPA_TASKS picks tasks); every thread of the machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: scripts/papa_models.sh OUT_DIR [MODEL_DIR ...]}
+shift
+models=("$@")
+[ ${#models[@]} -gt 0 ] || models=(models/attnlab-mini-bert models/attnlab-small-bert)
+tasks=(${PAPA_TASKS:-pos agreement definition order})
+cli=${AL_BUILD_DIR:-build/native}/attnlab
+[ -x "$cli" ] || { echo "papa_models: no CLI at $cli (run scripts/test.sh or cmake --build build/native)" >&2; exit 2; }
+mkdir -p "$out"
+for task in "${tasks[@]}"; do
+  replies=()
+  for model in "${models[@]}"; do
+    [ -f "$model/config.json" ] || { echo "papa_models: $model has no config.json (no weights yet?)" >&2; exit 2; }
+    name=$(basename "$model")
+    reply="$out/${name}_$task.json"
+    if [ ! -s "$reply" ]; then
+      echo "papa_models: $name on $task ..." >&2
+      start=$(date +%s)
+      # shellcheck disable=SC2086
+      "$cli" --threads "$(nproc)" papa "$model" --task "$task" --tasks-dir build/data/tasks --orders lambda,random \
+        --seeds 1,2,3 --max-train 2000 --max-validation 800 ${PAPA_FLAGS:-} > "$reply.part" 2> "$out/${name}_$task.log"
+      mv "$reply.part" "$reply"
+      echo "papa_models: $name on $task done in $(( $(date +%s) - start )) s" >&2
+    fi
+    replies+=("$reply")
+  done
+  python3 scripts/papa_table.py "${replies[@]}" > "$out/$task.md"
+  echo "papa_models: $out/$task.md" >&2
+done
