@@ -53,7 +53,7 @@ static const char k_usage[] =
     "\n"
     "options: --progress (progress on stderr even when it is not a terminal), --help, --version,\n"
     "         --threads N (threads of the forward passes, sweeps and analyses; default: the cores, at most\n"
-    "         8; the numbers are the same for any N)\n";
+    "         8; the numbers are the same for any N), -- (ends the options: a text after it may start with '-')\n";
 
 /* ------------------------------------------------------------ command line */
 
@@ -90,10 +90,17 @@ static int parse_int(const char *text, int min, int *out) {
 static int parse_args(int argc, char **argv, cli_args *a) {
     memset(a, 0, sizeof *a);
     a->layer = a->head = -1;
+    int options_ended = 0; /* after "--" every argument is positional, so a text may start with "-" */
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+        if (!options_ended && strcmp(arg, "--") == 0) {
+            options_ended = 1;
+        } else if (options_ended) {
+            if (!a->command) a->command = arg;
+            else if (a->n_positional < 3) a->positional[a->n_positional++] = arg;
+            else return usage_error("unexpected argument '%s'", arg);
+        } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             fputs(k_usage, stdout);
             return 0;
         } else if (strcmp(arg, "--version") == 0) {
@@ -835,8 +842,10 @@ static int cmd_export(int argc, char **argv) {
 static int take_threads(int *argc, char **argv, int *threads) {
     *threads = 0;
     int w = 1;
+    int options_ended = 0;
     for (int i = 1; i < *argc; i++) {
-        if (strcmp(argv[i], "--threads") == 0) {
+        if (strcmp(argv[i], "--") == 0) options_ended = 1; /* kept: parse_args sees it too */
+        if (!options_ended && strcmp(argv[i], "--threads") == 0) {
             if (i + 1 >= *argc || !parse_int(argv[i + 1], 1, threads) || *threads > al_threads_max()) {
                 usage_error("--threads needs an integer in [1, 64], not '%s'", i + 1 < *argc ? argv[i + 1] : "");
                 return -1;

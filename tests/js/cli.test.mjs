@@ -83,6 +83,20 @@ test('tokenize prints a token table', opts, () => {
   assert.equal(lines.at(-1), '6 tokens (truncated)');
 });
 
+test('-- ends the options: a text may start with "-" or look like an option', opts, () => {
+  const plain = run('tokenize', modelDir, '- the cat', '--json');
+  for (const text of ['--threads 2', '-h', '--json']) {
+    const r = run('tokenize', modelDir, '--json', '--', text);
+    assert.equal(r.code, 0, r.stderr);
+    const reply = JSON.parse(r.stdout);
+    assert.ok(reply.tokens?.length >= 3, `"${text}" was tokenized: ${r.stdout.slice(0, 200)}`);
+  }
+  assert.equal(plain.code, 0, plain.stderr);
+  // without "--" the same texts are options (or an unknown one)
+  assert.equal(run('tokenize', modelDir, '--threads').code, 2);
+  assert.match(run('tokenize', modelDir, '--nope').stderr, /unknown option '--nope'/);
+});
+
 test('attention prints labelled matrices and writes tensors with --out', opts, () => {
   const out = path.join(work, 'att.safetensors');
   let r = run('attention', modelDir, 'the cat sat on the mat', '--layer', '1', '--head', '2', '--out', out);
