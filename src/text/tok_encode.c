@@ -104,6 +104,24 @@ static int64_t emitted(const tmpl_counts *c, int na, int nb) {
     return (int64_t)c->seq[0] * na + (int64_t)c->seq[1] * nb + c->special;
 }
 
+/* Hugging Face's Rust tokenizers' longest_first for a pair (docs/tokenizers.md, "Pair truncation"), what every
+ * fast tokenizer does: with n1 the shorter length (the first on ties) and n2 the longer, keep n1 and cut the
+ * longer to max(n1, budget - n1); if that is still too long, the shorter gets budget / 2 and the longer the
+ * rest, so an odd budget's extra token goes to the longer sequence (to the second on ties). */
+static void longest_first_pair(int budget, int *na, int *nb) {
+    const int swap = *na > *nb;
+    int n1 = swap ? *nb : *na, n2 = swap ? *na : *nb;
+    if (n1 > budget) n2 = n1;
+    else n2 = n1 > budget - n1 ? n1 : budget - n1;
+    if ((int64_t)n1 + n2 > budget) {
+        n1 = budget / 2;
+        n2 = n1 + budget % 2;
+    }
+    const int keep_a = swap ? n2 : n1, keep_b = swap ? n1 : n2;
+    if (*na > keep_a) *na = keep_a;
+    if (*nb > keep_b) *nb = keep_b;
+}
+
 /* Builds the encoding from the pieces of sequence A (and B when b != NULL). */
 static al_status finish(const al_tokenizer *tok, al_pieces *a, al_pieces *b, const al_encode_options *opt,
                         al_encoding *out, al_error *err) {
@@ -128,8 +146,10 @@ static al_status finish(const al_tokenizer *tok, al_pieces *a, al_pieces *b, con
         if (cnt.special > opt->max_length)
             return al_err(err, AL_ERR_INVALID, "encode: max_length %d leaves no room for the %d special tokens",
                           opt->max_length, cnt.special);
-        /* longest_first: drop one token at a time from the longer sequence (the second on ties) among the
-         * sequences the template emits, until every copy fits */
+        if (b && cnt.seq[0] == 1 && cnt.seq[1] == 1 && emitted(&cnt, na, nb) > opt->max_length)
+            longest_first_pair(opt->max_length - cnt.special, &na, &nb);
+        /* any other template (a sequence emitted twice, or not at all) and single texts: drop one token at a
+         * time from the longer sequence (the second on ties) among those emitted, until every copy fits */
         while (emitted(&cnt, na, nb) > opt->max_length) {
             int from_b = cnt.seq[1] && nb > 0 && (nb >= na || !cnt.seq[0]);
             if (from_b) nb--;

@@ -168,12 +168,52 @@ static void test_encoding_fields(void) {
         for (int i = 0; i < 7; i++) CHECK(enc.ids[i] == want[i]);
     }
     al_encoding_free(&enc);
-    /* equal lengths: the second sequence loses first on ties (3 + 3 -> 2 + 1 with budget 3) */
+    /* equal lengths and an odd budget: the Rust tokenizers give the extra token to the second sequence
+     * (3 + 3 -> 1 + 2 with budget 3; the Python slow tokenizers' one-at-a-time loop gave 2 + 1) */
     opt.max_length = 6;
     CHECK(al_tokenizer_encode(tok, "a a a", "x x x", &opt, &enc, &err) == AL_OK);
-    CHECK(enc.length == 6 && enc.ids[1] == A && enc.ids[2] == A && enc.ids[3] == SEP && enc.ids[4] == X &&
+    CHECK(enc.length == 6 && enc.ids[1] == A && enc.ids[2] == SEP && enc.ids[3] == X && enc.ids[4] == X &&
           enc.ids[5] == SEP);
     al_encoding_free(&enc);
+    /* every pair of lengths up to 9 + 9 and every budget up to 20, against the Rust source's three cases
+     * (tokenizers/src/utils/truncation.rs, LongestFirst; docs/tokenizers.md) */
+    {
+        int wrong = 0, cases = 0;
+        char ta[64], tb[64];
+        for (int la = 0; la <= 9; la++)
+            for (int lb = 0; lb <= 9; lb++)
+                for (int max_len = 3; max_len <= 23; max_len++) {
+                    ta[0] = tb[0] = 0;
+                    for (int i = 0; i < la; i++) strcat(ta, "a ");
+                    for (int i = 0; i < lb; i++) strcat(tb, "x ");
+                    opt.max_length = max_len;
+                    if (al_tokenizer_encode(tok, ta, tb, &opt, &enc, &err) != AL_OK) {
+                        wrong++;
+                        continue;
+                    }
+                    int got_a = 0, got_b = 0;
+                    for (int i = 0; i < enc.length; i++) got_a += enc.ids[i] == A, got_b += enc.ids[i] == X;
+                    al_encoding_free(&enc);
+                    /* the Rust rule, case by case */
+                    int want_a = la, want_b = lb;
+                    const int budget = max_len - 3;
+                    if (la + lb > budget) {
+                        int s = la <= lb ? la : lb, l = la <= lb ? lb : la; /* shorter (the first on ties), longer */
+                        if (s + (budget - s > s ? budget - s : s) <= budget) l = budget - s > s ? budget - s : s; /* case 2 */
+                        else s = budget / 2, l = s + budget % 2;                                             /* case 3 */
+                        want_a = la <= lb ? s : l, want_b = la <= lb ? l : s;
+                        if (want_a > la) want_a = la;
+                        if (want_b > lb) want_b = lb;
+                    }
+                    cases++;
+                    if (got_a != want_a || got_b != want_b) {
+                        if (wrong < 5) printf("pair %d + %d, max_length %d: %d + %d, the Rust rule %d + %d\n", la, lb, max_len, got_a, got_b, want_a, want_b);
+                        wrong++;
+                    }
+                }
+        CHECK_MSG(wrong == 0, "%d of %d pair truncations differ from the Rust rule", wrong, cases);
+        printf("pair truncation: %d length combinations, %d differ from the Rust rule\n", cases, wrong);
+    }
     /* fits: not truncated */
     opt.max_length = 50;
     CHECK(al_tokenizer_encode(tok, "hello", NULL, &opt, &enc, &err) == AL_OK && !enc.truncated && enc.length == 3);
