@@ -26,6 +26,7 @@ struct al_tokenizer {
     char source[64];          /* file the vocabulary came from, for error messages */
     char **vocab;             /* [vocab_size] id -> token (NULL for holes) */
     int vocab_size;
+    int vocab_cap;            /* entries allocated in vocab (grows by doubling: a 30,522-line vocab.txt loads in linear time) */
     al_strmap token_ids;      /* token -> id (model vocabulary plus added tokens) */
     al_added_token *added;
     int n_added;

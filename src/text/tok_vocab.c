@@ -1,5 +1,6 @@
 /* tok_vocab.c: the vocabulary (id <-> token), added tokens, default templates, special ids, and the
  * public getters and destructor. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,14 +8,17 @@
 
 int al_tok_set_token(al_tokenizer *tok, const char *token, size_t len, int id) {
     if (id < 0) return -1;
-    if (id >= tok->vocab_size) {
-        int cap = id + 1;
-        char **v = realloc(tok->vocab, (size_t)cap * sizeof *v);
+    if (id >= tok->vocab_cap) {
+        int64_t want = tok->vocab_cap ? 2 * (int64_t)tok->vocab_cap : 1024;
+        if (want < (int64_t)id + 1) want = (int64_t)id + 1;
+        if (want > INT32_MAX) return -1;
+        char **v = realloc(tok->vocab, (size_t)want * sizeof *v);
         if (!v) return -1;
-        for (int i = tok->vocab_size; i < cap; i++) v[i] = NULL;
+        for (int64_t i = tok->vocab_cap; i < want; i++) v[i] = NULL;
         tok->vocab = v;
-        tok->vocab_size = cap;
+        tok->vocab_cap = (int)want;
     }
+    if (id >= tok->vocab_size) tok->vocab_size = id + 1;
     char *copy = malloc(len + 1);
     if (!copy) return -1;
     memcpy(copy, token, len);
