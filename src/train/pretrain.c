@@ -513,8 +513,9 @@ static FILE *open_log(const char *path, const char *header, int keep_step) {
             return NULL;
         }
         char *save = NULL;
-        /* a log emptied by a run killed between "wb" and its first row gets its header back */
-        if (text[0] < 'a' || text[0] > 'z') fprintf(f, "%s\n", header);
+        /* a log emptied by a run killed between "wb" and its first row gets its header back: a file that
+         * begins with nothing or with a row (a step number, as the filter below reads rows) has none */
+        if (!text[0] || (text[0] >= '0' && text[0] <= '9')) fprintf(f, "%s\n", header);
         for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
             if (line[0] >= '0' && line[0] <= '9' && atoi(line) > keep_step) continue;
             fprintf(f, "%s\n", line);
