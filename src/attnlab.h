@@ -91,6 +91,7 @@ typedef struct al_config {
     int position_offset;         /* RoBERTa: first position id is pad_token_id + 1; else 0 */
     float layer_norm_eps;
     al_act act;
+    int tie_word_embeddings;     /* 1 (the default): the MLM decoder is the word embeddings, as in HF */
 } al_config;
 
 /* Parses config.json text. `filename` is used in error messages. */

@@ -54,12 +54,25 @@ export class AttnlabApi {
     return ptr;
   }
 
-  _bytes(view) {
+  // what names the bytes in the error when they do not fit in the WASM memory (docs/memory.md).
+  _bytes(view, what = 'input') {
     const bytes = view instanceof Uint8Array ? view : new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
     const ptr = this.mod._malloc(Math.max(bytes.length, 1));
-    if (!ptr) throw new AttnlabError('out_of_memory', `out of memory for ${bytes.length} bytes`);
+    if (!ptr) throw this._memoryError(bytes.length, what);
     this.mod.HEAPU8.set(bytes, ptr); // HEAPU8 is re-read after malloc: memory may have grown
     return ptr;
+  }
+
+  // The core's out-of-memory error for bytes JavaScript could not allocate: it names the size and
+  // the limit. When even the name's few bytes do not fit, the error says "input".
+  _memoryError(size, what) {
+    const m = this.mod;
+    const size8 = m.lengthBytesUTF8(String(what)) + 1;
+    const ptr = m._malloc(size8);
+    if (ptr) m.stringToUTF8(String(what), ptr, size8);
+    m._al_wasm_memory_error(size, ptr);
+    if (ptr) m._free(ptr);
+    return this._lastError();
   }
 
   _lastError() {
@@ -84,7 +97,7 @@ export class AttnlabApi {
         const namePtr = this._string(name);
         let dataPtr = 0;
         try {
-          dataPtr = this._bytes(bytes);
+          dataPtr = this._bytes(bytes, name);
           this._check(m._al_wasm_fileset_add(fs, namePtr, dataPtr, bytes.length));
         } finally {
           m._free(namePtr);
@@ -113,7 +126,7 @@ export class AttnlabApi {
     }
     const namePtr = this._string(name);
     const shapePtr = this._bytes(new Int32Array(shape));
-    const dataPtr = this._bytes(floats);
+    const dataPtr = this._bytes(floats, `tensor '${name}'`);
     try {
       this._check(m._al_wasm_set_tensor(this.session, namePtr, shape.length, shapePtr, dataPtr));
     } finally {

@@ -12,6 +12,8 @@
  *     al_wasm_reply_status / _json / _n_tensors / _tensor_{name,dtype,ndim,dim,data,nbytes}
  *   al_wasm_reply_free(reply)
  *   al_wasm_last_error_code() / al_wasm_last_error_message()
+ *   al_wasm_memory_error(bytes, what): sets the last error to "<what>: needs <bytes> of memory; memory
+ *     limit ..., ... in use" (src/core/memory.h), for an allocation JavaScript could not make
  *   al_wasm_cancel_flag_ptr(): an int in linear memory; nonzero cancels the running forward pass at
  *     its next check. The worker runs requests synchronously, so JavaScript can raise it from
  *     Module.onProgress (called at every progress step) or, with shared memory, from another thread.
@@ -25,6 +27,8 @@
 
 #include "attnlab.h"
 #include "cJSON.h"
+#include "core/error.h"
+#include "core/memory.h"
 
 typedef struct wasm_reply {
     al_reply reply;
@@ -64,6 +68,13 @@ EMSCRIPTEN_KEEPALIVE const char *al_wasm_last_error_message(void) { return g_las
 EMSCRIPTEN_KEEPALIVE const char *al_wasm_status_name(int code) { return al_status_name((al_status)code); }
 EMSCRIPTEN_KEEPALIVE volatile int *al_wasm_cancel_flag_ptr(void) { return &g_cancel; }
 EMSCRIPTEN_KEEPALIVE int al_wasm_live_handles(void) { return g_live_handles; }
+
+EMSCRIPTEN_KEEPALIVE int al_wasm_memory_error(double bytes, const char *what) {
+    al_error err = {0};
+    char need[32];
+    al_memory_format(need, sizeof need, bytes > 0 ? (uint64_t)bytes : 0);
+    return set_status(al_err(&err, AL_ERR_OOM, "%s: needs %s of memory", what ? what : "input", need), &err);
+}
 
 EMSCRIPTEN_KEEPALIVE al_session *al_wasm_session_new(void) {
     al_session *s = al_session_new();

@@ -28,7 +28,9 @@ export async function embeddedModels(base = 'models/') {
   }
 }
 
-// Checks config.json's family before any weights are downloaded.
+// Checks config.json's family before any weights are downloaded. Whether the core runs the model and has
+// the memory for it is the core's question (its "check_config" op: docs/memory.md); the caller passes
+// that check as options.checkConfig(bytes, where), awaited before the weights are fetched or read.
 export function checkConfig(bytes, where) {
   let config;
   try {
@@ -44,30 +46,7 @@ export function checkConfig(bytes, where) {
     throw new ModelSourceError(`${where}: not a BERT-family model (model_type "${type || '?'}"${archs ? `, ${archs}` : ''}). ` +
       'attnlab runs BERT, RoBERTa, DistilBERT and ELECTRA encoders.');
   }
-  const bytesNeeded = estimateWeightBytes(config);
-  if (bytesNeeded > MAX_WEIGHT_BYTES) {
-    throw new ModelSourceError(`${where}: too large for memory: its weights need about ` +
-      `${(bytesNeeded / 2 ** 30).toFixed(1)} GiB as float32, and a WebAssembly tab has 4 GiB in all ` +
-      `(attnlab keeps at most ${(MAX_WEIGHT_BYTES / 2 ** 30).toFixed(1)} GiB for weights).`);
-  }
   return config;
-}
-
-// WebAssembly memory is capped at 4 GiB; the weights (float32) may take at most this much of it so
-// the file bytes, activations and attention tensors still fit.
-const MAX_WEIGHT_BYTES = 2.5 * 2 ** 30;
-
-// Float32 size of an encoder's weights from config.json alone (before any download): embeddings,
-// per layer 4 D^2 + 2 D I (+ biases), and the MLM head. DistilBERT names its fields differently.
-export function estimateWeightBytes(config) {
-  const D = Number(config.hidden_size ?? config.dim ?? 0);
-  const I = Number(config.intermediate_size ?? config.hidden_dim ?? 4 * D);
-  const NL = Number(config.num_hidden_layers ?? config.n_layers ?? 0);
-  const V = Number(config.vocab_size ?? 0);
-  const P = Number(config.max_position_embeddings ?? 512);
-  const E = Number(config.embedding_size ?? D);
-  const params = (V + P + 2) * E + NL * (4 * D * D + 2 * D * I + 9 * D + I) + D * D + V;
-  return Number.isFinite(params) ? params * 4 : 0;
 }
 
 async function openCache() {
@@ -140,7 +119,8 @@ async function fetchFile(url, name, { cache, onBytes, signal, where }) {
 // Downloads a model given a function from file name to URL.
 //   onProgress({ file, loaded, total, fraction })   fraction over the weights download
 //   only: when given, the files known to exist (an embedded model's index entry), others are skipped
-async function fetchModel(urlOf, where, { onProgress = () => {}, signal, useCache = true, only = null } = {}) {
+async function fetchModel(urlOf, where, { onProgress = () => {}, signal, useCache = true, only = null,
+                                          checkConfig: coreCheck = null } = {}) {
   const cache = useCache ? await openCache() : null;
   const opts = (name) => ({
     cache, signal, where,
@@ -151,6 +131,7 @@ async function fetchModel(urlOf, where, { onProgress = () => {}, signal, useCach
     throw new ModelSourceError(`${where}: not found (config.json: HTTP 404). Check the repository id and the revision.`);
   }
   const config = checkConfig(new Uint8Array(configFile.buffer), where);
+  if (coreCheck) await coreCheck(configFile.buffer, where);
   const files = { 'config.json': configFile.buffer };
   const wanted = (n) => !only || only.includes(n);
   const tokenizer = await Promise.all(TOKENIZER_FILES.map((n) => (wanted(n) ? fetchFile(urlOf(n), n, opts(n)) : null)));
@@ -214,10 +195,18 @@ export async function fetchEmbeddedModel(entry, options) {
 // Local files (picker or drop): File objects; folders dropped are flattened by name. Only the files
 // a model is made of are read (config.json, the tokenizer files, the weights and the shards an index
 // names): the rest of a dropped folder (other frameworks' weights, READMEs) is left alone.
-export async function readLocalFiles(fileList, onProgress = () => {}) {
+export async function readLocalFiles(fileList, onProgress = () => {}, { checkConfig: coreCheck = null } = {}) {
   const list = [...fileList];
   if (!list.length) throw new ModelSourceError('No files were given.');
   const byName = new Map(list.map((f) => [f.name.split('/').pop(), f]));
+  if (!byName.has('config.json')) {
+    throw new ModelSourceError('The files need a config.json (plus model.safetensors or pytorch_model.bin, and a ' +
+                               'tokenizer: vocab.txt, tokenizer.json or vocab.json + merges.txt).');
+  }
+  // config.json first: a model of another family, or too large, is refused before the weights are read.
+  const configBytes = await byName.get('config.json').arrayBuffer();
+  checkConfig(new Uint8Array(configBytes), 'local files');
+  if (coreCheck) await coreCheck(configBytes, 'local files');
   const wanted = ['config.json', ...TOKENIZER_FILES, 'model.safetensors', 'pytorch_model.bin', 'model.safetensors.index.json']
     .filter((n) => byName.has(n));
   if (byName.has('model.safetensors.index.json')) {
@@ -238,10 +227,6 @@ export async function readLocalFiles(fileList, onProgress = () => {}) {
     files[name] = await f.arrayBuffer();
     done += f.size;
     onProgress({ file: name, loaded: done, total, fraction: done / total });
-  }
-  if (!files['config.json']) {
-    throw new ModelSourceError('The files need a config.json (plus model.safetensors or pytorch_model.bin, and a ' +
-                               'tokenizer: vocab.txt, tokenizer.json or vocab.json + merges.txt).');
   }
   const config = checkConfig(new Uint8Array(files['config.json']), 'local files');
   if (!files['model.safetensors'] && !files['pytorch_model.bin'] && !files['model.safetensors.index.json']) {

@@ -54,6 +54,17 @@ function mount(ctx) {
     return { modelId, reply: result.reply };
   }
 
+  // The core's verdict on a config.json (family, fields, memory: its "check_config" op), asked before
+  // any weights are downloaded or read (docs/memory.md).
+  const checkConfig = (job) => async (bytes, where) => {
+    try {
+      await job.request('check_config', { config: new TextDecoder().decode(bytes) });
+    } catch (e) {
+      if (e?.code === 'crashed' || e?.name === 'CancelledError') throw e;
+      throw new ModelSourceError(`${where}: ${e.message}`);
+    }
+  };
+
   // Reads a source's files (downloads, or the user's files checked against what a link expects).
   async function filesOf(source, job) {
     const onProgress = (p) => {
@@ -61,9 +72,12 @@ function mount(ctx) {
         job.report(p.fraction ?? 0, `Downloading ${p.file}: ${formatBytes(p.loaded)}` + (p.total ? ` of ${formatBytes(p.total)}` : ''));
       }
     };
-    if (source.kind === 'embedded') return (await fetchEmbeddedModel(source.entry, { onProgress, signal: job.signal })).files;
-    if (source.kind === 'hub') return (await fetchHubModel(source, { onProgress, signal: job.signal })).files;
-    const got = await readLocalFiles(source.files, (p) => job.report(p.fraction, `Reading ${p.file}`));
+    const check = checkConfig(job);
+    if (source.kind === 'embedded') {
+      return (await fetchEmbeddedModel(source.entry, { onProgress, signal: job.signal, checkConfig: check })).files;
+    }
+    if (source.kind === 'hub') return (await fetchHubModel(source, { onProgress, signal: job.signal, checkConfig: check })).files;
+    const got = await readLocalFiles(source.files, (p) => job.report(p.fraction, `Reading ${p.file}`), { checkConfig: check });
     job.check();
     const record = await recordFiles(got.files, (i, total, name) => job.report(i / total, `Hashing ${name} (SHA-256)`));
     job.check();

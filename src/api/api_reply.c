@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/memory.h"
 #include "api_internal.h"
 
 al_status al_rb_init(al_reply_builder *rb, const char *op, al_error *err) {
@@ -62,12 +63,20 @@ al_status al_rb_tensor(al_reply_builder *rb, const char *name, const char *dtype
                        const int64_t *shape, void **data, al_error *err) {
     *data = NULL;
     if (ndim < 0 || ndim > 6) return al_err(err, AL_ERR_INVALID, "reply: tensor '%s' has %d dims", name, ndim);
-    size_t count = 1;
+    uint64_t count64 = 1;
+    char what[160];
+    int at = snprintf(what, sizeof what, "reply: tensor '%s' [", name);
     for (int d = 0; d < ndim; d++) {
-        if (shape[d] < 0 || (shape[d] > 0 && count > SIZE_MAX / 4 / (size_t)shape[d]))
-            return al_err(err, AL_ERR_OOM, "reply: tensor '%s' is too large", name);
-        count *= (size_t)shape[d];
+        if (shape[d] < 0) return al_err(err, AL_ERR_INVALID, "reply: tensor '%s' dim %d is negative", name, d);
+        if (shape[d] > 0 && count64 > UINT64_MAX / 4 / (uint64_t)shape[d]) count64 = UINT64_MAX / 4;
+        else count64 *= (uint64_t)shape[d];
+        if (at > 0 && (size_t)at < sizeof what)
+            at += snprintf(what + at, sizeof what - (size_t)at, "%s%lld", d ? ", " : "", (long long)shape[d]);
     }
+    if (at > 0 && (size_t)at < sizeof what) snprintf(what + at, sizeof what - (size_t)at, "]");
+    al_status st = al_memory_check(count64 * 4, what, err);
+    if (st != AL_OK) return st;
+    const size_t count = (size_t)count64;
     if (rb->n_tensors == rb->cap_tensors) {
         int cap = rb->cap_tensors ? rb->cap_tensors * 2 : 8;
         al_tensor_out *grown = realloc(rb->tensors, (size_t)cap * sizeof *grown);

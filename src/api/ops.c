@@ -33,6 +33,7 @@ static const al_api_op k_ops[] = {
     {"head_steps", al_op_head_steps, "one head for one query token step by step: q, k, scores, softmax, values, context", 1},
     {"papa", al_op_papa, "PAPA: constant heads by fraction and order, probes per seed, baselines, MLM score", 1},
     {"papa_merge", al_op_papa_merge, "the replies of a sharded papa sweep merged into the unsharded one", 1},
+    {"check_config", al_op_check_config, "whether a config.json is a model this core runs and has the memory for", 1},
 };
 #define N_OPS ((int)(sizeof k_ops / sizeof k_ops[0]))
 

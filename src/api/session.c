@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/memory.h"
 #include "api_internal.h"
 
 al_session_params al_session_default_params(void) {
@@ -114,6 +115,10 @@ al_status al_session_set_tensor(al_session *s, const char *name, int ndim, const
                           (long long)shape[d]);
         count *= (size_t)shape[d];
     }
+    char what[96];
+    snprintf(what, sizeof what, "tensor '%s'", name);
+    al_status st = al_memory_check((uint64_t)count * sizeof(float), what, err);
+    if (st != AL_OK) return st;
     al_api_tensor t;
     memset(&t, 0, sizeof t);
     snprintf(t.name, sizeof t.name, "%s", name);

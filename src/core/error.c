@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "memory.h"
+
 const char *al_status_name(al_status s) {
     switch (s) {
     case AL_OK: return "ok";
@@ -23,8 +25,14 @@ al_status al_err(al_error *err, al_status code, const char *fmt, ...) {
         err->code = code;
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        int n = vsnprintf(err->message, sizeof err->message, fmt, ap);
         va_end(ap);
+        /* Every out-of-memory error says how much memory there was (docs/memory.md). */
+        if (code == AL_ERR_OOM && n >= 0 && (size_t)n + 8 < sizeof err->message) {
+            char limit[160];
+            al_memory_describe(limit, sizeof limit);
+            snprintf(err->message + n, sizeof err->message - (size_t)n, "; %s", limit);
+        }
     }
     return code;
 }

@@ -38,6 +38,7 @@ al_config al_config_bert(int vocab_size, int hidden_size, int n_layers, int n_he
     c.position_offset = 0;
     c.layer_norm_eps = 1e-12f;
     c.act = AL_ACT_GELU;
+    c.tie_word_embeddings = 1;
     return c;
 }
 
@@ -234,6 +235,12 @@ static al_status parse_fields(const cJSON *root, const char *file, al_config *c,
         else c->embedding_size = c->hidden_size;
     }
     TRY(refuse_unimplemented(root, file, c, err));
+    /* Hugging Face ties the MLM decoder to the word embeddings unless this says false: a stored decoder
+     * is then replaced by them on load (docs/checkpoints.md, "The MLM decoder"). */
+    const cJSON *tie = cJSON_GetObjectItemCaseSensitive(root, "tie_word_embeddings");
+    if (tie && !cJSON_IsNull(tie) && !cJSON_IsBool(tie))
+        return al_err(err, AL_ERR_FORMAT, "%s: field 'tie_word_embeddings' must be true or false", file);
+    c->tie_word_embeddings = !cJSON_IsFalse(tie);
 #undef TRY
     if (c->hidden_size % c->n_heads != 0)
         return al_err(err, AL_ERR_FORMAT, "%s: hidden size %d is not a multiple of the %d heads", file,

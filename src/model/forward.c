@@ -7,10 +7,12 @@
  * rows), so only the hidden states of the whole batch are kept at full size; scores live one head at a
  * time ([L, L]). Nothing is allocated inside the loops. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/memory.h"
 #include "../kernels/kernels.h"
 #include "forward_internal.h"
 #include "head_policy.h"
@@ -198,8 +200,11 @@ al_status al_forward(const al_model *model, const al_batch *batch, const al_forw
     carver cv = {NULL, 0, 0.0};
     layout(&cv, model, B, L, chunk_seqs, n_threads, &ws);
     const size_t n_floats = cv.used;
-    if (cv.used_fp * sizeof(float) > (double)SIZE_MAX / 2)
-        return al_err(err, AL_ERR_OOM, "forward: workspace for batch [%d, %d] is too large", B, L);
+    char what[96];
+    snprintf(what, sizeof what, "forward: the workspace for batch [%d, %d]", B, L);
+    const double ws_bytes = cv.used_fp * sizeof(float);
+    st = al_memory_check(ws_bytes < 1.8e19 ? (uint64_t)ws_bytes : UINT64_MAX, what, err);
+    if (st != AL_OK) return st;
     float *mem = malloc(n_floats * sizeof(float));
     if (!mem)
         return al_err(err, AL_ERR_OOM, "forward: out of memory allocating %zu MB of workspace for batch [%d, %d]",

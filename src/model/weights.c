@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/memory.h"
 #include "../core/rng.h"
 
 typedef enum init_kind { INIT_NORMAL, INIT_ZERO, INIT_ONE } init_kind;
@@ -245,16 +246,64 @@ static al_status check_shape(const slot *s, const al_tensor_entry *t, al_error *
 
 /* n_floats is 64-bit: on wasm32 a config's sizes could overflow size_t before the malloc. Beyond
  * 2^32 weights (16 GB of float32, far past any BERT-family encoder) a config is refused outright. */
+#define MAX_WEIGHTS ((uint64_t)1 << 32)
+
 static al_status alloc_storage(al_model *m, uint64_t n_floats, al_error *err) {
-    if (n_floats > ((uint64_t)1 << 32) || n_floats > (uint64_t)(SIZE_MAX / sizeof(float)))
+    if (n_floats > MAX_WEIGHTS || n_floats > (uint64_t)(SIZE_MAX / sizeof(float)))
         return al_err(err, AL_ERR_OOM, "model: %llu weights do not fit in memory",
                       (unsigned long long)n_floats);
+    al_status st = al_memory_check(n_floats * sizeof(float), "model: its weights", err);
+    if (st != AL_OK) return st;
     m->n_floats = (size_t)n_floats;
     m->storage = malloc((n_floats ? (size_t)n_floats : 1) * sizeof(float));
     if (!m->storage)
         return al_err(err, AL_ERR_OOM, "model: out of memory for %llu weights (%llu MB)",
                       (unsigned long long)n_floats, (unsigned long long)(n_floats * 4 >> 20));
     return AL_OK;
+}
+
+/* The MLM decoder is the word embeddings when the config ties them and their shapes agree (as Hugging
+ * Face's tie_weights does); a stored decoder is then not used. */
+static int decoder_tied(const al_model *m) {
+    return m->config.tie_word_embeddings && m->w.mlm_dim == m->config.embedding_size;
+}
+
+static uint64_t plan_total(const al_model *m, const plan *p) {
+    uint64_t total = 0;
+    for (int i = 0; i < p->n; i++)
+        if (!(p->slots[i].role == ROLE_DECODER_W && decoder_tied(m))) total += (uint64_t)slot_numel(&p->slots[i]);
+    return total;
+}
+
+al_status al_weights_count(const al_config *config, int mlm_head, uint64_t *n_weights, al_error *err) {
+    *n_weights = 0;
+    al_model *m = calloc(1, sizeof *m);
+    if (!m) return al_err(err, AL_ERR_OOM, "model: out of memory");
+    m->config = *config;
+    plan p;
+    al_status st = make_plan(m, "", mlm_head, &p, err);
+    if (st == AL_OK) *n_weights = plan_total(m, &p);
+    free(p.slots);
+    free(m->layer_storage);
+    free(m);
+    return st;
+}
+
+al_status al_weights_check_memory(const al_config *c, uint64_t n_weights, uint64_t file_bytes, al_error *err) {
+    char what[224], files[32];
+    int n = snprintf(what, sizeof what,
+                     "config.json: %d layers of hidden size %d, intermediate %d, vocabulary %d (%llu weights)",
+                     c->n_layers, c->hidden_size, c->intermediate_size, c->vocab_size, (unsigned long long)n_weights);
+    if (file_bytes && n > 0 && (size_t)n < sizeof what) {
+        al_memory_format(files, sizeof files, file_bytes);
+        snprintf(what + n, sizeof what - (size_t)n, " with at least %s of weight files", files);
+    }
+    if (n_weights > MAX_WEIGHTS) { /* below 2^59 (sizes are below 2^24): the bytes do not wrap */
+        char need[32];
+        al_memory_format(need, sizeof need, n_weights * sizeof(float) + file_bytes);
+        return al_err(err, AL_ERR_OOM, "%s: needs %s of memory (attnlab loads at most 2^32 weights)", what, need);
+    }
+    return al_memory_check(n_weights * sizeof(float) + file_bytes, what, err);
 }
 
 al_status al_weights_load(al_model *m, const al_tensor_list *list, const char *weights_file,
@@ -268,6 +317,12 @@ al_status al_weights_load(al_model *m, const al_tensor_list *list, const char *w
     plan p;
     al_status st = make_plan(m, prefix, mlm, &p, err);
     if (st != AL_OK) return st;
+    /* A model too large for memory is refused by its config, before any tensor is looked at (its
+     * files are in memory already, so only the float32 weights are to come). */
+    if ((st = al_weights_check_memory(c, plan_total(m, &p), 0, err)) != AL_OK) {
+        free(p.slots);
+        return st;
+    }
     const al_tensor_entry **found = calloc((size_t)p.n, sizeof *found);
     if (!found) {
         free(p.slots);
@@ -276,6 +331,7 @@ al_status al_weights_load(al_model *m, const al_tensor_list *list, const char *w
     uint64_t total = 0;
     for (int i = 0; i < p.n && st == AL_OK; i++) {
         const slot *s = &p.slots[i];
+        if (s->role == ROLE_DECODER_W && decoder_tied(m)) continue; /* tied to word_emb below */
         const al_tensor_entry *t = find_with_aliases(list, s);
         if (!t) {
             if (s->role == ROLE_DECODER_W) continue; /* tied to word_emb below */
@@ -304,7 +360,10 @@ al_status al_weights_load(al_model *m, const al_tensor_list *list, const char *w
             snprintf(m->weights_dtype, sizeof m->weights_dtype, "%s", al_dtype_name(found[i]->dtype));
     }
     if (st == AL_OK && mlm && !m->w.mlm_decoder_w) {
-        if (m->w.mlm_dim != c->embedding_size)
+        if (!c->tie_word_embeddings)
+            st = al_err(err, AL_ERR_FORMAT, "%s: missing tensor '%s' (config.json: tie_word_embeddings is false)",
+                        weights_file, p.slots[p.n - 2].name);
+        else if (m->w.mlm_dim != c->embedding_size)
             st = al_err(err, AL_ERR_FORMAT, "%s: missing tensor '%s' (cannot tie it)", weights_file,
                         p.slots[p.n - 2].name);
         else m->w.mlm_decoder_w = m->w.word_emb;

@@ -14,4 +14,11 @@ al_status al_weights_load(al_model *model, const al_tensor_list *list, const cha
  * biases, LayerNorm gain 1, drawn from al_rng(seed) in a fixed order; tied MLM decoder. */
 al_status al_weights_random(al_model *model, uint64_t seed, int mlm_head, al_error *err);
 
+/* The float32 weights of a model with this config (the MLM head counted when mlm_head). */
+al_status al_weights_count(const al_config *config, int mlm_head, uint64_t *n_weights, al_error *err);
+/* AL_OK when n_weights float32 weights plus file_bytes (the weight files not yet in memory) fit in
+ * memory; else AL_ERR_OOM naming the config's sizes, the bytes needed and the limit (docs/memory.md). */
+al_status al_weights_check_memory(const al_config *config, uint64_t n_weights, uint64_t file_bytes,
+                                  al_error *err);
+
 #endif

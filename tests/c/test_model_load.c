@@ -241,6 +241,43 @@ int main(void) {
         al_fileset_free(fs2);
     }
 
+    /* tie_word_embeddings (docs/checkpoints.md, "The MLM decoder"): Hugging Face replaces a stored decoder
+     * by the word embeddings unless the config says false; false with no stored decoder is refused. */
+    {
+        const char *cases[][2] = {
+            {"bert_st_f32", "{\"model_type\": \"bert\", \"vocab_size\": 32, \"hidden_size\": 8, \"num_hidden_layers\": 2,"
+                            " \"num_attention_heads\": 2, \"intermediate_size\": 16, \"max_position_embeddings\": 16}"},
+            {"roberta_st_f32", "{\"model_type\": \"roberta\", \"vocab_size\": 32, \"hidden_size\": 8, \"num_hidden_layers\": 2,"
+                               " \"num_attention_heads\": 2, \"intermediate_size\": 16, \"max_position_embeddings\": 18,"
+                               " \"type_vocab_size\": 1, \"pad_token_id\": 1, \"layer_norm_eps\": 1e-5,"
+                               " \"tie_word_embeddings\": false}"},
+            {"bert_st_f32", "{\"model_type\": \"bert\", \"vocab_size\": 32, \"hidden_size\": 8, \"num_hidden_layers\": 2,"
+                            " \"num_attention_heads\": 2, \"intermediate_size\": 16, \"max_position_embeddings\": 16,"
+                            " \"tie_word_embeddings\": \"yes\"}"},
+        };
+        for (int i = 0; i < 3; i++) {
+            char dir[128];
+            snprintf(dir, sizeof dir, "tests/fixtures/%s", cases[i][0]);
+            al_fileset *fs = al_fileset_new();
+            CHECK(al_fileset_add_dir(fs, dir, &err) == AL_OK);
+            CHECK(al_fileset_add(fs, "config.json", cases[i][1], strlen(cases[i][1]), 1, &err) == AL_OK);
+            al_model *m = NULL;
+            al_status st = al_model_load(fs, &m, &err);
+            if (i == 0) {
+                CHECK_MSG(st == AL_OK, "%s", err.message);
+                if (m) CHECK(m->w.mlm_decoder_w == m->w.word_emb && al_model_n_params(m) == 1992 - 32 * 8);
+            } else if (i == 1) {
+                CHECK(st == AL_ERR_FORMAT);
+                CHECK_MSG(strstr(err.message, "missing tensor 'lm_head.decoder.weight' (config.json: tie_word_embeddings is false)"),
+                          "%s", err.message);
+            } else {
+                CHECK(st == AL_ERR_FORMAT && strstr(err.message, "field 'tie_word_embeddings' must be true or false"));
+            }
+            al_model_free(m);
+            al_fileset_free(fs);
+        }
+    }
+
     /* The forward engineer's golden models load too (when present). */
     const char *golden[] = {"bert", "bert_gelu_new", "roberta", "distilbert", "electra"};
     for (int i = 0; i < 5; i++) {

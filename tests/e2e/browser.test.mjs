@@ -71,6 +71,13 @@ before(async () => {
   writeFileSync(path.join(hub, 'test-org/huge-bert/config.json'), JSON.stringify({
     model_type: 'bert', hidden_size: 4096, intermediate_size: 16384, num_hidden_layers: 48,
     num_attention_heads: 32, vocab_size: 50000 }));
+  // Local files whose config needs 9.6 GB of float32 weights: refused before the weights are read.
+  const tooLarge = path.join(work, 'too-large');
+  mkdirSync(tooLarge);
+  const tiny = JSON.parse(readFileSync(path.join(hub, 'test-org/tiny-bert/config.json'), 'utf8'));
+  writeFileSync(path.join(tooLarge, 'config.json'), JSON.stringify({
+    ...tiny, hidden_size: 2048, num_hidden_layers: 48, num_attention_heads: 16, intermediate_size: 8192 }));
+  for (const f of ['vocab.txt', 'model.safetensors']) copyFileSync(path.join(hub, 'test-org/tiny-bert', f), path.join(tooLarge, f));
   const corrupt = path.join(work, 'corrupt');
   mkdirSync(corrupt);
   copyFileSync(path.join(hub, 'test-org/tiny-bert/config.json'), path.join(corrupt, 'config.json'));
@@ -220,7 +227,10 @@ test('a model loads from the (localhost) Hugging Face mirror; 404, non-BERT and 
 
   await page.fill('#hub-repo', 'test-org/huge-bert');
   await page.click('#hub-load');
-  await page.waitForFunction(() => /too large for memory/.test(document.getElementById('model-error').textContent));
+  // the core's check_config op refuses it by its config, naming the size needed and the limit (docs/memory.md)
+  await page.waitForFunction(() => /needs 55\.2 GB of memory \(attnlab loads at most 2\^32 weights\); memory limit 4,096 MB \(WebAssembly maximum\)/
+    .test(document.getElementById('model-error').textContent));
+  assert.match(await page.textContent('#model-error'), /^test-org\/huge-bert@main on [^:]+:\d+: config\.json: 48 layers of hidden size 4096/);
   assert.ok(!mirrorLog.some((u) => u.startsWith('/test-org/huge-bert/') && /model\.safetensors|pytorch_model/.test(u)),
             'no weights are downloaded for a model too large for memory');
 
@@ -244,6 +254,17 @@ test('a corrupt upload shows an error and the page keeps working', { skip }, asy
   assert.match(message, /model\.safetensors/);
   assert.match(message, /previous model is still loaded/);
   await page.screenshot({ path: path.join(artifacts, 'corrupt-upload.png') });
+  await runText(page, 'the dog ran after the cat');
+  assert.equal(await page.evaluate(() => window.attnlab.current.labels[2]), 'dog');
+});
+
+test('files too large for the WASM memory: an error with the size needed and the limit; the page keeps working', { skip }, async () => {
+  const dir = path.join(work, 'too-large');
+  await page.setInputFiles('#file-input', ['config.json', 'vocab.txt', 'model.safetensors'].map((f) => path.join(dir, f)));
+  await page.waitForFunction(() => /memory limit/.test(document.getElementById('model-error').textContent));
+  const message = await page.textContent('#model-error');
+  assert.match(message, /^local files: config\.json: 48 layers of hidden size 2048, intermediate 8192, vocabulary \d+ \(\d+ weights\) with at least [\d,]+ MB of weight files: needs [\d.,]+ GB of memory; memory limit 4,096 MB \(WebAssembly maximum\), [\d.,]+ MB in use/);
+  assert.match(message, /previous model is still loaded/);
   await runText(page, 'the dog ran after the cat');
   assert.equal(await page.evaluate(() => window.attnlab.current.labels[2]), 'dog');
 });

@@ -192,6 +192,32 @@ test('errors exit 1 with "attnlab: <message>"', opts, () => {
   assert.match(r.stderr, /field 'text' holds a NUL character/);
 });
 
+// Under a memory limit (here ulimit -v, 1,500 MB) a model or request too large is refused with the size
+// it needs and the limit (docs/memory.md), exit code 1, before any allocation of that size.
+test('a model or request beyond the memory limit names the size needed and the limit', opts, () => {
+  const limited = (args, input) => {
+    const r = spawnSync('bash', ['-c', 'ulimit -v 1536000 && exec "$@"', 'bash', cli, ...args], { encoding: 'utf8', input });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+  const big = path.join(work, 'big-model');
+  mkdirSync(big, { recursive: true });
+  const config = JSON.parse(readFileSync(path.join(modelDir, 'config.json'), 'utf8'));
+  Object.assign(config, { hidden_size: 2048, num_hidden_layers: 48, num_attention_heads: 16, intermediate_size: 8192 });
+  writeFileSync(path.join(big, 'config.json'), JSON.stringify(config));
+  for (const f of ['model.safetensors', 'vocab.txt']) copyFileSync(path.join(modelDir, f), path.join(big, f));
+  let r = limited(['info', big]);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /^attnlab: config\.json: 48 layers of hidden size 2048, intermediate 8192, vocabulary \d+ \(\d+ weights\): needs [\d,]+ MB of memory; memory limit 1,500 MB \(address-space limit, ulimit -v\), [\d.,]+ MB in use\n$/);
+  // 400 texts padded to 40 tokens: attentions [3, 400, 4, 40, 40] are 29 MB, fine; 60,000 texts need 4,395 MB
+  const request = (n) => JSON.stringify({ op: 'attention', model_dir: modelDir,
+                                          texts: Array.from({ length: n }, (_, i) => (i ? 'a' : 'the cat sat on the mat '.repeat(8))) });
+  r = limited(['run', '-'], request(400));
+  assert.equal(r.code, 0, r.stderr);
+  r = limited(['run', '-'], request(60000));
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /^attnlab: reply: tensor 'attentions' \[3, 60000, 4, 40, 40\]: needs 4,395 MB of memory; memory limit 1,500 MB \(address-space limit, ulimit -v\), [\d.,]+ MB in use\n$/);
+});
+
 test('--threads N sets the session\'s threads; bad values and commands without a session are usage errors', opts, () => {
   for (const n of ['1', '3']) {
     const r = spawnSync(cli, ['run', '-', '--threads', n], { input: '{"op": "version"}', encoding: 'utf8' });

@@ -229,6 +229,24 @@ test('progress reaches JavaScript and the cancel flag stops a run', { skip: miss
   assert.equal(api.run({ op: 'attention', model: 'bert', input_ids: [2, 5, 3] }).status, 0);
 });
 
+test('bytes JavaScript cannot copy into WASM memory get the core\'s error: size needed and limit', { skip: missing ?? false }, () => {
+  const e = api._memoryError(5e9, 'model.safetensors');
+  assert.equal(e.code, 'out_of_memory');
+  assert.match(e.message, /^model\.safetensors: needs 4,768 MB of memory; memory limit 4,096 MB \(WebAssembly maximum\), [\d.,]+ MB in use$/);
+  // the core's own check: a config too large for the module, refused before any weights (docs/memory.md)
+  const config = JSON.stringify({ model_type: 'bert', hidden_size: 2048, num_hidden_layers: 48, num_attention_heads: 16,
+                                  intermediate_size: 8192, vocab_size: 30522 });
+  const { reply } = api.run({ op: 'check_config', config });
+  assert.equal(reply.error?.code, 'out_of_memory');
+  assert.match(reply.error.message, /^config\.json: 48 layers of hidden size 2048, intermediate 8192, vocabulary 30522 \(2480762880 weights\) with at least 4,732 MB of weight files: needs 13\.9 GB of memory; memory limit 4,096 MB \(WebAssembly maximum\)/);
+  const small = api.run({ op: 'check_config', config: readFileSync(path.join(goldenDir, 'bert/config.json'), 'utf8') }).reply;
+  assert.equal(small.arch, 'bert');
+  assert.ok(small.weights > 0 && small.bytes_needed === small.weights * 6 && small.memory_limit === 65535 * 65536, JSON.stringify(small));
+  const relative = api.run({ op: 'check_config', config: JSON.stringify({ ...JSON.parse(config), hidden_size: 64, num_hidden_layers: 2,
+                                                                          intermediate_size: 128, position_embedding_type: 'relative_key' }) }).reply;
+  assert.match(relative.error?.message ?? '', /position_embedding_type/);
+});
+
 test('every handle is released', { skip: missing ?? false }, () => {
   assert.equal(api.liveHandles(), 1); // the session
   api.release();

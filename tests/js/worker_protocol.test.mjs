@@ -142,6 +142,32 @@ test('error replies name the problem and the worker keeps serving', { skip }, as
   assert.ok(ok.result.tensors.attentions, 'still works after errors');
 });
 
+// docs/memory.md: the WASM heap stops at 4,096 MB. A model or a request beyond it is refused with the
+// size it needs and the limit, before anything of that size is allocated, and the models stay loaded.
+test('beyond the WASM memory limit: a model and a request are refused by size; the models stay', { skip }, async () => {
+  const { send } = harness();
+  await send('loadModel', { modelId: 'g', files: readModel(golden) }).done;
+  const files = readModel(golden);
+  const config = JSON.parse(new TextDecoder().decode(files['config.json']));
+  Object.assign(config, { hidden_size: 2048, num_hidden_layers: 48, num_attention_heads: 16, intermediate_size: 8192 });
+  files['config.json'] = new TextEncoder().encode(JSON.stringify(config)).buffer;
+  const huge = last(await send('loadModel', { modelId: 'g', files }).done);
+  assert.equal(huge.error?.code, 'out_of_memory');
+  assert.match(huge.error.message, /^config\.json: 48 layers of hidden size 2048, intermediate 8192, vocabulary \d+ \(\d+ weights\): needs [\d,]+ MB of memory; memory limit 4,096 MB \(WebAssembly maximum\), [\d.,]+ MB in use$/);
+
+  // 60,000 texts padded to 40 tokens: attentions [3, 60000, 4, 40, 40] would take 4,395 MB
+  const texts = Array.from({ length: 60000 }, (_, i) => (i ? 'a' : 'the cat sat on the mat '.repeat(8)));
+  const big = last(await send('attention', { model: 'g', texts }).done);
+  assert.equal(big.error?.code, 'out_of_memory');
+  assert.match(big.error.message, /^reply: tensor 'attentions' \[3, 60000, 4, 40, 40\]: needs 4,395 MB of memory; memory limit 4,096 MB \(WebAssembly maximum\)/);
+
+  // the model loaded before ('g', the golden weights, not the refused config) still answers
+  const info = last(await send('info', { model: 'g' }).done);
+  assert.equal(info.result.reply.config.hidden_size, 8 * 4);
+  const ok = last(await send('attention', { model: 'g', text: 'the dog ran' }).done);
+  assert.deepEqual(ok.result.tensors.attentions.shape.slice(0, 3), [3, 1, 4]);
+});
+
 test('cancel: a queued request is dropped, a running one stops between layers', { skip }, async () => {
   const board = new Int32Array(new SharedArrayBuffer(4));
   let target = 0;

@@ -1,0 +1,25 @@
+/* memory.h: the memory a process may use, so that running out of it is an error that names the size
+ * needed and the limit (docs/memory.md). Every AL_ERR_OOM message ends with the limit and the bytes in
+ * use (error.c appends them); al_memory_check refuses a size before malloc is asked for it. */
+#ifndef AL_CORE_MEMORY_H
+#define AL_CORE_MEMORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../attnlab.h"
+
+/* Bytes this process may hold at most: WebAssembly's heap maximum, or natively the address-space or
+ * data limit (ulimit -v / -d) when one is set; 0 when none is known. */
+uint64_t al_memory_limit(void);
+/* Bytes malloc has handed out and not taken back. */
+uint64_t al_memory_in_use(void);
+/* "memory limit 4,096 MB (WebAssembly maximum), 12 MB in use" (or "no memory limit is set, ...") into buf. */
+void al_memory_describe(char *buf, size_t size);
+/* "12.5 MB", "3,120 MB", "9.6 GB". */
+void al_memory_format(char *buf, size_t size, uint64_t bytes);
+/* AL_OK when bytes may be allocated: they fit in size_t and, under a known limit, in what is left of
+ * it. Otherwise AL_ERR_OOM with "<what>: needs <size>" (plus the limit, as every OOM message). */
+al_status al_memory_check(uint64_t bytes, const char *what, al_error *err);
+
+#endif

@@ -1,0 +1,149 @@
+/* test_memory.c: running out of memory is an error that names the size needed and the limit, and the
+ * session keeps its models (src/core/memory.c; docs/memory.md). Under WebAssembly the limit is the
+ * module's 4 GB maximum; natively the test runs the same checks in a child process under a 2 GB
+ * address-space limit (not under AddressSanitizer, which reserves terabytes of address space). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnlab.h"
+#include "check.h"
+#include "core/error.h"
+#include "core/memory.h"
+
+#if !defined(__EMSCRIPTEN__)
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
+
+static void check_format(void) {
+    char buf[32];
+    al_memory_format(buf, sizeof buf, 0);
+    CHECK(strcmp(buf, "0.0 MB") == 0);
+    al_memory_format(buf, sizeof buf, 5u << 20);
+    CHECK(strcmp(buf, "5.0 MB") == 0);
+    al_memory_format(buf, sizeof buf, 2000ull << 20);
+    CHECK(strcmp(buf, "2,000 MB") == 0);
+    al_memory_format(buf, sizeof buf, 4096ull << 20);
+    CHECK(strcmp(buf, "4,096 MB") == 0);
+    al_memory_format(buf, sizeof buf, 9830ull << 20);
+    CHECK(strcmp(buf, "9,830 MB") == 0);
+    al_memory_format(buf, sizeof buf, 12ull << 30);
+    CHECK(strcmp(buf, "12.0 GB") == 0);
+    al_memory_format(buf, sizeof buf, UINT64_MAX);
+    CHECK(strstr(buf, " GB") != NULL);
+}
+
+/* Every out-of-memory error carries the memory it had; other errors do not. */
+static void check_messages(void) {
+    al_error err = {0};
+    CHECK(al_err(&err, AL_ERR_OOM, "forward: out of memory allocating %d MB", 12) == AL_ERR_OOM);
+    CHECK(strncmp(err.message, "forward: out of memory allocating 12 MB; ", 41) == 0);
+    CHECK(strstr(err.message, " in use") != NULL);
+    CHECK_MSG(al_memory_limit() == 0 ? strstr(err.message, "; no memory limit is set, ") != NULL
+                                     : strstr(err.message, "; memory limit ") != NULL, "%s", err.message);
+    al_err(&err, AL_ERR_FORMAT, "config.json: field 'x'");
+    CHECK(strcmp(err.message, "config.json: field 'x'") == 0);
+    /* a message that fills the buffer is cut, never overrun */
+    char long_what[600];
+    memset(long_what, 'w', sizeof long_what - 1);
+    long_what[sizeof long_what - 1] = '\0';
+    al_err(&err, AL_ERR_OOM, "%s", long_what);
+    CHECK(strlen(err.message) == sizeof err.message - 1);
+    CHECK(al_memory_check(1024, "small", &err) == AL_OK);
+}
+
+#if defined(__EMSCRIPTEN__) || !defined(__SANITIZE_ADDRESS__)
+static char *read_file(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc(n > 0 ? (size_t)n : 1);
+    *size = buf && fread(buf, 1, (size_t)n, f) == (size_t)n ? (size_t)n : 0;
+    fclose(f);
+    return buf;
+}
+
+static int run_ok(al_session *s, const char *request, al_reply *reply) {
+    return al_session_run(s, request, NULL, reply) == AL_OK;
+}
+
+/* Needs a known limit of at most 4 GB. */
+static void check_refusals(void) {
+    al_session *s = al_session_new();
+    al_error err = {0};
+    al_fileset *fs = al_fileset_new();
+    CHECK(al_fileset_add_dir(fs, "models/attnlab-mini-bert", &err) == AL_OK);
+    CHECK_MSG(al_session_add_model(s, "mini", fs, &err) == AL_OK, "%s", err.message);
+
+    /* A model whose config needs 9.7 GB of weights is refused by its config, before its tensors. */
+    const char *config = "{\"model_type\": \"bert\", \"hidden_size\": 2048, \"num_hidden_layers\": 48,"
+                         " \"num_attention_heads\": 16, \"intermediate_size\": 8192, \"vocab_size\": 30522,"
+                         " \"max_position_embeddings\": 512}";
+    size_t st_size = 0;
+    char *st_bytes = read_file("models/attnlab-mini-bert/model.safetensors", &st_size);
+    CHECK(st_bytes && st_size > 0);
+    fs = al_fileset_new();
+    CHECK(al_fileset_add(fs, "config.json", config, strlen(config), 1, &err) == AL_OK);
+    CHECK(al_fileset_add(fs, "model.safetensors", st_bytes, st_size, 1, &err) == AL_OK);
+    free(st_bytes);
+    CHECK(al_session_add_model(s, "huge", fs, &err) == AL_ERR_OOM);
+    CHECK_MSG(strstr(err.message, "config.json: 48 layers of hidden size 2048") &&
+              strstr(err.message, "(2484993850 weights): needs 9,479 MB of memory; memory limit "),
+              "%s", err.message);
+
+    /* A request whose attentions need 5.2 GB: one long text pads 4,999 short ones to 128 tokens. */
+    size_t cap = 64 + 5000 * 8 + 2000, at = 0;
+    char *request = malloc(cap);
+    at += (size_t)snprintf(request + at, cap - at, "{\"op\": \"attention\", \"model\": \"mini\", \"texts\": [\"");
+    for (int i = 0; i < 200; i++) at += (size_t)snprintf(request + at, cap - at, "the ");
+    at += (size_t)snprintf(request + at, cap - at, "end\"");
+    for (int i = 1; i < 5000; i++) at += (size_t)snprintf(request + at, cap - at, ", \"a\"");
+    snprintf(request + at, cap - at, "]}");
+    al_reply reply;
+    memset(&reply, 0, sizeof reply);
+    CHECK(al_session_run(s, request, NULL, &reply) == AL_ERR_OOM);
+    CHECK_MSG(reply.json && strstr(reply.json, "\"out_of_memory\"") &&
+              strstr(reply.json, "reply: tensor 'attentions' [4, 5000, 4, 128, 128]: needs 5,000 MB of memory; "
+                                 "memory limit "),
+              "%s", reply.json ? reply.json : "(no reply)");
+    al_reply_free(&reply);
+    free(request);
+
+    /* The session keeps working with the model it had. */
+    memset(&reply, 0, sizeof reply);
+    CHECK(run_ok(s, "{\"op\": \"attention\", \"model\": \"mini\", \"text\": \"the cat sat\"}", &reply));
+    CHECK(reply.n_tensors >= 1);
+    al_reply_free(&reply);
+    al_session_free(s);
+}
+#endif
+
+int main(void) {
+    check_format();
+    check_messages();
+#if defined(__EMSCRIPTEN__)
+    CHECK(al_memory_limit() == 65535ull * 65536); /* 4 GB less one 64 KB page: the most wasm32 can grow to */
+    check_refusals();
+#elif defined(__SANITIZE_ADDRESS__)
+    printf("the refusals under a 2 GB limit run in the plain and WASM builds (AddressSanitizer reserves "
+           "terabytes of address space)\n");
+#else
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct rlimit r = {2048ull << 20, 2048ull << 20};
+        if (setrlimit(RLIMIT_AS, &r) != 0) _exit(3);
+        check_refusals();
+        fflush(NULL);
+        _exit(check_failed_ ? 1 : 0);
+    }
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+#endif
+    return check_summary("memory");
+}
