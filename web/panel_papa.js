@@ -6,7 +6,9 @@
 //   - figures (papa_charts.js, papa_table.js), each with a one-sentence caption;
 //   - the result's summary in the link (state key papa_result, papa_record.js): opening a link shows it
 //     at once ("from the link"), recomputes, and says "reproduced: identical" or where the numbers differ;
-//   - exports with provenance: JSON, CSV, and PNGs carrying it in text chunks (png_text.js).
+//   - exports with provenance: JSON, CSV, and PNGs carrying it in text chunks (png_text.js);
+//   - one request on several models (the page's and every embedded one), side by side, and the panel's
+//     first example, which runs exactly that (docs/papa-page.md, "Comparing models").
 import { mountComputePanel } from './compute_panel.js';
 import { $, el, setError, show } from './dom.js';
 import { formatSize } from './model_ref.js';
@@ -14,9 +16,9 @@ import { comparisonChart, constantsGrid, fractionChart, lambdaHeatmap } from './
 import { SweepProgress } from './papa_progress.js';
 import { checkResult, compactResult, compareResult, provenanceOf, seriesOf, toCsv } from './papa_record.js';
 import {
-  BUILTIN_TASKS, CONSTANT_KINDS, HEAD_ORDERS, IMPORT_FORMATS, PAPA_KEYS, PRESETS, buildRequest,
+  BUILTIN_TASKS, COMPARE_EXAMPLE, CONSTANT_KINDS, HEAD_ORDERS, IMPORT_FORMATS, MODEL_SCOPES, PAPA_KEYS, PRESETS, buildRequest,
 } from './papa_request.js';
-import { resultTable, storedTable } from './papa_table.js';
+import { comparisonTable, resultTable, storedTable } from './papa_table.js';
 import { builtinTaskText, matchTaskFiles, readTaskFiles, sniffColumns } from './papa_task.js';
 import { registerPanel } from './panels.js';
 import { withText } from './png_text.js';
@@ -38,6 +40,9 @@ const columnOptions = (key) => () => {
 const hasWeights = (entry) => (entry.files ?? []).some((f) => /\.safetensors$|pytorch_model\.bin$/.test(f));
 
 const controls = [
+  { kind: 'select', key: 'papa_models', id: 'papa-models', label: 'Models', row: 'models', options: MODEL_SCOPES },
+  { kind: 'note', id: 'papa-models-help', showIf: (v) => v.papa_models === 'embedded',
+    text: () => 'The same sweep runs on each model in turn; a table puts them side by side.' },
   { kind: 'select', key: 'papa_task', id: 'papa-task', label: 'Task', row: 'task',
     options: [...BUILTIN_TASKS, ['file', 'Import a task file (GLUE TSV, CoNLL-2003, CSV, JSONL)']] },
   { kind: 'select', key: 'papa_preset', id: 'papa-preset', label: 'Preset', row: 'task',
@@ -189,6 +194,50 @@ function requestKey(args) {
   return JSON.stringify({ ...rest, task: args.task ?? imp?.train_name });
 }
 
+const labelOf = (m) => (m.source?.kind === 'embedded' ? m.source.entry.id : m.label);
+
+// The models a run covers: the page's model first, then (scope "embedded") every other embedded model
+// with weights, loaded into the worker beside it when the run reaches it.
+function modelsToRun(v, c) {
+  const m = c.models.current();
+  const here = { label: labelOf(m), modelId: m.modelId };
+  if (v.papa_models !== 'embedded') return [here];
+  const currentEntry = m.source?.kind === 'embedded' ? m.source.entry.id : null;
+  return [here, ...c.models.embedded().filter(hasWeights).filter((e) => e.id !== currentEntry).map((e) => ({ label: e.id, entry: e }))];
+}
+
+// One point of the score-drop-against-quality figure: the drop with every head constant (or with the
+// most heads constant the sweep has).
+function comparisonPoint(r, label) {
+  const nHeads = r.shape.n_layers * r.shape.n_heads;
+  const allConst = r.configs.findIndex((c) => c.what === 'sweep' && c.k === nHeads && c.constant === r.config.constants[0]);
+  const lowest = allConst >= 0 ? allConst : r.configs.reduce((b, c, i) => (c.what === 'sweep' && c.k > (r.configs[b]?.k ?? -1) ? i : b), 0);
+  return { point: { label, x: r.summary[0]?.mean, y: r.summary[lowest].drop }, k: r.configs[lowest].k };
+}
+
+// One "papa" request with its progress. The engine reports every batch; the page repaints the bar and
+// status at most every 150 ms, so the main thread stays nearly idle during the sweep. where: this
+// model's place in a comparison ({index, count, label}), or null.
+async function sweepOne(j, args, guess, where) {
+  const progress = new SweepProgress(guess);
+  let latest = null;
+  let timer = 0;
+  let painted = 0;
+  const paint = () => {
+    timer = 0;
+    painted = performance.now();
+    const overall = where ? (where.index + latest.fraction) / where.count : latest.fraction;
+    const which = where ? ` on model ${where.index + 1} of ${where.count} (${where.label})` : '';
+    j.report(overall, `PAPA sweep${which} ${Math.round(latest.fraction * 100)}%: ${latest.text}`, 'sweep');
+  };
+  return j.request('papa', args, {
+    onProgress: (p) => {
+      latest = progress.update(p.stage, p.fraction);
+      if (!timer) timer = setTimeout(paint, Math.max(0, 150 - (performance.now() - painted)));
+    },
+  }).finally(() => clearTimeout(timer));
+}
+
 function mount(ctx) {
   let askFiles = null;
   let ui = null;
@@ -229,31 +278,28 @@ function mount(ctx) {
       const args = buildRequest(v, m.modelId, task);
       const nFractions = args.fractions.filter((f) => f > 0 && f < 1).length;
       const guess = 1 + nFractions * args.orders.length * args.constants.length + args.constants.length + (args.baselines ? 6 : 0);
+      const models = modelsToRun(v, c);
+      const meta = { modelLabel: labelOf(m), modelRef: state.model, modelId: m.modelId,
+                     taskFiles: v.papa_task === 'file' ? state.papa_files : null, exportName: 'papa', comparison: null };
       return {
-        op: 'papa', args, running: 'PAPA sweep',
-        meta: { modelLabel: m.source?.kind === 'embedded' ? m.source.entry.id : m.label, modelRef: state.model, modelId: m.modelId,
-                taskFiles: v.papa_task === 'file' ? state.papa_files : null, exportName: 'papa' },
+        op: 'papa', args, running: models.length > 1 ? `PAPA sweep on ${models.length} models` : 'PAPA sweep', meta,
         run: async (j) => {
-          const progress = new SweepProgress(guess);
           const t0 = performance.now();
-          // The engine reports every batch; the page repaints the bar and status at most every 150 ms, so
-          // the main thread stays nearly idle during the sweep.
-          let latest = null;
-          let timer = 0;
-          let painted = 0;
-          const paint = () => {
-            timer = 0;
-            painted = performance.now();
-            j.report(latest.fraction, `PAPA sweep ${Math.round(latest.fraction * 100)}%: ${latest.text}`, 'sweep');
-          };
-          const result = await j.request('papa', args, {
-            onProgress: (p) => {
-              latest = progress.update(p.stage, p.fraction);
-              if (!timer) timer = setTimeout(paint, Math.max(0, 150 - (performance.now() - painted)));
-            },
-          }).finally(() => clearTimeout(timer));
+          const runs = [];
+          for (let i = 0; i < models.length; i++) {
+            const one = models[i];
+            if (!one.modelId) {
+              j.status(`Loading ${one.label} (model ${i + 1} of ${models.length})\u2026`);
+              one.modelId = (await c.models.loadSecond(one.entry)).modelId;
+              j.check();
+            }
+            const where = models.length > 1 ? { index: i, count: models.length, label: one.label } : null;
+            const result = await sweepOne(j, { ...args, model: one.modelId }, guess, where);
+            runs.push({ label: one.label, reply: result.reply, result });
+          }
           api.span = [t0, performance.now()]; // the sweep's time in the worker (tests check the main thread meanwhile)
-          return result;
+          meta.comparison = runs.length > 1 ? runs.map(({ label, reply }) => ({ label, reply })) : null;
+          return runs[0].result;
         },
       };
     },
@@ -314,16 +360,24 @@ function mount(ctx) {
           constantsGrid(canvas, C.data, { NL, H, L, n, title: `Constant matrices (average) \u2014 ${model}`, subtitle: `task ${r.task.id}, L ${L}` });
         });
       }
-      // The comparison across models: every model run in this session with the same request.
+      // The models side by side, when this run covered several.
+      if (record.comparison) {
+        results.append(el('figure', { class: 'analysis-figure papa-table-figure', id: 'papa-compare' },
+          comparisonTable(record.comparison, { caption: `The same sweep on ${record.comparison.length} models, task ${r.task.id}.` }),
+          el('figcaption', { text: 'One row per model: the probe\u2019s score with every head input-dependent and with every head ' +
+            'constant (mean \u00b1 95% over the seeds), the relative drop, the embeddings-only baseline, and whether constant heads ' +
+            'cost the model more than both intervals (yes / no / undecided: docs/papa.md).' })));
+      }
+      // The comparison across models: every model run in this tab with the same request.
       const key = requestKey(record.request);
       if (!session.has(key)) session.set(key, new Map());
-      const full = r.summary[0]?.mean;
-      const allConst = r.configs.findIndex((c) => c.what === 'sweep' && c.k === NL * H && c.constant === r.config.constants[0]);
-      const lowest = allConst >= 0 ? allConst : r.configs.reduce((b, c, i) => (c.what === 'sweep' && c.k > (r.configs[b]?.k ?? -1) ? i : b), 0);
-      session.get(key).set(r.hashes.model, { label: model, x: full, y: r.summary[lowest].drop });
+      for (const { label, reply } of record.comparison ?? [{ label: model, reply: r }]) {
+        session.get(key).set(reply.hashes.model, comparisonPoint(reply, label).point);
+      }
+      const { k } = comparisonPoint(r, model);
       const points = [...session.get(key).values()];
       const withWeights = ctx.models.embedded().filter(hasWeights).map((e) => e.id);
-      await figures.add('papa_models', `Score drop with ${r.configs[lowest].k} of ${NL * H} heads constant against the full model\u2019s ` +
+      await figures.add('papa_models', `Score drop with ${k} of ${NL * H} heads constant against the full model\u2019s ` +
         `score, one point per model run with these settings in this tab (${points.length} so far). ` +
         `Embedded models with weights: ${withWeights.join(', ') || 'none'}` +
         `${withWeights.length < 2 ? ' \u2014 only one, so the comparison shows it alone; run the same sweep after loading another model ' +
@@ -382,6 +436,27 @@ function mount(ctx) {
   }
 
   const api = mountComputePanel(panel, ctx);
+  // The first example: every setting at its default but the task and the models (COMPARE_EXAMPLE).
+  const exampleButton = el('button', { id: 'papa-example-compare', type: 'button',
+                                       text: 'Example: compare the embedded models on subject-verb agreement' });
+  const exampleNote = el('span', { class: 'note', id: 'papa-example-note' });
+  $('papa-heading').after(el('p', { class: 'row papa-example' }, exampleButton, ' ', exampleNote));
+  exampleButton.addEventListener('click', () => {
+    const patch = { papa_result: null };
+    for (const [name, spec] of Object.entries(PAPA_KEYS)) patch[name] = spec.default;
+    setState({ ...patch, ...COMPARE_EXAMPLE });
+    api.controls.restore();
+    api.refresh();
+    api.run();
+  });
+  const describeExample = () => {
+    const names = ctx.models.embedded().filter(hasWeights).map((e) => e.id);
+    exampleNote.textContent = names.length > 1
+      ? `Runs the page preset on ${names.join(' and ')}, one after the other, and puts them side by side: does the better model lose more when its heads are constant?`
+      : `Only ${names[0] ?? 'no embedded model'} has weights here, so the example runs it alone.`;
+  };
+  ctx.on('models', describeExample);
+  describeExample();
   ui = linkBox();
   $('papa-results').before(ui.box);
   askFiles = filesBox(ctx);

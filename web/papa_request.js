@@ -46,7 +46,16 @@ function checkFiles(f) {
   return f.train ? null : 'no train file';
 }
 
+// Which models one run covers: the page's model, or it and every embedded model with weights, the
+// same request on each (the PAPA paper's comparison: does the better model lose more?).
+export const MODEL_SCOPES = [['current', 'this model'], ['embedded', 'this model and every embedded model']];
+
+// The panel's first example: the embedded models side by side on one built-in task, with the page
+// preset. Every other setting goes back to its default (docs/papa-page.md, "Comparing models").
+export const COMPARE_EXAMPLE = { papa_task: 'agreement', papa_models: 'embedded' };
+
 export const PAPA_KEYS = {
+  papa_models: { type: 'enum', default: 'current', values: MODEL_SCOPES.map(([id]) => id) },
   papa_task: { type: 'enum', default: 'pos', values: [...BUILTIN_TASKS.map(([id]) => id), 'file'] },
   papa_files: { type: 'object', default: null, check: checkFiles },
   papa_fmt: { type: 'enum', default: 'auto', values: IMPORT_FORMATS },

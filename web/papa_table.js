@@ -1,6 +1,7 @@
 // papa_table.js: the PAPA paper's Table 1 for one sweep: every configuration's score (mean ± 95%
 // interval over the seeds), its drop relative to the full model, and its MLM score; and the short
-// summary a link carries, shown before it is recomputed. Text goes in through textContent only.
+// summary a link carries, shown before it is recomputed; and the models side by side when one sweep
+// ran on several (does the better model lose more?). Text goes in through textContent only.
 import { el } from './dom.js';
 import { describeConfig } from './papa_record.js';
 
@@ -29,4 +30,24 @@ export function storedTable(stored) {
   const rows = stored.labels.map((label, i) => [label, `${fmt(stored.mean[i])} \u00b1 ${fmt(stored.ci95[i])}`, fmt(stored.mlm[i], 3)]);
   return table(`From the link: ${stored.metric}, digest ${stored.digest.slice(0, 23)}\u2026`, ['configuration', 'score (mean \u00b1 95%)', 'MLM score'],
                rows, { id: 'papa-stored-table' });
+}
+
+const withCi = (s) => (s ? `${fmt(s.mean)} \u00b1 ${fmt(s.ci95)}` : '\u2013');
+
+// The same sweep on several models: [{label, reply}]. Each row is one model: its MLM accuracy (the
+// full model's, on the task's sentences), the probe's score with every head input-dependent and with
+// every head constant (the engine's findings pick the configurations: docs/papa.md, "What a sweep
+// finds"), the relative drop, the embeddings-only baseline and the engine's verdict.
+export function comparisonTable(runs, { caption }) {
+  const rows = runs.map(({ label, reply }) => {
+    const f = reply.findings ?? {};
+    const at = (i) => (i === null || i === undefined ? null : reply.summary[i]);
+    const full = at(f.full);
+    const constant = at(f.all_constant);
+    return [label, fmt(reply.configs[0]?.mlm_accuracy, 3), withCi(full), withCi(constant), constant ? pct(constant.drop) : '\u2013',
+            withCi(at(f.embeddings_only)), f.constant_costs ?? '\u2013'];
+  });
+  const metric = runs[0]?.reply.task.metric ?? 'score';
+  return table(caption, ['model', 'MLM accuracy', `every head input-dependent (${metric})`, 'every head constant',
+                         'relative drop', 'embeddings only', 'constant heads cost it clearly?'], rows, { id: 'papa-compare-table' });
 }

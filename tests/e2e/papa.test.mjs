@@ -9,12 +9,14 @@
 //   - a task imported from a local CSV (a column chosen, bad rows listed with their lines) makes a link
 //     that asks for the file in a fresh context, refuses a wrong file, and reproduces with the right one;
 //   - a task on which the model is no better than its embeddings says so and draws no score chart;
+//   - the first example sets the comparison of the embedded models; one run covers both, side by side,
+//     each with the CLI's numbers for that model;
 //   - cancel mid-sweep leaves the page usable;
 //   - a link naming a Hub host other than the default asks before anything is downloaded from it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -236,6 +238,59 @@ test('a task the model cannot do says so instead of drawing flat lines', { skip 
   const figures = await p.$$eval('#papa-results figure', (fs) => fs.map((f) => f.dataset.name ?? ''));
   assert.ok(!figures.includes('papa_scores'), `no score chart: ${figures.join(', ')}`);
   assert.equal(await p.$$eval('#papa-table tbody tr', (r) => r.length), reply.configs.length, 'the numbers are still listed');
+});
+
+test('the first example compares the embedded models: one run, side by side, each as the CLI computes it', { skip }, async () => {
+  // two embedded models with weights: the default and its float16 export (other numbers, another hash)
+  const models = path.join(work, 'models');
+  cpSync(path.join(root, 'models/attnlab-mini-bert'), path.join(models, 'attnlab-mini-bert'), { recursive: true });
+  execFileSync(cli, ['export', path.join(root, 'models/attnlab-mini-bert'), path.join(models, 'mini-f16'), '--dtype', 'F16']);
+  const files = ['config.json', 'model.safetensors', 'vocab.txt', 'tokenizer_config.json'];
+  writeFileSync(path.join(models, 'index.json'), JSON.stringify([
+    { id: 'attnlab-mini-bert', name: 'mini', path: 'attnlab-mini-bert', default: true, files },
+    { id: 'mini-f16', name: 'mini in float16', path: 'mini-f16', files },
+  ]));
+  const two = await startServer({ AL_MODELS_DIR: models });
+  try {
+    const p = await openPage(two.url);
+    await modelReady(p);
+    assert.match(await p.textContent('#papa-example-note'), /attnlab-mini-bert and mini-f16/);
+    // the example: every setting at its default, the agreement task, both models; it starts at once
+    await p.click('#papa-example-compare');
+    await p.waitForFunction(() => window.attnlab.panels.papa.job);
+    const set = await p.evaluate(() => ({ task: document.getElementById('papa-task').value, models: document.getElementById('papa-models').value,
+                                          preset: document.getElementById('papa-preset').value, seeds: document.getElementById('papa-seeds').value }));
+    assert.deepEqual(set, { task: 'agreement', models: 'embedded', preset: 'page', seeds: '1,2,3' });
+    await p.click('#papa-cancel');
+    await p.waitForFunction(() => !window.attnlab.panels.papa.job);
+    // the same scope on a small sweep
+    await setControls(p, { ...SMALL, 'papa-task': 'agreement', 'papa-models': 'embedded' });
+    await runSweep(p);
+    const runs = await p.evaluate(() => window.attnlab.panels.papa.last.comparison.map(({ label, reply }) => ({ label, reply })));
+    assert.deepEqual(runs.map((r) => r.label), ['attnlab-mini-bert', 'mini-f16']);
+    assert.notEqual(runs[0].reply.hashes.model, runs[1].reply.hashes.model);
+    const texts = await p.evaluate(() => window.__papaStatus.map((s) => s.text));
+    assert.ok(texts.some((t) => /PAPA sweep on model 2 of 2 \(mini-f16\) \d+%/.test(t)), texts.slice(-10).join(' | '));
+    const rows = await p.$$eval('#papa-compare-table tbody tr', (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
+    assert.equal(rows.length, 2);
+    const { request } = await lastReply(p);
+    const { model, outputs, ...rest } = request;
+    for (const [i, dir] of ['attnlab-mini-bert', 'mini-f16'].entries()) {
+      const reqPath = path.join(work, `papa-compare-${i}.json`);
+      writeFileSync(reqPath, JSON.stringify({ ...rest, op: 'papa', model_dir: path.join(models, dir) }));
+      const native = JSON.parse(execFileSync(cli, ['run', reqPath], { cwd: root, encoding: 'utf8', maxBuffer: 64 << 20 }));
+      assert.equal(runs[i].reply.digest, native.digest, dir);
+      const f = native.findings;
+      assert.equal(rows[i][0], dir);
+      assert.equal(rows[i][2], `${native.summary[f.full].mean.toFixed(4)} \u00b1 ${native.summary[f.full].ci95.toFixed(4)}`);
+      assert.equal(rows[i][6], f.constant_costs);
+    }
+    // the drop-against-quality figure has a point per model
+    assert.equal(await p.evaluate(() => window.attnlab.panels.papa.charts.models.data.datasets.length), 2);
+    await p.context().close();
+  } finally {
+    two.child.kill();
+  }
 });
 
 test('cancel mid-sweep leaves the page usable', { skip }, async () => {
