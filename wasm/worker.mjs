@@ -209,7 +209,10 @@ export function install(scope) {
     ]);
     // The pthreads' workers (attnlab_wasm_mt.worker.js) import the main script by URL: it was
     // evaluated from text here, so the loader is told where it lives.
-    const options = { mainScriptUrlOrBlob: jsUrl.href, locateFile: (file) => new URL(file, base).href };
+    // alPoolSize: the pthread Workers started with the module, one per thread beyond the caller's
+    // (CMakeLists.txt); without it (the core's default thread count) the module starts 16.
+    const options = { mainScriptUrlOrBlob: jsUrl.href, locateFile: (file) => new URL(file, base).href,
+                      ...(threads > 0 ? { alPoolSize: Math.max(1, threads - 1) } : {}) };
     return load(wasm, factoryFromSource(js), options, { threads });
   };
   const handle = createHandler({ loadApi, post: (m, transfer) => scope.postMessage(m, transfer) });

@@ -42,6 +42,7 @@ async function start() {
   setState(link.values);
   showLinkProblems(link.problems);
   ctx.emit('link');
+  ctx.models.prefetch(state.model); // the model's files download while the engine starts
   await engine.ready;
   await ctx.models.init();
   ctx.link = startLinkSync(); // from here the address follows the state (an old ?query link becomes #v1.…)

@@ -74,7 +74,10 @@ function mount(ctx) {
     };
     const check = checkConfig(job);
     if (source.kind === 'embedded') {
-      return (await fetchEmbeddedModel(source.entry, { onProgress, signal: job.signal, checkConfig: check })).files;
+      const early = prefetched.get(source.entry.id);
+      prefetched.delete(source.entry.id); // its buffers go to the worker once
+      const got = (early && await early) ?? await fetchEmbeddedModel(source.entry, { onProgress, signal: job.signal, checkConfig: check });
+      return got.files;
     }
     if (source.kind === 'hub') return (await fetchHubModel(source, { onProgress, signal: job.signal, checkConfig: check })).files;
     const got = await readLocalFiles(source.files, (p) => job.report(p.fraction, `Reading ${p.file}`), { checkConfig: check });
@@ -225,9 +228,21 @@ function mount(ctx) {
     return api.load({ kind: 'embedded', entry });
   };
 
+  // The page's first model downloads while the engine starts (app.js calls this first): the embedded
+  // model a link names, or the default one. Its files are used once, by the first load of that model;
+  // a failed download is simply done again then, with its error shown.
+  const prefetched = new Map(); // entry id -> Promise of {files} (or null when it failed)
+  let listing = null;
+  api.prefetch = async (ref) => {
+    if (ref && ref.kind !== 'embedded') return;
+    const list = await (listing ??= embeddedModels());
+    const entry = ref ? list.find((m) => m.id === ref.id) : list.find((m) => m.default) ?? list[0];
+    if (entry && !prefetched.has(entry.id)) prefetched.set(entry.id, fetchEmbeddedModel(entry, {}).catch(() => null));
+  };
+
   // The embedded models (models/index.json) in the select.
   api.init = async () => {
-    api.embeddedList = await embeddedModels();
+    api.embeddedList = await (listing ??= embeddedModels());
     const select = $('embedded-select');
     if (!api.embeddedList.length) {
       select.append(new Option('(none: load one from the Hub or from files)', ''));
