@@ -2,10 +2,12 @@
  * configuration, gathered once and then reused by every probe-training epoch (docs/probes.md, "What is
  * cached"). Sized up front, with the byte count checked against the caller's limit before allocating. */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/memory.h"
 #include "probe_data_internal.h"
 
 
@@ -34,6 +36,10 @@ al_status al_probe_data_new(al_probe_kind kind, int n_states, int D, int L, int6
                       "over the limit of %zu bytes",
                       (long long)max_rows, n_states, D, (long long)max_examples, (double)bytes,
                       (double)bytes / 1048576.0, mem_limit);
+    char what[128];
+    snprintf(what, sizeof what, "probe data: %lld rows of %d x %d float32 features", (long long)max_rows, n_states, D);
+    al_status st = al_memory_check(bytes, what, err); /* the process's own limit (docs/memory.md) */
+    if (st != AL_OK) return st;
     al_probe_data *d = calloc(1, sizeof *d);
     if (!d) return al_err(err, AL_ERR_OOM, "probe data: out of memory");
     d->kind = kind;
