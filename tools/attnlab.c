@@ -4,6 +4,7 @@
  *
  * Exit codes: 0 ok, 1 error ("attnlab: <message>" on stderr), 2 usage. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -763,11 +764,22 @@ static int set_config_value(al_pretrain_config *cfg, const char *flag, const cha
     return s == AL_OK;
 }
 
+/* SIGTERM or SIGINT ends a pretraining run at the end of its current step, with a checkpoint, so a
+ * stop costs no finished step (docs/pretraining.md, "Stopping and resuming"). */
+static volatile int g_stop_training;
+static void stop_training(int sig) {
+    (void)sig;
+    g_stop_training = 1;
+}
+
 static int cmd_pretrain(int argc, char **argv) {
     al_pretrain_config cfg = al_pretrain_default_config();
     al_pretrain_hooks hooks;
     memset(&hooks, 0, sizeof hooks);
     hooks.log = print_log_line;
+    hooks.cancel = &g_stop_training;
+    signal(SIGTERM, stop_training);
+    signal(SIGINT, stop_training);
     const char *resume = NULL;
     /* the config file first, so that flags override it whatever their order */
     for (int i = 1; i + 1 < argc; i++)
@@ -795,6 +807,9 @@ static int cmd_pretrain(int argc, char **argv) {
     al_pretrain_result r;
     al_status s = al_pretrain_run(&cfg, resume, &hooks, &r, &err);
     if (s) return fail(err.message);
+    if (g_stop_training && r.steps_done < cfg.steps)
+        fprintf(stderr, "attnlab: stopped by a signal after step %d of %d; resume with --resume %s/checkpoint\n",
+                r.steps_done, cfg.steps, cfg.out_dir);
     return 0;
 }
 

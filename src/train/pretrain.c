@@ -857,7 +857,9 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
     res.steps_done = step;
     res.train_seconds = train_time;
     res.tokens_per_second = train_time > 0 ? (double)res.tokens_seen / train_time : 0;
-    if (stopped && hooks->stop_after > 0 && step < cfg->steps) goto done; /* interrupted on purpose: resume later */
+    /* interrupted on purpose (a step to stop after, or a cancel such as the CLI's SIGTERM): the checkpoint
+     * is written, the run resumes later; only a time limit goes on to the final files */
+    if (stopped && (hooks->stop_after > 0 || (hooks->cancel && *hooks->cancel)) && step < cfg->steps) goto done;
 
     if (held.n_seqs) {
         eval_stats es;

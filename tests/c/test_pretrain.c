@@ -1,7 +1,8 @@
 /* test_pretrain.c: `attnlab pretrain` end to end on a tiny config (src/train/pretrain.c, checkpoint.c):
  * 20 steps twice give the same losses bit for bit, the saved train_config.json repeats the run, 10 steps
- * + resume from the checkpoint + 10 steps equal the uninterrupted 20, and the output directory is a
- * Hugging Face BertForMaskedLM that the loader reads back with its tokenizer. */
+ * + resume from the checkpoint + 10 steps equal the uninterrupted 20, a cancel (the CLI's SIGTERM) stops
+ * at the end of a step with a checkpoint and no final files and resumes the same way, and the output
+ * directory is a Hugging Face BertForMaskedLM that the loader reads back with its tokenizer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,13 @@ static int run(const al_pretrain_config *c, const char *resume, int stop_after, 
     al_status st = al_pretrain_run(c, resume, &h, r, &err);
     CHECK_MSG(st == AL_OK, "%s", err.message);
     return st == AL_OK;
+}
+
+/* Raises the cancel flag when the log reports step 7, as a signal arriving during step 8 would. */
+static volatile int g_cancel;
+static void cancel_at_step_7(void *user, const char *line) {
+    (void)user;
+    if (strncmp(line, "step 7/", 7) == 0) g_cancel = 1;
 }
 
 int main(void) {
@@ -77,6 +85,29 @@ int main(void) {
     for (int i = 0; i < STEPS; i++)
         if (a[i] != c[i]) printf("step %d: %.9g vs resumed %.9g\n", i + 1, (double)a[i], (double)c[i]);
     CHECK(rc.eval_accuracy == ra.eval_accuracy && rc.eval_perplexity == ra.eval_perplexity);
+
+    /* a cancel: the step under way finishes, a checkpoint is written, no final files; the resume finishes */
+    al_pretrain_config ce = tiny_config(DIR "/run_e");
+    ce.log_interval = 1;
+    float e[STEPS];
+    memset(e, 0, sizeof e);
+    remove(DIR "/run_e/config.json"); /* left by an earlier run of this test */
+    al_pretrain_hooks h;
+    memset(&h, 0, sizeof h);
+    h.losses = e;
+    h.log = cancel_at_step_7;
+    h.cancel = &g_cancel;
+    al_pretrain_result re;
+    CHECK_MSG(al_pretrain_run(&ce, NULL, &h, &re, &err) == AL_OK, "%s", err.message);
+    CHECK(re.steps_done == 7);
+    f = fopen(DIR "/run_e/config.json", "rb");
+    CHECK(f == NULL); /* the final Hugging Face files wait for the end of the run */
+    if (f) fclose(f);
+    g_cancel = 0;
+    h.log = NULL;
+    CHECK_MSG(al_pretrain_run(&ce, DIR "/run_e/checkpoint", &h, &re, &err) == AL_OK, "%s", err.message);
+    CHECK(re.steps_done == STEPS);
+    CHECK(memcmp(a, e, sizeof a) == 0);
 
     /* the output is a Hugging Face BertForMaskedLM directory */
     al_model *m = NULL;

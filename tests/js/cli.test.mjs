@@ -2,7 +2,7 @@
 // the tensors it writes. AL_BUILD_DIR (default build/native) holds the attnlab program.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -216,6 +216,42 @@ test('a model or request beyond the memory limit names the size needed and the l
   r = limited(['run', '-'], request(60000));
   assert.equal(r.code, 1);
   assert.match(r.stderr, /^attnlab: reply: tensor 'attentions' \[3, 60000, 4, 40, 40\]: needs 4,395 MB of memory; memory limit 1,500 MB \(address-space limit, ulimit -v\), [\d.,]+ MB in use\n$/);
+});
+
+// docs/pretraining.md, "Stopping and resuming": SIGTERM ends a run after its current step, with a
+// checkpoint to resume from and without the final files.
+test('pretrain: SIGTERM stops after the current step with a checkpoint, and says how to resume', opts, async () => {
+  const dir = path.join(work, 'sigterm');
+  mkdirSync(dir, { recursive: true });
+  const words = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', 'the', 'cat', 'sat', 'on', 'mat', 'a', 'dog', 'ran', 'far', 'away'];
+  writeFileSync(path.join(dir, 'vocab.txt'), words.join('\n') + '\n');
+  const lines = Array.from({ length: 300 }, (_, i) => Array.from({ length: 6 + (i % 5) }, (_, j) => words[5 + ((i * 7 + j * 3) % 10)]).join(' '));
+  writeFileSync(path.join(dir, 'train.txt'), lines.join('\n') + '\n');
+  const out = path.join(dir, 'out');
+  const child = spawn(cli, ['pretrain', '--vocab', path.join(dir, 'vocab.txt'), '--train', path.join(dir, 'train.txt'),
+    '--out_dir', out, '--steps', '1000000', '--hidden_size', '16', '--num_hidden_layers', '1', '--num_attention_heads', '2',
+    '--intermediate_size', '32', '--max_position_embeddings', '16', '--max_len', '16', '--batch_size', '4', '--log_interval', '1',
+    '--checkpoint_interval', '0']);
+  let stderr = '';
+  let stdout = '';
+  let sent = false;
+  const stopAtStep3 = () => { // once the log shows step 3 (stdout or stderr), as a user's Ctrl-C or a kill would
+    if (!sent && /step 3\/1000000/.test(stdout + stderr)) {
+      sent = true;
+      child.kill('SIGTERM');
+    }
+  };
+  child.stdout.on('data', (d) => { stdout += d; stopAtStep3(); });
+  child.stderr.on('data', (d) => { stderr += d; stopAtStep3(); });
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  assert.ok(sent, 'the log reached step 3');
+  assert.equal(code, 0, stderr);
+  const m = /stopped by a signal after step (\d+) of 1000000; resume with --resume (.*)\/checkpoint\n/.exec(stderr);
+  assert.ok(m, stderr.slice(-500));
+  assert.ok(Number(m[1]) >= 3 && Number(m[1]) < 1000, m[1]);
+  assert.equal(m[2], out);
+  assert.ok(existsSync(path.join(out, 'checkpoint', 'model.safetensors')), 'the checkpoint is written');
+  assert.ok(!existsSync(path.join(out, 'config.json')), 'no final files for a stopped run');
 });
 
 test('--threads N sets the session\'s threads; bad values and commands without a session are usage errors', opts, () => {
