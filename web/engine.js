@@ -12,6 +12,7 @@ export function startEngine(ctx) {
     },
   });
   const ready = client.ready.then((r) => {
+    performance.mark('attnlab:engine-ready'); // the first model's download starts before this (app.js)
     const threads = r.reply.threads ?? 1;
     // Said once, here: without cross-origin isolation there is no SharedArrayBuffer, so no threads.
     $('engine-status').textContent = `engine ${r.reply.version} ready, ${threads} thread${threads === 1 ? '' : 's'}` +

@@ -115,6 +115,12 @@ test('the default model loads and the first sentence is drawn', { skip }, async 
   assert.equal(info.thumbs, 144);
   assert.equal(info.isolated, true, 'COOP/COEP make the page cross-origin isolated');
   measured.firstHeatmapMs = Math.round(info.timings.firstHeatmap);
+  // the model's weights start downloading while the engine is still starting (app.js, models.prefetch)
+  const order = await page.evaluate(() => ({
+    weights: performance.getEntriesByType('resource').find((e) => /\/models\/test-bert\/model\.safetensors$/.test(e.name))?.startTime,
+    engineReady: performance.getEntriesByName('attnlab:engine-ready')[0]?.startTime,
+  }));
+  assert.ok(order.weights < order.engineReady, JSON.stringify(order));
   measured.firstRun = info.timings.lastRun;
   assert.ok((await distinctColours(page, '#heatmap')) > 5, 'the large heatmap is not blank');
   assert.ok((await distinctColours(page, '#grid button:nth-of-type(5) canvas')) > 2, 'a thumbnail is not blank');
