@@ -257,6 +257,9 @@ def main():
 
     for r in REQUESTS:
         c.add("api", json.dumps(r, ensure_ascii=False))
+    # check_config reads a config.json given as text: every config seed, as the page sends it
+    for path in files_under("tests/fixtures", lambda p: os.path.basename(p) == "config.json", 1 << 20):
+        c.add("api", json.dumps({"op": "check_config", "config": read(path).decode("utf-8", "replace")}))
 
     # vocabulary learning: [vocab_size - 5][min_frequency - 1 | (alphabet_limit - 1) << 2] text
     texts = ["\n".join(TEXTS)]
