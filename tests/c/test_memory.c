@@ -8,6 +8,7 @@
 
 #include "attnlab.h"
 #include "check.h"
+#include "read_file.h"
 #include "core/error.h"
 #include "core/memory.h"
 
@@ -55,18 +56,6 @@ static void check_messages(void) {
 }
 
 #if defined(__EMSCRIPTEN__) || !defined(__SANITIZE_ADDRESS__)
-static char *read_file(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc(n > 0 ? (size_t)n : 1);
-    *size = buf && fread(buf, 1, (size_t)n, f) == (size_t)n ? (size_t)n : 0;
-    fclose(f);
-    return buf;
-}
-
 static int run_ok(al_session *s, const char *request, al_reply *reply) {
     return al_session_run(s, request, NULL, reply) == AL_OK;
 }
@@ -84,7 +73,7 @@ static void check_refusals(void) {
                          " \"num_attention_heads\": 16, \"intermediate_size\": 8192, \"vocab_size\": 30522,"
                          " \"max_position_embeddings\": 512}";
     size_t st_size = 0;
-    char *st_bytes = read_file("models/attnlab-mini-bert/model.safetensors", &st_size);
+    uint8_t *st_bytes = read_file("models/attnlab-mini-bert/model.safetensors", &st_size);
     CHECK(st_bytes && st_size > 0);
     fs = al_fileset_new();
     CHECK(al_fileset_add(fs, "config.json", config, strlen(config), 1, &err) == AL_OK);

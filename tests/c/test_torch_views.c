@@ -10,20 +10,9 @@
 
 #include "attnlab.h"
 #include "check.h"
+#include "read_file.h"
 #include "model/model_internal.h"
 #include "model/tensor_list.h"
-
-static uint8_t *read_file(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc((size_t)n + 1);
-    *size = fread(buf, 1, (size_t)n, f);
-    fclose(f);
-    return buf;
-}
 
 /* Loads dir and runs one forward pass: attentions [NL, 1, H, L, L] and MLM logits, caller frees. */
 static al_model *load_and_run(const char *dir, float **att, float **logits, size_t *n_att, size_t *n_logits) {
