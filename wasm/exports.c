@@ -27,7 +27,6 @@
 
 #include "attnlab.h"
 #include "cJSON.h"
-#include "core/error.h"
 #include "core/memory.h"
 
 typedef struct wasm_reply {
@@ -71,9 +70,7 @@ EMSCRIPTEN_KEEPALIVE int al_wasm_live_handles(void) { return g_live_handles; }
 
 EMSCRIPTEN_KEEPALIVE int al_wasm_memory_error(double bytes, const char *what) {
     al_error err = {0};
-    char need[32];
-    al_memory_format(need, sizeof need, bytes > 0 ? (uint64_t)bytes : 0);
-    return set_status(al_err(&err, AL_ERR_OOM, "%s: needs %s of memory", what ? what : "input", need), &err);
+    return set_status(al_memory_refuse(bytes > 0 ? (uint64_t)bytes : 0, what, &err), &err);
 }
 
 EMSCRIPTEN_KEEPALIVE al_session *al_wasm_session_new(void) {

@@ -73,11 +73,16 @@ void al_memory_describe(char *buf, size_t size) {
     }
 }
 
-al_status al_memory_check(uint64_t bytes, const char *what, al_error *err) {
-    const uint64_t lim = al_memory_limit(), used = al_memory_in_use();
-    const int too_big = bytes > (uint64_t)SIZE_MAX || (lim && bytes > (lim > used ? lim - used : 0));
-    if (!too_big) return AL_OK;
+al_status al_memory_refuse(uint64_t bytes, const char *what, al_error *err) {
     char need[32];
     al_memory_format(need, sizeof need, bytes);
-    return al_err(err, AL_ERR_OOM, "%s: needs %s of memory", what, need);
+    return al_err(err, AL_ERR_OOM, "%s: needs %s of memory", what ? what : "input", need);
+}
+
+al_status al_memory_check(uint64_t bytes, const char *what, al_error *err) {
+    if (bytes > (uint64_t)SIZE_MAX) return al_memory_refuse(bytes, what, err);
+    const uint64_t lim = al_memory_limit();
+    if (!lim) return AL_OK; /* no limit: malloc alone can refuse, and the bytes in use need not be counted */
+    const uint64_t used = al_memory_in_use();
+    return bytes > (lim > used ? lim - used : 0) ? al_memory_refuse(bytes, what, err) : AL_OK;
 }
