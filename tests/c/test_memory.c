@@ -111,11 +111,32 @@ static void check_refusals(void) {
 }
 #endif
 
+#if defined(__EMSCRIPTEN__)
+#include <emscripten/heap.h>
+
+/* The check's shortcut (a size that fits beside the whole heap fits) must not turn into refusing what fits
+ * beside the bytes in use: after a large block is freed the heap stays grown, and a size between the two
+ * bounds is still accepted. */
+static void check_freed_heap(void) {
+    char *volatile block = malloc(300u << 20); /* volatile: the pair may not be optimised away */
+    CHECK(block != NULL);
+    free(block);
+    const uint64_t lim = al_memory_limit(), heap = emscripten_get_heap_size(), used = al_memory_in_use();
+    CHECK_MSG(heap >= used + (290u << 20), "heap %llu, in use %llu", (unsigned long long)heap, (unsigned long long)used);
+    al_error err = {0};
+    const uint64_t between = lim - heap + (100u << 20); /* above the shortcut's bound, below what is left */
+    CHECK_MSG(al_memory_check(between, "between", &err) == AL_OK, "%s", err.message);
+    CHECK(al_memory_check(lim - used + (1u << 20), "beyond", &err) == AL_ERR_OOM);
+    CHECK(strstr(err.message, "beyond: needs ") == err.message);
+}
+#endif
+
 int main(void) {
     check_format();
     check_messages();
 #if defined(__EMSCRIPTEN__)
     CHECK(al_memory_limit() == 65535ull * 65536); /* 4 GB less one 64 KB page: the most wasm32 can grow to */
+    check_freed_heap();
     check_refusals();
 #elif defined(__SANITIZE_ADDRESS__)
     printf("the refusals under a 2 GB limit run in the plain and WASM builds (AddressSanitizer reserves "
