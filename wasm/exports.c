@@ -70,7 +70,7 @@ EMSCRIPTEN_KEEPALIVE int al_wasm_live_handles(void) { return g_live_handles; }
 
 EMSCRIPTEN_KEEPALIVE int al_wasm_memory_error(double bytes, const char *what) {
     al_error err = {0};
-    return set_status(al_memory_refuse(bytes > 0 ? (uint64_t)bytes : 0, what, &err), &err);
+    return set_status(al_memory_refuse(bytes > 0 ? (uint64_t)bytes : 0, what, NULL, &err), &err);
 }
 
 EMSCRIPTEN_KEEPALIVE al_session *al_wasm_session_new(void) {

@@ -73,14 +73,15 @@ void al_memory_describe(char *buf, size_t size) {
     }
 }
 
-al_status al_memory_refuse(uint64_t bytes, const char *what, al_error *err) {
+al_status al_memory_refuse(uint64_t bytes, const char *what, const char *why, al_error *err) {
     char need[32];
     al_memory_format(need, sizeof need, bytes);
-    return al_err(err, AL_ERR_OOM, "%s: needs %s of memory", what ? what : "input", need);
+    return al_err(err, AL_ERR_OOM, "%s: needs %s of memory%s%s%s", what ? what : "input", need, why ? " (" : "",
+                  why ? why : "", why ? ")" : "");
 }
 
 al_status al_memory_check(uint64_t bytes, const char *what, al_error *err) {
-    if (bytes > (uint64_t)SIZE_MAX) return al_memory_refuse(bytes, what, err);
+    if (bytes > (uint64_t)SIZE_MAX) return al_memory_refuse(bytes, what, NULL, err);
     const uint64_t lim = al_memory_limit();
     if (!lim) return AL_OK; /* no limit: malloc alone can refuse, and the bytes in use need not be counted */
 #if defined(__EMSCRIPTEN__)
@@ -91,5 +92,5 @@ al_status al_memory_check(uint64_t bytes, const char *what, al_error *err) {
     if (heap <= lim && bytes <= lim - heap) return AL_OK;
 #endif
     const uint64_t used = al_memory_in_use();
-    return bytes > (lim > used ? lim - used : 0) ? al_memory_refuse(bytes, what, err) : AL_OK;
+    return bytes > (lim > used ? lim - used : 0) ? al_memory_refuse(bytes, what, NULL, err) : AL_OK;
 }

@@ -21,8 +21,9 @@ void al_memory_format(char *buf, size_t size, uint64_t bytes);
 /* AL_OK when bytes may be allocated: they fit in size_t and, under a known limit, in what is left of
  * it. Otherwise AL_ERR_OOM with "<what>: needs <size>" (plus the limit, as every OOM message). */
 al_status al_memory_check(uint64_t bytes, const char *what, al_error *err);
-/* AL_ERR_OOM with "<what>: needs <size> of memory" (plus the limit), whatever the limit: for a caller
- * whose allocation already failed (wasm/exports.c). */
-al_status al_memory_refuse(uint64_t bytes, const char *what, al_error *err);
+/* AL_ERR_OOM with "<what>: needs <size> of memory" and " (<why>)" when why is not NULL (plus the limit),
+ * whatever the limit: for a caller whose allocation already failed (wasm/exports.c) or that refuses a
+ * size by a rule of its own (the loader's 2^32 weights). */
+al_status al_memory_refuse(uint64_t bytes, const char *what, const char *why, al_error *err);
 
 #endif

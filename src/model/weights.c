@@ -298,11 +298,8 @@ al_status al_weights_check_memory(const al_config *c, uint64_t n_weights, uint64
         al_memory_format(files, sizeof files, file_bytes);
         snprintf(what + n, sizeof what - (size_t)n, " with at least %s of weight files", files);
     }
-    if (n_weights > MAX_WEIGHTS) { /* below 2^59 (sizes are below 2^24): the bytes do not wrap */
-        char need[32];
-        al_memory_format(need, sizeof need, n_weights * sizeof(float) + file_bytes);
-        return al_err(err, AL_ERR_OOM, "%s: needs %s of memory (attnlab loads at most 2^32 weights)", what, need);
-    }
+    if (n_weights > MAX_WEIGHTS) /* below 2^59 (sizes are below 2^24): the bytes do not wrap */
+        return al_memory_refuse(n_weights * sizeof(float) + file_bytes, what, "attnlab loads at most 2^32 weights", err);
     return al_memory_check(n_weights * sizeof(float) + file_bytes, what, err);
 }
 

@@ -53,6 +53,19 @@ static void check_messages(void) {
     al_err(&err, AL_ERR_OOM, "%s", long_what);
     CHECK(strlen(err.message) == sizeof err.message - 1);
     CHECK(al_memory_check(1024, "small", &err) == AL_OK);
+
+    /* More than 2^32 weights is refused on any machine, limit or not, by the same message builder. */
+    al_session *s = al_session_new();
+    al_reply reply;
+    memset(&reply, 0, sizeof reply);
+    CHECK(al_session_run(s, "{\"op\": \"check_config\", \"config\": \"{\\\"model_type\\\": \\\"bert\\\", "
+                            "\\\"hidden_size\\\": 4096, \\\"num_hidden_layers\\\": 64, \\\"num_attention_heads\\\": 32, "
+                            "\\\"intermediate_size\\\": 16384, \\\"vocab_size\\\": 30522}\"}", NULL, &reply) == AL_ERR_OOM);
+    CHECK_MSG(reply.json && strstr(reply.json, "(13015441408 weights) with at least ") &&
+              strstr(reply.json, " of weight files: needs 72.7 GB of memory (attnlab loads at most 2^32 weights); "),
+              "%s", reply.json ? reply.json : "(no reply)");
+    al_reply_free(&reply);
+    al_session_free(s);
 }
 
 #if defined(__EMSCRIPTEN__) || !defined(__SANITIZE_ADDRESS__)
