@@ -11,6 +11,7 @@
 
 #include "attnlab.h"
 #include "model/tensor_list.h"
+#include "read_file.h"
 
 typedef struct golden_file {
     uint8_t *buf;
@@ -20,17 +21,11 @@ typedef struct golden_file {
 
 static inline int golden_open(golden_file *g, const char *path) {
     memset(g, 0, sizeof *g);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    g->buf = read_file(path, &g->size);
+    if (!g->buf) {
         fprintf(stderr, "cannot open %s\n", path);
         return 0;
     }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    g->buf = malloc(n > 0 ? (size_t)n : 1);
-    g->size = g->buf && fread(g->buf, 1, (size_t)n, f) == (size_t)n ? (size_t)n : 0;
-    fclose(f);
     al_error err;
     if (!g->size || al_safetensors_read(g->buf, g->size, path, &g->list, &err) != AL_OK) {
         fprintf(stderr, "cannot read %s: %s\n", path, g->size ? err.message : "short read");

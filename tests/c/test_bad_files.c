@@ -8,20 +8,15 @@
 #include "attnlab.h"
 #include "cJSON.h"
 #include "check.h"
+#include "read_file.h"
 #include "core/rng.h"
 
 typedef struct blob { uint8_t *data; size_t size; } blob;
 
-static blob read_file(const char *path) {
+static blob read_blob(const char *path) {
     blob b = {NULL, 0};
-    FILE *f = fopen(path, "rb");
-    if (!f) return b;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    b.data = malloc((size_t)n + 1);
-    b.size = fread(b.data, 1, (size_t)n, f);
-    fclose(f);
+    b.data = read_file(path, &b.size);
+    CHECK_MSG(b.data != NULL, "cannot read %s", path);
     return b;
 }
 
@@ -138,11 +133,11 @@ static void fuzz(const char *what, const blob *config, const char *name, const b
 }
 
 int main(void) {
-    blob config = read_file("tests/fixtures/bert_st_f32/config.json");
-    blob st = read_file("tests/fixtures/bert_st_f32/model.safetensors");
-    blob bin = read_file("tests/fixtures/bert_bin/pytorch_model.bin");
-    blob shard1 = read_file("tests/fixtures/bert_sharded/model-00001-of-00002.safetensors");
-    blob index = read_file("tests/fixtures/bert_sharded/model.safetensors.index.json");
+    blob config = read_blob("tests/fixtures/bert_st_f32/config.json");
+    blob st = read_blob("tests/fixtures/bert_st_f32/model.safetensors");
+    blob bin = read_blob("tests/fixtures/bert_bin/pytorch_model.bin");
+    blob shard1 = read_blob("tests/fixtures/bert_sharded/model-00001-of-00002.safetensors");
+    blob index = read_blob("tests/fixtures/bert_sharded/model.safetensors.index.json");
     CHECK(config.data && st.data && bin.data && shard1.data && index.data);
     if (!config.data || !st.data || !bin.data || !shard1.data || !index.data) return check_summary("bad_files");
     al_error err = {0};

@@ -67,20 +67,15 @@ int main(void) {
         CHECK(parse(json, &c, &err) == AL_OK && c.act == AL_ACT_GELU_TANH);
     }
 
-    /* The shared bert-tiny config when present. */
-    const char *shared = getenv("AL_SHARED_DIR");
-    if (shared) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/vocab/bert-tiny-config.json", shared);
-        FILE *f = fopen(path, "rb");
-        if (f) {
-            char buf[4096];
-            size_t n = fread(buf, 1, sizeof buf, f);
-            fclose(f);
-            CHECK(al_config_parse(buf, n, "bert-tiny-config.json", &c, &err) == AL_OK);
-            CHECK(c.hidden_size == 128 && c.n_layers == 2 && c.n_heads == 2 && c.vocab_size == 30522);
-        }
-    }
+    /* A real checkpoint's config as it ships: google/bert_uncased_L-2_H-128_A-2's (prajjwal1/bert-tiny),
+     * with no architectures, no layer_norm_eps and no pad_token_id. */
+    const char *tiny = "{\"hidden_size\": 128, \"hidden_act\": \"gelu\", \"initializer_range\": 0.02, "
+                       "\"vocab_size\": 30522, \"hidden_dropout_prob\": 0.1, \"num_attention_heads\": 2, "
+                       "\"type_vocab_size\": 2, \"max_position_embeddings\": 512, \"num_hidden_layers\": 2, "
+                       "\"intermediate_size\": 512, \"attention_probs_dropout_prob\": 0.1, \"model_type\": \"bert\"}";
+    CHECK(al_config_parse(tiny, strlen(tiny), "config.json", &c, &err) == AL_OK);
+    CHECK(c.hidden_size == 128 && c.n_layers == 2 && c.n_heads == 2 && c.vocab_size == 30522 &&
+          c.intermediate_size == 512 && c.max_position_embeddings == 512 && c.type_vocab_size == 2);
 
     /* Errors name the field. */
     expect_error("{\"model_type\": \"bert\", ", AL_ERR_FORMAT, "malformed JSON");

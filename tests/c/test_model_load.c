@@ -8,20 +8,8 @@
 #include "attnlab.h"
 #include "cJSON.h"
 #include "check.h"
+#include "read_file.h"
 #include "model/model_internal.h"
-
-static char *read_text(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) n = 0;
-    if (buf) buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
 
 /* The al_weights pointer that holds a state-dict tensor (names without family prefix). */
 static const float *lookup(const al_model *m, const char *name, int *ok_layer) {
@@ -106,7 +94,8 @@ typedef struct expect_model {
 } expect_model;
 
 int main(void) {
-    char *text = read_text("tests/fixtures/expected.json");
+    size_t text_size = 0;
+    char *text = (char *)read_file("tests/fixtures/expected.json", &text_size);
     CHECK(text != NULL);
     cJSON *expected = text ? cJSON_Parse(text) : NULL;
     CHECK(expected != NULL);

@@ -1,6 +1,6 @@
 // tokenizer_oracle.test.mjs: our tokenizers (through the native helper build/<dir>/tool_tokenize)
 // against the Hugging Face JS tokenizers, offline: the tokenizer JSON is built here from vocab.txt
-// (bert-base-uncased's when ../shared is present, else a small vocabulary written here) and from the
+// (bert-base-uncased's, which models/attnlab-small-bert uses, and a small vocabulary written here) and from the
 // byte-level BPE fixture tests/fixtures/tokenizers/bpe_small. Ids are compared exactly; the counts
 // of agreeing strings are printed. Where the JS library and Python's tokenizers differ, the JS
 // library is the reference (see src/text/tok_wordpiece.c for the cases).
@@ -17,11 +17,11 @@ import { HARD_STRINGS, HARD_PAIRS } from './hard_strings.mjs';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const BUILD = path.resolve(ROOT, process.env.AL_BUILD_DIR || 'build/native');
 const TOOL = path.join(BUILD, 'tool_tokenize');
-const SHARED = process.env.AL_SHARED_DIR || path.resolve(ROOT, '../shared');
-const BERT_VOCAB = path.join(SHARED, 'vocab/bert-base-uncased-vocab.txt');
+// bert-base-uncased's WordPiece vocabulary, which the larger embedded model uses (its model card).
+const BERT_VOCAB = path.join(ROOT, 'models/attnlab-small-bert/vocab.txt');
 const BPE_DIR = path.join(ROOT, 'tests/fixtures/tokenizers/bpe_small');
 
-// A small WordPiece vocabulary for machines without ../shared.
+// A small WordPiece vocabulary whose pieces reach characters bert-base-uncased's leaves whole.
 const SMALL_VOCAB = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', ...'!"#$%&\'()*+,-./0123456789:;<=>?@[\\]^_`{|}~',
   ...'abcdefghijklmnopqrstuvwxyz', ...'abcdefghijklmnopqrstuvwxyz'.split('').map((c) => '##' + c), 'the', 'quick', 'brown',
   'fox', 'hello', 'world', 'cafe', 'test', '##s', '##ing', '##ed', 'un', '##believ', '##able', '你', '好', 'σ', 'ς', 'α',
@@ -114,25 +114,28 @@ function tmpDir(files) {
   return dir;
 }
 
-test('WordPiece (vocab.txt and tokenizer.json) matches the HF JS tokenizer', { skip }, () => {
-  const vocabText = fs.existsSync(BERT_VOCAB) ? fs.readFileSync(BERT_VOCAB, 'utf8') : dedupe(SMALL_VOCAB).join('\n') + '\n';
-  const vocabList = vocabText.split('\n');
-  if (vocabList[vocabList.length - 1] === '') vocabList.pop();
-  const json = wordpieceJSON(vocabList);
-  const jsTok = new PreTrainedTokenizer(json, { do_lower_case: true, model_max_length: 512 });
-  const txtDir = tmpDir({ 'vocab.txt': vocabText });
-  const jsonDir = tmpDir({ 'tokenizer.json': JSON.stringify(json) });
-  try {
-    const a = compare(`WordPiece vocab.txt (${vocabList.length} tokens)`, jsTok, txtDir, { typeIds: true });
-    const b = compare('WordPiece tokenizer.json', jsTok, jsonDir, { typeIds: true });
-    assert.ok(a.total >= 300);
-    assert.deepEqual(a.failures.map((f) => f.req), []);
-    assert.deepEqual(b.failures.map((f) => f.req), []);
-  } finally {
-    fs.rmSync(txtDir, { recursive: true });
-    fs.rmSync(jsonDir, { recursive: true });
-  }
-});
+for (const [name, readVocab] of [['bert-base-uncased', () => fs.readFileSync(BERT_VOCAB, 'utf8')],
+                                 ['small', () => dedupe(SMALL_VOCAB).join('\n') + '\n']]) {
+  test(`WordPiece (vocab.txt and tokenizer.json, ${name} vocabulary) matches the HF JS tokenizer`, { skip }, () => {
+    const vocabText = readVocab();
+    const vocabList = vocabText.split('\n');
+    if (vocabList[vocabList.length - 1] === '') vocabList.pop();
+    const json = wordpieceJSON(vocabList);
+    const jsTok = new PreTrainedTokenizer(json, { do_lower_case: true, model_max_length: 512 });
+    const txtDir = tmpDir({ 'vocab.txt': vocabText });
+    const jsonDir = tmpDir({ 'tokenizer.json': JSON.stringify(json) });
+    try {
+      const a = compare(`WordPiece vocab.txt (${vocabList.length} tokens)`, jsTok, txtDir, { typeIds: true });
+      const b = compare('WordPiece tokenizer.json', jsTok, jsonDir, { typeIds: true });
+      assert.ok(a.total >= 300);
+      assert.deepEqual(a.failures.map((f) => f.req), []);
+      assert.deepEqual(b.failures.map((f) => f.req), []);
+    } finally {
+      fs.rmSync(txtDir, { recursive: true });
+      fs.rmSync(jsonDir, { recursive: true });
+    }
+  });
+}
 
 test('byte-level BPE (vocab.json + merges.txt and tokenizer.json) matches the HF JS tokenizer', { skip }, () => {
   const vocab = JSON.parse(fs.readFileSync(path.join(BPE_DIR, 'vocab.json'), 'utf8'));
