@@ -125,11 +125,12 @@ void al_papa_policies(const int *order, int k, int n_layers, int n_heads, const 
 /* ---------------------------------------------------------------- MLM score (docs/papa.md#mlm-score) */
 
 /* Masked-token examples from text lines for the MLM score: each line laid out (ids, mask, type_ids, labels
- * [n, L] back to back), then round(15%) of its real non-special tokens replaced by the mask token from
- * al_rng(seed, line index); labels hold the original id there and -100 elsewhere. */
-al_status al_papa_mlm_examples(const al_tokenizer *tok, al_papa_layout layout, const char *const *lines, int n,
-                               int L, uint64_t seed, int32_t *ids, int32_t *mask, int32_t *type_ids,
-                               int32_t *labels, al_error *err);
+ * [n, L] back to back), with pairs[x] as its segment B when pairs and pairs[x] are not NULL, then round(15%)
+ * of its real non-special tokens replaced by the mask token from al_rng(seed, line index); labels hold the
+ * original id there and -100 elsewhere. */
+al_status al_papa_mlm_examples(const al_tokenizer *tok, al_papa_layout layout, const char *const *lines,
+                               const char *const *pairs, int n, int L, uint64_t seed, int32_t *ids, int32_t *mask,
+                               int32_t *type_ids, int32_t *labels, al_error *err);
 
 typedef struct al_papa_mlm_stats {
     double nll_sum;  /* sum over labelled positions of -log p(original token) */

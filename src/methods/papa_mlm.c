@@ -12,9 +12,9 @@
 #include "../model/model_internal.h"
 #include "papa.h"
 
-al_status al_papa_mlm_examples(const al_tokenizer *tok, al_papa_layout layout, const char *const *lines, int n,
-                               int L, uint64_t seed, int32_t *ids, int32_t *mask, int32_t *type_ids,
-                               int32_t *labels, al_error *err) {
+al_status al_papa_mlm_examples(const al_tokenizer *tok, al_papa_layout layout, const char *const *lines,
+                               const char *const *pairs, int n, int L, uint64_t seed, int32_t *ids, int32_t *mask,
+                               int32_t *type_ids, int32_t *labels, al_error *err) {
     al_mlm_masking m = al_mlm_default_masking(tok);
     if (m.mask_id < 0) return al_err(err, AL_ERR_INVALID, "mlm score: the tokenizer has no mask token");
     m.replace_mask = 1.0f; /* evaluation: every chosen token becomes the mask token */
@@ -25,7 +25,7 @@ al_status al_papa_mlm_examples(const al_tokenizer *tok, al_papa_layout layout, c
     for (int x = 0; x < n && !st; x++) {
         const size_t at = (size_t)x * L;
         al_papa_example ex = {ids + at, mask + at, type_ids + at, NULL, 0};
-        st = al_papa_encode(tok, layout, lines[x], NULL, L, &ex, err);
+        st = al_papa_encode(tok, layout, lines[x], pairs ? pairs[x] : NULL, L, &ex, err);
         if (st) break;
         for (int i = 0; i < L; i++) labels[at + i] = AL_IGNORE_INDEX;
         al_rng rng;

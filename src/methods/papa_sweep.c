@@ -302,14 +302,18 @@ static al_status run_config(sweep_ctx *s, int c, al_error *err) {
     return st;
 }
 
-/* Held-out lines for the MLM score: the validation split's sentences (token tasks: the words joined). */
+/* Held-out lines for the MLM score: the validation split's inputs as the probe sees them, pairs as pairs (a
+ * pair task's segment A alone can be one word, and a lone masked word says nothing about the model), token
+ * tasks' words joined. */
 static al_status build_mlm(sweep_ctx *s, al_error *err) {
     if (!s->req->mlm || !al_model_has_mlm_head(s->model)) return AL_OK;
     const al_task *t = s->task;
     int n = t->n_validation < 500 ? t->n_validation : 500;
     if (s->req->max_validation > 0 && n > s->req->max_validation) n = s->req->max_validation;
     char **lines = calloc((size_t)n + 1, sizeof *lines);
-    al_status st = lines ? AL_OK : al_err(err, AL_ERR_OOM, "papa: out of memory");
+    const char **pairs = calloc((size_t)n + 1, sizeof *pairs);
+    al_status st = lines && pairs ? AL_OK : al_err(err, AL_ERR_OOM, "papa: out of memory");
+    for (int i = 0; i < n && !st; i++) pairs[i] = t->validation[i].text_pair;
     for (int i = 0; i < n && !st; i++) {
         const al_task_example *e = &t->validation[i];
         size_t len = 1;
@@ -333,11 +337,12 @@ static al_status build_mlm(sweep_ctx *s, al_error *err) {
         if (!s->mlm_ids || !s->mlm_mask || !s->mlm_types || !s->mlm_labels) st = al_err(err, AL_ERR_OOM, "papa: out of memory");
     }
     if (!st)
-        st = al_papa_mlm_examples(al_model_tokenizer(s->model), s->req->layout, (const char *const *)lines, n, s->L, 4321,
-                                  s->mlm_ids, s->mlm_mask, s->mlm_types, s->mlm_labels, err);
+        st = al_papa_mlm_examples(al_model_tokenizer(s->model), s->req->layout, (const char *const *)lines, pairs, n,
+                                  s->L, 4321, s->mlm_ids, s->mlm_mask, s->mlm_types, s->mlm_labels, err);
     if (!st) s->mlm_n = n;
     for (int i = 0; lines && i < n; i++) free(lines[i]);
     free(lines);
+    free(pairs);
     return st;
 }
 

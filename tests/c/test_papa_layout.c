@@ -97,6 +97,42 @@ static void test_pair(const al_tokenizer *tok) {
     free(b);
 }
 
+/* The MLM score's examples of a pair task are the pair in the task's layout, as the probe sees it, and their
+ * masked positions fall in both segments (docs/papa.md#mlm-score). */
+static void test_mlm_pairs(const al_tokenizer *tok) {
+    enum { N = 40, L = 64 };
+    const char *lines[N], *pairs[N];
+    char *a = repeat_word("the", 5), *b = repeat_word("of", 20);
+    for (int x = 0; x < N; x++) lines[x] = a, pairs[x] = b;
+    static int32_t ids[N * L], mask[N * L], types[N * L], labels[N * L];
+    al_error err;
+    CHECK_MSG(al_papa_mlm_examples(tok, AL_LAYOUT_PAPA, lines, pairs, N, L, 4321, ids, mask, types, labels, &err) == AL_OK,
+              "%s", err.message);
+    laid want;
+    laid_init(&want);
+    CHECK(al_papa_encode(tok, AL_LAYOUT_PAPA, a, b, L, &want.ex, &err) == AL_OK);
+    int in_a = 0, in_b = 0, layout_ok = 1, per_line_ok = 1;
+    for (int x = 0; x < N; x++) {
+        int masked = 0;
+        for (int i = 0; i < L; i++) {
+            const int32_t *id = ids + x * L, *lab = labels + x * L;
+            layout_ok &= mask[x * L + i] == want.mask[i] && (lab[i] < 0 ? id[i] == want.ids[i] : lab[i] == want.ids[i]);
+            if (lab[i] >= 0) masked++, in_a += i < L / 2, in_b += i > L / 2;
+        }
+        per_line_ok &= masked == 4; /* round(15% of 25 real non-special tokens) */
+    }
+    CHECK_MSG(layout_ok, "each MLM example is the pair in the PAPA layout, with the original id as its label where masked");
+    CHECK(per_line_ok);
+    CHECK_MSG(in_a > 0 && in_b > in_a, "masked positions in A %d, in B %d", in_a, in_b);
+    /* without pairs, the same lines are segment A alone */
+    CHECK(al_papa_mlm_examples(tok, AL_LAYOUT_PAPA, lines, NULL, N, L, 4321, ids, mask, types, labels, &err) == AL_OK);
+    int real = 0;
+    for (int i = 0; i < L; i++) real += mask[i];
+    CHECK(real == 7); /* [CLS], five words, [SEP] */
+    free(a);
+    free(b);
+}
+
 static void test_words(const al_tokenizer *tok) {
     al_special_ids sp = al_tokenizer_special_ids(tok);
     al_error err;
@@ -197,6 +233,7 @@ int main(void) {
         const al_tokenizer *tok = al_model_tokenizer(m);
         test_single(tok);
         test_pair(tok);
+        test_mlm_pairs(tok);
         test_words(tok);
         test_masked_words(tok);
         al_model_free(m);
