@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define AL_VERSION "0.1.0"
+#define AL_VERSION "0.2.0"
 
 /* ---------------------------------------------------------------- status and errors */
 
@@ -235,6 +235,8 @@ typedef struct al_forward_params {
     void *progress_user;
     const volatile int *cancel;     /* may be NULL; nonzero aborts with AL_ERR_CANCELLED */
     al_threadpool *pool;            /* may be NULL: one thread; the numbers are the same either way */
+    int skip_pads;                  /* 1: compute the real tokens only (docs/head_policies.md, "Skipping
+                                     * padding"); outputs keep the [.., L, ..] layout, pad entries 0 */
 } al_forward_params;
 
 al_forward_params al_forward_default_params(void);

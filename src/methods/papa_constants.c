@@ -125,6 +125,7 @@ al_status al_papa_average_constants(const al_model *model, const int32_t *ids, c
     if (params) {
         fp.cancel = params->cancel;
         fp.pool = params->pool;
+        fp.skip_pads = params->skip_pads;
     }
     for (int b0 = 0; b0 < n && !st; b0 += batch_size) {
         int nb = n - b0 < batch_size ? n - b0 : batch_size;

@@ -52,8 +52,29 @@ typedef struct heads_job {
     int L, H, D, dh, is_static, n_pairs;
 } heads_job;
 
+/* A packed sequence's constant: C at the caller's positions of its rows (map, -1 for packing pads, whose
+ * rows and columns the mask zeroes anyway). */
+static void gather_constant(const float *C, const int32_t *map, int L, int L_out, float *out) {
+    for (int i = 0; i < L; i++) {
+        float *row = out + (size_t)i * L;
+        if (map[i] < 0) {
+            memset(row, 0, sizeof(float) * (size_t)L);
+            continue;
+        }
+        const float *src = C + (size_t)map[i] * L_out;
+        for (int k = 0; k < L; k++) row[k] = map[k] < 0 ? 0.0f : src[map[k]];
+    }
+}
+
+/* Writes a packed [L, cols] block back into the caller's [L_out, cols] layout; rows not in map stay 0. */
+static void scatter_rows(const float *src, const int32_t *map, int L, int L_out, int cols, size_t src_ld, float *dst) {
+    memset(dst, 0, sizeof(float) * (size_t)L_out * cols);
+    for (int i = 0; i < L; i++)
+        if (map[i] >= 0) memcpy(dst + (size_t)map[i] * cols, src + (size_t)i * src_ld, sizeof(float) * (size_t)cols);
+}
+
 /* One (sequence, head) pair: probabilities into P, P V into ctx, the requested outputs. */
-static void one_head(const heads_job *j, int sq, int h, float *P, float *chat) {
+static void one_head(const heads_job *j, int sq, int h, float *P, float *chat, float *gathered) {
     const al_head_policy *policies = j->policies;
     const al_fwd_scratch *s = j->s;
     const int L = j->L, D = j->D, dh = j->dh, H = j->H;
@@ -61,9 +82,15 @@ static void one_head(const heads_job *j, int sq, int h, float *P, float *chat) {
     const float *m_seq = j->mask + (size_t)sq * L;
     const al_head_mode mode = policies ? policies[h].mode : AL_HEAD_STANDARD;
     const size_t col = (size_t)h * dh;
+    const int32_t *map = s->map ? s->map + (size_t)sq * L : NULL;
+    const int L_out = map ? s->L_out : L;
     if (al_head_mode_needs_qk(mode)) al_head_softmax(s->q + row0 + col, s->k + row0 + col, D, m_seq, L, dh, P);
-    al_head_final_probs(mode, policies ? policies[h].lambda : 0.0f, policies ? policies[h].constant : NULL,
-                        j->is_static, m_seq, L, P, P, chat);
+    const float *constant = policies ? policies[h].constant : NULL;
+    if (map && constant && al_head_mode_needs_constant(mode)) {
+        gather_constant(constant, map, L, L_out, gathered);
+        constant = gathered;
+    }
+    al_head_final_probs(mode, policies ? policies[h].lambda : 0.0f, constant, j->is_static, m_seq, L, P, P, chat);
 
     float *ctx = s->ctx + row0 + col;
     if (mode == AL_HEAD_ZERO) {
@@ -71,11 +98,25 @@ static void one_head(const heads_job *j, int sq, int h, float *P, float *chat) {
     } else {
         al_gemm_nn(L, dh, L, 1.0f, P, L, s->v + row0 + col, D, ctx, D, 0);
     }
-    if (j->attn_out) memcpy(j->attn_out + ((size_t)sq * H + h) * L * L, P, sizeof(float) * (size_t)L * L);
+    if (j->attn_out) {
+        float *dst = j->attn_out + ((size_t)sq * H + h) * L_out * L_out;
+        if (!map) {
+            memcpy(dst, P, sizeof(float) * (size_t)L * L);
+        } else {
+            memset(dst, 0, sizeof(float) * (size_t)L_out * L_out);
+            for (int i = 0; i < L; i++)
+                for (int k = 0; map[i] >= 0 && k < L; k++)
+                    if (map[k] >= 0) dst[(size_t)map[i] * L_out + map[k]] = P[(size_t)i * L + k];
+        }
+    }
     if (j->values_out) {
-        float *dst = j->values_out + ((size_t)sq * H + h) * L * dh;
-        for (int i = 0; i < L; i++)
-            memcpy(dst + (size_t)i * dh, s->v + row0 + (size_t)i * D + col, sizeof(float) * (size_t)dh);
+        float *dst = j->values_out + ((size_t)sq * H + h) * L_out * dh;
+        if (map) {
+            scatter_rows(s->v + row0 + col, map, L, L_out, dh, (size_t)D, dst);
+        } else {
+            for (int i = 0; i < L; i++)
+                memcpy(dst + (size_t)i * dh, s->v + row0 + (size_t)i * D + col, sizeof(float) * (size_t)dh);
+        }
     }
 }
 
@@ -85,8 +126,9 @@ static void heads_task(void *arg, int t, int n_tasks, int thread) {
     const heads_job *j = arg;
     const size_t LL = (size_t)j->L * j->L;
     float *P = j->s->probs + (size_t)thread * LL, *chat = j->s->chat + (size_t)thread * LL;
+    float *gathered = j->s->gathered ? j->s->gathered + (size_t)thread * LL : NULL;
     const int p0 = (int)((long long)t * j->n_pairs / n_tasks), p1 = (int)((long long)(t + 1) * j->n_pairs / n_tasks);
-    for (int p = p0; p < p1; p++) one_head(j, p / j->H, p % j->H, P, chat);
+    for (int p = p0; p < p1; p++) one_head(j, p / j->H, p % j->H, P, chat, gathered);
 }
 
 void al_fwd_attention(const al_model *m, int layer, const al_head_policy *policies, const float *x,

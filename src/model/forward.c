@@ -5,7 +5,13 @@
  * Memory: one workspace allocation per call, carved below into named tensors and sized from B, L and the
  * config. The batch is processed layer by layer in chunks of whole sequences (about AL_FWD_CHUNK_TOKENS
  * rows), so only the hidden states of the whole batch are kept at full size; scores live one head at a
- * time ([L, L]). Nothing is allocated inside the loops. */
+ * time ([L, L]). Nothing is allocated inside the loops.
+ *
+ * Skipping padding (params->skip_pads, docs/head_policies.md): PAPA's layout puts each example's tokens at
+ * fixed positions of a long row of padding, and no real token ever reads a pad (keys are masked, constant
+ * matrices are masked by m m^T). The batch is then packed to its real tokens, each keeping its position
+ * id, the layers run on the packed rows, constants are read at the tokens' positions, and outputs are
+ * written back into the caller's layout with zeros at the pads. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,13 +92,15 @@ static float *carve(carver *cv, size_t rows, size_t cols) {
 
 typedef struct workspace {
     int32_t *pos;     /* [B, L]   position ids (int32 stored in float-sized slots) */
+    float *logits;    /* [chunk rows, V]  packed batches' MLM logits before they are written back */
     float *mask;      /* [B, L]   attention mask as 1/0 floats */
     float *x;         /* [B, L, D] hidden states of the whole batch, updated layer by layer */
     al_fwd_scratch s; /* one chunk's scratch, see forward_internal.h */
 } workspace;
 
 /* Carves every tensor; with cv->base == NULL it only measures. */
-static void layout(carver *cv, const al_model *m, int B, int L, int chunk_seqs, int n_threads, workspace *ws) {
+static void layout(carver *cv, const al_model *m, int B, int L, int chunk_seqs, int n_threads, int packed,
+                   int want_logits, workspace *ws) {
     const al_config *c = &m->config;
     const size_t BL = (size_t)B * L, rows = (size_t)chunk_seqs * L, D = (size_t)c->hidden_size;
     size_t wide = (size_t)c->embedding_size;
@@ -111,6 +119,23 @@ static void layout(carver *cv, const al_model *m, int B, int L, int chunk_seqs, 
     ws->s.n_threads = n_threads;
     ws->s.probs = carve(cv, (size_t)n_threads * L, (size_t)L);
     ws->s.chat = carve(cv, (size_t)n_threads * L, (size_t)L);
+    ws->s.gathered = packed ? carve(cv, (size_t)n_threads * L, (size_t)L) : NULL;
+    ws->logits = packed && want_logits ? carve(cv, rows, (size_t)c->vocab_size) : NULL;
+}
+
+/* Rows [B, L, cols] of a packed batch written into the caller's [B, L_out, cols] (zeros at pads); without
+ * a map a plain copy. */
+static void store_rows(float *dst, const float *src, const int32_t *map, int B, int L, int L_out, size_t cols) {
+    if (!map) {
+        memcpy(dst, src, sizeof(float) * (size_t)B * L * cols);
+        return;
+    }
+    memset(dst, 0, sizeof(float) * (size_t)B * L_out * cols);
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < L; i++) {
+            const int32_t at = map[(size_t)b * L + i];
+            if (at >= 0) memcpy(dst + ((size_t)b * L_out + at) * cols, src + ((size_t)b * L + i) * cols, sizeof(float) * cols);
+        }
 }
 
 static void activate(al_act act, float *x, size_t n) {
@@ -178,10 +203,10 @@ void al_fwd_mlm_rows(const al_model *m, al_threadpool *pool, const float *x, int
 
 static int cancelled(const al_forward_params *p) { return p && p->cancel && *p->cancel; }
 
-al_status al_forward(const al_model *model, const al_batch *batch, const al_forward_params *params,
-                     al_forward_outputs *out, al_error *err) {
-    al_status st = validate(model, batch, params, out, err);
-    if (st != AL_OK) return st;
+/* The forward pass over batch (packed or not: map NULL). Outputs are in the caller's layout of length L_out. */
+static al_status forward_rows(const al_model *model, const al_batch *batch, const al_forward_params *params,
+                              al_forward_outputs *out, const int32_t *map, int L_out, al_error *err) {
+    al_status st;
     const al_config *c = &model->config;
     const int B = batch->n_seqs, L = batch->seq_len, NL = c->n_layers, H = c->n_heads, D = c->hidden_size;
     const size_t BL = (size_t)B * L;
@@ -198,10 +223,10 @@ al_status al_forward(const al_model *model, const al_batch *batch, const al_forw
     const int n_threads = al_threadpool_size(pool);
     workspace ws;
     carver cv = {NULL, 0, 0.0};
-    layout(&cv, model, B, L, chunk_seqs, n_threads, &ws);
+    layout(&cv, model, B, L, chunk_seqs, n_threads, map != NULL, out->mlm_logits != NULL, &ws);
     const size_t n_floats = cv.used;
     char what[96];
-    snprintf(what, sizeof what, "forward: the workspace for batch [%d, %d]", B, L);
+    snprintf(what, sizeof what, "forward: the workspace for batch [%d, %d]", B, L_out);
     const double ws_bytes = cv.used_fp * sizeof(float);
     st = al_memory_check(ws_bytes < 1.8e19 ? (uint64_t)ws_bytes : UINT64_MAX, what, err);
     if (st != AL_OK) return st;
@@ -211,19 +236,20 @@ al_status al_forward(const al_model *model, const al_batch *batch, const al_forw
                       n_floats * sizeof(float) >> 20, B, L);
     cv.base = mem;
     cv.used = 0;
-    layout(&cv, model, B, L, chunk_seqs, n_threads, &ws);
+    layout(&cv, model, B, L, chunk_seqs, n_threads, map != NULL, out->mlm_logits != NULL, &ws);
     ws.s.pool = pool;
+    ws.s.L_out = L_out;
 
     st = al_fwd_positions(c, batch, ws.pos, err);
     if (st != AL_OK) goto done;
     for (size_t t = 0; t < BL; t++) ws.mask[t] = batch->attention_mask ? (float)batch->attention_mask[t] : 1.0f;
 
-    const size_t layer_hidden = BL * D;
+    const size_t layer_hidden = (size_t)B * L_out * D; /* one layer's slice of out->hidden_states */
     for (int b0 = 0; b0 < B; b0 += chunk_seqs) {
         int nb = B - b0 < chunk_seqs ? B - b0 : chunk_seqs;
         al_fwd_embed(model, batch, ws.pos, b0, nb, ws.s.wide, ws.x + (size_t)b0 * L * D);
     }
-    if (out->hidden_states) memcpy(out->hidden_states, ws.x, layer_hidden * sizeof(float));
+    if (out->hidden_states) store_rows(out->hidden_states, ws.x, map, B, L, L_out, (size_t)D);
 
     for (int l = 0; l < NL; l++) {
         if (cancelled(params)) {
@@ -234,12 +260,13 @@ al_status al_forward(const al_model *model, const al_batch *batch, const al_forw
         for (int b0 = 0; b0 < B; b0 += chunk_seqs) {
             int nb = B - b0 < chunk_seqs ? B - b0 : chunk_seqs;
             ws.s.n_seqs = nb;
-            float *attn = out->attentions ? out->attentions + ((size_t)l * B + b0) * H * L * L : NULL;
-            float *vals = out->values ? out->values + ((size_t)l * B + b0) * H * L * c->head_dim : NULL;
+            ws.s.map = map ? map + (size_t)b0 * L : NULL;
+            float *attn = out->attentions ? out->attentions + ((size_t)l * B + b0) * H * L_out * L_out : NULL;
+            float *vals = out->values ? out->values + ((size_t)l * B + b0) * H * L_out * c->head_dim : NULL;
             layer_chunk(model, l, pol, ws.x + (size_t)b0 * L * D, ws.mask + (size_t)b0 * L, L, &ws.s, attn, vals);
         }
         if (out->hidden_states)
-            memcpy(out->hidden_states + (size_t)(l + 1) * layer_hidden, ws.x, layer_hidden * sizeof(float));
+            store_rows(out->hidden_states + (size_t)(l + 1) * layer_hidden, ws.x, map, B, L, L_out, (size_t)D);
         if (params && params->progress) params->progress(params->progress_user, "forward", (double)(l + 1) / NL);
     }
 
@@ -250,12 +277,82 @@ al_status al_forward(const al_model *model, const al_batch *batch, const al_forw
         }
         for (int b0 = 0; b0 < B; b0 += chunk_seqs) {
             int nb = B - b0 < chunk_seqs ? B - b0 : chunk_seqs;
-            al_fwd_mlm_rows(model, pool, ws.x + (size_t)b0 * L * D, nb * L, ws.s.wide,
-                      out->mlm_logits + (size_t)b0 * L * c->vocab_size);
+            float *logits = out->mlm_logits + (size_t)b0 * L_out * c->vocab_size;
+            al_fwd_mlm_rows(model, pool, ws.x + (size_t)b0 * L * D, nb * L, ws.s.wide, map ? ws.logits : logits);
+            if (map) store_rows(logits, ws.logits, map + (size_t)b0 * L, nb, L, L_out, (size_t)c->vocab_size);
         }
     }
     st = AL_OK;
 done:
     free(mem);
+    return st;
+}
+
+/* The batch packed to its real tokens: [B, Lp] ids, mask, type ids and position ids, and map, each real
+ * token's position in the caller's row (-1 for the packing pads that fill shorter rows). */
+typedef struct packing {
+    int Lp;
+    int32_t *ids, *mask, *types, *pos, *map;
+    int32_t *mem;
+} packing;
+
+/* Packs batch when that saves rows (returns 1), else 0 (nothing allocated). */
+static int pack(const al_model *m, const al_batch *batch, packing *pk, al_status *st, al_error *err) {
+    const int B = batch->n_seqs, L = batch->seq_len;
+    memset(pk, 0, sizeof *pk);
+    *st = AL_OK;
+    if (!batch->attention_mask) return 0;
+    int Lp = 1;
+    for (int b = 0; b < B; b++) {
+        int n = 0;
+        for (int i = 0; i < L; i++) n += batch->attention_mask[(size_t)b * L + i] != 0;
+        if (n > Lp) Lp = n;
+    }
+    if (Lp >= L) return 0;
+    const size_t BL = (size_t)B * L, BP = (size_t)B * Lp;
+    pk->mem = malloc(sizeof(int32_t) * (BL + 5 * BP));
+    if (!pk->mem) {
+        *st = al_err(err, AL_ERR_OOM, "forward: out of memory packing batch [%d, %d]", B, L);
+        return 0;
+    }
+    int32_t *pos_full = pk->mem;
+    pk->Lp = Lp;
+    pk->ids = pos_full + BL, pk->mask = pk->ids + BP, pk->types = pk->mask + BP, pk->pos = pk->types + BP;
+    pk->map = pk->pos + BP;
+    *st = al_fwd_positions(&m->config, batch, pos_full, err); /* the caller's layout fixes the positions */
+    if (*st) {
+        free(pk->mem);
+        return 0;
+    }
+    for (int b = 0; b < B; b++) {
+        int j = 0;
+        for (int i = 0; i < L; i++) {
+            const size_t t = (size_t)b * L + i;
+            if (!batch->attention_mask[t]) continue;
+            const size_t u = (size_t)b * Lp + j++;
+            pk->ids[u] = batch->input_ids[t];
+            pk->mask[u] = 1;
+            pk->types[u] = batch->type_ids ? batch->type_ids[t] : 0;
+            pk->pos[u] = pos_full[t];
+            pk->map[u] = i;
+        }
+        for (; j < Lp; j++) {
+            const size_t u = (size_t)b * Lp + j;
+            pk->ids[u] = 0, pk->mask[u] = 0, pk->types[u] = 0, pk->pos[u] = 0, pk->map[u] = -1;
+        }
+    }
+    return 1;
+}
+
+al_status al_forward(const al_model *model, const al_batch *batch, const al_forward_params *params,
+                     al_forward_outputs *out, al_error *err) {
+    al_status st = validate(model, batch, params, out, err);
+    if (st != AL_OK) return st;
+    packing pk;
+    if (!params || !params->skip_pads || !pack(model, batch, &pk, &st, err))
+        return st ? st : forward_rows(model, batch, params, out, NULL, batch->seq_len, err);
+    al_batch packed = {batch->n_seqs, pk.Lp, pk.ids, pk.mask, batch->type_ids ? pk.types : NULL, pk.pos};
+    st = forward_rows(model, &packed, params, out, pk.map, batch->seq_len, err);
+    free(pk.mem);
     return st;
 }

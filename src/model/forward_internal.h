@@ -20,6 +20,13 @@ typedef struct al_fwd_scratch {
     float *wide;   /* [rows, max(E, I, mlm_dim)]  embedding sums, FFN inner activations, MLM transform */
     float *probs;  /* [n_threads, L, L]  one head's probabilities per thread */
     float *chat;   /* [n_threads, L, L]  one head's masked-renormalised constant (MIX) per thread */
+    /* Packed batches (al_forward_params.skip_pads): the chunk's sequences hold only real tokens, and
+     * map[i] is the position in the caller's layout of packed row i (-1: packing pad). Constants are
+     * read at those positions (row stride L_out) and outputs are written back there. NULL: rows are
+     * the caller's own. */
+    const int32_t *map; /* [n_seqs, L] of this chunk */
+    int L_out;          /* the caller's sequence length */
+    float *gathered;    /* [n_threads, L, L]  one head's constant at the packed positions, per thread */
 } al_fwd_scratch;
 
 /* Position ids [B, L] for the batch: given ones checked against max_position_embeddings, else the
@@ -37,7 +44,7 @@ void al_fwd_embed(const al_model *m, const al_batch *batch, const int32_t *pos, 
 /* Self-attention of one layer for one chunk: x [rows, D] -> s->ctx [rows, D] (before the output
  * projection). policies: this layer's [H] policies, or NULL (all standard). mask: [rows] 1/0.
  * attn_out / values_out (may be NULL) point at this chunk's first sequence in the layer's slice of the
- * caller's [B, H, L, L] / [B, H, L, head_dim] outputs. */
+ * caller's [B, H, L, L] / [B, H, L, head_dim] outputs (L = s->L_out when the batch is packed). */
 void al_fwd_attention(const al_model *m, int layer, const al_head_policy *policies, const float *x,
                       const float *mask, int L, al_fwd_scratch *s, float *attn_out, float *values_out);
 

@@ -47,7 +47,7 @@ test('--help, --version and usage errors', opts, () => {
   assert.match(r.stdout, /attnlab attention MODEL_DIR TEXT/);
   r = run('--version');
   assert.equal(r.code, 0);
-  assert.equal(r.stdout, 'attnlab 0.1.0\n');
+  assert.equal(r.stdout, 'attnlab 0.2.0\n');
   for (const args of [[], ['frobnicate'], ['info', '--bogus'], ['info'], ['tokenize', modelDir],
                       ['attention', modelDir, 'x', '--layer', 'two'], ['attention', modelDir, 'x', '--max-length']]) {
     r = run(...args);

@@ -106,9 +106,9 @@ function compareTensors(label, wasmTensors, nativeTensors) {
 }
 
 test('WASM module loads, reports its version and holds one handle', { skip: missing ?? false }, () => {
-  assert.equal(api.version, '0.1.0');
+  assert.equal(api.version, '0.2.0');
   const { reply } = api.run({ op: 'version' });
-  assert.equal(reply.version, '0.1.0');
+  assert.equal(reply.version, '0.2.0');
   assert.equal(reply.kernels, 'wasm-simd128');
   const attention = reply.ops.find((o) => o.name === 'attention');
   assert.ok(attention?.worker && attention.summary, JSON.stringify(reply.ops));
