@@ -18,6 +18,8 @@
 extern "C" {
 #endif
 
+/* The engine's version: PAPA replies and links carry it, and it changes whenever the same request would give
+ * other numbers (0.2.0: sweeps skip the layout's padding and score a pair task's MLM on the pair). */
 #define AL_VERSION "0.2.0"
 
 /* ---------------------------------------------------------------- status and errors */
