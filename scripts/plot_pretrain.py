@@ -2,7 +2,10 @@
 """plot_pretrain.py: the loss curve of an `attnlab pretrain` run as a PNG (matplotlib, Debian's
 python3-matplotlib): training loss per step (light) and its 50-step moving average, with the held-out
 evaluations of eval.csv as points; beside it, when eval.csv has them, the best head's mean attention to
-the previous token, the next token and [CLS]/[SEP] at each evaluation. Usage: /usr/bin/python3 scripts/plot_pretrain.py MODEL_DIR [OUT.png]"""
+the previous token, the next token and [CLS]/[SEP] at each evaluation; and when the run trained sentence
+order (sop.csv), that objective's batch accuracy and loss. With sentence order a step's loss in
+losses.csv is the sum of the two objectives, so the masked-token curve takes its MLM part from sop.csv.
+Usage: /usr/bin/python3 scripts/plot_pretrain.py MODEL_DIR [OUT.png]"""
 import csv
 import os
 import sys
@@ -21,6 +24,13 @@ def main():
         for row in csv.DictReader(f):
             steps.append(int(row["step"]))
             losses.append(float(row["loss"]))
+    sop = []
+    if os.path.exists(os.path.join(model_dir, "sop.csv")):
+        with open(os.path.join(model_dir, "sop.csv")) as f:
+            sop = [(int(r["step"]), float(r["mlm_loss"]), float(r["sop_loss"]), float(r["sop_accuracy"]))
+                   for r in csv.DictReader(f)]
+        mlm_of = {st: m for st, m, _, _ in sop}
+        losses = [mlm_of.get(st, x) for st, x in zip(steps, losses)]
     window = 50
     avg = []
     for i in range(len(losses)):
@@ -32,7 +42,10 @@ def main():
         with open(eval_path) as f:
             rows = list(csv.DictReader(f))
     patterns = bool(rows) and "prev_token_score" in rows[0]
-    if patterns:
+    axs = None
+    if patterns and sop:
+        fig, (ax, axp, axs) = plt.subplots(1, 3, figsize=(16, 4), dpi=100, gridspec_kw={"width_ratios": [3, 2, 2]})
+    elif patterns:
         fig, (ax, axp) = plt.subplots(1, 2, figsize=(12, 4), dpi=100, gridspec_kw={"width_ratios": [3, 2]})
     else:
         fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
@@ -63,6 +76,20 @@ def main():
         axp.set_title("attention patterns (held-out)")
         axp.grid(alpha=0.3)
         axp.legend(loc="upper left")
+    if axs is not None:
+        w = 200
+        ss = [st for st, _, _, _ in sop]
+        acc = [a for _, _, _, a in sop]
+        sl = [x for _, _, x, _ in sop]
+        mean = lambda xs, i: sum(xs[max(0, i - w + 1):i + 1]) / (i + 1 - max(0, i - w + 1))  # noqa: E731
+        axs.plot(ss, [mean(acc, i) for i in range(len(acc))], color="#08519c", label="batch accuracy, %d-step mean" % w)
+        axs.plot(ss, [mean(sl, i) for i in range(len(sl))], color="#d94801", label="loss, %d-step mean" % w)
+        axs.axhline(0.5, color="#777777", linestyle="--", linewidth=1, label="chance (accuracy)")
+        axs.axhline(0.6931, color="#bbbbbb", linestyle=":", linewidth=1, label="chance (loss, ln 2)")
+        axs.set_xlabel("step")
+        axs.set_title("sentence order (training batches)")
+        axs.grid(alpha=0.3)
+        axs.legend(loc="center right", fontsize="small")
     fig.tight_layout()
     fig.savefig(out)
     print("wrote", out)
