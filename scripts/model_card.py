@@ -340,8 +340,9 @@ def main():
         w("How much this model uses input-dependent attention, by attnlab's PAPA sweep (docs/papa.md): probes on")
         w("the frozen encoder with a growing share of heads replaced by their average attention, for every built-in")
         w("task (docs/tasks.md), beside the other embedded model. `scripts/papa_models.sh` writes these tables:")
-        w("3 probe seeds, 2,000 training and 800 validation examples, heads replaced in order of the learned")
-        w("weight (lambda) and at random; each score is the mean over seeds with its 95% interval.")
+        w("5 probe seeds, 2,000 training and 800 validation examples, probes trained to convergence (4 epochs for")
+        w("POS, 20 for the tasks with one label a sentence), heads replaced in order of the learned weight (lambda)")
+        w("and at random; each score is the mean over seeds with its 95% interval.")
         w("")
         for task in ("pos", "agreement", "definition", "order"):
             path = os.path.join(args.papa, task + ".md")

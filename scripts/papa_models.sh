@@ -5,8 +5,11 @@
 #   scripts/papa_models.sh OUT_DIR [MODEL_DIR ...]     (default: both embedded models)
 #
 # A reply already in OUT_DIR is kept, so an interrupted run starts where it stopped. Settings: the quick
-# preset's fractions, orders lambda and random, 3 probe seeds, 2,000 training and 800 validation examples
-# (PAPA_FLAGS adds or overrides flags; PAPA_TASKS picks tasks); every thread of the machine.
+# preset's fractions, orders lambda and random, 5 probe seeds, 2,000 training and 800 validation examples,
+# and probes trained to convergence: 4 epochs for POS (about 38,000 labelled tokens), 20 for the tasks with
+# one label a sentence (2,000 rows: at the preset's 4 epochs the probe is still moving, and on agreement its
+# 95% interval over seeds was 0.06 wide against 0.01 at 20 epochs). PAPA_FLAGS adds or overrides flags;
+# PAPA_TASKS picks tasks; every thread of the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/papa_models.sh OUT_DIR [MODEL_DIR ...]}
@@ -26,9 +29,12 @@ for task in "${tasks[@]}"; do
     if [ ! -s "$reply" ]; then
       echo "papa_models: $name on $task ..." >&2
       start=$(date +%s)
+      epochs=20
+      [ "$task" = pos ] && epochs=4
       # shellcheck disable=SC2086
       "$cli" --threads "$(nproc)" papa "$model" --task "$task" --tasks-dir build/data/tasks --orders lambda,random \
-        --seeds 1,2,3 --max-train 2000 --max-validation 800 ${PAPA_FLAGS:-} > "$reply.part" 2> "$out/${name}_$task.log"
+        --seeds 1,2,3,4,5 --max-train 2000 --max-validation 800 --probe.epochs "$epochs" ${PAPA_FLAGS:-} \
+        > "$reply.part" 2> "$out/${name}_$task.log"
       mv "$reply.part" "$reply"
       echo "papa_models: $name on $task done in $(( $(date +%s) - start )) s" >&2
     fi
