@@ -110,9 +110,9 @@ static void test_model(al_model *m) {
     int32_t *ids = malloc(nL * sizeof *ids), *mask = malloc(nL * sizeof *mask), *types = malloc(nL * sizeof *types),
             *labels = malloc(nL * sizeof *labels), *ids2 = malloc(nL * sizeof *ids2), *labels2 = malloc(nL * 4);
     al_error err;
-    CHECK_MSG(al_papa_mlm_examples(al_model_tokenizer(m), AL_LAYOUT_PAPA, (const char *const *)lines, n, L, 11, ids,
+    CHECK_MSG(al_papa_mlm_examples(al_model_tokenizer(m), AL_LAYOUT_PAPA, (const char *const *)lines, NULL, n, L, 11, ids,
                                    mask, types, labels, &err) == AL_OK, "%s", err.message);
-    CHECK(al_papa_mlm_examples(al_model_tokenizer(m), AL_LAYOUT_PAPA, (const char *const *)lines, n, L, 11, ids2, mask,
+    CHECK(al_papa_mlm_examples(al_model_tokenizer(m), AL_LAYOUT_PAPA, (const char *const *)lines, NULL, n, L, 11, ids2, mask,
                                types, labels2, &err) == AL_OK);
     CHECK(memcmp(ids, ids2, nL * 4) == 0 && memcmp(labels, labels2, nL * 4) == 0); /* seeded */
     int n_lab = 0, lab_on_pad = 0;
