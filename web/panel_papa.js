@@ -436,7 +436,7 @@ function mount(ctx) {
   }
 
   const api = mountComputePanel(panel, ctx);
-  // The first example: every setting at its default but the task and the models (COMPARE_EXAMPLE).
+  // The first example: every setting at its default but those of COMPARE_EXAMPLE.
   const exampleButton = el('button', { id: 'papa-example-compare', type: 'button',
                                        text: 'Example: compare the embedded models on subject-verb agreement' });
   const exampleNote = el('span', { class: 'note', id: 'papa-example-note' });
@@ -452,7 +452,7 @@ function mount(ctx) {
   const describeExample = () => {
     const names = ctx.models.embedded().filter(hasWeights).map((e) => e.id);
     exampleNote.textContent = names.length > 1
-      ? `Runs the page preset on ${names.join(' and ')}, one after the other, and puts them side by side: does the better model lose more when its heads are constant?`
+      ? `Runs agreement on ${names.join(' and ')} (1,000 training examples, 5 seeds, probes trained 20 epochs), one after the other, and puts them side by side: does the better model lose more when its heads are constant? A few minutes.`
       : `Only ${names[0] ?? 'no embedded model'} has weights here, so the example runs it alone.`;
   };
   ctx.on('models', describeExample);

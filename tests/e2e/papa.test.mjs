@@ -255,12 +255,14 @@ test('the first example compares the embedded models: one run, side by side, eac
     const p = await openPage(two.url);
     await modelReady(p);
     assert.match(await p.textContent('#papa-example-note'), /attnlab-mini-bert and mini-f16/);
-    // the example: every setting at its default, the agreement task, both models; it starts at once
+    // the example: every setting at its default but COMPARE_EXAMPLE's (agreement, both models); it starts at once
     await p.click('#papa-example-compare');
     await p.waitForFunction(() => window.attnlab.panels.papa.job);
     const set = await p.evaluate(() => ({ task: document.getElementById('papa-task').value, models: document.getElementById('papa-models').value,
-                                          preset: document.getElementById('papa-preset').value, seeds: document.getElementById('papa-seeds').value }));
-    assert.deepEqual(set, { task: 'agreement', models: 'embedded', preset: 'page', seeds: '1,2,3' });
+                                          preset: document.getElementById('papa-preset').value, seeds: document.getElementById('papa-seeds').value,
+                                          orders: document.getElementById('papa-orders').value, epochs: document.getElementById('papa-epochs').value,
+                                          lr: document.getElementById('papa-lr').value }));
+    assert.deepEqual(set, { task: 'agreement', models: 'embedded', preset: 'quick', seeds: '1,2,3,4,5', orders: 'random', epochs: '20', lr: '' });
     await p.click('#papa-cancel');
     await p.waitForFunction(() => !window.attnlab.panels.papa.job);
     // the same scope on a small sweep
