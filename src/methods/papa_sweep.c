@@ -10,7 +10,6 @@
 #include <time.h>
 
 #include "../core/error.h"
-#include "../core/threadpool.h"
 #include "../train/train.h"
 #include "metrics.h"
 
@@ -232,57 +231,6 @@ static const al_head_policy *config_policies(sweep_ctx *s, const al_papa_config 
     return s->policies;
 }
 
-/* The probes of one configuration, one task per seed (run_config). */
-typedef struct seed_job {
-    sweep_ctx *s;
-    int emb;
-    const al_probe_data *ftr, *fva;
-    const al_papa_inputs *va;
-    int n_pred;
-    int32_t *preds;               /* [n_seeds, n_pred] each seed's predictions */
-    al_papa_run_result *results;  /* [n_seeds] */
-    al_status *status;            /* [n_seeds] */
-    al_error *errs;               /* [n_seeds] */
-    int config;
-} seed_job;
-
-static void seed_task(void *arg, int si, int n_tasks, int thread) {
-    const seed_job *j = arg;
-    sweep_ctx *s = j->s;
-    const al_papa_sweep_request *req = s->req;
-    const al_config *cfg = al_model_config(s->model);
-    al_error *err = &j->errs[si];
-    int32_t *pred = j->preds + (size_t)si * (size_t)(j->n_pred > 0 ? j->n_pred : 1);
-    al_probe_config pc = al_probe_default_config();
-    pc.kind = s->task->kind == AL_TASK_TOKEN ? AL_PROBE_TOKEN : AL_PROBE_SEQUENCE;
-    pc.n_states = j->emb ? 1 : cfg->n_layers + 1;
-    pc.hidden = cfg->hidden_size;
-    pc.max_len = s->L;
-    pc.n_labels = s->task->n_labels;
-    pc.dropout = pc.kind == AL_PROBE_TOKEN ? 0.0f : req->probe.dropout;
-    pc.max_batch = req->probe.batch_size > 64 ? req->probe.batch_size : 64;
-    al_probe *probe = NULL;
-    al_status st = al_probe_new(&pc, req->seeds[si], &probe, err);
-    al_probe_fit_options fo = al_probe_fit_default_options();
-    fo.epochs = req->probe.epochs;
-    fo.batch_size = req->probe.batch_size;
-    fo.lr = req->probe.lr;
-    fo.schedule = req->probe.schedule;
-    fo.seed = req->seeds[si];
-    fo.cancel = req->cancel;
-    if (!st) st = al_probe_fit(probe, j->ftr, &fo, NULL, err);
-    if (!st) st = al_probe_evaluate(probe, j->fva, pred, err);
-    al_papa_run_result *r = &j->results[si];
-    memset(r, 0, sizeof *r);
-    r->config = j->config;
-    r->seed_index = si;
-    if (!st) st = score(s->task, j->fva, pred, r, err);
-    if (!st) group_accuracy(j->va, pred, r);
-    al_probe_free(probe);
-    j->status[si] = st;
-    (void)n_tasks, (void)thread;
-}
-
 static al_status run_config(sweep_ctx *s, int c, al_error *err) {
     const al_papa_config *x = &s->out->plan.configs[c];
     const al_papa_sweep_request *req = s->req;
@@ -299,28 +247,44 @@ static al_status run_config(sweep_ctx *s, int c, al_error *err) {
         st = al_err(err, st, "papa: %s; lower max_train / max_validation or raise memory_mb", msg);
     }
     s->out->seconds_features += now_seconds() - t0;
+    const al_config *cfg = al_model_config(s->model);
     const int n_pred = s->task->kind == AL_TASK_TOKEN ? (st ? 0 : al_probe_data_n_rows(fva)) : va->n;
-    const int n_seeds = req->plan.n_seeds;
-    int32_t *preds = malloc(sizeof(int32_t) * (size_t)(n_pred > 0 ? n_pred : 1) * (size_t)n_seeds);
-    seed_job j = {s, emb, ftr, fva, va, n_pred, preds, calloc((size_t)n_seeds, sizeof(al_papa_run_result)),
-                  calloc((size_t)n_seeds, sizeof(al_status)), calloc((size_t)n_seeds, sizeof(al_error)), c};
-    if (!st && (!preds || !j.results || !j.status || !j.errs)) st = al_err(err, AL_ERR_OOM, "papa: out of memory");
+    int32_t *pred = malloc(sizeof(int32_t) * (size_t)(n_pred > 0 ? n_pred : 1));
+    if (!st && !pred) st = al_err(err, AL_ERR_OOM, "papa: out of memory");
     t0 = now_seconds();
-    if (!st) {
-        /* one task a seed, side by side on the pool's threads: a probe is trained on one thread, so which
-         * thread trains it changes no bit; the runs are kept in seed order */
-        al_threadpool_for(s->fp.pool, n_seeds, seed_task, &j);
-        for (int si = 0; si < n_seeds && !st; si++) {
-            if (j.status[si]) {
-                if (err) *err = j.errs[si];
-                st = j.status[si];
-            } else {
-                s->out->runs[s->out->n_runs++] = j.results[si];
-            }
+    for (int si = 0; si < req->plan.n_seeds && !st; si++) {
+        al_probe_config pc = al_probe_default_config();
+        pc.kind = s->task->kind == AL_TASK_TOKEN ? AL_PROBE_TOKEN : AL_PROBE_SEQUENCE;
+        pc.n_states = emb ? 1 : cfg->n_layers + 1;
+        pc.hidden = cfg->hidden_size;
+        pc.max_len = s->L;
+        pc.n_labels = s->task->n_labels;
+        pc.dropout = pc.kind == AL_PROBE_TOKEN ? 0.0f : req->probe.dropout;
+        pc.max_batch = req->probe.batch_size > 64 ? req->probe.batch_size : 64;
+        al_probe *probe = NULL;
+        st = al_probe_new(&pc, req->seeds[si], &probe, err);
+        al_probe_fit_options fo = al_probe_fit_default_options();
+        fo.epochs = req->probe.epochs;
+        fo.batch_size = req->probe.batch_size;
+        fo.lr = req->probe.lr;
+        fo.schedule = req->probe.schedule;
+        fo.seed = req->seeds[si];
+        fo.cancel = req->cancel;
+        if (!st) st = al_probe_fit(probe, ftr, &fo, NULL, err);
+        if (!st) st = al_probe_evaluate(probe, fva, pred, err);
+        al_papa_run_result *r = &s->out->runs[s->out->n_runs];
+        memset(r, 0, sizeof *r);
+        r->config = c;
+        r->seed_index = si;
+        if (!st) st = score(s->task, fva, pred, r, err);
+        if (!st) {
+            group_accuracy(va, pred, r);
+            s->out->n_runs++;
         }
+        al_probe_free(probe);
     }
     s->out->seconds_probe += now_seconds() - t0;
-    free(preds), free(j.results), free(j.status), free(j.errs);
+    free(pred);
     al_probe_data_free(ftr);
     al_probe_data_free(fva);
     if (!st && req->mlm && s->mlm_n > 0 && x->what == AL_CFG_SWEEP) {
