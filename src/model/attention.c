@@ -66,11 +66,10 @@ static void gather_constant(const float *C, const int32_t *map, int L, int L_out
     }
 }
 
-/* Writes a packed [L, cols] block back into the caller's [L_out, cols] layout; rows not in map stay 0. */
-static void scatter_rows(const float *src, const int32_t *map, int L, int L_out, int cols, size_t src_ld, float *dst) {
+void al_fwd_scatter_rows(float *dst, const float *src, size_t src_ld, const int32_t *map, int L, int L_out, size_t cols) {
     memset(dst, 0, sizeof(float) * (size_t)L_out * cols);
     for (int i = 0; i < L; i++)
-        if (map[i] >= 0) memcpy(dst + (size_t)map[i] * cols, src + (size_t)i * src_ld, sizeof(float) * (size_t)cols);
+        if (map[i] >= 0) memcpy(dst + (size_t)map[i] * cols, src + (size_t)i * src_ld, sizeof(float) * cols);
 }
 
 /* One (sequence, head) pair: probabilities into P, P V into ctx, the requested outputs. */
@@ -112,7 +111,7 @@ static void one_head(const heads_job *j, int sq, int h, float *P, float *chat, f
     if (j->values_out) {
         float *dst = j->values_out + ((size_t)sq * H + h) * L_out * dh;
         if (map) {
-            scatter_rows(s->v + row0 + col, map, L, L_out, dh, (size_t)D, dst);
+            al_fwd_scatter_rows(dst, s->v + row0 + col, (size_t)D, map, L, L_out, (size_t)dh);
         } else {
             for (int i = 0; i < L; i++)
                 memcpy(dst + (size_t)i * dh, s->v + row0 + (size_t)i * D + col, sizeof(float) * (size_t)dh);

@@ -130,12 +130,9 @@ static void store_rows(float *dst, const float *src, const int32_t *map, int B, 
         memcpy(dst, src, sizeof(float) * (size_t)B * L * cols);
         return;
     }
-    memset(dst, 0, sizeof(float) * (size_t)B * L_out * cols);
     for (int b = 0; b < B; b++)
-        for (int i = 0; i < L; i++) {
-            const int32_t at = map[(size_t)b * L + i];
-            if (at >= 0) memcpy(dst + ((size_t)b * L_out + at) * cols, src + ((size_t)b * L + i) * cols, sizeof(float) * cols);
-        }
+        al_fwd_scatter_rows(dst + (size_t)b * L_out * cols, src + (size_t)b * L * cols, cols, map + (size_t)b * L, L, L_out,
+                            cols);
 }
 
 static void activate(al_act act, float *x, size_t n) {

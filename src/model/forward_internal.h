@@ -41,6 +41,10 @@ al_status al_fwd_positions(const al_config *c, const al_batch *batch, int32_t *p
 void al_fwd_embed(const al_model *m, const al_batch *batch, const int32_t *pos, int b0, int n_seqs,
                   float *wide, float *x);
 
+/* One packed sequence's rows (src [L, cols], row stride src_ld) written into the caller's [L_out, cols]
+ * layout at the positions map gives (-1: a packing pad, not written); the other rows are zeroed. */
+void al_fwd_scatter_rows(float *dst, const float *src, size_t src_ld, const int32_t *map, int L, int L_out, size_t cols);
+
 /* Self-attention of one layer for one chunk: x [rows, D] -> s->ctx [rows, D] (before the output
  * projection). policies: this layer's [H] policies, or NULL (all standard). mask: [rows] 1/0.
  * attn_out / values_out (may be NULL) point at this chunk's first sequence in the layer's slice of the
