@@ -1,17 +1,23 @@
-/* test_default_model.c: the embedded default model (models/attnlab-mini-bert) in the core agrees with
- * the PyTorch reference (tests/golden/make_default_model_golden.py): the same token ids for the test
- * sentences, the same MLM logits at every [MASK] (1e-4) and so the same top-5 predictions; and the
- * directory is complete (config, weights with the MLM head, vocabulary, tokenizer config, model card); and
- * its heads show the known patterns (previous token, next token, [CLS]/[SEP]). MODEL_DIR may be set at
- * compile time to check a checkpoint during training. */
+/* test_embedded_models.c: each embedded model (models/attnlab-mini-bert, models/attnlab-small-bert) in
+ * the core agrees with the PyTorch reference (tests/golden/make_model_golden.py, one golden per model):
+ * the same token ids for the test sentences, the same MLM logits at every [MASK] (1e-4) and so the same
+ * top-5 predictions; and the directory is complete (config, weights with the MLM head, vocabulary,
+ * tokenizer config, model card); and its heads show the known patterns (previous token, next token,
+ * [CLS]/[SEP]). MODEL_DIR and GOLDEN may be set at compile time to check one checkpoint during training. */
 #include <stdio.h>
 #include <string.h>
 
 #include "check.h"
 #include "golden_file.h"
 
-#ifndef MODEL_DIR
-#define MODEL_DIR "models/attnlab-mini-bert"
+/* The embedded models and their goldens (tests/golden/<model>_mlm.safetensors). */
+#ifdef MODEL_DIR
+static const char *const k_models[][2] = {{MODEL_DIR, GOLDEN}};
+#else
+static const char *const k_models[][2] = {
+    {"models/attnlab-mini-bert", "tests/golden/attnlab-mini-bert_mlm.safetensors"},
+    {"models/attnlab-small-bert", "tests/golden/attnlab-small-bert_mlm.safetensors"},
+};
 #endif
 /* The known attention patterns: the best head of each kind must put at least this much of its attention
  * on the previous token, the next token, and [CLS]/[SEP] (a uniform head over these ~14-token sentences
@@ -97,22 +103,31 @@ static int file_exists(const char *path) {
     return f != NULL;
 }
 
-int main(void) {
-    static const char *const files[] = {"config.json", "model.safetensors", "vocab.txt",
-                                        "tokenizer_config.json", "train_config.json", "README.md"};
+static void check_model(const char *dir, const char *golden) {
+    static const char *const files[] = {"config.json", "vocab.txt", "tokenizer_config.json",
+                                        "train_config.json", "README.md"};
+    char path[256];
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        char path[256];
-        snprintf(path, sizeof path, MODEL_DIR "/%s", files[i]);
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
         CHECK_MSG(file_exists(path), "%s is missing", path);
     }
+    /* weights: one file, or float16 shards listed by an index */
+    char index[256];
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    snprintf(index, sizeof index, "%s/model.safetensors.index.json", dir);
+    CHECK_MSG(file_exists(path) || file_exists(index), "%s has neither model.safetensors nor its index", dir);
 
+    printf("== %s\n", dir);
     al_model *model = NULL;
     al_error err = {0};
-    CHECK_MSG(al_model_load_dir(MODEL_DIR, &model, &err) == AL_OK, "%s", err.message);
+    CHECK_MSG(al_model_load_dir(dir, &model, &err) == AL_OK, "%s", err.message);
     golden_file g;
-    int have_golden = golden_open(&g, "tests/golden/default_model_mlm.safetensors");
-    CHECK(have_golden);
-    if (!model || !have_golden) return check_summary("default_model");
+    int have_golden = golden_open(&g, golden);
+    CHECK_MSG(have_golden, "%s is missing", golden);
+    if (!model || !have_golden) {
+        al_model_free(model);
+        return;
+    }
 
     const al_config *cfg = al_model_config(model);
     CHECK(al_model_has_mlm_head(model));
@@ -176,8 +191,8 @@ int main(void) {
         for (int k = 0; k < 5; k++) same &= top[k] == (int)top5_f[m * 5 + k];
         top5_same += same;
     }
-    printf("default model vs PyTorch: max |logit diff| %.3g at %d masks; top-1 equal %d/%d, top-5 equal %d/%d\n",
-           max_err, M, top1_same, M, top5_same, M);
+    printf("%s vs PyTorch: max |logit diff| %.3g at %d masks; top-1 equal %d/%d, top-5 equal %d/%d\n",
+           dir, max_err, M, top1_same, M, top5_same, M);
     CHECK(max_err <= 1e-4);
     CHECK(top1_same == M);
     CHECK(top5_same == M);
@@ -198,5 +213,9 @@ int main(void) {
     free(ids_f), free(mask_f), free(pos_f), free(top5_f), free(logits_ref);
     golden_close(&g);
     al_model_free(model);
-    return check_summary("default_model");
+}
+
+int main(void) {
+    for (size_t i = 0; i < sizeof k_models / sizeof k_models[0]; i++) check_model(k_models[i][0], k_models[i][1]);
+    return check_summary("embedded_models");
 }

@@ -1,11 +1,12 @@
 #!/usr/bin/python3
-"""Writes tests/golden/default_model_mlm.safetensors: the embedded default model's masked-token
+"""Writes tests/golden/<model>_mlm.safetensors: an embedded model's masked-token
 predictions computed by the PyTorch reference of make_goldens.py (nn.MultiheadAttention per layer,
 embeddings by hand, float64), so a C test can check that attnlab and PyTorch load the same weights from
 models/<name>/ and predict the same tokens.
 
-Run by hand after (re)training the default model (needs PyTorch 1.13 and numpy; CI does not run it):
-    /usr/bin/python3 tests/golden/make_default_model_golden.py [models/attnlab-mini-bert]
+Run by hand after (re)training an embedded model (needs PyTorch 1.13 and numpy; CI does not run it):
+    /usr/bin/python3 tests/golden/make_model_golden.py models/attnlab-mini-bert
+    /usr/bin/python3 tests/golden/make_model_golden.py models/attnlab-small-bert
 
 The sentences are plain lower-case ASCII, so a minimal BERT tokenizer (whitespace and punctuation
 split, greedy longest-match WordPiece) gives the ids; the C test checks attnlab's tokenizer agrees.
@@ -48,6 +49,17 @@ def read_safetensors(path):
         dt = {"F32": "<f4", "F16": "<f2"}[e["dtype"]]
         arr = np.frombuffer(raw[8 + n + a:8 + n + b], dtype=dt).astype(np.float64).reshape(e["shape"])
         out[name] = torch.from_numpy(arr.copy())
+    return out
+
+
+def read_weights(model_dir):
+    """model.safetensors, or the shards that model.safetensors.index.json names (float16 or float32)."""
+    index = os.path.join(model_dir, "model.safetensors.index.json")
+    if not os.path.exists(index):
+        return read_safetensors(os.path.join(model_dir, "model.safetensors"))
+    out = {}
+    for shard in sorted(set(json.load(open(index))["weight_map"].values())):
+        out.update(read_safetensors(os.path.join(model_dir, shard)))
     return out
 
 
@@ -99,9 +111,10 @@ def params_from_hf(w, cfg):
 
 def main():
     model_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "models", "attnlab-mini-bert")
+    name = os.path.basename(os.path.normpath(model_dir))
     cfg = json.load(open(os.path.join(model_dir, "config.json")))
     vocab = {t: i for i, t in enumerate(open(os.path.join(model_dir, "vocab.txt"), encoding="utf-8").read().split("\n")) if t}
-    p = params_from_hf(read_safetensors(os.path.join(model_dir, "model.safetensors")), cfg)
+    p = params_from_hf(read_weights(model_dir), cfg)
 
     rows, masked = [], []
     for text, word_index in SENTENCES:
@@ -124,10 +137,10 @@ def main():
     inv = {i: t for t, i in vocab.items()}
     for (text, wi), t in zip(SENTENCES, top5):
         print("%-60s -> %s (masked: %s)" % (text, [inv[int(i)] for i in t], text.split()[wi]))
-    mg.write_safetensors(os.path.join(HERE, "default_model_mlm.safetensors"), [
+    mg.write_safetensors(os.path.join(HERE, name + "_mlm.safetensors"), [
         ("input_ids", ids.to(torch.float64)), ("attention_mask", mask.to(torch.float64)),
         ("mask_positions", pos.to(torch.float64)), ("top5", top5.to(torch.float64)), ("logits", at_mask)],
-        metadata={"model": os.path.basename(os.path.normpath(model_dir))})
+        metadata={"model": name})
 
 
 if __name__ == "__main__":
