@@ -204,11 +204,11 @@ al_status al_save_hf_model(const char *dir, const al_model *model, const char *v
     return write_text(dir, "special_tokens_map.json", specials, sizeof specials - 1, err);
 }
 
-al_status al_checkpoint_save(const char *dir, const al_model *model, al_adamw *opt, int step,
-                             const char *const *metadata_kv, int n_metadata, float *sop_head, al_adamw *sop_opt,
-                             al_error *err) {
+al_status al_checkpoint_save(const char *dir, const al_model *model, float hidden_dropout, float attention_dropout,
+                             al_adamw *opt, int step, const char *const *metadata_kv, int n_metadata, float *sop_head,
+                             al_adamw *sop_opt, al_error *err) {
     if (!sop_head != !sop_opt) return al_err(err, AL_ERR_INVALID, "checkpoint: the sentence-order head needs its optimizer");
-    al_status st = al_save_hf_model(dir, model, NULL, 0.1f, 0.1f, sop_head, err);
+    al_status st = al_save_hf_model(dir, model, NULL, hidden_dropout, attention_dropout, sop_head, err);
     if (st) return st;
     size_t n = al_adamw_size(opt);
     if (n != model->n_floats)

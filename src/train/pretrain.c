@@ -842,8 +842,9 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
                                   "train_config", config_text};
             const int with_head = sop_now; /* the head exists from the long phase's first step on */
             snprintf(path, sizeof path, "%s/checkpoint", cfg->out_dir);
-            if ((st = al_checkpoint_save(path, model, opt, done_steps, meta, 3, with_head ? sop_head : NULL,
-                                         with_head ? sop_opt : NULL, err)))
+            if ((st = al_checkpoint_save(path, model, cfg->hidden_dropout_prob, cfg->attention_probs_dropout_prob, opt,
+                                         done_steps, meta, 3, with_head ? sop_head : NULL, with_head ? sop_opt : NULL,
+                                         err)))
                 goto done;
             fflush(loss_log);
             if (sop_log) fflush(sop_log);

@@ -208,11 +208,12 @@ char *al_bert_config_json(const al_config *c, float hidden_dropout, float attent
  * MLM head and skips those four tensors (so `attnlab export` does not carry them). */
 al_status al_save_hf_model(const char *dir, const al_model *model, const char *vocab_path, float hidden_dropout,
                            float attention_dropout, float *sop_head, al_error *err);
-/* A checkpoint: the HF files plus optimizer.safetensors (AdamW moments, step, the metadata given). With
- * sop_head, also the head's tensors and its optimizer (sop.adam.m, sop.adam.v, sop.adam.step). */
-al_status al_checkpoint_save(const char *dir, const al_model *model, al_adamw *opt, int step,
-                             const char *const *metadata_kv, int n_metadata, float *sop_head, al_adamw *sop_opt,
-                             al_error *err);
+/* A checkpoint: the HF files (config.json with the run's dropouts, as the final files have them) plus
+ * optimizer.safetensors (AdamW moments, step, the metadata given). With sop_head, also the head's tensors
+ * and its optimizer (sop.adam.m, sop.adam.v, sop.adam.step). */
+al_status al_checkpoint_save(const char *dir, const al_model *model, float hidden_dropout, float attention_dropout,
+                             al_adamw *opt, int step, const char *const *metadata_kv, int n_metadata, float *sop_head,
+                             al_adamw *sop_opt, al_error *err);
 /* Loads weights into model (same shape) and the AdamW state into opt; *step gets the step. When sop_head is
  * not NULL and the checkpoint has the sentence-order head, loads it and its optimizer into sop_opt and sets
  * *has_sop (may be NULL) to 1. *train_config (may be NULL) gets the metadata "train_config" (malloc'd; NULL

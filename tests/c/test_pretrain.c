@@ -138,5 +138,22 @@ int main(void) {
     f = fopen(DIR "/run_c/eval.csv", "rb");
     CHECK(f && fgets(line, sizeof line, f) && strncmp(line, "step,loss,accuracy,", 19) == 0);
     if (f) fclose(f);
+
+    /* a checkpoint's config.json states the run's dropouts, as the final one does (it once said 0.1 always) */
+    al_pretrain_config cd = tiny_config(DIR "/run_d");
+    cd.steps = 2;
+    cd.checkpoint_interval = 1;
+    cd.hidden_dropout_prob = 0.05f;
+    cd.attention_probs_dropout_prob = 0;
+    float dl[2];
+    al_pretrain_result rd;
+    run(&cd, NULL, 0, dl, &rd);
+    char *ck = NULL, *fin = NULL;
+    size_t ckn = 0, finn = 0;
+    CHECK_MSG(al_read_file(DIR "/run_d/checkpoint/config.json", &ck, &ckn, &err) == AL_OK, "%s", err.message);
+    CHECK_MSG(al_read_file(DIR "/run_d/config.json", &fin, &finn, &err) == AL_OK, "%s", err.message);
+    CHECK(ck && fin && ckn == finn && memcmp(ck, fin, ckn) == 0);
+    CHECK(ck && strstr(ck, "\"attention_probs_dropout_prob\":\t0,") && strstr(ck, "\"hidden_dropout_prob\":\t0.05,"));
+    free(ck), free(fin);
     return check_summary("pretrain");
 }
