@@ -1,10 +1,11 @@
 // screenshot_papa.mjs: the PAPA panel's picture, taken from the real app: scripts/serve.mjs with the
 // embedded default model, headless Chromium (playwright-core, /usr/bin/chromium), a full sweep with the
-// page preset on the built-in POS task (5 fractions x 3 seeds, lambda ranking, baselines, MLM score).
+// page preset on the built-in POS task (5 fractions x 3 seeds, lambda ranking, baselines, MLM score), or
+// with --example the panel's first example (agreement on every embedded model, side by side).
 // Prints the sweep's wall time in the page and the request, so the same sweep can be timed natively:
-//   node scripts/screenshot_papa.mjs [OUT.png] [--request REQ.json] [--preset quick|paper|page]
-//   (default docs/papa-panel.png and the page preset)
-import { writeFileSync } from 'node:fs';
+//   node scripts/screenshot_papa.mjs [OUT.png] [--request REQ.json] [--preset quick|paper|page] [--example]
+//   (default docs/papa-panel.png and the page preset; --request writes the default model's request)
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 import { launchChromium, newContext, newPage, root, startServer, waitIdle } from '../tests/e2e/helpers.mjs';
@@ -13,6 +14,9 @@ const args = process.argv.slice(2);
 const option = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : null);
 const reqOut = option('--request');
 const preset = option('--preset');
+const example = args.includes('--example');
+const index = JSON.parse(readFileSync(path.join(root, 'models/index.json'), 'utf8'));
+const defaultModel = index.find((m) => m.default) ?? index[0];
 const out = path.resolve(root, args.find((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--')) ?? 'docs/papa-panel.png');
 const server = await startServer();
 const browser = await launchChromium();
@@ -23,7 +27,7 @@ try {
   await waitIdle(page);
   if (preset) await page.selectOption('#papa-preset', preset);
   const t0 = Date.now();
-  await page.click('#papa-run');
+  await page.click(example ? '#papa-example-compare' : '#papa-run');
   await page.waitForFunction(() => window.attnlab.panels.papa.runs > 0 && !window.attnlab.panels.papa.job, null, { timeout: 1800000 });
   const wall = (Date.now() - t0) / 1000;
   const { request, seconds, digest, n } = await page.evaluate(() => {
@@ -33,9 +37,17 @@ try {
   });
   console.log(`page sweep: ${n} configurations x ${request.seeds.length} seeds, ${wall.toFixed(1)} s wall in the page ` +
               `(engine stages: ${Object.entries(seconds).map(([k, v]) => `${k} ${v.toFixed(1)} s`).join(', ')}); digest ${digest}`);
+  if (example) {
+    const rows = await page.evaluate(() => window.attnlab.panels.papa.last.comparison.map(({ label, reply }) => {
+      const f = reply.findings;
+      const at = (i) => `${reply.summary[i].mean.toFixed(4)} \u00b1 ${reply.summary[i].ci95.toFixed(4)}`;
+      return `${label}: full ${at(f.full)}, every head constant ${at(f.all_constant)}; ${f.constant_costs}; digest ${reply.digest}`;
+    }));
+    for (const row of rows) console.log(row);
+  }
   if (reqOut) {
     const { model, outputs, ...rest } = request;
-    writeFileSync(reqOut, JSON.stringify({ ...rest, op: 'papa', model_dir: path.join(root, 'models/attnlab-mini-bert') }));
+    writeFileSync(reqOut, JSON.stringify({ ...rest, op: 'papa', model_dir: path.join(root, 'models', defaultModel.path) }));
   }
   await page.locator('#papa').screenshot({ path: out });
   console.log(`screenshot: ${path.relative(root, out)}`);

@@ -129,7 +129,14 @@ async function fetchModel(urlOf, where, { onProgress = null, signal, useCache = 
     cache, signal, where,
     onBytes: onProgress && ((loaded, total) => onProgress({ file: name, loaded, total, fraction: total ? loaded / total : 0 })),
   });
-  const configFile = await fetchFile(urlOf('config.json'), 'config.json', opts('config.json'));
+  // With the list of files (an embedded model), the small files download side by side instead of one
+  // after the other; the weights still wait for the config checks.
+  const early = new Map((only ?? []).filter((n) => n === 'config.json' || n === 'model.safetensors.index.json' ||
+                                               TOKENIZER_FILES.includes(n))
+    .map((n) => [n, fetchFile(urlOf(n), n, opts(n))]));
+  for (const p of early.values()) p.catch(() => {}); // a failure is reported where the file is awaited
+  const get = (n) => early.get(n) ?? fetchFile(urlOf(n), n, opts(n));
+  const configFile = await get('config.json');
   if (!configFile) {
     throw new ModelSourceError(`${where}: not found (config.json: HTTP 404). Check the repository id and the revision.`);
   }
@@ -137,7 +144,7 @@ async function fetchModel(urlOf, where, { onProgress = null, signal, useCache = 
   if (coreCheck) await coreCheck(configFile.buffer, where);
   const files = { 'config.json': configFile.buffer };
   const wanted = (n) => !only || only.includes(n);
-  const tokenizer = await Promise.all(TOKENIZER_FILES.map((n) => (wanted(n) ? fetchFile(urlOf(n), n, opts(n)) : null)));
+  const tokenizer = await Promise.all(TOKENIZER_FILES.map((n) => (wanted(n) ? get(n) : null)));
   TOKENIZER_FILES.forEach((n, i) => { if (tokenizer[i]) files[n] = tokenizer[i].buffer; });
   // Weights: safetensors, then the PyTorch zip, then a sharded safetensors index.
   for (const name of ['model.safetensors', 'pytorch_model.bin'].filter(wanted)) {
@@ -147,8 +154,7 @@ async function fetchModel(urlOf, where, { onProgress = null, signal, useCache = 
       return { files, config };
     }
   }
-  const index = await fetchFile(urlOf('model.safetensors.index.json'), 'model.safetensors.index.json',
-                                opts('model.safetensors.index.json'));
+  const index = await get('model.safetensors.index.json');
   if (index) {
     files['model.safetensors.index.json'] = index.buffer;
     let shards;

@@ -1,7 +1,7 @@
 // papa_progress.js: one progress fraction for a whole PAPA sweep from the engine's stage reports
 // (docs/papa-op.md: inputs, constants, ranking, then per configuration features and mlm, and "sweep"
 // after each configuration), so the bar moves once from 0 to 1 and the time left is for the whole
-// sweep. The weights are the shares of the stages' time in a page-preset sweep of the default model
+// sweep. The weights are the shares of the stages' time in a page-preset sweep of attnlab-mini-bert
 // (docs/papa-page.md). No DOM access.
 
 const PRE = { inputs: 0, constants: 0.01, ranking: 0.03 }; // where each early stage starts

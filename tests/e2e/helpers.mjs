@@ -3,7 +3,7 @@
 // probes. The same steps as tests/e2e/browser.test.mjs, for the tests written after it.
 //   AL_WASM_DIR (default build/wasm), AL_CHROMIUM (default /usr/bin/chromium)
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -39,6 +39,20 @@ export function startServer(env = {}) {
     child.stderr.on('data', (d) => { out += d; });
     child.on('exit', (code) => reject(new Error(`serve.mjs exited (${code}): ${out}`)));
   });
+}
+
+// A models folder in dir that serves the repository's embedded model `id` as the only one and the default
+// (a link to models/<id> and its models/index.json entry), for the tests whose expectations are that model's
+// numbers (the CLI on the same model, its tokens) whichever model the repository makes the default.
+// Returns the folder, to pass as AL_MODELS_DIR.
+export function embeddedModelOnly(dir, id) {
+  const entry = JSON.parse(readFileSync(path.join(root, 'models/index.json'), 'utf8')).find((m) => m.id === id);
+  if (!entry) throw new Error(`models/index.json has no model "${id}"`);
+  const models = path.join(dir, `models-${id}`);
+  mkdirSync(models, { recursive: true });
+  if (!existsSync(path.join(models, entry.path))) symlinkSync(path.join(root, 'models', entry.path), path.join(models, entry.path));
+  writeFileSync(path.join(models, 'index.json'), JSON.stringify([{ ...entry, default: true }]));
+  return models;
 }
 
 export function launchChromium() {

@@ -1,4 +1,4 @@
-// papa.test.mjs: the PAPA panel in headless Chromium (playwright-core) with the default embedded
+// papa.test.mjs: the PAPA panel in headless Chromium (playwright-core) with attnlab-mini-bert as the embedded
 // model and the built-in tasks, served by scripts/serve.mjs. Small requests (few examples, fractions
 // and seeds) keep it within a CI budget on 2 cores; every step of a full sweep still runs (constants,
 // lambda ranking, every configuration with baselines, MLM score).
@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 
-import { launchChromium, linkUrl, newContext, newPage, root, runText, skipReason, startServer, waitIdle } from './helpers.mjs';
+import { embeddedModelOnly, launchChromium, linkUrl, newContext, newPage, root, runText, skipReason, startServer, waitIdle } from './helpers.mjs';
 
 const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
 const skip = skipReason || (!existsSync(cli) ? `no native CLI at ${cli}`
@@ -39,7 +39,8 @@ let shared = {};
 before(async () => {
   if (skip) return;
   work = mkdtempSync(path.join(tmpdir(), 'attnlab-papa-e2e-'));
-  server = await startServer();
+  // the sweeps run on attnlab-mini-bert (the fastest embedded model); the comparisons with the CLI name it
+  server = await startServer({ AL_MODELS_DIR: embeddedModelOnly(work, 'attnlab-mini-bert') });
   browser = await launchChromium();
 });
 

@@ -1,5 +1,5 @@
 // teaching.test.mjs: the explorer as a teaching tool (issue 15), in headless Chromium (playwright-core)
-// with the embedded default model: the step-by-step view of one head, the line view, honest colour
+// with attnlab-mini-bert as the embedded model: the step-by-step view of one head, the line view, honest colour
 // scales, the projector layout and presentation mode, and one test per defect the issue lists, each
 // written so that the page before the fix fails it.
 import { test, before, after } from 'node:test';
@@ -9,11 +9,11 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { launchChromium, newPage, root, runText, skipReason as skip, startServer, waitIdle } from './helpers.mjs';
+import { embeddedModelOnly, launchChromium, newPage, root, runText, skipReason as skip, startServer, waitIdle } from './helpers.mjs';
 
 let server;
 let browser;
-let page; // 1400 x 900, the default model, one shared page for the tests that need no special window
+let page; // 1400 x 900, attnlab-mini-bert, one shared page for the tests that need no special window
 
 async function openPage(viewport = { width: 1400, height: 900 }, query = '') {
   const context = await browser.newContext({ viewport });
@@ -43,7 +43,8 @@ before(async () => {
   if (skip) return;
   work = mkdtempSync(path.join(tmpdir(), 'attnlab-teaching-'));
   writeCorpus(path.join(work, 'data'));
-  server = await startServer({ AL_DATA_DIR: path.join(work, 'data') });
+  // attnlab-mini-bert: the test sentences' tokens (a split word) are that model's
+  server = await startServer({ AL_DATA_DIR: path.join(work, 'data'), AL_MODELS_DIR: embeddedModelOnly(work, 'attnlab-mini-bert') });
   browser = await launchChromium();
   page = await openPage();
   await page.locator('#explain').scrollIntoViewIfNeeded(); // the view computes once it is on screen

@@ -2,7 +2,8 @@
 // isolated (scripts/serve.mjs's COOP/COEP), the worker runs the threaded core (attnlab_wasm_mt) with
 // navigator.hardwareConcurrency threads (at most 8) and says how many; served without isolation
 // (AL_NO_ISOLATION=1: no SharedArrayBuffer) it says once that it runs one thread. Either way an attention
-// request on the default model gives the native CLI's numbers bit for bit.
+// request on the default model gives the native CLI's numbers bit for bit. Served with the repository's own
+// models/index.json, the page lists every embedded model and opens on the one it marks the default.
 //   AL_WASM_DIR (default build/wasm), AL_BUILD_DIR (default build/native), AL_CHROMIUM
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +13,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { launchChromium, newContext, newPage, root, skipReason, startServer, waitIdle, wasmDir } from './helpers.mjs';
+import { embeddedModelOnly, launchChromium, newContext, newPage, root, skipReason, startServer, waitIdle, wasmDir } from './helpers.mjs';
 import { parseSafetensors } from '../../wasm/safetensors.mjs';
 
 const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
@@ -26,18 +27,19 @@ after(() => { if (work) rmSync(work, { recursive: true, force: true }); });
 
 const sha = (t) => createHash('sha256').update(Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength)).digest('hex');
 
-// The CLI's tensors for the request on the default model, as SHA-256 per name.
-function nativeHashes() {
+// The CLI's tensors for the request on an embedded model, as SHA-256 per name.
+function nativeHashes(id = 'attnlab-mini-bert') {
   const req = path.join(work, 'req.json');
   const out = path.join(work, 'out.safetensors');
-  writeFileSync(req, JSON.stringify({ op: 'attention', ...REQUEST, model_dir: path.join(root, 'models/attnlab-mini-bert') }));
+  writeFileSync(req, JSON.stringify({ op: 'attention', ...REQUEST, model_dir: path.join(root, 'models', id) }));
   execFileSync(cli, ['run', req, '--out', out, '--threads', '2'], { stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
   const { tensors } = parseSafetensors(new Uint8Array(readFileSync(out)));
   return Object.fromEntries(['attentions', 'hidden_states', 'values'].map((k) => [k, sha(tensors[k])]));
 }
 
+// env.AL_MODELS_DIR defaults to attnlab-mini-bert alone, the model nativeHashes() runs.
 async function pageRun(env) {
-  const server = await startServer(env);
+  const server = await startServer({ AL_MODELS_DIR: embeddedModelOnly(work, 'attnlab-mini-bert'), ...env });
   const browser = await launchChromium();
   try {
     const page = await newPage(await newContext(browser));
@@ -52,7 +54,9 @@ async function pageRun(env) {
         const digest = await crypto.subtle.digest('SHA-256', new Uint8Array(d.buffer, d.byteOffset, d.byteLength));
         hashes[name] = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
       }
+      const select = document.getElementById('embedded-select');
       return { status: document.getElementById('engine-status').textContent, isolated: window.crossOriginIsolated,
+               listed: [...select.options].map((o) => o.value), shown: select.value,
                cores: navigator.hardwareConcurrency, hashes, errors: [] };
     }, REQUEST);
   } finally {
@@ -76,4 +80,14 @@ test('not isolated: one thread, said once, the same numbers', { skip }, async ()
   assert.match(r.status, /ready, 1 thread \(this page is not cross-origin isolated: no SharedArrayBuffer, so one thread/);
   assert.deepEqual(r.hashes, nativeHashes());
   console.log(`page (not isolated): "${r.status}"`);
+});
+
+test('the repository\'s models: every embedded model listed, the default loaded, the CLI\'s numbers', { skip }, async () => {
+  const index = JSON.parse(readFileSync(path.join(root, 'models/index.json'), 'utf8'));
+  const byDefault = index.find((m) => m.default) ?? index[0];
+  const r = await pageRun({ AL_MODELS_DIR: path.join(root, 'models') });
+  assert.deepEqual(r.listed, index.map((m) => m.id));
+  assert.equal(r.shown, byDefault.id);
+  assert.deepEqual(r.hashes, nativeHashes(byDefault.path));
+  console.log(`page on the repository's models: ${r.listed.join(', ')}; opened ${r.shown}`);
 });
