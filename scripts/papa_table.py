@@ -33,6 +33,23 @@ def group_means(reply, config):
     return out
 
 
+def key(c):
+    """A configuration by what it is, not by its label: the label counts heads (k), and models differ in
+    their number of heads, so one sweep's rows line up across models by kind, matrix, order and fraction."""
+    return (c["what"], c.get("constant"), c.get("order"), c.get("fraction_kept"))
+
+
+def row_name(c):
+    """The row's name: the fraction of heads left input-dependent rather than a head count."""
+    if c["what"] != "sweep":
+        return c["label"]
+    if c.get("k", 0) == 0:
+        return "full"
+    if c["fraction_kept"] == 0:
+        return "%s all" % c["constant"]
+    return "%s, %g%% input-dependent, %s" % (c["constant"], 100 * c["fraction_kept"], c["order"])
+
+
 def cell(v, digits=3):
     return "" if v is None else "%.*f" % (digits, v)
 
@@ -43,9 +60,10 @@ def main():
     ap.add_argument("--title", default=None)
     args = ap.parse_args()
     replies = [load(p) for p in args.replies]
-    labels = [c["label"] for c in replies[0]["configs"]]
+    keys = [key(c) for c in replies[0]["configs"]]
+    labels = [row_name(c) for c in replies[0]["configs"]]
     for p, r in zip(args.replies, replies):
-        if [c["label"] for c in r["configs"]] != labels:
+        if [key(c) for c in r["configs"]] != keys:
             sys.exit("papa_table: %s has other configurations than %s" % (p, args.replies[0]))
     task = replies[0]["task"]
     print("%s: task `%s` (%s, %d train / %d validation examples), %d seeds, %s preset." % (
