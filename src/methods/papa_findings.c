@@ -1,7 +1,9 @@
 /* papa_findings.c: the two verdicts of a sweep and their sentence (papa_findings.h, docs/papa.md). Two means
  * differ "clearly" when their 95% intervals do not overlap: the gap exceeds the sum of the two half-widths.
  * That is stricter than a t-test and needs no pooled variance, and a reader can check it from the table. "No"
- * needs narrow intervals too: few seeds or examples give "unknown", never a false "no". */
+ * needs the gap within the wider interval (a mean inside the other's interval) and narrow intervals: few seeds
+ * or examples, or a gap between the two (beyond each interval, not beyond both), give "unknown", never a
+ * false "no". */
 #include "papa_findings.h"
 
 #include <math.h>
@@ -19,11 +21,18 @@ static int usable(const al_papa_config_summary *s, int c) { return c >= 0 && s[c
 
 static int narrow(const al_papa_config_summary *s, int c, double full) { return s[c].ci95 <= NARROW * fabs(full); }
 
-/* YES when a is above b beyond both intervals; NO when it is not and both intervals are narrow (a difference
- * of NARROW would have shown); UNKNOWN otherwise (too few seeds or examples) and without intervals. */
+/* The gap a - b is beyond the wider of the two intervals: each mean lies outside the other's interval. */
+static int beyond_one(const al_papa_config_summary *s, int a, int b) {
+    return s[a].mean - s[b].mean > fmax(s[a].ci95, s[b].ci95);
+}
+
+/* YES when a is above b beyond both intervals; NO when a is at most the wider interval above b and both
+ * intervals are narrow (a difference of NARROW would have shown); UNKNOWN otherwise (too few seeds or
+ * examples, or a gap beyond one interval but not both) and without intervals. */
 static al_papa_verdict clearly_above(const al_papa_config_summary *s, int a, int b) {
     if (!usable(s, a) || !usable(s, b)) return AL_VERDICT_UNKNOWN;
     if (s[a].mean - s[b].mean > s[a].ci95 + s[b].ci95) return AL_VERDICT_YES;
+    if (beyond_one(s, a, b)) return AL_VERDICT_UNKNOWN;
     return narrow(s, a, s[a].mean) && narrow(s, b, s[a].mean) ? AL_VERDICT_NO : AL_VERDICT_UNKNOWN;
 }
 
@@ -66,6 +75,12 @@ void al_papa_findings_of(const al_papa_plan *plan, const al_papa_config_summary 
                  "against %.3f \xc2\xb1 %.3f for the full model, within the 95%% intervals%s.",
                  metric, s[a].mean, s[a].ci95, s[f].mean, s[f].ci95,
                  out->informative == AL_VERDICT_YES ? ", though the layers beat the embeddings alone: the average pattern serves as well as the real one" : "");
+    } else if (usable(s, a) && beyond_one(s, f, a)) {
+        snprintf(out->text, sizeof out->text,
+                 "Undecided, leaning to a cost: with every head constant the %s is %.3f \xc2\xb1 %.3f against %.3f "
+                 "\xc2\xb1 %.3f for the full model (%.1f%% lower), outside each other's 95%% intervals but not beyond "
+                 "both; run more seeds or examples to tell.",
+                 metric, s[a].mean, s[a].ci95, s[f].mean, s[f].ci95, 100.0 * (s[f].mean - s[a].mean) / fabs(s[f].mean));
     } else if (usable(s, a)) {
         snprintf(out->text, sizeof out->text,
                  "Undecided: with every head constant the %s is %.3f \xc2\xb1 %.3f against %.3f \xc2\xb1 %.3f for the full "

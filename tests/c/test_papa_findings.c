@@ -35,8 +35,16 @@ int main(void) {
     CHECK(f.informative == AL_VERDICT_YES && f.constant_costs == AL_VERDICT_YES);
     CHECK(f.full == 0 && f.all_constant == 2 && f.embeddings == 3); /* the average, not the uniform (config 1) */
     CHECK(strstr(f.text, "falls from 0.900") && strstr(f.text, "to 0.850") && strstr(f.text, "5.6%"));
-    /* a gap equal to the two half-widths is not clear: the intervals touch (values exact in binary) */
+    /* a gap equal to the two half-widths is not clear: the intervals touch (values exact in binary); nor is it
+     * "nothing": each mean is outside the other's interval */
     f = run(0.75, 0.03125, 0.6875, 0.03125, 0.25, 0.0625);
+    CHECK(f.constant_costs == AL_VERDICT_UNKNOWN);
+    CHECK(strstr(f.text, "leaning to a cost") && strstr(f.text, "8.3% lower"));
+    /* a 2.8% gap beyond each interval, the intervals overlapping (attnlab-small-bert on agreement, 5 seeds) */
+    f = run(0.8157, 0.0110, 0.7933, 0.0127, 0.5092, 0.0099);
+    CHECK(f.informative == AL_VERDICT_YES && f.constant_costs == AL_VERDICT_UNKNOWN && strstr(f.text, "leaning"));
+    /* a gap within the wider interval, narrow intervals: nothing measurable */
+    f = run(0.75, 0.03125, 0.71875, 0.03125, 0.25, 0.0625);
     CHECK(f.constant_costs == AL_VERDICT_NO);
     f = run(0.75, 0.0312, 0.6875, 0.03125, 0.25, 0.0625);
     CHECK(f.constant_costs == AL_VERDICT_YES);
