@@ -452,7 +452,7 @@ function mount(ctx) {
   const describeExample = () => {
     const names = ctx.models.embedded().filter(hasWeights).map((e) => e.id);
     exampleNote.textContent = names.length > 1
-      ? `Runs agreement on ${names.join(' and ')} (1,000 training examples, 5 seeds, probes trained 20 epochs), one after the other, and puts them side by side: does the better model lose more when its heads are constant? A few minutes.`
+      ? `Runs agreement on ${names.join(' and ')} (1,000 training examples, 5 seeds, probes trained 20 epochs), one after the other, and puts them side by side: does the better model lose more when its heads are constant? Several minutes.`
       : `Only ${names[0] ?? 'no embedded model'} has weights here, so the example runs it alone.`;
   };
   ctx.on('models', describeExample);
