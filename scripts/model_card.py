@@ -81,12 +81,13 @@ def read_csv(path):
         return list(csv.DictReader(f))
 
 
-def is_default(name):
+def default_model():
+    """The id of the page's default model (models/index.json), or None."""
     try:
         with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "index.json")) as f:
-            return any(m.get("id") == name and m.get("default") for m in json.load(f))
+            return next((m.get("id") for m in json.load(f) if m.get("default")), None)
     except OSError:
-        return False
+        return None
 
 
 def main():
@@ -153,12 +154,13 @@ def main():
     w("")
     w("A BERT encoder pretrained from scratch by attnlab's own C code (`attnlab pretrain`: forward and")
     w("backward pass, AdamW, masking, all in `src/`), on English text that Debian and npm packages ship.")
-    if is_default(name):
+    default = default_model()
+    if default == name:
         w("It is the default model of the attnlab page: small enough to load in a browser tab in a moment, and")
         w("trained reproducibly on this repository's code alone.")
     else:
-        w("It is the second embedded model of the attnlab page, larger and trained longer than the default, so")
-        w("that the page can compare the two; it is trained reproducibly on this repository's code alone.")
+        w("It is an embedded model of the attnlab page beside the default, `%s`, so that the page can compare" % default)
+        w("the two; it is trained reproducibly on this repository's code alone.")
     w("")
     w("| | |")
     w("|---|---|")
