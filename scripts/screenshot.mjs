@@ -10,7 +10,8 @@ const server = await startServer();
 const browser = await launchChromium();
 try {
   const page = await newPage(await newContext(browser));
-  await page.goto(`${server.url}?layer=3&head=3`);
+  // L0H4 of attnlab-small-bert, the default: its previous-token head (models/attnlab-small-bert/README.md)
+  await page.goto(`${server.url}?layer=0&head=4`);
   await page.waitForFunction(() => window.attnlab?.app?.run, null, { timeout: 60000 });
   await runText(page, 'The cat sat on the mat because it was tired.');
   await page.locator('#explorer').screenshot({ path: out });
