@@ -37,7 +37,8 @@ const columnOptions = (key) => () => {
   const list = [...new Set([...(key === 'papa_pair_col' ? [''] : []), ...columns, state[key]])];
   return list.map((c) => [c, c === '' ? '(none)' : c]);
 };
-const hasWeights = (entry) => (entry.files ?? []).some((f) => /\.safetensors$|pytorch_model\.bin$/.test(f));
+// weights in one file or in shards listed by an index (attnlab-small-bert's)
+const hasWeights = (entry) => (entry.files ?? []).some((f) => /\.safetensors(\.index\.json)?$|pytorch_model\.bin(\.index\.json)?$/.test(f));
 
 const controls = [
   { kind: 'select', key: 'papa_models', id: 'papa-models', label: 'Models', row: 'models', options: MODEL_SCOPES },

@@ -57,6 +57,7 @@ async function pageRun(env) {
       const select = document.getElementById('embedded-select');
       return { status: document.getElementById('engine-status').textContent, isolated: window.crossOriginIsolated,
                listed: [...select.options].map((o) => o.value), shown: select.value,
+               example: document.getElementById('papa-example-note')?.textContent ?? '',
                cores: navigator.hardwareConcurrency, hashes, errors: [] };
     }, REQUEST);
   } finally {
@@ -89,5 +90,7 @@ test('the repository\'s models: every embedded model listed, the default loaded,
   assert.deepEqual(r.listed, index.map((m) => m.id));
   assert.equal(r.shown, byDefault.id);
   assert.deepEqual(r.hashes, nativeHashes(byDefault.path));
+  // every embedded model has weights (one file or float16 shards), so the PAPA example compares them all
+  assert.match(r.example, new RegExp(`^Runs agreement on ${index.map((m) => m.id).join(' and ')} `), r.example);
   console.log(`page on the repository's models: ${r.listed.join(', ')}; opened ${r.shown}`);
 });
