@@ -8,6 +8,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
+import { defaultEmbedded } from '../web/models.js';
 import { launchChromium, newContext, newPage, root, startServer, waitIdle } from '../tests/e2e/helpers.mjs';
 
 const args = process.argv.slice(2);
@@ -16,7 +17,7 @@ const reqOut = option('--request');
 const preset = option('--preset');
 const example = args.includes('--example');
 const index = JSON.parse(readFileSync(path.join(root, 'models/index.json'), 'utf8'));
-const defaultModel = index.find((m) => m.default) ?? index[0];
+const defaultModel = defaultEmbedded(index);
 const out = path.resolve(root, args.find((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--')) ?? 'docs/papa-panel.png');
 const server = await startServer();
 const browser = await launchChromium();

@@ -8,6 +8,10 @@ export const DEFAULT_HUB = 'https://huggingface.co';
 const TOKENIZER_FILES = ['vocab.txt', 'tokenizer.json', 'vocab.json', 'merges.txt', 'tokenizer_config.json',
                          'special_tokens_map.json'];
 const CACHE_NAME = 'attnlab-models-v1';
+// The files that hold a model's weights, in the order a download tries them: one safetensors file, the
+// PyTorch zip, then a sharded safetensors index (which names its shards).
+const WEIGHT_FILES = ['model.safetensors', 'pytorch_model.bin'];
+const SHARD_INDEX = 'model.safetensors.index.json';
 
 export class ModelSourceError extends Error {
   constructor(message) {
@@ -15,6 +19,12 @@ export class ModelSourceError extends Error {
     this.name = 'ModelSourceError';
   }
 }
+
+// The entry of models/index.json the page opens when no link names one: the one marked "default", else the first.
+export const defaultEmbedded = (list) => list.find((m) => m.default) ?? list[0];
+
+// Whether an embedded model's entry lists weights (its "files"): what the PAPA panel may run.
+export const hasWeights = (entry) => (entry.files ?? []).some((f) => f === SHARD_INDEX || WEIGHT_FILES.includes(f));
 
 // The embedded models: [] when models/index.json is absent or unreadable.
 export async function embeddedModels(base = 'models/') {
@@ -131,7 +141,7 @@ async function fetchModel(urlOf, where, { onProgress = null, signal, useCache = 
   });
   // With the list of files (an embedded model), the small files download side by side instead of one
   // after the other; the weights still wait for the config checks.
-  const early = new Map((only ?? []).filter((n) => n === 'config.json' || n === 'model.safetensors.index.json' ||
+  const early = new Map((only ?? []).filter((n) => n === 'config.json' || n === SHARD_INDEX ||
                                                TOKENIZER_FILES.includes(n))
     .map((n) => [n, fetchFile(urlOf(n), n, opts(n))]));
   for (const p of early.values()) p.catch(() => {}); // a failure is reported where the file is awaited
@@ -146,17 +156,16 @@ async function fetchModel(urlOf, where, { onProgress = null, signal, useCache = 
   const wanted = (n) => !only || only.includes(n);
   const tokenizer = await Promise.all(TOKENIZER_FILES.map((n) => (wanted(n) ? get(n) : null)));
   TOKENIZER_FILES.forEach((n, i) => { if (tokenizer[i]) files[n] = tokenizer[i].buffer; });
-  // Weights: safetensors, then the PyTorch zip, then a sharded safetensors index.
-  for (const name of ['model.safetensors', 'pytorch_model.bin'].filter(wanted)) {
+  for (const name of WEIGHT_FILES.filter(wanted)) {
     const got = await fetchFile(urlOf(name), name, opts(name));
     if (got) {
       files[name] = got.buffer;
       return { files, config };
     }
   }
-  const index = await get('model.safetensors.index.json');
+  const index = await get(SHARD_INDEX);
   if (index) {
-    files['model.safetensors.index.json'] = index.buffer;
+    files[SHARD_INDEX] = index.buffer;
     let shards;
     try {
       shards = [...new Set(Object.values(JSON.parse(new TextDecoder().decode(index.buffer)).weight_map ?? {}))];
@@ -217,11 +226,10 @@ export async function readLocalFiles(fileList, onProgress = () => {}, { checkCon
   const configBytes = await byName.get('config.json').arrayBuffer();
   checkConfig(new Uint8Array(configBytes), 'local files');
   if (coreCheck) await coreCheck(configBytes, 'local files');
-  const wanted = ['config.json', ...TOKENIZER_FILES, 'model.safetensors', 'pytorch_model.bin', 'model.safetensors.index.json']
-    .filter((n) => byName.has(n));
-  if (byName.has('model.safetensors.index.json')) {
+  const wanted = ['config.json', ...TOKENIZER_FILES, ...WEIGHT_FILES, SHARD_INDEX].filter((n) => byName.has(n));
+  if (byName.has(SHARD_INDEX)) {
     try {
-      const index = JSON.parse(await byName.get('model.safetensors.index.json').text());
+      const index = JSON.parse(await byName.get(SHARD_INDEX).text());
       for (const shard of new Set(Object.values(index.weight_map ?? {}))) {
         if (typeof shard === 'string' && byName.has(shard)) wanted.push(shard);
       }
@@ -239,7 +247,7 @@ export async function readLocalFiles(fileList, onProgress = () => {}, { checkCon
     onProgress({ file: name, loaded: done, total, fraction: done / total });
   }
   const config = checkConfig(new Uint8Array(files['config.json']), 'local files');
-  if (!files['model.safetensors'] && !files['pytorch_model.bin'] && !files['model.safetensors.index.json']) {
+  if (![...WEIGHT_FILES, SHARD_INDEX].some((n) => files[n])) {
     throw new ModelSourceError('local files: no weights (model.safetensors or pytorch_model.bin).');
   }
   return { files, config };

@@ -7,7 +7,7 @@ import { $, el, formatBytes, setError, show } from './dom.js';
 import { NO_TOKENIZER } from './run_notes.js';
 import { checkModelRef, describeRef, describeSource, matchFiles, recordFiles, refOf } from './model_ref.js';
 import {
-  DEFAULT_HUB, ModelSourceError, droppedFiles, embeddedModels, fetchEmbeddedModel, fetchHubModel, readLocalFiles,
+  DEFAULT_HUB, ModelSourceError, defaultEmbedded, droppedFiles, embeddedModels, fetchEmbeddedModel, fetchHubModel, readLocalFiles,
 } from './models.js';
 import { registerPanel } from './panels.js';
 import { setState } from './state.js';
@@ -214,7 +214,7 @@ function mount(ctx) {
       return api.load(source);
     }
     const list = api.embeddedList;
-    const entry = ref ? list.find((m) => m.id === ref.id) : list.find((m) => m.default) ?? list[0];
+    const entry = ref ? list.find((m) => m.id === ref.id) : defaultEmbedded(list);
     if (!entry) {
       if (ref) {
         setError($('model-error'), `This link names the ${describeRef(ref)}, which this site does not have ` +
@@ -236,7 +236,7 @@ function mount(ctx) {
   api.prefetch = async (ref) => {
     if (ref && ref.kind !== 'embedded') return;
     const list = await (listing ??= embeddedModels());
-    const entry = ref ? list.find((m) => m.id === ref.id) : list.find((m) => m.default) ?? list[0];
+    const entry = ref ? list.find((m) => m.id === ref.id) : defaultEmbedded(list);
     if (entry && !prefetched.has(entry.id)) prefetched.set(entry.id, fetchEmbeddedModel(entry, {}).catch(() => null));
   };
 

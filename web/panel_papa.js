@@ -12,6 +12,7 @@
 import { mountComputePanel } from './compute_panel.js';
 import { $, el, setError, show } from './dom.js';
 import { formatSize } from './model_ref.js';
+import { hasWeights } from './models.js';
 import { comparisonChart, constantsGrid, fractionChart, lambdaHeatmap } from './papa_charts.js';
 import { SweepProgress } from './papa_progress.js';
 import { checkResult, compactResult, compareResult, provenanceOf, seriesOf, toCsv } from './papa_record.js';
@@ -38,7 +39,6 @@ const columnOptions = (key) => () => {
   return list.map((c) => [c, c === '' ? '(none)' : c]);
 };
 // weights in one file or in shards listed by an index (attnlab-small-bert's)
-const hasWeights = (entry) => (entry.files ?? []).some((f) => /\.safetensors(\.index\.json)?$|pytorch_model\.bin(\.index\.json)?$/.test(f));
 
 const controls = [
   { kind: 'select', key: 'papa_models', id: 'papa-models', label: 'Models', row: 'models', options: MODEL_SCOPES },

@@ -15,6 +15,7 @@ import path from 'node:path';
 
 import { embeddedModelOnly, launchChromium, newContext, newPage, root, skipReason, startServer, waitIdle, wasmDir } from './helpers.mjs';
 import { parseSafetensors } from '../../wasm/safetensors.mjs';
+import { defaultEmbedded } from '../../web/models.js';
 
 const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
 const skip = skipReason || (!existsSync(path.join(wasmDir, 'attnlab_wasm_mt.wasm')) ? `no threaded WASM build in ${wasmDir}`
@@ -85,7 +86,7 @@ test('not isolated: one thread, said once, the same numbers', { skip }, async ()
 
 test('the repository\'s models: every embedded model listed, the default loaded, the CLI\'s numbers', { skip }, async () => {
   const index = JSON.parse(readFileSync(path.join(root, 'models/index.json'), 'utf8'));
-  const byDefault = index.find((m) => m.default) ?? index[0];
+  const byDefault = defaultEmbedded(index);
   const r = await pageRun({ AL_MODELS_DIR: path.join(root, 'models') });
   assert.deepEqual(r.listed, index.map((m) => m.id));
   assert.equal(r.shown, byDefault.id);

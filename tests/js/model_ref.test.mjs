@@ -1,10 +1,12 @@
 // model_ref.test.mjs: how a link names a model (web/model_ref.js): the checks on a reference read
 // from a link, SHA-256 of local files (crypto.subtle, the same call as in the browser), and the
-// matching of given files against the files a link names.
+// matching of given files against the files a link names; and which entry of models/index.json is the default and
+// which entries have weights (web/models.js).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { checkModelRef, matchFiles, recordFiles, refOf, sha256Hex } from '../../web/model_ref.js';
+import { defaultEmbedded, hasWeights } from '../../web/models.js';
 
 const bytes = (s) => new TextEncoder().encode(s).buffer;
 
@@ -58,4 +60,17 @@ test('given files match a link by content; a changed or missing file is named, n
   const gone = matchFiles(expected, missing, await recordFiles(missing));
   assert.deepEqual(gone.problems.map((p) => p.split(' ')[0]), ['model.safetensors', 'vocab.txt']);
   assert.match(gone.problems[0], /is missing/);
+});
+
+test('models/index.json: the default entry, and which entries have weights', () => {
+  assert.equal(defaultEmbedded([{ id: 'a' }, { id: 'b', default: true }]).id, 'b');
+  assert.equal(defaultEmbedded([{ id: 'a' }, { id: 'b' }]).id, 'a', 'none marked: the first');
+  assert.equal(defaultEmbedded([]), undefined);
+  const files = (...f) => ({ id: 'm', files: f });
+  assert.ok(hasWeights(files('config.json', 'model.safetensors')));
+  assert.ok(hasWeights(files('config.json', 'pytorch_model.bin')));
+  assert.ok(hasWeights(files('config.json', 'model.safetensors.index.json')), 'float16 shards named by an index');
+  assert.ok(!hasWeights(files('config.json', 'vocab.txt')));
+  assert.ok(!hasWeights(files('config.json', 'tf_model.h5')), 'weights the loader does not read are not weights');
+  assert.ok(!hasWeights({ id: 'm' }), 'no file list');
 });
