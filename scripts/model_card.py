@@ -82,12 +82,15 @@ def read_csv(path):
 
 
 def default_model():
-    """The id of the page's default model (models/index.json), or None."""
+    """The id of the page's default model: the entry of models/index.json marked "default", else the first
+    (the page's rule, defaultEmbedded in web/models.js); None without an index."""
     try:
         with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "index.json")) as f:
-            return next((m.get("id") for m in json.load(f) if m.get("default")), None)
+            index = json.load(f)
     except OSError:
         return None
+    entry = next((m for m in index if m.get("default")), index[0] if index else None)
+    return entry.get("id") if entry else None
 
 
 def main():
