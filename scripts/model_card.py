@@ -8,11 +8,12 @@ build/data/corpus_stats.json. Optional parts:
 
   --history FILE   Markdown about how the run went (resumes, builds), kept as the card's "Run history"
   --papa DIR       the tables of scripts/papa_models.sh (DIR/<task>.md), as the card's "PAPA" section
+  --papa-note FILE Markdown kept at the end of "PAPA" (e.g. a run with more seeds)
   --recovered N,.. steps of eval.csv whose rows were recovered from the run's log (marked in the table)
   --patterns-note FILE  Markdown kept at the end of "Attention patterns" (e.g. what a test measures)
 
 Usage: /usr/bin/python3 scripts/model_card.py MODEL_DIR [--checkpoint-to build/DIR] [--machine TEXT]
-           [--history FILE] [--papa DIR] [--recovered STEPS] [--patterns-note FILE]"""
+           [--history FILE] [--papa DIR] [--papa-note FILE] [--recovered STEPS] [--patterns-note FILE]"""
 import argparse
 import csv
 import hashlib
@@ -101,6 +102,7 @@ def main():
     ap.add_argument("--machine", default="a 2-core x86-64 machine, native build (gcc -O2)")
     ap.add_argument("--history", default=None)
     ap.add_argument("--papa", default=None)
+    ap.add_argument("--papa-note", default=None)
     ap.add_argument("--recovered", default="")
     ap.add_argument("--patterns-note", default=None)
     args = ap.parse_args()
@@ -355,6 +357,10 @@ def main():
                 with open(path) as f:
                     w(f.read().strip())
                 w("")
+        if args.papa_note:
+            with open(args.papa_note) as f:
+                w(f.read().strip())
+            w("")
     w("## Limits")
     w("")
     w("A small model trained for %.0f minutes on a 2-core CPU and a few million words of mostly %s prose:"
