@@ -1,7 +1,7 @@
-// papa_compare.mjs: a quick PAPA sweep on the default model, natively (the CLI) and in WebAssembly (the
+// papa_compare.mjs: a quick PAPA sweep on one model (attnlab-mini-bert unless --model DIR), natively (the CLI) and in WebAssembly (the
 // module the page's worker runs, under node), side by side: wall time per stage and the ratio WASM / native,
 // and that both give the same digest. Native and WASM alternate for each task.
-//   node bench/papa_compare.mjs [--tasks pos,agreement] [--orders lambda] [--seeds 1,2,3]
+//   node bench/papa_compare.mjs [--model DIR] [--tasks pos,agreement] [--orders lambda] [--seeds 1,2,3]
 //   AL_BUILD_DIR (default build/native) and AL_WASM_DIR (default build/wasm) locate the two builds.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,14 +19,14 @@ const orders = opt('--orders', 'lambda').split(',');
 const seeds = opt('--seeds', '1,2,3').split(',').map(Number);
 const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
 const wasmDir = path.resolve(root, process.env.AL_WASM_DIR ?? 'build/wasm');
-const modelDir = path.join(root, 'models/attnlab-mini-bert');
+const modelDir = path.resolve(root, opt('--model', 'models/attnlab-mini-bert'));
 for (const f of [cli, path.join(wasmDir, 'attnlab_wasm.js')])
   if (!existsSync(f)) { console.error(`papa_compare: ${f} is missing; build first (scripts/test.sh)`); process.exit(1); }
 
 const api = await loadNode(wasmDir);
 const files = {};
 for (const name of readdirSync(modelDir)) files[name] = new Uint8Array(readFileSync(path.join(modelDir, name)));
-api.addModel('mini', files);
+api.addModel('bench', files);
 const work = mkdtempSync(path.join(tmpdir(), 'attnlab-papa-bench-'));
 console.log(`load average before: ${loadavg().map((x) => x.toFixed(2)).join(' ')} (${(await import('node:os')).cpus().length} cores)`);
 const stages = ['constants', 'ranking', 'features', 'probes', 'mlm'];
@@ -42,7 +42,7 @@ try {
     const native = JSON.parse(execFileSync(cli, ['run', reqPath], { encoding: 'utf8', maxBuffer: 256 << 20 }));
     const nativeS = (performance.now() - t0) / 1000;
     t0 = performance.now();
-    const w = api.run({ ...request, model: 'mini' });
+    const w = api.run({ ...request, model: 'bench' });
     const wasmS = (performance.now() - t0) / 1000;
     if (w.status !== 0) throw new Error(JSON.stringify(w.reply.error));
     for (const [side, reply, total] of [['native', native, nativeS], ['wasm', w.reply, wasmS]])
