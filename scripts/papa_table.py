@@ -3,9 +3,11 @@
 notes. Per configuration: the probe score as mean ± 95% interval over seeds (the reply's own summary,
 docs/papa-op.md), the drop relative to the full model, the MLM top-1 accuracy when the model has an
 MLM head, and the accuracy per group when the task has groups (agreement: attractor nouns 0, 1, 2, 3+).
-Several replies (one per model, same task) give one column block per model.
+Several replies (one per model, same task) give one column block per model. With --summary the replies
+may be of any tasks and models: one row each, with the full model, every head constant (average), the
+embeddings alone and the engine's two verdicts (docs/papa.md, "What a sweep finds").
 
-Usage: /usr/bin/python3 scripts/papa_table.py REPLY.json [REPLY2.json ...] [--title TEXT]"""
+Usage: /usr/bin/python3 scripts/papa_table.py REPLY.json [REPLY2.json ...] [--title TEXT] [--summary]"""
 import argparse
 import json
 import os
@@ -50,29 +52,59 @@ def row_name(c):
     return "%s, %g%% input-dependent, %s" % (c["constant"], 100 * c["fraction_kept"], c["order"])
 
 
+def drop_cell(d):
+    """A drop, or a dash when it has none (the full model's score is 0, as an MCC of 0 is)."""
+    return "–" if d is None else "%+.1f%%" % (100 * d)
+
+
 def cell(v, digits=3):
     return "" if v is None else "%.*f" % (digits, v)
+
+
+def model_name(reply):
+    return os.path.basename(os.path.normpath(reply["model"]))
+
+
+def summary(paths, replies):
+    """One row per reply: the three configurations the verdicts compare, and the verdicts."""
+    print("| task | model | full | every head constant | drop | embeddings only | layers beat embeddings | "
+          "constant heads cost |")
+    print("|---|---|---|---|---|---|---|---|")
+    for p, r in zip(paths, replies):
+        f = r.get("findings")
+        if not f:
+            sys.exit("papa_table: %s has no findings (an older reply: recompute them with papa_merge)" % p)
+        at = lambda i: "%.4f ± %.4f" % (r["summary"][i]["mean"], r["summary"][i]["ci95"])
+        print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["task"]["id"], model_name(r), at(f["full"]), at(f["all_constant"]),
+            drop_cell(r["summary"][f["all_constant"]]["drop"]), at(f["embeddings_only"]), f["informative"],
+            f["constant_costs"]))
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("replies", nargs="+")
     ap.add_argument("--title", default=None)
+    ap.add_argument("--summary", action="store_true")
     args = ap.parse_args()
     replies = [load(p) for p in args.replies]
+    if args.summary:
+        summary(args.replies, replies)
+        return
     keys = [key(c) for c in replies[0]["configs"]]
     labels = [row_name(c) for c in replies[0]["configs"]]
     for p, r in zip(args.replies, replies):
         if [key(c) for c in r["configs"]] != keys:
             sys.exit("papa_table: %s has other configurations than %s" % (p, args.replies[0]))
     task = replies[0]["task"]
-    print("%s: task `%s` (%s, %d train / %d validation examples), %d seeds, %s preset." % (
+    config = replies[0]["config"]
+    print("%s: task `%s` (%s, %d train / %d validation examples), %d seeds, %s preset, probe %d epochs." % (
         args.title or "PAPA", task["id"], task["metric"], task["n_train"], task["n_validation"],
-        replies[0]["summary"][0]["n"], replies[0]["config"]["preset"]))
+        replies[0]["summary"][0]["n"], config["preset"], config["probe"]["epochs"]))
     print()
     head, rule = ["configuration"], ["---"]
     for r in replies:
-        name = os.path.basename(os.path.normpath(r["model"]))
+        name = model_name(r)
         head += ["%s score ± 95%%" % name, "drop"]
         rule += ["---", "---"]
         if any("mlm_accuracy" in c for c in r["configs"]):
@@ -81,7 +113,7 @@ def main():
     groups = group_means(replies[0], 0)
     if groups:
         for r in replies:
-            name = os.path.basename(os.path.normpath(r["model"]))
+            name = model_name(r)
             for g in range(len(groups)):
                 head.append("%s group %s" % (name, g if g < len(groups) - 1 else "%d+" % g))
                 rule.append("---")
@@ -91,7 +123,7 @@ def main():
         row = [label]
         for r in replies:
             s = r["summary"][i]
-            row += ["%.4f ± %.4f" % (s["mean"], s["ci95"]), "%+.1f%%" % (100 * s["drop"])]
+            row += ["%.4f ± %.4f" % (s["mean"], s["ci95"]), drop_cell(s["drop"])]
             if any("mlm_accuracy" in c for c in r["configs"]):
                 row.append(cell(r["configs"][i].get("mlm_accuracy")))
         if groups:
@@ -104,7 +136,7 @@ def main():
     for r in replies:  # the engine's verdicts (docs/papa.md, "What a sweep finds"); older replies have none
         if "findings" in r:
             print()
-            print("%s: %s" % (os.path.basename(os.path.normpath(r["model"])), r["findings"]["text"]))
+            print("%s: %s" % (model_name(r), r["findings"]["text"]))
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
 // papa_cli.test.mjs: `attnlab papa` on an imported task (GLUE TSV fixtures): the reply names the task, its
 // metric and the rows read; a malformed file stops with its name and line, or is counted row by row when
-// the user asks to skip bad rows. Uses the native CLI (AL_BUILD_DIR, default build/native).
+// the user asks to skip bad rows; scripts/papa_table.py renders a reply. Uses the native CLI (AL_BUILD_DIR,
+// default build/native).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -43,5 +45,45 @@ test('a malformed row names the file and line, or is counted when skipping', { s
     assert.match(reply.import.messages[0], /cola_bad\.tsv: line \d+/);
   } else {
     assert.match(s.stderr, /cola_bad\.tsv/); // every row bad: still named
+  }
+});
+
+test('scripts/papa_table.py: a reply\'s table and its one-line summary carry the reply\'s numbers and verdicts',
+     { skip: missing ?? (existsSync('/usr/bin/python3') ? false : 'no /usr/bin/python3') }, () => {
+  const r = papa(['--train-file', path.join(fixtures, 'cola_train.tsv'), '--validation-file', path.join(fixtures, 'cola_dev.tsv'),
+                  '--baselines', 'true', '--seeds', '1,2']);
+  assert.equal(r.status, 0, r.stderr);
+  const reply = JSON.parse(r.stdout);
+  const dir = mkdtempSync(path.join(tmpdir(), 'attnlab-papa-table-'));
+  try {
+    const file = path.join(dir, 'reply.json');
+    writeFileSync(file, r.stdout);
+    const script = path.join(root, 'scripts/papa_table.py');
+    const table = execFileSync('/usr/bin/python3', [script, file], { encoding: 'utf8' });
+    const s = reply.summary[0];
+    assert.match(table, /^PAPA: task `cola` \(mcc, \d+ train \/ \d+ validation examples\), 2 seeds, quick preset, probe \d+ epochs\./);
+    const drop = (d) => (d === null ? '–' : `${d < 0 ? '-' : '+'}${Math.abs(100 * d).toFixed(1)}%`);
+    assert.ok(table.includes(`| full | ${s.mean.toFixed(4)} ± ${s.ci95.toFixed(4)} | ${drop(s.drop)} |`), table);
+    assert.ok(table.includes(`attnlab-mini-bert: ${reply.findings.text}`), table);
+    const f = reply.findings;
+    const line = execFileSync('/usr/bin/python3', [script, '--summary', file], { encoding: 'utf8' }).split('\n')[2];
+    const at = (i) => `${reply.summary[i].mean.toFixed(4)} ± ${reply.summary[i].ci95.toFixed(4)}`;
+    assert.equal(line, `| cola | attnlab-mini-bert | ${at(f.full)} | ${at(f.all_constant)} | ` +
+                       `${drop(reply.summary[f.all_constant].drop)} | ` +
+                       `${at(f.embeddings_only)} | ${f.informative} | ${f.constant_costs} |`);
+    // this fixture's MCC is 0, so its drops are null ("–"); a reply with drops shows them signed, in percent
+    reply.summary[f.all_constant].drop = 0.0234;
+    reply.summary[f.embeddings_only].drop = -0.011;
+    writeFileSync(file, JSON.stringify(reply));
+    const signed = execFileSync('/usr/bin/python3', [script, file], { encoding: 'utf8' });
+    assert.match(signed, /\n\| average all \| [\d.]+ ± [\d.]+ \| \+2\.3% \|/);
+    assert.match(signed, /\n\| embeddings_only \| [\d.]+ ± [\d.]+ \| -1\.1% \|/);
+    delete reply.findings;
+    writeFileSync(file, JSON.stringify(reply));
+    const old = spawnSync('/usr/bin/python3', [script, '--summary', file], { encoding: 'utf8' });
+    assert.notEqual(old.status, 0);
+    assert.match(old.stderr, /reply\.json has no findings .*papa_merge/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
