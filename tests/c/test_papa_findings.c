@@ -52,6 +52,14 @@ int main(void) {
     f = run(0.765, 0.007, 0.773, 0.013, 0.498, 0.005);
     CHECK(f.informative == AL_VERDICT_YES && f.constant_costs == AL_VERDICT_NO);
     CHECK(strstr(f.text, "nothing measurable") && strstr(f.text, "serves as well"));
+    /* constant heads higher than the full model, outside its interval (attnlab-small-bert on POS, 5 seeds): no
+     * cost, and the sentence does not say "within the intervals" */
+    f = run(0.9410, 0.0021, 0.9432, 0.0006, 0.9052, 0.0008);
+    CHECK(f.informative == AL_VERDICT_YES && f.constant_costs == AL_VERDICT_NO);
+    CHECK(strstr(f.text, "costs nothing here") && strstr(f.text, "higher than the full model's 0.941") &&
+          strstr(f.text, "(0.2%)") && strstr(f.text, "not beyond both") && !strstr(f.text, "within"));
+    f = run(0.75, 0.03125, 0.84375, 0.03125, 0.25, 0.0625);
+    CHECK(f.constant_costs == AL_VERDICT_NO && strstr(f.text, "higher") && strstr(f.text, ", beyond both"));
     /* the full model no better than the embeddings alone, with narrow intervals: not informative */
     f = run(0.492, 0.018, 0.490, 0.02, 0.498, 0.005);
     CHECK(f.informative == AL_VERDICT_NO && strstr(f.text, "Not informative") && strstr(f.text, "0.492"));
