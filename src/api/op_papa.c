@@ -767,9 +767,10 @@ al_status al_op_papa_merge(al_op_ctx *ctx, al_error *err) {
     const cJSON *parts = cJSON_GetObjectItemCaseSensitive(ctx->req, "parts");
     if (!cJSON_IsArray(parts) || cJSON_GetArraySize(parts) < 1)
         return al_err(err, AL_ERR_INVALID, "request: field 'parts' must be a list of papa replies (one per shard)");
+    /* a merged reply is a whole sweep too: merging it alone recomputes its summary and findings (docs/papa-op.md) */
     for (const cJSON *p = parts->child; p; p = p->next)
-        if (!cJSON_IsObject(p) || strcmp(json_text(p, "op"), "papa"))
-            return al_err(err, AL_ERR_INVALID, "request: field 'parts' holds something other than a papa reply");
+        if (!cJSON_IsObject(p) || (strcmp(json_text(p, "op"), "papa") && strcmp(json_text(p, "op"), "papa_merge")))
+            return al_err(err, AL_ERR_INVALID, "request: field 'parts' holds something other than a papa or papa_merge reply");
     al_req_warn_unknown(ctx->rb, ctx->req, known);
     al_papa_sweep_result r;
     memset(&r, 0, sizeof r);

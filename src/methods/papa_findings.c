@@ -71,7 +71,7 @@ void al_papa_findings_of(const al_papa_plan *plan, const al_papa_config_summary 
                  metric, s[f].mean, s[f].ci95, s[a].mean, s[a].ci95, 100.0 * (s[f].mean - s[a].mean) / fabs(s[f].mean));
     } else if (out->constant_costs == AL_VERDICT_NO && beyond_one(s, a, f)) {
         /* "no cost" holds, but "within the intervals" would not: the constant heads score higher, outside the
-         * full model's interval (attnlab-small-bert on POS) */
+         * full model's interval */
         snprintf(out->text, sizeof out->text,
                  "Constant attention costs nothing here: with every head constant the %s is %.3f \xc2\xb1 %.3f, higher "
                  "than the full model's %.3f \xc2\xb1 %.3f (%.1f%%), %s%s.",

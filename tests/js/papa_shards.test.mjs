@@ -49,6 +49,15 @@ test('sharded papa runs in parallel processes merge into the unsharded numbers',
     assert.match(full.findings.text, /\.$/);
     assert.ok(['yes', 'no', 'unknown'].includes(full.findings.informative));
     console.log(`3 shards merged: digest ${merged.digest} = unsharded (${full.runs.length} runs)`);
+    // a merged reply merges again, alone, into the same numbers (how findings are recomputed after a rule
+    // change); with one of its own shards beside it, that shard is counted twice and refused
+    writeFileSync(req, JSON.stringify({ op: 'papa_merge', parts: [merged] }));
+    const again = JSON.parse(execFileSync(cli, ['run', req], opts));
+    assert.equal(again.digest, full.digest);
+    assert.deepEqual(withoutTimes(again).summary, fullRest.summary);
+    assert.deepEqual(again.findings, full.findings);
+    writeFileSync(req, JSON.stringify({ op: 'papa_merge', parts: [merged, parts[1]] }));
+    assert.throws(() => execFileSync(cli, ['run', req], { ...opts, stdio: ['ignore', 'pipe', 'pipe'] }), /two parts/);
     // a part of another request is refused, naming it
     const other = { ...parts[1], hashes: { ...parts[1].hashes, task: 'sha256:0' } };
     writeFileSync(req, JSON.stringify({ op: 'papa_merge', parts: [parts[0], other] }));
