@@ -7,7 +7,7 @@ losses.csv, eval.csv, sop.csv when the run trained sentence order, the weight fi
 build/data/corpus_stats.json. Optional parts:
 
   --history FILE   Markdown about how the run went (resumes, builds), kept as the card's "Run history"
-  --papa DIR       the tables of scripts/papa_models.sh (DIR/<task>.md), as the card's "PAPA" section
+  --papa DIR       the tables of scripts/papa_models.sh (DIR/summary.md, DIR/<task>.md), as the card's "PAPA" section
   --papa-note FILE Markdown kept at the end of "PAPA" (e.g. a run with more seeds)
   --recovered N,.. steps of eval.csv whose rows were recovered from the run's log (marked in the table)
   --patterns-note FILE  Markdown kept at the end of "Attention patterns" (e.g. what a test measures)
@@ -351,7 +351,7 @@ def main():
         w("POS, 20 for the tasks with one label a sentence), heads replaced in order of the learned weight (lambda)")
         w("and at random; each score is the mean over seeds with its 95% interval.")
         w("")
-        for task in ("pos", "agreement", "definition", "order"):
+        for task in ("summary", "pos", "agreement", "definition", "order"):
             path = os.path.join(args.papa, task + ".md")
             if os.path.exists(path):
                 with open(path) as f:

@@ -4,8 +4,8 @@
 #
 #   scripts/papa_models.sh OUT_DIR [MODEL_DIR ...]     (default: both embedded models)
 #
-# A reply already in OUT_DIR is kept, so an interrupted run starts where it stopped. Settings: the quick
-# preset's fractions, orders lambda and random, 5 probe seeds, 2,000 training and 800 validation examples,
+# Then OUT_DIR/summary.md, one line per task and model (papa_table.py --summary). A reply already in OUT_DIR
+# is kept, so an interrupted run starts where it stopped. Settings: the quick preset's fractions, orders lambda and random, 5 probe seeds, 2,000 training and 800 validation examples,
 # and probes trained to convergence: 4 epochs for POS (about 38,000 labelled tokens), 20 for the tasks with
 # one label a sentence (2,000 rows: at the preset's 4 epochs the probe is still moving, and on agreement its
 # 95% interval over seeds was 0.06 wide against 0.01 at 20 epochs). PAPA_FLAGS adds or overrides flags;
@@ -20,6 +20,7 @@ tasks=(${PAPA_TASKS:-pos agreement definition order})
 cli=${AL_BUILD_DIR:-build/native}/attnlab
 [ -x "$cli" ] || { echo "papa_models: no CLI at $cli (run scripts/test.sh or cmake --build build/native)" >&2; exit 2; }
 mkdir -p "$out"
+all=()
 for task in "${tasks[@]}"; do
   replies=()
   for model in "${models[@]}"; do
@@ -42,4 +43,7 @@ for task in "${tasks[@]}"; do
   done
   python3 scripts/papa_table.py "${replies[@]}" > "$out/$task.md"
   echo "papa_models: $out/$task.md" >&2
+  all+=("${replies[@]}")
 done
+python3 scripts/papa_table.py --summary "${all[@]}" > "$out/summary.md"
+echo "papa_models: $out/summary.md" >&2
