@@ -5,11 +5,12 @@
 #   scripts/papa_models.sh OUT_DIR [MODEL_DIR ...]     (default: both embedded models)
 #
 # Then OUT_DIR/summary.md, one line per task and model (papa_table.py --summary). A reply already in OUT_DIR
-# is kept, so an interrupted run starts where it stopped. Settings: the quick preset's fractions, orders lambda
-# and random, 5 probe seeds, 2,000 training and 800 validation examples, and probes trained to convergence: 4 epochs for POS (about 38,000 labelled tokens), 20 for the tasks with
-# one label a sentence (2,000 rows: at the preset's 4 epochs the probe is still moving, and on agreement its
-# 95% interval over seeds was 0.06 wide against 0.01 at 20 epochs). PAPA_FLAGS adds or overrides flags;
-# PAPA_TASKS picks tasks; every thread of the machine.
+# is kept, so an interrupted run starts where it stopped. Settings: the quick preset's fractions, orders
+# lambda and random, 5 probe seeds, 2,000 training and 800 validation examples, and probes trained to
+# convergence: 4 epochs for POS (about 38,000 labelled tokens), 20 for the tasks with one label a sentence
+# (2,000 rows: at the preset's 4 epochs the probe is still moving, and on agreement its 95% interval over
+# seeds was 0.06 wide against 0.01 at 20 epochs). PAPA_FLAGS adds or overrides flags; PAPA_TASKS picks
+# tasks; every thread of the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/papa_models.sh OUT_DIR [MODEL_DIR ...]}
