@@ -67,6 +67,10 @@ def model_name(reply):
 
 def summary(paths, replies):
     """One row per reply: the three configurations the verdicts compare, and the verdicts."""
+    print("Summary: every head input-dependent (full) against every head constant and the embeddings alone, "
+          "mean ± 95%% interval over %d seeds; the verdicts follow docs/papa.md (\"What a sweep finds\")."
+          % replies[0]["summary"][0]["n"])
+    print()
     print("| task | model | full | every head constant | drop | embeddings only | layers beat embeddings | "
           "constant heads cost |")
     print("|---|---|---|---|---|---|---|---|")

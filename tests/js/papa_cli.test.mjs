@@ -66,7 +66,7 @@ test('scripts/papa_table.py: a reply\'s table and its one-line summary carry the
     assert.ok(table.includes(`| full | ${s.mean.toFixed(4)} ± ${s.ci95.toFixed(4)} | ${drop(s.drop)} |`), table);
     assert.ok(table.includes(`attnlab-mini-bert: ${reply.findings.text}`), table);
     const f = reply.findings;
-    const line = execFileSync('/usr/bin/python3', [script, '--summary', file], { encoding: 'utf8' }).split('\n')[2];
+    const line = execFileSync('/usr/bin/python3', [script, '--summary', file], { encoding: 'utf8' }).split('\n')[4];
     const at = (i) => `${reply.summary[i].mean.toFixed(4)} ± ${reply.summary[i].ci95.toFixed(4)}`;
     assert.equal(line, `| cola | attnlab-mini-bert | ${at(f.full)} | ${at(f.all_constant)} | ` +
                        `${drop(reply.summary[f.all_constant].drop)} | ` +
