@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "../core/error.h"
+#include "../core/threadpool.h"
 #include "../train/train.h"
 #include "metrics.h"
 
@@ -231,6 +232,85 @@ static const al_head_policy *config_policies(sweep_ctx *s, const al_papa_config 
     return s->policies;
 }
 
+/* One configuration's probes, one per seed, on the same frozen features. The seeds' probes are independent
+ * (each has its own weights, generator and predictions, and reads the features only), so they train side by
+ * side on the pool's threads; each computes exactly what it would alone, and the runs are stored in seed
+ * order, so the numbers do not depend on the thread count (docs/threads.md). */
+typedef struct {
+    sweep_ctx *s;
+    int c, emb;
+    const al_probe_data *ftr, *fva;
+    const al_papa_inputs *va;
+    int n_pred;
+    al_papa_run_result *runs; /* [n_seeds] */
+    al_status *status;        /* [n_seeds] */
+    al_error *errors;         /* [n_seeds] */
+} seed_job;
+
+static void seed_task(void *arg, int si, int n_tasks, int thread) {
+    (void)n_tasks;
+    (void)thread;
+    seed_job *j = arg;
+    const sweep_ctx *s = j->s;
+    const al_papa_sweep_request *req = s->req;
+    const al_config *cfg = al_model_config(s->model);
+    al_error *err = &j->errors[si];
+    al_papa_run_result *r = &j->runs[si];
+    memset(r, 0, sizeof *r);
+    r->config = j->c;
+    r->seed_index = si;
+    int32_t *pred = malloc(sizeof(int32_t) * (size_t)(j->n_pred > 0 ? j->n_pred : 1));
+    al_status st = pred ? AL_OK : al_err(err, AL_ERR_OOM, "papa: out of memory");
+    al_probe_config pc = al_probe_default_config();
+    pc.kind = s->task->kind == AL_TASK_TOKEN ? AL_PROBE_TOKEN : AL_PROBE_SEQUENCE;
+    pc.n_states = j->emb ? 1 : cfg->n_layers + 1;
+    pc.hidden = cfg->hidden_size;
+    pc.max_len = s->L;
+    pc.n_labels = s->task->n_labels;
+    pc.dropout = pc.kind == AL_PROBE_TOKEN ? 0.0f : req->probe.dropout;
+    pc.max_batch = req->probe.batch_size > 64 ? req->probe.batch_size : 64;
+    al_probe *probe = NULL;
+    if (!st) st = al_probe_new(&pc, req->seeds[si], &probe, err);
+    al_probe_fit_options fo = al_probe_fit_default_options();
+    fo.epochs = req->probe.epochs;
+    fo.batch_size = req->probe.batch_size;
+    fo.lr = req->probe.lr;
+    fo.schedule = req->probe.schedule;
+    fo.seed = req->seeds[si];
+    fo.cancel = req->cancel;
+    if (!st) st = al_probe_fit(probe, j->ftr, &fo, NULL, err);
+    if (!st) st = al_probe_evaluate(probe, j->fva, pred, err);
+    if (!st) st = score(s->task, j->fva, pred, r, err);
+    if (!st) group_accuracy(j->va, pred, r);
+    al_probe_free(probe);
+    free(pred);
+    j->status[si] = st;
+}
+
+static al_status run_seeds(sweep_ctx *s, int c, const al_papa_config *x, const al_probe_data *ftr,
+                           const al_probe_data *fva, const al_papa_inputs *va, al_error *err) {
+    const int n = s->req->plan.n_seeds;
+    seed_job j = {s, c, x->what == AL_CFG_EMBEDDINGS_ONLY, ftr, fva, va,
+                  s->task->kind == AL_TASK_TOKEN ? al_probe_data_n_rows(fva) : va->n,
+                  calloc((size_t)n, sizeof *j.runs), calloc((size_t)n, sizeof *j.status),
+                  calloc((size_t)n, sizeof *j.errors)};
+    al_status st = j.runs && j.status && j.errors ? AL_OK : al_err(err, AL_ERR_OOM, "papa: out of memory");
+    if (!st) al_threadpool_for(s->req->pool, n, seed_task, &j);
+    /* the first failing seed's error, as the one-seed-at-a-time loop reported it */
+    for (int si = 0; si < n && !st; si++) {
+        if (j.status[si]) {
+            *err = j.errors[si];
+            st = j.status[si];
+        } else {
+            s->out->runs[s->out->n_runs++] = j.runs[si];
+        }
+    }
+    free(j.runs);
+    free(j.status);
+    free(j.errors);
+    return st;
+}
+
 static al_status run_config(sweep_ctx *s, int c, al_error *err) {
     const al_papa_config *x = &s->out->plan.configs[c];
     const al_papa_sweep_request *req = s->req;
@@ -247,44 +327,9 @@ static al_status run_config(sweep_ctx *s, int c, al_error *err) {
         st = al_err(err, st, "papa: %s; lower max_train / max_validation or raise memory_mb", msg);
     }
     s->out->seconds_features += now_seconds() - t0;
-    const al_config *cfg = al_model_config(s->model);
-    const int n_pred = s->task->kind == AL_TASK_TOKEN ? (st ? 0 : al_probe_data_n_rows(fva)) : va->n;
-    int32_t *pred = malloc(sizeof(int32_t) * (size_t)(n_pred > 0 ? n_pred : 1));
-    if (!st && !pred) st = al_err(err, AL_ERR_OOM, "papa: out of memory");
     t0 = now_seconds();
-    for (int si = 0; si < req->plan.n_seeds && !st; si++) {
-        al_probe_config pc = al_probe_default_config();
-        pc.kind = s->task->kind == AL_TASK_TOKEN ? AL_PROBE_TOKEN : AL_PROBE_SEQUENCE;
-        pc.n_states = emb ? 1 : cfg->n_layers + 1;
-        pc.hidden = cfg->hidden_size;
-        pc.max_len = s->L;
-        pc.n_labels = s->task->n_labels;
-        pc.dropout = pc.kind == AL_PROBE_TOKEN ? 0.0f : req->probe.dropout;
-        pc.max_batch = req->probe.batch_size > 64 ? req->probe.batch_size : 64;
-        al_probe *probe = NULL;
-        st = al_probe_new(&pc, req->seeds[si], &probe, err);
-        al_probe_fit_options fo = al_probe_fit_default_options();
-        fo.epochs = req->probe.epochs;
-        fo.batch_size = req->probe.batch_size;
-        fo.lr = req->probe.lr;
-        fo.schedule = req->probe.schedule;
-        fo.seed = req->seeds[si];
-        fo.cancel = req->cancel;
-        if (!st) st = al_probe_fit(probe, ftr, &fo, NULL, err);
-        if (!st) st = al_probe_evaluate(probe, fva, pred, err);
-        al_papa_run_result *r = &s->out->runs[s->out->n_runs];
-        memset(r, 0, sizeof *r);
-        r->config = c;
-        r->seed_index = si;
-        if (!st) st = score(s->task, fva, pred, r, err);
-        if (!st) {
-            group_accuracy(va, pred, r);
-            s->out->n_runs++;
-        }
-        al_probe_free(probe);
-    }
+    if (!st) st = run_seeds(s, c, x, ftr, fva, va, err);
     s->out->seconds_probe += now_seconds() - t0;
-    free(pred);
     al_probe_data_free(ftr);
     al_probe_data_free(fva);
     if (!st && req->mlm && s->mlm_n > 0 && x->what == AL_CFG_SWEEP) {

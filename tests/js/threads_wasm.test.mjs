@@ -99,7 +99,7 @@ test('attention, hidden states and values: bit-identical on every build and thre
 test('a PAPA sweep: the same digest on 1 and 3 WASM threads and natively on 2', { skip: missing ?? (existsSync(posTask) ? false : 'no built-in tasks') }, () => {
   const request = {
     op: 'papa', model: 'mini', task: 'pos', task_jsonl: readFileSync(posTask, 'utf8'),
-    max_train: 64, max_validation: 24, L: 32, seeds: [1], fractions: [1, 0.5, 0],
+    max_train: 64, max_validation: 24, L: 32, seeds: [1, 2, 3], fractions: [1, 0.5, 0],
     orders: ['lambda', 'random'], probe: { epochs: 1 }, ranking: { max_examples: 24, epochs: 1 },
   };
   const one = apis.mt1.run(request);
