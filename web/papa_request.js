@@ -22,7 +22,7 @@ export const DELIMITERS = { comma: ',', semicolon: ';', tab: '\t' };
 export const PAGE_PRESET = { base: 'quick', max_train: 300, max_validation: 150, ranking: { max_examples: 300 } };
 export const PRESETS = {
   page: `page: the quick preset on ${PAGE_PRESET.max_train} training and ${PAGE_PRESET.max_validation} validation ` +
-        `examples (lambda ranking on ${PAGE_PRESET.ranking.max_examples}), sized for the browser: POS takes about two minutes ` +
+        `examples (lambda ranking on ${PAGE_PRESET.ranking.max_examples}), sized for the browser: POS takes under two minutes ` +
         'on attnlab-small-bert with 2 threads, under a minute on attnlab-mini-bert (docs/papa-page.md)',
   quick: 'quick: 1,000 training and 400 validation examples, probe 4 epochs, ranking 2 epochs (docs/papa-op.md)',
   paper: 'paper: the paper\'s settings on every example (slow: meant for the command line or a cluster)',

@@ -96,6 +96,7 @@ al_status al_papa_rank(al_model *model, const al_papa_inputs *train, const float
     opt.mlm_head = 0;
     opt.training = s->train_mode;
     opt.seed = s->seed;
+    opt.pool = params ? params->pool : NULL; /* the session's threads, not two more of its own (docs/threads.md) */
     al_shard_set *set = NULL;
     al_head_policy *pol = calloc((size_t)n_heads, sizeof *pol);
     shard_state *ss = calloc((size_t)n_shards, sizeof *ss);

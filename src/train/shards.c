@@ -1,7 +1,7 @@
 /* shards.c: one training step of any loss split over shards of the batch (the contract is in shards.h).
  * Each shard runs its callback as one task of the set's own thread pool (one thread per shard, started
  * once with the set; fewer when threads cannot be started, e.g. a WASM build without threads, and then
- * the shards run one after the other); the gradients are combined afterwards in shard order, so the bits
+ * the shards run one after the other), or of the caller's pool when opt->pool names one; the gradients are combined afterwards in shard order, so the bits
  * depend on the shard count only. */
 #include <math.h>
 #include <stdlib.h>
@@ -31,6 +31,7 @@ struct al_shard_set {
     size_t n_params, n_lambda;
     shard *s;
     al_threadpool *pool;   /* n threads: shard i is task i, on thread i */
+    al_threadpool *borrowed; /* the caller's pool (opt->pool), used instead of pool: shard i is task i */
     float *grads, *dtheta; /* combined, when n > 1 (grads only with parameter gradients) */
     int n_extra;
     size_t *extra_n;       /* [n_extra] floats of each registered buffer */
@@ -87,7 +88,8 @@ al_status al_shards_new(al_model *model, int n_shards, int batch_size, int max_l
         }
     }
     if (n_shards > 1) {
-        al_status st = al_threadpool_new(n_shards, &set->pool, err);
+        set->borrowed = opt->pool;
+        al_status st = set->borrowed ? AL_OK : al_threadpool_new(n_shards, &set->pool, err);
         if (st) {
             al_shards_free(set);
             return st;
@@ -242,7 +244,7 @@ al_status al_shards_run(al_shard_set *set, int batch_size, uint64_t dropout_seed
         sh->st = AL_OK;
         sh->err.message[0] = '\0';
     }
-    al_threadpool_for(set->pool, set->n, run_shard, set->s);
+    al_threadpool_for(set->borrowed ? set->borrowed : set->pool, set->n, run_shard, set->s);
     for (int i = 0; i < set->n; i++)
         if (set->s[i].st) {
             if (err) *err = set->s[i].err;

@@ -32,6 +32,9 @@ typedef struct al_train_options {
                               * context holds no parameter-gradient buffer (al_train_grads returns NULL) */
     int mlm_head;            /* 1: room for al_train_mlm_loss (default; the head's rows and [B * L, vocab]
                               * logits); 0: no MLM loss (e.g. a probe's loss on the hidden states) */
+    al_threadpool *pool;     /* a shard set (shards.h) runs its shards on this pool, which must outlive it,
+                              * instead of starting one thread per shard (default NULL: its own threads).
+                              * The caller's thread count then bounds the set's; the numbers stay the same. */
 } al_train_options;
 
 al_train_options al_train_default_options(void);
