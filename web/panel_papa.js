@@ -217,16 +217,20 @@ function comparisonPoint(r, label) {
 }
 
 // One "papa" request with its progress. The engine reports every batch; the page repaints the bar and
-// status at most every 150 ms, so the main thread stays nearly idle during the sweep. where: this
-// model's place in a comparison ({index, count, label}), or null.
+// status at most every 150 ms, so the main thread stays nearly idle during the sweep, except that each
+// early stage (reading the task, constants, ranking) is shown as it starts, however short it is. where:
+// this model's place in a comparison ({index, count, label}), or null.
+const EARLY_STAGES = ['inputs', 'constants', 'ranking'];
 async function sweepOne(j, args, guess, where) {
   const progress = new SweepProgress(guess);
   let latest = null;
   let timer = 0;
   let painted = 0;
+  let paintedStage = null;
   const paint = () => {
     timer = 0;
     painted = performance.now();
+    paintedStage = progress.stage;
     const overall = where ? (where.index + latest.fraction) / where.count : latest.fraction;
     const which = where ? ` on model ${where.index + 1} of ${where.count} (${where.label})` : '';
     j.report(overall, `PAPA sweep${which} ${Math.round(latest.fraction * 100)}%: ${latest.text}`, 'sweep');
@@ -234,7 +238,12 @@ async function sweepOne(j, args, guess, where) {
   return j.request('papa', args, {
     onProgress: (p) => {
       latest = progress.update(p.stage, p.fraction);
-      if (!timer) timer = setTimeout(paint, Math.max(0, 150 - (performance.now() - painted)));
+      if (EARLY_STAGES.includes(p.stage) && p.stage !== paintedStage) {
+        clearTimeout(timer);
+        paint();
+      } else if (!timer) {
+        timer = setTimeout(paint, Math.max(0, 150 - (performance.now() - painted)));
+      }
     },
   }).finally(() => clearTimeout(timer));
 }
