@@ -1,6 +1,7 @@
-// papa_compare.mjs: a quick PAPA sweep on one model (attnlab-mini-bert unless --model DIR), natively (the CLI) and in WebAssembly (the
-// module the page's worker runs, under node), side by side: wall time per stage and the ratio WASM / native,
-// and that both give the same digest. Native and WASM alternate for each task.
+// papa_compare.mjs: a quick PAPA sweep on one model (attnlab-mini-bert unless --model DIR), natively (the
+// CLI) and in WebAssembly (the module the page's worker runs, under node), side by side: wall time per
+// stage and the ratio WASM / native, and that both give the same digest. Native and WASM alternate for
+// each task.
 //   node bench/papa_compare.mjs [--model DIR] [--tasks pos,agreement] [--orders lambda] [--seeds 1,2,3]
 //   AL_BUILD_DIR (default build/native) and AL_WASM_DIR (default build/wasm) locate the two builds.
 import { execFileSync } from 'node:child_process';

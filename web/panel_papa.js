@@ -14,7 +14,7 @@ import { $, el, setError, show } from './dom.js';
 import { formatSize } from './model_ref.js';
 import { hasWeights } from './models.js';
 import { comparisonChart, constantsGrid, fractionChart, lambdaHeatmap } from './papa_charts.js';
-import { SweepProgress } from './papa_progress.js';
+import { EARLY_STAGES, SweepProgress } from './papa_progress.js';
 import { checkResult, compactResult, compareResult, provenanceOf, seriesOf, toCsv } from './papa_record.js';
 import {
   BUILTIN_TASKS, COMPARE_EXAMPLE, CONSTANT_KINDS, HEAD_ORDERS, IMPORT_FORMATS, MODEL_SCOPES, PAPA_KEYS, PRESETS, buildRequest,
@@ -220,7 +220,6 @@ function comparisonPoint(r, label) {
 // status at most every 150 ms, so the main thread stays nearly idle during the sweep, except that each
 // early stage (reading the task, constants, ranking) is shown as it starts, however short it is. where:
 // this model's place in a comparison ({index, count, label}), or null.
-const EARLY_STAGES = ['inputs', 'constants', 'ranking'];
 async function sweepOne(j, args, guess, where) {
   const progress = new SweepProgress(guess);
   let latest = null;

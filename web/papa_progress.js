@@ -5,6 +5,7 @@
 // (docs/papa-page.md). No DOM access.
 
 const PRE = { inputs: 0, constants: 0.01, ranking: 0.03 }; // where each early stage starts
+export const EARLY_STAGES = Object.keys(PRE); // the stages before the first configuration, in order
 const SWEEP_START = 0.18;
 const STAGE_NAMES = {
   inputs: 'reading the task', constants: 'averaging the constant matrices', ranking: 'learning the head ranking (\u03bb)',

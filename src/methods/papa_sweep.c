@@ -237,8 +237,9 @@ static const al_head_policy *config_policies(sweep_ctx *s, const al_papa_config 
  * side on the pool's threads; each computes exactly what it would alone, and the runs are stored in seed
  * order, so the numbers do not depend on the thread count (docs/threads.md). */
 typedef struct {
-    sweep_ctx *s;
-    int c, emb;
+    const sweep_ctx *s;
+    int c;
+    al_probe_config pc;       /* the same probe shape for every seed */
     const al_probe_data *ftr, *fva;
     const al_papa_inputs *va;
     int n_pred;
@@ -253,7 +254,6 @@ static void seed_task(void *arg, int si, int n_tasks, int thread) {
     seed_job *j = arg;
     const sweep_ctx *s = j->s;
     const al_papa_sweep_request *req = s->req;
-    const al_config *cfg = al_model_config(s->model);
     al_error *err = &j->errors[si];
     al_papa_run_result *r = &j->runs[si];
     memset(r, 0, sizeof *r);
@@ -261,16 +261,8 @@ static void seed_task(void *arg, int si, int n_tasks, int thread) {
     r->seed_index = si;
     int32_t *pred = malloc(sizeof(int32_t) * (size_t)(j->n_pred > 0 ? j->n_pred : 1));
     al_status st = pred ? AL_OK : al_err(err, AL_ERR_OOM, "papa: out of memory");
-    al_probe_config pc = al_probe_default_config();
-    pc.kind = s->task->kind == AL_TASK_TOKEN ? AL_PROBE_TOKEN : AL_PROBE_SEQUENCE;
-    pc.n_states = j->emb ? 1 : cfg->n_layers + 1;
-    pc.hidden = cfg->hidden_size;
-    pc.max_len = s->L;
-    pc.n_labels = s->task->n_labels;
-    pc.dropout = pc.kind == AL_PROBE_TOKEN ? 0.0f : req->probe.dropout;
-    pc.max_batch = req->probe.batch_size > 64 ? req->probe.batch_size : 64;
     al_probe *probe = NULL;
-    if (!st) st = al_probe_new(&pc, req->seeds[si], &probe, err);
+    if (!st) st = al_probe_new(&j->pc, req->seeds[si], &probe, err);
     al_probe_fit_options fo = al_probe_fit_default_options();
     fo.epochs = req->probe.epochs;
     fo.batch_size = req->probe.batch_size;
@@ -289,13 +281,23 @@ static void seed_task(void *arg, int si, int n_tasks, int thread) {
 
 static al_status run_seeds(sweep_ctx *s, int c, const al_papa_config *x, const al_probe_data *ftr,
                            const al_probe_data *fva, const al_papa_inputs *va, al_error *err) {
-    const int n = s->req->plan.n_seeds;
-    seed_job j = {s, c, x->what == AL_CFG_EMBEDDINGS_ONLY, ftr, fva, va,
+    const al_papa_sweep_request *req = s->req;
+    const al_config *cfg = al_model_config(s->model);
+    const int n = req->plan.n_seeds;
+    al_probe_config pc = al_probe_default_config();
+    pc.kind = s->task->kind == AL_TASK_TOKEN ? AL_PROBE_TOKEN : AL_PROBE_SEQUENCE;
+    pc.n_states = x->what == AL_CFG_EMBEDDINGS_ONLY ? 1 : cfg->n_layers + 1;
+    pc.hidden = cfg->hidden_size;
+    pc.max_len = s->L;
+    pc.n_labels = s->task->n_labels;
+    pc.dropout = pc.kind == AL_PROBE_TOKEN ? 0.0f : req->probe.dropout;
+    pc.max_batch = req->probe.batch_size > 64 ? req->probe.batch_size : 64;
+    seed_job j = {s, c, pc, ftr, fva, va,
                   s->task->kind == AL_TASK_TOKEN ? al_probe_data_n_rows(fva) : va->n,
                   calloc((size_t)n, sizeof *j.runs), calloc((size_t)n, sizeof *j.status),
                   calloc((size_t)n, sizeof *j.errors)};
     al_status st = j.runs && j.status && j.errors ? AL_OK : al_err(err, AL_ERR_OOM, "papa: out of memory");
-    if (!st) al_threadpool_for(s->req->pool, n, seed_task, &j);
+    if (!st) al_threadpool_for(req->pool, n, seed_task, &j);
     /* the first failing seed's error, as the one-seed-at-a-time loop reported it */
     for (int si = 0; si < n && !st; si++) {
         if (j.status[si]) {

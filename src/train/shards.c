@@ -1,8 +1,8 @@
 /* shards.c: one training step of any loss split over shards of the batch (the contract is in shards.h).
  * Each shard runs its callback as one task of the set's own thread pool (one thread per shard, started
  * once with the set; fewer when threads cannot be started, e.g. a WASM build without threads, and then
- * the shards run one after the other), or of the caller's pool when opt->pool names one; the gradients are combined afterwards in shard order, so the bits
- * depend on the shard count only. */
+ * the shards run one after the other), or of the caller's pool when opt->pool names one; the gradients
+ * are combined afterwards in shard order, so the bits depend on the shard count only. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
