@@ -1,23 +1,13 @@
-/* config.c: config.json -> al_config for the four families, with Hugging Face's field names and
- * defaults (DistilBERT has its own names: dim, n_layers, n_heads, hidden_dim, activation). */
+/* config.c: config.json -> al_config: which family it names (families.c), the fields every family shares
+ * (vocab_size, max_position_embeddings, pruned_heads, tie_word_embeddings), and the family's own fields
+ * through its descriptor (family_*.c), with Hugging Face's names and defaults. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../core/error.h"
 #include "cJSON.h"
-
-#define AL_CONFIG_MAX_DIM (1 << 24) /* keeps every product of two sizes far from int overflow */
-
-const char *al_arch_name(al_arch arch) {
-    switch (arch) {
-    case AL_ARCH_BERT: return "bert";
-    case AL_ARCH_ROBERTA: return "roberta";
-    case AL_ARCH_DISTILBERT: return "distilbert";
-    case AL_ARCH_ELECTRA: return "electra";
-    }
-    return "unknown";
-}
+#include "family.h"
 
 al_config al_config_bert(int vocab_size, int hidden_size, int n_layers, int n_heads,
                          int intermediate_size) {
@@ -42,28 +32,9 @@ al_config al_config_bert(int vocab_size, int hidden_size, int n_layers, int n_he
     return c;
 }
 
-/* Family from a model_type or an architectures[] entry ("BertForMaskedLM"); -1 when unknown. */
-static int arch_from_model_type(const char *t) {
-    if (strcmp(t, "bert") == 0) return AL_ARCH_BERT;
-    if (strcmp(t, "roberta") == 0) return AL_ARCH_ROBERTA;
-    if (strcmp(t, "distilbert") == 0) return AL_ARCH_DISTILBERT;
-    if (strcmp(t, "electra") == 0) return AL_ARCH_ELECTRA;
-    return -1;
-}
-
-static int arch_from_class_name(const char *c) {
-    static const struct { const char *prefix; al_arch arch; } map[] = {
-        {"DistilBert", AL_ARCH_DISTILBERT}, {"Roberta", AL_ARCH_ROBERTA},
-        {"Electra", AL_ARCH_ELECTRA},       {"Bert", AL_ARCH_BERT},
-    };
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (strncmp(c, map[i].prefix, strlen(map[i].prefix)) == 0) return (int)map[i].arch;
-    return -1;
-}
-
 /* Reads an integer field; absent (or null) -> def, or an error when def_ok is 0. */
-static al_status get_int(const cJSON *root, const char *file, const char *field, int def_ok, int def,
-                         int min, int max, int *out, al_error *err) {
+al_status al_cfg_int(const cJSON *root, const char *file, const char *field, int def_ok, int def, int min, int max,
+                     int *out, al_error *err) {
     const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, field);
     if (!item || cJSON_IsNull(item)) {
         if (!def_ok) return al_err(err, AL_ERR_FORMAT, "%s: field '%s' is missing", file, field);
@@ -80,8 +51,7 @@ static al_status get_int(const cJSON *root, const char *file, const char *field,
     return AL_OK;
 }
 
-static al_status get_float(const cJSON *root, const char *file, const char *field, float def,
-                           float *out, al_error *err) {
+al_status al_cfg_eps(const cJSON *root, const char *file, const char *field, float def, float *out, al_error *err) {
     const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, field);
     if (!item || cJSON_IsNull(item)) {
         *out = def;
@@ -98,8 +68,7 @@ static al_status get_float(const cJSON *root, const char *file, const char *fiel
     return AL_OK;
 }
 
-static al_status get_act(const cJSON *root, const char *file, const char *field, al_act *out,
-                         al_error *err) {
+al_status al_cfg_act(const cJSON *root, const char *file, const char *field, al_act *out, al_error *err) {
     const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, field);
     if (!item || cJSON_IsNull(item)) {
         *out = AL_ACT_GELU;
@@ -121,74 +90,54 @@ static al_status get_act(const cJSON *root, const char *file, const char *field,
     return AL_OK;
 }
 
-static al_status pick_arch(const cJSON *root, const char *file, al_config *c, al_error *err) {
+/* The family that config.json names: model_type first, then the first architectures[] entry that names one,
+ * as Hugging Face's auto classes do. *arch stays -1 when the file names neither (the caller may then decide
+ * by the weights' tensor names); a model_type or architectures naming no family is refused. */
+static al_status pick_family(const cJSON *root, const char *file, int *arch, char *rule, size_t rule_size,
+                             al_error *err) {
     const cJSON *mt = cJSON_GetObjectItemCaseSensitive(root, "model_type");
     const cJSON *archs = cJSON_GetObjectItemCaseSensitive(root, "architectures");
     if (mt && !cJSON_IsString(mt))
         return al_err(err, AL_ERR_FORMAT, "%s: field 'model_type' must be a string", file);
     if (archs && !cJSON_IsArray(archs) && !cJSON_IsNull(archs))
         return al_err(err, AL_ERR_FORMAT, "%s: field 'architectures' must be an array", file);
-    int arch = mt ? arch_from_model_type(mt->valuestring) : -1;
+    *arch = mt ? al_family_from_model_type(mt->valuestring) : -1;
+    if (*arch >= 0) snprintf(rule, rule_size, "model_type \"%.64s\"", mt->valuestring);
     const cJSON *a;
-    if (arch < 0 && cJSON_IsArray(archs)) {
+    if (*arch < 0 && cJSON_IsArray(archs)) {
         cJSON_ArrayForEach(a, archs) {
             if (!cJSON_IsString(a))
                 return al_err(err, AL_ERR_FORMAT, "%s: field 'architectures' must hold strings", file);
-            arch = arch_from_class_name(a->valuestring);
-            if (arch >= 0) break;
+            *arch = al_family_from_class_name(a->valuestring);
+            if (*arch >= 0) {
+                snprintf(rule, rule_size, "architectures \"%.64s\"", a->valuestring);
+                break;
+            }
         }
     }
-    if (arch < 0) {
-        if (mt)
-            return al_err(err, AL_ERR_UNSUPPORTED,
-                          "%s: model_type '%.64s' is not supported (bert, roberta, distilbert, electra)",
-                          file, mt->valuestring);
-        a = cJSON_IsArray(archs) ? cJSON_GetArrayItem(archs, 0) : NULL;
-        if (a && cJSON_IsString(a))
-            return al_err(err, AL_ERR_UNSUPPORTED,
-                          "%s: architecture '%.64s' is not supported (bert, roberta, distilbert, "
-                          "electra)",
-                          file, a->valuestring);
-        return al_err(err, AL_ERR_FORMAT, "%s: field 'model_type' is missing", file);
-    }
-    c->arch = (al_arch)arch;
-    /* an empty model_type (also "\u0000...": cJSON's string stops at a NUL) names the family, as for a config
-     * built in code (model.c) */
-    snprintf(c->model_type, sizeof c->model_type, "%s",
-             mt && mt->valuestring[0] ? mt->valuestring : al_arch_name(c->arch));
-    return AL_OK;
+    if (*arch >= 0) return AL_OK;
+    char names[128];
+    al_family_names(names, sizeof names);
+    if (mt)
+        return al_err(err, AL_ERR_UNSUPPORTED, "%s: model_type '%.64s' is not supported (%s)", file,
+                      mt->valuestring, names);
+    a = cJSON_IsArray(archs) ? cJSON_GetArrayItem(archs, 0) : NULL;
+    if (a && cJSON_IsString(a))
+        return al_err(err, AL_ERR_UNSUPPORTED, "%s: architecture '%.64s' is not supported (%s)", file, a->valuestring,
+                      names);
+    return AL_OK; /* names no family */
 }
 
-/* Fields that change what Hugging Face computes and that attnlab does not implement: refused by name, so a
- * model is never run as something it is not. Absent, null and the default value are accepted. */
-static al_status refuse_unimplemented(const cJSON *root, const char *file, const al_config *c, al_error *err) {
-    const cJSON *item;
-    if (c->arch != AL_ARCH_DISTILBERT) { /* DistilBertConfig has none of these two */
-        /* relative_key / relative_key_query add learned distance embeddings to the attention scores */
-        item = cJSON_GetObjectItemCaseSensitive(root, "position_embedding_type");
-        if (item && !cJSON_IsNull(item)) {
-            if (!cJSON_IsString(item))
-                return al_err(err, AL_ERR_FORMAT, "%s: field 'position_embedding_type' must be a string", file);
-            if (strcmp(item->valuestring, "absolute") != 0)
-                return al_err(err, AL_ERR_UNSUPPORTED,
-                              "%s: field 'position_embedding_type' = '%.64s' is not supported (only 'absolute'; "
-                              "relative position embeddings are not implemented)",
-                              file, item->valuestring);
-        }
-        /* a decoder attends causally (each token only to earlier ones) */
-        item = cJSON_GetObjectItemCaseSensitive(root, "is_decoder");
-        if (item && !cJSON_IsNull(item)) {
-            if (!cJSON_IsBool(item))
-                return al_err(err, AL_ERR_FORMAT, "%s: field 'is_decoder' must be true or false", file);
-            if (cJSON_IsTrue(item))
-                return al_err(err, AL_ERR_UNSUPPORTED,
-                              "%s: field 'is_decoder' = true is not supported (causal attention is not "
-                              "implemented)",
-                              file);
-        }
-    }
-    /* pruned heads leave layers with fewer heads than num_attention_heads */
-    item = cJSON_GetObjectItemCaseSensitive(root, "pruned_heads");
+static al_status parse_fields(const cJSON *root, const char *file, const al_family *fam, al_config *c,
+                              al_error *err) {
+    const int M = AL_CONFIG_MAX_DIM;
+    al_status st;
+    if ((st = al_cfg_int(root, file, "vocab_size", 0, 0, 1, M, &c->vocab_size, err)) ||
+        (st = al_cfg_int(root, file, "max_position_embeddings", 1, 512, 1, M, &c->max_position_embeddings, err)) ||
+        (st = fam->read_config(root, file, c, err)))
+        return st;
+    /* pruned heads leave layers with fewer heads than num_attention_heads: refused in every family */
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, "pruned_heads");
     if (item && !cJSON_IsNull(item)) {
         if (!cJSON_IsObject(item))
             return al_err(err, AL_ERR_FORMAT, "%s: field 'pruned_heads' must be an object", file);
@@ -196,57 +145,17 @@ static al_status refuse_unimplemented(const cJSON *root, const char *file, const
             return al_err(err, AL_ERR_UNSUPPORTED,
                           "%s: field 'pruned_heads' is not supported (every layer must keep all its heads)", file);
     }
-    return AL_OK;
-}
-
-static al_status parse_fields(const cJSON *root, const char *file, al_config *c, al_error *err) {
-    const int M = AL_CONFIG_MAX_DIM;
-    al_status st;
-#define TRY(x)                          \
-    do {                                \
-        if ((st = (x)) != AL_OK) return st; \
-    } while (0)
-    TRY(pick_arch(root, file, c, err));
-    TRY(get_int(root, file, "vocab_size", 0, 0, 1, M, &c->vocab_size, err));
-    TRY(get_int(root, file, "max_position_embeddings", 1, 512, 1, M, &c->max_position_embeddings,
-                err));
-    if (c->arch == AL_ARCH_DISTILBERT) {
-        TRY(get_int(root, file, "dim", 0, 0, 1, M, &c->hidden_size, err));
-        TRY(get_int(root, file, "n_layers", 0, 0, 1, 1024, &c->n_layers, err));
-        TRY(get_int(root, file, "n_heads", 0, 0, 1, 4096, &c->n_heads, err));
-        TRY(get_int(root, file, "hidden_dim", 0, 0, 1, M, &c->intermediate_size, err));
-        TRY(get_act(root, file, "activation", &c->act, err));
-        TRY(get_int(root, file, "pad_token_id", 1, 0, 0, M, &c->pad_token_id, err));
-        c->type_vocab_size = 0;
-        c->layer_norm_eps = 1e-12f; /* hard-coded in Hugging Face's DistilBERT */
-        c->embedding_size = c->hidden_size;
-    } else {
-        TRY(get_int(root, file, "hidden_size", 0, 0, 1, M, &c->hidden_size, err));
-        TRY(get_int(root, file, "num_hidden_layers", 0, 0, 1, 1024, &c->n_layers, err));
-        TRY(get_int(root, file, "num_attention_heads", 0, 0, 1, 4096, &c->n_heads, err));
-        TRY(get_int(root, file, "intermediate_size", 0, 0, 1, M, &c->intermediate_size, err));
-        TRY(get_act(root, file, "hidden_act", &c->act, err));
-        TRY(get_int(root, file, "type_vocab_size", 1, 2, 0, M, &c->type_vocab_size, err));
-        TRY(get_int(root, file, "pad_token_id", 1, c->arch == AL_ARCH_ROBERTA ? 1 : 0, 0, M,
-                    &c->pad_token_id, err));
-        TRY(get_float(root, file, "layer_norm_eps", 1e-12f, &c->layer_norm_eps, err));
-        if (c->arch == AL_ARCH_ELECTRA)
-            TRY(get_int(root, file, "embedding_size", 1, 128, 1, M, &c->embedding_size, err));
-        else c->embedding_size = c->hidden_size;
-    }
-    TRY(refuse_unimplemented(root, file, c, err));
     /* Hugging Face ties the MLM decoder to the word embeddings unless this says false: a stored decoder
      * is then replaced by them on load (docs/checkpoints.md, "The MLM decoder"). */
     const cJSON *tie = cJSON_GetObjectItemCaseSensitive(root, "tie_word_embeddings");
     if (tie && !cJSON_IsNull(tie) && !cJSON_IsBool(tie))
         return al_err(err, AL_ERR_FORMAT, "%s: field 'tie_word_embeddings' must be true or false", file);
     c->tie_word_embeddings = !cJSON_IsFalse(tie);
-#undef TRY
     if (c->hidden_size % c->n_heads != 0)
         return al_err(err, AL_ERR_FORMAT, "%s: hidden size %d is not a multiple of the %d heads", file,
                       c->hidden_size, c->n_heads);
     c->head_dim = c->hidden_size / c->n_heads;
-    c->position_offset = c->arch == AL_ARCH_ROBERTA ? c->pad_token_id + 1 : 0;
+    c->position_offset = fam->positions == AL_POS_AFTER_PADDING ? c->pad_token_id + 1 : 0;
     if (c->position_offset >= c->max_position_embeddings)
         return al_err(err, AL_ERR_FORMAT,
                       "%s: field 'pad_token_id' = %d leaves no positions below "
@@ -255,9 +164,41 @@ static al_status parse_fields(const cJSON *root, const char *file, al_config *c,
     return AL_OK;
 }
 
-al_status al_config_parse(const char *json, size_t len, const char *filename, al_config *out,
-                          al_error *err) {
+/* By config fields: the first family (registry order) whose fields the file has. */
+static al_status by_config_fields(const cJSON *root, const char *file, al_config *c, char *rule, size_t rule_size,
+                                  al_error *err) {
+    al_status first = AL_OK;
+    al_error first_err;
+    for (int i = 0; i < al_family_count(); i++) {
+        al_error e;
+        memset(c, 0, sizeof *c);
+        al_status st = parse_fields(root, file, al_family_at(i), c, &e);
+        if (st == AL_OK) {
+            c->arch = (al_arch)i;
+            snprintf(rule, rule_size, "config fields (%s's; the weights' tensor names decide on load)",
+                     al_family_at(i)->name);
+            return AL_OK;
+        }
+        if (i == 0) {
+            first = st;
+            first_err = e;
+        }
+    }
+    if (err) *err = first_err;
+    return first;
+}
+
+al_status al_config_parse_family(const char *json, size_t len, const char *filename, int decided_arch,
+                                 const char *decided_rule, al_config *out, char *rule, size_t rule_size,
+                                 int *undecided, al_error *err) {
     const char *file = filename ? filename : "config.json";
+    char rule_buf[160];
+    if (!rule) {
+        rule = rule_buf;
+        rule_size = sizeof rule_buf;
+    }
+    rule[0] = 0;
+    if (undecided) *undecided = 0;
     if (!json || !out) return al_err(err, AL_ERR_INVALID, "%s: no text given", file);
     memset(out, 0, sizeof *out);
     const char *end = NULL;
@@ -266,10 +207,39 @@ al_status al_config_parse(const char *json, size_t len, const char *filename, al
         size_t at = end && end >= json ? (size_t)(end - json) : 0;
         return al_err(err, AL_ERR_FORMAT, "%s: malformed JSON near byte %zu", file, at);
     }
-    al_status st;
+    al_status st = AL_OK;
+    int arch = -1;
     if (!cJSON_IsObject(root)) st = al_err(err, AL_ERR_FORMAT, "%s: top level is not an object", file);
-    else st = parse_fields(root, file, out, err);
+    else st = pick_family(root, file, &arch, rule, rule_size, err);
+    if (!st && arch < 0 && decided_arch >= 0 && al_family_at(decided_arch)) {
+        arch = decided_arch;
+        snprintf(rule, rule_size, "%s", decided_rule ? decided_rule : "");
+    }
+    if (!st && arch < 0 && decided_arch == AL_FAMILY_BY_CONFIG_FIELDS) {
+        st = by_config_fields(root, file, out, rule, rule_size, err);
+    } else if (!st && arch < 0) {
+        if (undecided) *undecided = 1;
+        char names[128];
+        al_family_names(names, sizeof names);
+        st = al_err(err, AL_ERR_FORMAT,
+                    "%s: field 'model_type' is missing, and no 'architectures' entry names a family (%s)", file,
+                    names);
+    } else if (!st) {
+        out->arch = (al_arch)arch;
+        st = parse_fields(root, file, al_family_at(arch), out, err);
+    }
+    if (!st) {
+        /* an empty model_type (also "\u0000...": cJSON's string stops at a NUL) names the family, as for a
+         * config built in code (model.c) */
+        const cJSON *mt = cJSON_GetObjectItemCaseSensitive(root, "model_type");
+        snprintf(out->model_type, sizeof out->model_type, "%s",
+                 cJSON_IsString(mt) && mt->valuestring[0] ? mt->valuestring : al_arch_name(out->arch));
+    }
     cJSON_Delete(root);
     if (st != AL_OK) memset(out, 0, sizeof *out);
     return st;
+}
+
+al_status al_config_parse(const char *json, size_t len, const char *filename, al_config *out, al_error *err) {
+    return al_config_parse_family(json, len, filename, -1, NULL, out, NULL, 0, NULL, err);
 }

@@ -6,6 +6,7 @@
 
 #include "../core/error.h"
 #include "cJSON.h"
+#include "family.h"
 #include "model_internal.h"
 #include "tensor_list.h"
 #include "weights.h"
@@ -147,15 +148,15 @@ static al_status check_config(al_config *c, al_error *err) {
         if (f[i].value < f[i].min || f[i].value > max)
             return al_err(err, AL_ERR_INVALID, "config: field '%s' = %d is out of range", f[i].name,
                           f[i].value);
-    if ((unsigned)c->arch > AL_ARCH_ELECTRA)
-        return al_err(err, AL_ERR_INVALID, "config: field 'arch' = %d is unknown", (int)c->arch);
+    const al_family *fam = al_family_of(c);
+    if (!fam) return al_err(err, AL_ERR_INVALID, "config: field 'arch' = %d is unknown", (int)c->arch);
     if (c->hidden_size % c->n_heads)
         return al_err(err, AL_ERR_INVALID, "config: hidden_size %d is not a multiple of n_heads %d",
                       c->hidden_size, c->n_heads);
     if (c->embedding_size == 0) c->embedding_size = c->hidden_size;
-    if (c->arch != AL_ARCH_ELECTRA && c->embedding_size != c->hidden_size)
+    if (!fam->projection && c->embedding_size != c->hidden_size)
         return al_err(err, AL_ERR_INVALID, "config: embedding_size differs from hidden_size (ELECTRA only)");
-    if (c->arch == AL_ARCH_DISTILBERT) c->type_vocab_size = 0;
+    if (!fam->token_types) c->type_vocab_size = 0;
     c->head_dim = c->hidden_size / c->n_heads;
     if (!c->model_type[0]) snprintf(c->model_type, sizeof c->model_type, "%s", al_arch_name(c->arch));
     if (!(c->layer_norm_eps > 0.0f)) c->layer_norm_eps = 1e-12f;

@@ -1,9 +1,10 @@
-/* weights.c: the name maps of BERT, RoBERTa, DistilBERT and ELECTRA. One "plan" lists every weight
- * a model needs (its name in a Hugging Face state dict, its shape, how to initialise it, where its
- * pointer goes); loading from files and random initialisation both walk the same plan, and every
- * weight is carved out of one allocation (model->storage). */
+/* weights.c: every weight a model needs, from its family's tensor table (family.h). One "plan" lists them
+ * (name in a Hugging Face state dict, shape, initialisation, where the pointer goes); loading from files,
+ * random initialisation and writing (al_model_tensors, for export and checkpoints) all walk the same plan,
+ * and every weight is carved out of one allocation (model->storage). */
 #include "weights.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "../core/error.h"
 #include "../core/memory.h"
 #include "../core/rng.h"
+#include "family.h"
 
 typedef enum init_kind { INIT_NORMAL, INIT_ZERO, INIT_ONE } init_kind;
 
@@ -35,157 +37,115 @@ typedef struct plan {
     int n, cap;
 } plan;
 
-static slot *add_slot(plan *p, float **dst, init_kind init, int ndim, int64_t d0, int64_t d1,
-                      const char *fmt_prefix, const char *name) {
+/* Where each weight slot's pointer lives (in al_weights, or in al_layer_weights from AL_W_FIRST_LAYER to
+ * AL_W_FIRST_MLM) and how it starts: matrices and embeddings normal(0, 0.02), biases zero, LayerNorm gains
+ * one. */
+static const struct {
+    size_t offset;
+    init_kind init;
+} slot_info[AL_W_COUNT] = {
+    [AL_W_WORD_EMB] = {offsetof(al_weights, word_emb), INIT_NORMAL},
+    [AL_W_POS_EMB] = {offsetof(al_weights, pos_emb), INIT_NORMAL},
+    [AL_W_TYPE_EMB] = {offsetof(al_weights, type_emb), INIT_NORMAL},
+    [AL_W_EMB_LN_G] = {offsetof(al_weights, emb_ln_g), INIT_ONE},
+    [AL_W_EMB_LN_B] = {offsetof(al_weights, emb_ln_b), INIT_ZERO},
+    [AL_W_EMB_PROJ_W] = {offsetof(al_weights, emb_proj_w), INIT_NORMAL},
+    [AL_W_EMB_PROJ_B] = {offsetof(al_weights, emb_proj_b), INIT_ZERO},
+    [AL_W_Q_W] = {offsetof(al_layer_weights, q_w), INIT_NORMAL},
+    [AL_W_Q_B] = {offsetof(al_layer_weights, q_b), INIT_ZERO},
+    [AL_W_K_W] = {offsetof(al_layer_weights, k_w), INIT_NORMAL},
+    [AL_W_K_B] = {offsetof(al_layer_weights, k_b), INIT_ZERO},
+    [AL_W_V_W] = {offsetof(al_layer_weights, v_w), INIT_NORMAL},
+    [AL_W_V_B] = {offsetof(al_layer_weights, v_b), INIT_ZERO},
+    [AL_W_O_W] = {offsetof(al_layer_weights, o_w), INIT_NORMAL},
+    [AL_W_O_B] = {offsetof(al_layer_weights, o_b), INIT_ZERO},
+    [AL_W_LN_ATTN_G] = {offsetof(al_layer_weights, ln_attn_g), INIT_ONE},
+    [AL_W_LN_ATTN_B] = {offsetof(al_layer_weights, ln_attn_b), INIT_ZERO},
+    [AL_W_FF_IN_W] = {offsetof(al_layer_weights, ff_in_w), INIT_NORMAL},
+    [AL_W_FF_IN_B] = {offsetof(al_layer_weights, ff_in_b), INIT_ZERO},
+    [AL_W_FF_OUT_W] = {offsetof(al_layer_weights, ff_out_w), INIT_NORMAL},
+    [AL_W_FF_OUT_B] = {offsetof(al_layer_weights, ff_out_b), INIT_ZERO},
+    [AL_W_LN_FFN_G] = {offsetof(al_layer_weights, ln_ffn_g), INIT_ONE},
+    [AL_W_LN_FFN_B] = {offsetof(al_layer_weights, ln_ffn_b), INIT_ZERO},
+    [AL_W_MLM_DENSE_W] = {offsetof(al_weights, mlm_dense_w), INIT_NORMAL},
+    [AL_W_MLM_DENSE_B] = {offsetof(al_weights, mlm_dense_b), INIT_ZERO},
+    [AL_W_MLM_LN_G] = {offsetof(al_weights, mlm_ln_g), INIT_ONE},
+    [AL_W_MLM_LN_B] = {offsetof(al_weights, mlm_ln_b), INIT_ZERO},
+    [AL_W_MLM_DECODER_W] = {offsetof(al_weights, mlm_decoder_w), INIT_NORMAL},
+    [AL_W_MLM_DECODER_B] = {offsetof(al_weights, mlm_decoder_b), INIT_ZERO},
+};
+
+static int64_t dim_value(al_dim d, const al_config *c, const al_weights *w) {
+    switch (d) {
+    case AL_DIM_NONE: return 0;
+    case AL_DIM_V: return c->vocab_size;
+    case AL_DIM_E: return c->embedding_size;
+    case AL_DIM_D: return c->hidden_size;
+    case AL_DIM_I: return c->intermediate_size;
+    case AL_DIM_P: return c->max_position_embeddings;
+    case AL_DIM_T: return c->type_vocab_size;
+    case AL_DIM_M: return w->mlm_dim;
+    }
+    return 0;
+}
+
+static int row_applies(const al_tensor_name *r, const al_config *c) {
+    switch (r->when) {
+    case AL_WHEN_ALWAYS: return 1;
+    case AL_WHEN_TYPES: return c->type_vocab_size > 0;
+    case AL_WHEN_PROJECTED: return c->embedding_size != c->hidden_size;
+    }
+    return 0;
+}
+
+/* A table name with "{layer}" replaced by the layer index, after the prefix. */
+static void format_name(char *buf, size_t size, const char *prefix, const char *name, int layer) {
+    const char *at = strstr(name, "{layer}");
+    if (at) snprintf(buf, size, "%s%.*s%d%s", prefix, (int)(at - name), name, layer, at + 7);
+    else snprintf(buf, size, "%s%s", prefix, name);
+}
+
+static void add_row(plan *p, const al_tensor_name *r, const al_config *c, al_weights *w, al_layer_weights *L,
+                    const char *prefix, int layer) {
     slot *s = &p->slots[p->n++];
     memset(s, 0, sizeof *s);
-    s->dst = dst;
-    s->init = init;
-    s->ndim = ndim;
-    s->shape[0] = d0;
-    s->shape[1] = d1;
-    snprintf(s->name, sizeof s->name, "%s%s", fmt_prefix, name);
-    return s;
+    s->dst = (float **)((char *)(L ? (void *)L : (void *)w) + slot_info[r->slot].offset);
+    s->init = slot_info[r->slot].init;
+    s->role = r->slot == AL_W_WORD_EMB ? ROLE_WORD_EMB : r->slot == AL_W_MLM_DECODER_W ? ROLE_DECODER_W : ROLE_PLAIN;
+    s->ndim = r->shape[1] == AL_DIM_NONE ? 1 : 2;
+    s->shape[0] = dim_value(r->shape[0], c, w);
+    s->shape[1] = dim_value(r->shape[1], c, w);
+    format_name(s->name, sizeof s->name, prefix, r->name, layer);
+    if (r->alt) format_name(s->alt, sizeof s->alt, prefix, r->alt, layer);
 }
 
-/* A Linear layer: weight [out, in] (normal) and bias [out] (zero). */
-static void add_linear(plan *p, float **w, float **b, int64_t out, int64_t in, const char *prefix,
-                       const char *base) {
-    char name[160];
-    snprintf(name, sizeof name, "%s.weight", base);
-    add_slot(p, w, INIT_NORMAL, 2, out, in, prefix, name);
-    snprintf(name, sizeof name, "%s.bias", base);
-    add_slot(p, b, INIT_ZERO, 1, out, 0, prefix, name);
-}
-
-static void add_layernorm(plan *p, float **g, float **b, int64_t dim, const char *prefix,
-                          const char *base) {
-    char name[160];
-    snprintf(name, sizeof name, "%s.weight", base);
-    add_slot(p, g, INIT_ONE, 1, dim, 0, prefix, name);
-    snprintf(name, sizeof name, "%s.bias", base);
-    add_slot(p, b, INIT_ZERO, 1, dim, 0, prefix, name);
-}
-
-static const char *family_prefix(al_arch arch) {
-    switch (arch) {
-    case AL_ARCH_BERT: return "bert.";
-    case AL_ARCH_ROBERTA: return "roberta.";
-    case AL_ARCH_DISTILBERT: return "distilbert.";
-    case AL_ARCH_ELECTRA: return "electra.";
-    }
-    return "";
-}
-
-/* The first weight of the family's MLM head; its presence says the file has the head. */
-static const char *mlm_marker(al_arch arch) {
-    switch (arch) {
-    case AL_ARCH_BERT: return "cls.predictions.transform.dense.weight";
-    case AL_ARCH_ROBERTA: return "lm_head.dense.weight";
-    case AL_ARCH_DISTILBERT: return "vocab_transform.weight";
-    case AL_ARCH_ELECTRA: return "generator_predictions.dense.weight";
-    }
-    return "";
-}
-
-static void plan_body(plan *p, const al_config *c, al_weights *w, al_layer_weights *layers,
-                      const char *pre) {
-    const int64_t V = c->vocab_size, E = c->embedding_size, D = c->hidden_size;
-    const int64_t I = c->intermediate_size, P = c->max_position_embeddings, T = c->type_vocab_size;
-    add_slot(p, &w->word_emb, INIT_NORMAL, 2, V, E, pre, "embeddings.word_embeddings.weight")->role =
-        ROLE_WORD_EMB;
-    add_slot(p, &w->pos_emb, INIT_NORMAL, 2, P, E, pre, "embeddings.position_embeddings.weight");
-    if (T > 0)
-        add_slot(p, &w->type_emb, INIT_NORMAL, 2, T, E, pre,
-                 "embeddings.token_type_embeddings.weight");
-    add_layernorm(p, &w->emb_ln_g, &w->emb_ln_b, E, pre, "embeddings.LayerNorm");
-    if (c->arch == AL_ARCH_ELECTRA && E != D)
-        add_linear(p, &w->emb_proj_w, &w->emb_proj_b, D, E, pre, "embeddings_project");
-    char base[96];
-    for (int l = 0; l < c->n_layers; l++) {
-        al_layer_weights *L = &layers[l];
-        if (c->arch == AL_ARCH_DISTILBERT) {
-            static const char *const lin[4] = {"q_lin", "k_lin", "v_lin", "out_lin"};
-            float **ws[4] = {&L->q_w, &L->k_w, &L->v_w, &L->o_w};
-            float **bs[4] = {&L->q_b, &L->k_b, &L->v_b, &L->o_b};
-            for (int i = 0; i < 4; i++) {
-                snprintf(base, sizeof base, "transformer.layer.%d.attention.%s", l, lin[i]);
-                add_linear(p, ws[i], bs[i], D, D, pre, base);
-            }
-            snprintf(base, sizeof base, "transformer.layer.%d.sa_layer_norm", l);
-            add_layernorm(p, &L->ln_attn_g, &L->ln_attn_b, D, pre, base);
-            snprintf(base, sizeof base, "transformer.layer.%d.ffn.lin1", l);
-            add_linear(p, &L->ff_in_w, &L->ff_in_b, I, D, pre, base);
-            snprintf(base, sizeof base, "transformer.layer.%d.ffn.lin2", l);
-            add_linear(p, &L->ff_out_w, &L->ff_out_b, D, I, pre, base);
-            snprintf(base, sizeof base, "transformer.layer.%d.output_layer_norm", l);
-            add_layernorm(p, &L->ln_ffn_g, &L->ln_ffn_b, D, pre, base);
-        } else {
-            static const char *const lin[3] = {"query", "key", "value"};
-            float **ws[3] = {&L->q_w, &L->k_w, &L->v_w};
-            float **bs[3] = {&L->q_b, &L->k_b, &L->v_b};
-            for (int i = 0; i < 3; i++) {
-                snprintf(base, sizeof base, "encoder.layer.%d.attention.self.%s", l, lin[i]);
-                add_linear(p, ws[i], bs[i], D, D, pre, base);
-            }
-            snprintf(base, sizeof base, "encoder.layer.%d.attention.output.dense", l);
-            add_linear(p, &L->o_w, &L->o_b, D, D, pre, base);
-            snprintf(base, sizeof base, "encoder.layer.%d.attention.output.LayerNorm", l);
-            add_layernorm(p, &L->ln_attn_g, &L->ln_attn_b, D, pre, base);
-            snprintf(base, sizeof base, "encoder.layer.%d.intermediate.dense", l);
-            add_linear(p, &L->ff_in_w, &L->ff_in_b, I, D, pre, base);
-            snprintf(base, sizeof base, "encoder.layer.%d.output.dense", l);
-            add_linear(p, &L->ff_out_w, &L->ff_out_b, D, I, pre, base);
-            snprintf(base, sizeof base, "encoder.layer.%d.output.LayerNorm", l);
-            add_layernorm(p, &L->ln_ffn_g, &L->ln_ffn_b, D, pre, base);
+/* The rows of one part of the family's table (0 embeddings, 1 a layer, 2 the MLM head), in table order. */
+static int add_part(plan *p, int part, const al_config *c, al_weights *w, al_layer_weights *L, const char *prefix,
+                    int layer) {
+    const al_family *fam = al_family_of(c);
+    int n = 0;
+    for (int k = 0; k < AL_FAMILY_MAX_PARTS && fam->tensors[k]; k++)
+        for (int i = 0; i < fam->tensors[k]->n; i++) {
+            const al_tensor_name *r = &fam->tensors[k]->rows[i];
+            if (al_family_row_part(r) != part || !row_applies(r, c)) continue;
+            if (p) add_row(p, r, c, w, L, prefix, layer);
+            n++;
         }
-    }
+    return n;
 }
 
-/* MLM head: dense -> act -> LayerNorm -> decoder (+ bias). Hugging Face's RoBERTa and ELECTRA
- * heads always use exact GELU; BERT and DistilBERT use the config's activation. */
-static void plan_mlm(plan *p, const al_config *c, al_weights *w) {
-    const int64_t V = c->vocab_size, D = c->hidden_size;
-    const char *dense = "", *ln = "", *dec = "", *bias = "", *bias_alt = "";
-    w->mlm_dim = c->hidden_size;
-    w->mlm_act = c->act;
-    switch (c->arch) {
-    case AL_ARCH_BERT:
-        dense = "cls.predictions.transform.dense";
-        ln = "cls.predictions.transform.LayerNorm";
-        dec = "cls.predictions.decoder.weight";
-        bias = "cls.predictions.bias";
-        bias_alt = "cls.predictions.decoder.bias";
-        break;
-    case AL_ARCH_ROBERTA:
-        dense = "lm_head.dense";
-        ln = "lm_head.layer_norm";
-        dec = "lm_head.decoder.weight";
-        bias = "lm_head.bias";
-        bias_alt = "lm_head.decoder.bias";
-        w->mlm_act = AL_ACT_GELU;
-        break;
-    case AL_ARCH_DISTILBERT:
-        dense = "vocab_transform";
-        ln = "vocab_layer_norm";
-        dec = "vocab_projector.weight";
-        bias = "vocab_projector.bias";
-        break;
-    case AL_ARCH_ELECTRA:
-        dense = "generator_predictions.dense";
-        ln = "generator_predictions.LayerNorm";
-        dec = "generator_lm_head.weight";
-        bias = "generator_lm_head.bias";
-        w->mlm_dim = c->embedding_size;
-        w->mlm_act = AL_ACT_GELU;
-        break;
-    }
-    const int64_t M = w->mlm_dim;
-    add_linear(p, &w->mlm_dense_w, &w->mlm_dense_b, M, D, "", dense);
-    add_layernorm(p, &w->mlm_ln_g, &w->mlm_ln_b, M, "", ln);
-    add_slot(p, &w->mlm_decoder_w, INIT_NORMAL, 2, V, M, "", dec)->role = ROLE_DECODER_W;
-    slot *b = add_slot(p, &w->mlm_decoder_b, INIT_ZERO, 1, V, 0, "", bias);
-    snprintf(b->alt, sizeof b->alt, "%s", bias_alt);
+/* Embedding rows, every layer's rows, then (when mlm) the MLM rows without prefix: the storage layout and
+ * the order of the random draws follow the table. */
+static void plan_rows(plan *p, const al_config *c, al_weights *w, al_layer_weights *layers, const char *prefix,
+                      int mlm) {
+    const al_family *fam = al_family_of(c);
+    add_part(p, 0, c, w, NULL, prefix, 0);
+    for (int l = 0; l < c->n_layers; l++) add_part(p, 1, c, w, &layers[l], prefix, l);
+    if (!mlm) return;
+    /* MLM head: dense -> act -> LayerNorm -> decoder (+ bias), with the family's width and activation */
+    w->mlm_dim = fam->mlm_width == AL_MLM_WIDTH_EMBEDDING ? c->embedding_size : c->hidden_size;
+    w->mlm_act = fam->mlm_act == AL_MLM_ACT_GELU ? AL_ACT_GELU : c->act;
+    add_part(p, 2, c, w, NULL, "", 0);
 }
 
 /* Builds the plan; layer pointers go into model->layer_storage (allocated here). */
@@ -193,17 +153,17 @@ static al_status make_plan(al_model *m, const char *prefix, int mlm, plan *p, al
     const al_config *c = &m->config;
     memset(&m->w, 0, sizeof m->w);
     m->layer_storage = calloc((size_t)c->n_layers, sizeof *m->layer_storage);
-    p->cap = 16 + 16 * c->n_layers + 8;
+    p->cap = add_part(NULL, 0, c, NULL, NULL, "", 0) + c->n_layers * add_part(NULL, 1, c, NULL, NULL, "", 0) +
+             add_part(NULL, 2, c, NULL, NULL, "", 0);
     p->n = 0;
-    p->slots = malloc((size_t)p->cap * sizeof *p->slots);
+    p->slots = malloc((size_t)(p->cap > 0 ? p->cap : 1) * sizeof *p->slots);
     if (!m->layer_storage || !p->slots) {
         free(p->slots);
         p->slots = NULL;
         return al_err(err, AL_ERR_OOM, "model: out of memory for %d layers", c->n_layers);
     }
     m->w.layers = m->layer_storage;
-    plan_body(p, c, &m->w, m->layer_storage, prefix);
-    if (mlm) plan_mlm(p, c, &m->w);
+    plan_rows(p, c, &m->w, m->layer_storage, prefix, mlm);
     return AL_OK;
 }
 
@@ -306,11 +266,9 @@ al_status al_weights_check_memory(const al_config *c, uint64_t n_weights, uint64
 al_status al_weights_load(al_model *m, const al_tensor_list *list, const char *weights_file,
                           al_error *err) {
     const al_config *c = &m->config;
-    const char *prefix = family_prefix(c->arch);
-    char probe[96];
-    snprintf(probe, sizeof probe, "%sembeddings.word_embeddings.weight", prefix);
-    if (!al_tensor_list_find(list, probe)) prefix = ""; /* saved from the bare encoder class */
-    int mlm = al_tensor_list_find(list, mlm_marker(c->arch)) != NULL;
+    const char *prefix = al_family_of(c)->prefix;
+    if (!al_family_has_prefix(al_family_of(c), list)) prefix = ""; /* saved from the bare encoder class */
+    int mlm = al_family_has_mlm_head(al_family_of(c), list);
     plan p;
     al_status st = make_plan(m, prefix, mlm, &p, err);
     if (st != AL_OK) return st;
@@ -400,4 +358,47 @@ al_status al_weights_random(al_model *m, uint64_t seed, int mlm_head, al_error *
     snprintf(m->weights_dtype, sizeof m->weights_dtype, "F32");
     free(p.slots);
     return st;
+}
+
+/* The plan of a loaded or random model, its pointers read from a copy of model->w (nothing is changed). */
+static al_status model_plan(const al_model *m, plan *p, al_weights *copy, al_error *err) {
+    const al_config *c = &m->config;
+    *copy = m->w;
+    const int mlm = m->w.mlm_dense_w != NULL;
+    p->cap = add_part(NULL, 0, c, NULL, NULL, "", 0) + c->n_layers * add_part(NULL, 1, c, NULL, NULL, "", 0) +
+             add_part(NULL, 2, c, NULL, NULL, "", 0);
+    p->n = 0;
+    p->slots = malloc((size_t)(p->cap > 0 ? p->cap : 1) * sizeof *p->slots);
+    if (!p->slots) return al_err(err, AL_ERR_OOM, "model: out of memory");
+    plan_rows(p, c, copy, m->w.layers, al_family_of(c)->prefix, mlm);
+    return AL_OK;
+}
+
+int al_weights_n_tensors(const al_model *m) {
+    const al_config *c = &m->config;
+    return add_part(NULL, 0, c, NULL, NULL, "", 0) + c->n_layers * add_part(NULL, 1, c, NULL, NULL, "", 0) +
+           add_part(NULL, 2, c, NULL, NULL, "", 0);
+}
+
+int al_weights_tensors(const al_model *m, al_tensor_out *out, int max) {
+    plan p;
+    al_weights copy;
+    if (model_plan(m, &p, &copy, NULL) != AL_OK) return 0;
+    int n = 0;
+    for (int i = 0; i < p.n && n < max; i++) {
+        const slot *s = &p.slots[i];
+        float *data = *s->dst;
+        if (!data || (s->role == ROLE_DECODER_W && data == m->w.word_emb)) continue; /* tied: not written */
+        al_tensor_out *t = &out[n++];
+        memset(t, 0, sizeof *t);
+        snprintf(t->name, sizeof t->name, "%s", s->name);
+        snprintf(t->dtype, sizeof t->dtype, "F32");
+        t->ndim = s->ndim;
+        t->shape[0] = s->shape[0];
+        t->shape[1] = s->ndim == 2 ? s->shape[1] : 0;
+        t->data = data;
+        t->nbytes = sizeof(float) * (size_t)slot_numel(s);
+    }
+    free(p.slots);
+    return n;
 }

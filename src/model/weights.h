@@ -1,4 +1,5 @@
-/* weights.h: per-family name maps from Hugging Face state-dict names to al_weights. Not public. */
+/* weights.h: a model's weights from its family's tensor table (family.h): loaded from a state dict, drawn at
+ * random, counted, and listed under Hugging Face names for writing. Not public. */
 #ifndef AL_MODEL_WEIGHTS_H
 #define AL_MODEL_WEIGHTS_H
 
@@ -20,5 +21,12 @@ al_status al_weights_count(const al_config *config, int mlm_head, uint64_t *n_we
  * memory; else AL_ERR_OOM naming the config's sizes, the bytes needed and the limit (docs/memory.md). */
 al_status al_weights_check_memory(const al_config *config, uint64_t n_weights, uint64_t file_bytes,
                                   al_error *err);
+
+/* The model's weights under its family's Hugging Face names (the encoder with the family prefix, "bert."),
+ * in table order, as float32 tensors pointing into the model (not copied): what `attnlab export` and
+ * checkpoints write and the loader reads back. A decoder tied to the word embeddings is not listed. At most
+ * max are written; returns the count. al_weights_n_tensors is an upper bound for max. */
+int al_weights_tensors(const al_model *model, al_tensor_out *out, int max);
+int al_weights_n_tensors(const al_model *model);
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../model/family.h"
 #include "grad_ops.h"
 #include "train_internal.h"
 
@@ -65,7 +66,7 @@ static void embed_bwd(al_train_ctx *ctx, const float *d0) {
                         al_tr_grad(ctx, w->emb_ln_g), al_tr_grad(ctx, w->emb_ln_b));
     float *g_word = al_tr_grad(ctx, w->word_emb), *g_pos = al_tr_grad(ctx, w->pos_emb);
     float *g_type = al_tr_grad(ctx, w->type_emb);
-    const int pos_pad = c->arch == AL_ARCH_ROBERTA ? c->pad_token_id : -1;
+    const int pos_pad = al_family_padding_position(c);
     for (int r = 0; r < rows; r++) {
         const float *dr = d + (size_t)r * E;
         float *gw = ctx->ids[r] != c->pad_token_id ? g_word + (size_t)ctx->ids[r] * E : NULL;
