@@ -11,6 +11,7 @@
 #include "../core/error.h"
 #include "../model/model_internal.h"
 #include "../model/tensor_list.h"
+#include "../model/weights.h"
 #include "cJSON.h"
 #include "pretrain.h"
 #include "train.h"
@@ -39,50 +40,6 @@ static void put(al_tensor_out *t, const char *name, float *data, int64_t d0, int
     t->shape[1] = d1 > 0 ? d1 : 0;
     t->data = data;
     t->nbytes = sizeof(float) * (size_t)d0 * (size_t)(d1 > 0 ? d1 : 1);
-}
-
-int al_bert_mlm_tensors(const al_model *model, al_tensor_out *out, int max) {
-    const al_config *c = &model->config;
-    const al_weights *w = &model->w;
-    const int64_t V = c->vocab_size, D = c->hidden_size, I = c->intermediate_size;
-    int n = 0;
-    char name[64];
-#define PUT(nm, ptr, a, b)                          \
-    do {                                            \
-        if (n < max && (ptr)) put(&out[n++], nm, ptr, a, b); \
-    } while (0)
-    PUT("bert.embeddings.word_embeddings.weight", w->word_emb, V, D);
-    PUT("bert.embeddings.position_embeddings.weight", w->pos_emb, c->max_position_embeddings, D);
-    PUT("bert.embeddings.token_type_embeddings.weight", w->type_emb, c->type_vocab_size, D);
-    PUT("bert.embeddings.LayerNorm.weight", w->emb_ln_g, D, 0);
-    PUT("bert.embeddings.LayerNorm.bias", w->emb_ln_b, D, 0);
-    for (int l = 0; l < c->n_layers; l++) {
-        const al_layer_weights *lw = &w->layers[l];
-        struct { const char *suffix; float *p; int64_t a, b; } items[] = {
-            {"attention.self.query.weight", lw->q_w, D, D}, {"attention.self.query.bias", lw->q_b, D, 0},
-            {"attention.self.key.weight", lw->k_w, D, D}, {"attention.self.key.bias", lw->k_b, D, 0},
-            {"attention.self.value.weight", lw->v_w, D, D}, {"attention.self.value.bias", lw->v_b, D, 0},
-            {"attention.output.dense.weight", lw->o_w, D, D}, {"attention.output.dense.bias", lw->o_b, D, 0},
-            {"attention.output.LayerNorm.weight", lw->ln_attn_g, D, 0},
-            {"attention.output.LayerNorm.bias", lw->ln_attn_b, D, 0},
-            {"intermediate.dense.weight", lw->ff_in_w, I, D}, {"intermediate.dense.bias", lw->ff_in_b, I, 0},
-            {"output.dense.weight", lw->ff_out_w, D, I}, {"output.dense.bias", lw->ff_out_b, D, 0},
-            {"output.LayerNorm.weight", lw->ln_ffn_g, D, 0}, {"output.LayerNorm.bias", lw->ln_ffn_b, D, 0},
-        };
-        for (size_t i = 0; i < sizeof items / sizeof items[0]; i++) {
-            snprintf(name, sizeof name, "bert.encoder.layer.%d.%s", l, items[i].suffix);
-            PUT(name, items[i].p, items[i].a, items[i].b);
-        }
-    }
-    PUT("cls.predictions.transform.dense.weight", w->mlm_dense_w, w->mlm_dim, D);
-    PUT("cls.predictions.transform.dense.bias", w->mlm_dense_b, w->mlm_dim, 0);
-    PUT("cls.predictions.transform.LayerNorm.weight", w->mlm_ln_g, w->mlm_dim, 0);
-    PUT("cls.predictions.transform.LayerNorm.bias", w->mlm_ln_b, w->mlm_dim, 0);
-    if (w->mlm_decoder_w && w->mlm_decoder_w != w->word_emb)
-        PUT("cls.predictions.decoder.weight", w->mlm_decoder_w, V, w->mlm_dim);
-    PUT("cls.predictions.bias", w->mlm_decoder_b, V, 0);
-#undef PUT
-    return n;
 }
 
 /* The sentence-order head's tensors under Hugging Face BertForPreTraining's names (train.h: al_sop_head). */
@@ -179,10 +136,10 @@ al_status al_save_hf_model(const char *dir, const al_model *model, const char *v
     al_status st = write_text(dir, "config.json", cfg, strlen(cfg), err);
     free(cfg);
     if (st) return st;
-    int max = 8 + 16 * model->config.n_layers + 8;
+    int max = al_weights_n_tensors(model);
     al_tensor_out *t = calloc((size_t)max + 4, sizeof *t);
     if (!t) return al_err(err, AL_ERR_OOM, "model.safetensors: out of memory");
-    int n = al_bert_mlm_tensors(model, t, max);
+    int n = al_weights_tensors(model, t, max);
     if (sop_head) n += sop_tensors(sop_head, model->config.hidden_size, t + n);
     char path[1200];
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
@@ -294,13 +251,13 @@ al_status al_checkpoint_load(const char *dir, al_model *model, al_adamw *opt, in
     al_model *saved = NULL;
     al_status st = al_model_load_dir(dir, &saved, err);
     if (st) return st;
-    int max = 8 + 16 * model->config.n_layers + 8;
+    int max = al_weights_n_tensors(model);
     al_tensor_out *a = calloc((size_t)max, sizeof *a), *b = calloc((size_t)max, sizeof *b);
     if (!a || !b) {
         st = al_err(err, AL_ERR_OOM, "checkpoint: out of memory");
         goto done;
     }
-    int na = al_bert_mlm_tensors(model, a, max), nb = al_bert_mlm_tensors(saved, b, max);
+    int na = al_weights_tensors(model, a, max), nb = al_weights_tensors(saved, b, max);
     if (na != nb) {
         st = al_err(err, AL_ERR_FORMAT, "%s: checkpoint has %d tensors, the model %d", dir, nb, na);
         goto done;

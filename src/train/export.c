@@ -9,6 +9,7 @@
 #include "../core/error.h"
 #include "../model/model_internal.h"
 #include "../model/tensor_list.h"
+#include "../model/weights.h"
 #include "cJSON.h"
 #include "pretrain.h"
 
@@ -84,11 +85,8 @@ al_status al_export_weights(const char *dir, const al_model *model, const char *
     const int f16 = dtype && strcmp(dtype, "F16") == 0;
     if (dtype && !f16 && strcmp(dtype, "F32") != 0)
         return al_err(err, AL_ERR_INVALID, "export: dtype '%s' must be F32 or F16", dtype);
-    if (model->config.arch != AL_ARCH_BERT)
-        return al_err(err, AL_ERR_UNSUPPORTED, "export: only BERT-layout models can be written (this one is %s)",
-                      al_arch_name(model->config.arch));
     if (al_make_dirs(dir)) return al_err(err, AL_ERR_IO, "%s: cannot create directory", dir);
-    const int max = 8 + 16 * model->config.n_layers + 8;
+    const int max = al_weights_n_tensors(model);
     al_tensor_out *t = calloc((size_t)max, sizeof *t);
     int *starts = malloc(sizeof *starts * (size_t)(max + 1));
     if (!t || !starts) {
@@ -96,7 +94,7 @@ al_status al_export_weights(const char *dir, const al_model *model, const char *
         free(starts);
         return al_err(err, AL_ERR_OOM, "export: out of memory");
     }
-    const int n = al_bert_mlm_tensors(model, t, max);
+    const int n = al_weights_tensors(model, t, max); /* the family's names: the loader's own table */
     al_status st = f16 ? to_f16(t, n, err) : AL_OK;
     const int n_shards = plan_shards(t, n, max_shard_bytes, starts);
     if (!st && n_shards == 1) st = write_shard(dir, "model.safetensors", t, 0, n, err);

@@ -195,10 +195,6 @@ al_status al_shards_step_sop(al_shard_set *set, const al_mlm_corpus *c, const in
 
 /* ---------------------------------------------------------------- checkpoints and HF files (checkpoint.c) */
 
-/* The model's tensors under Hugging Face BertForMaskedLM names ("bert." prefix, cls.predictions.*; the
- * decoder is tied, so only cls.predictions.bias is written). data points into the model. Returns the
- * count, at most max (4 + 16 * layers + 5 + 2 is enough). */
-int al_bert_mlm_tensors(const al_model *model, al_tensor_out *out, int max);
 /* config.json text of a BertForMaskedLM (malloc'd). */
 char *al_bert_config_json(const al_config *c, float hidden_dropout, float attention_dropout);
 /* Writes config.json, model.safetensors, vocab.txt (a copy of vocab_path when not NULL) and

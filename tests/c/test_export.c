@@ -1,6 +1,8 @@
 /* test_export.c: float16 conversion (round to nearest even, against hand-made cases and every half value
  * round-tripped) and `al_export_weights` (src/train/export.c): the default model written as F16 shards
- * with an index loads again with weights equal to the rounded originals and nearly the same outputs. */
+ * with an index loads again with weights equal to the rounded originals and nearly the same outputs; the
+ * golden model of every family written as F32 loads again with the same weights and outputs bit for bit,
+ * under names that Hugging Face's own file for it uses (the family's one table, docs/families.md). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,8 @@
 #include "check.h"
 #include "model/model_internal.h"
 #include "model/tensor_list.h"
+#include "model/weights.h"
+#include "read_file.h"
 #include "train/pretrain.h"
 
 static float from_bits(uint32_t u) {
@@ -114,8 +118,83 @@ static void test_export(void) {
     CHECK(system(cmd) == 0);
 }
 
+/* Hidden states and MLM logits of a fixed batch with pads (RoBERTa's positions count past them). */
+static void outputs(const al_model *m, float *hidden, float *logits) {
+    const al_config *c = al_model_config(m);
+    int32_t ids[2 * 6] = {5, 17, 9, 33, 2, 8, 7, 11, 40, 3, 0, 0};
+    int32_t mask[2 * 6] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0};
+    for (int i = 0; i < 12; i++)
+        if (!mask[i]) ids[i] = c->pad_token_id;
+    al_batch batch = {2, 6, ids, mask, NULL, NULL};
+    al_forward_outputs out = {0};
+    out.hidden_states = hidden;
+    out.mlm_logits = al_model_has_mlm_head(m) ? logits : NULL;
+    al_error err;
+    CHECK_MSG(al_forward(m, &batch, NULL, &out, &err) == AL_OK, "%s", err.message);
+}
+
+/* The named tensors of a safetensors file, for the names the exported file must share with the original. */
+static int names_in(const char *path, const char *name) {
+    size_t size = 0;
+    uint8_t *bytes = read_file(path, &size);
+    al_tensor_list list = {0};
+    al_error err;
+    int found = bytes && al_safetensors_read(bytes, size, path, &list, &err) == AL_OK &&
+                al_tensor_list_find(&list, name) != NULL;
+    al_tensor_list_free(&list);
+    free(bytes);
+    return found;
+}
+
+static void test_export_families(void) {
+    static const char *const families[] = {"bert", "roberta", "distilbert", "electra"};
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
+        char src[128], dir[] = "/tmp/attnlab_export_family_XXXXXX", path[256];
+        snprintf(src, sizeof src, "tests/golden/%s", families[f]);
+        al_model *m = NULL, *h = NULL;
+        al_error err;
+        CHECK_MSG(al_model_load_dir(src, &m, &err) == AL_OK, "%s: %s", src, err.message);
+        if (!m) continue;
+        CHECK(mkdtemp(dir) != NULL);
+        CHECK_MSG(al_export_weights(dir, m, "F32", 0, &err) == AL_OK, "%s: %s", src, err.message);
+        /* the config travels unchanged, as the CLI copies it */
+        snprintf(path, sizeof path, "cp %s/config.json %s/", src, dir);
+        CHECK(system(path) == 0);
+        CHECK_MSG(al_model_load_dir(dir, &h, &err) == AL_OK, "%s exported: %s", src, err.message);
+        if (h) {
+            CHECK(h->config.arch == m->config.arch && h->n_floats == m->n_floats);
+            CHECK_MSG(memcmp(h->storage, m->storage, m->n_floats * sizeof(float)) == 0, "%s: weights differ", src);
+            CHECK(al_model_has_mlm_head(h) == al_model_has_mlm_head(m));
+            const al_config *c = al_model_config(m);
+            const size_t nh = (size_t)(c->n_layers + 1) * 12 * c->hidden_size, nl = (size_t)12 * c->vocab_size;
+            float *ha = calloc(nh, sizeof *ha), *hb = calloc(nh, sizeof *hb);
+            float *la = calloc(nl, sizeof *la), *lb = calloc(nl, sizeof *lb);
+            outputs(m, ha, la);
+            outputs(h, hb, lb);
+            CHECK_MSG(memcmp(ha, hb, nh * sizeof *ha) == 0 && memcmp(la, lb, nl * sizeof *la) == 0,
+                      "%s: outputs differ after export", src);
+            free(ha), free(hb), free(la), free(lb);
+            /* every written name is one Hugging Face wrote for this family */
+            al_tensor_out t[64];
+            const int n = al_weights_tensors(m, t, 64);
+            char orig[256], out[300];
+            snprintf(orig, sizeof orig, "%s/model.safetensors", src);
+            snprintf(out, sizeof out, "%s/model.safetensors", dir);
+            int bad = 0;
+            for (int i = 0; i < n; i++) bad += !names_in(orig, t[i].name) || !names_in(out, t[i].name);
+            CHECK_MSG(n > 0 && bad == 0, "%s: %d of %d written names are not Hugging Face's", src, bad, n);
+            printf("export %s: %d tensors, %zu weights, same outputs\n", families[f], n, m->n_floats);
+        }
+        al_model_free(h);
+        al_model_free(m);
+        snprintf(path, sizeof path, "rm -rf %s", dir);
+        CHECK(system(path) == 0);
+    }
+}
+
 int main(void) {
     test_f16();
     test_export();
+    test_export_families();
     return check_summary("export");
 }

@@ -12,6 +12,7 @@
 #include "attnlab.h"
 #include "check.h"
 #include "pretrain_fixture.h"
+#include "model/weights.h"
 #include "train/train.h"
 
 #define DIR "build/test_pretrain_shards"
@@ -171,7 +172,7 @@ int main(void) {
     CHECK_MSG(al_model_load_dir(DIR "/sin", &sm, &err) == AL_OK, "%s", err.message);
     if (sm) {
         al_tensor_out t[64];
-        int nt = al_bert_mlm_tensors(sm, t, 64);
+        int nt = al_weights_tensors(sm, t, 64);
         const float *pe = NULL;
         for (int i = 0; i < nt; i++)
             if (!strcmp(t[i].name, "bert.embeddings.position_embeddings.weight")) pe = t[i].data;

@@ -9,6 +9,7 @@
 
 #include "cJSON.h"
 #include "fuzz_tokenizer_options.h"
+#include "model/weights.h"
 #include "train/pretrain.h"
 
 static al_session *session;
@@ -24,7 +25,7 @@ static void add_model(const char *id, uint64_t seed) {
     al_model *m = NULL;
     FUZZ_REQUIRE(al_model_new_random(&c, seed, 1, &m, &err) == AL_OK, "%s", err.message);
     al_tensor_out t[64];
-    int n = al_bert_mlm_tensors(m, t, 64);
+    int n = al_weights_tensors(m, t, 64);
     uint8_t *st = NULL;
     size_t st_size = 0;
     FUZZ_REQUIRE(al_safetensors_serialize(t, n, NULL, 0, &st, &st_size, &err) == AL_OK, "%s", err.message);
