@@ -155,7 +155,9 @@ al_special_ids al_tokenizer_special_ids(const al_tokenizer *tok);
 typedef struct al_model al_model;
 
 /* Loads config.json, the weights (model.safetensors, a sharded model.safetensors.index.json, or
- * pytorch_model.bin) and the tokenizer when its files are present. Weights are kept as float32. */
+ * pytorch_model.bin; else the only .bin or .safetensors file) and the tokenizer when its files are present.
+ * Weights are kept as float32. The family comes from config.json's model_type, else its architectures,
+ * else the weights' tensor names (docs/families.md). */
 al_status al_model_load(const al_fileset *files, al_model **out, al_error *err);
 al_status al_model_load_dir(const char *dir, al_model **out, al_error *err);
 void al_model_free(al_model *model);
@@ -174,6 +176,12 @@ int al_model_has_mlm_head(const al_model *model);
 size_t al_model_n_params(const al_model *model);
 const char *al_model_weights_file(const al_model *model);      /* which file the weights came from */
 const char *al_model_weights_dtype(const al_model *model);     /* "F32", "F16", "BF16" */
+/* The rule that decided the family: 'model_type "bert"', 'architectures "BertForMaskedLM"', 'tensor names
+ * ("bert.embeddings.word_embeddings.weight")'; "" for a random model. */
+const char *al_model_family_rule(const al_model *model);
+/* The files given to al_model_load that it did not use, each with the reason (index < the count). */
+int al_model_n_unused_files(const al_model *model);
+const char *al_model_unused_file(const al_model *model, int index, const char **reason);
 /* SHA-256 (64 hex digits) of the config's shape, the weights as loaded (float32) and the vocabulary: the
  * same numbers give the same hash whatever file or dtype they came from (src/model/model_hash.c). */
 void al_model_content_hash(const al_model *model, char hex[65]);

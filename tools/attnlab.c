@@ -246,7 +246,8 @@ static void print_count(double n) {
 static void print_info(const cJSON *r) {
     const cJSON *cfg = cJSON_GetObjectItem(r, "config");
     printf("model        %s\n", json_str(r, "model", "?"));
-    printf("arch         %s (model_type %s)\n", json_str(r, "arch", "?"), json_str(cfg, "model_type", "?"));
+    printf("arch         %s (model_type %s; decided by %s)\n", json_str(r, "arch", "?"), json_str(cfg, "model_type", "?"),
+           json_str(r, "family_rule", "?"));
     printf("shape        %d layers, %d heads, hidden %d (head_dim %d), embedding %d, ffn %d, %s\n",
            json_int(cfg, "num_hidden_layers", 0), json_int(cfg, "num_attention_heads", 0),
            json_int(cfg, "hidden_size", 0), json_int(cfg, "head_dim", 0),
@@ -273,6 +274,8 @@ static void print_info(const cJSON *r) {
     }
     const cJSON *mlm = cJSON_GetObjectItem(r, "mlm_head");
     printf("mlm head     %s\n", cJSON_IsTrue(mlm) ? "yes" : "no");
+    const cJSON *unused = cJSON_GetObjectItem(r, "unused_files"), *u;
+    cJSON_ArrayForEach(u, unused) printf("not used     %s: %s\n", json_str(u, "file", "?"), json_str(u, "reason", "?"));
 }
 
 static int array_int(const cJSON *obj, const char *key, int i) {

@@ -50,8 +50,10 @@ export function checkConfig(bytes, where) {
   }
   const type = String(config?.model_type ?? '');
   const archs = Array.isArray(config?.architectures) ? config.architectures.join(', ') : '';
+  // A classic config.json (neither model_type nor architectures) names no family: the core decides by its
+  // fields before the download and by the weights' tensor names on load (docs/families.md).
   const known = BERT_FAMILY.includes(type) ||
-    (!type && /^(Bert|Roberta|DistilBert|Electra)/.test(archs));
+    (!type && /^(Bert|Roberta|DistilBert|Electra)/.test(archs)) || (!type && !archs);
   if (!known) {
     throw new ModelSourceError(`${where}: not a BERT-family model (model_type "${type || '?'}"${archs ? `, ${archs}` : ''}). ` +
       'attnlab runs BERT, RoBERTa, DistilBERT and ELECTRA encoders.');

@@ -16,7 +16,7 @@ function showModelInfo(info, source, size) {
   const c = info.config ?? {};
   const rows = [
     ['Source', describeSource(source)],
-    ['Architecture', `${info.arch} (${c.num_hidden_layers} layers \u00d7 ${c.num_attention_heads} heads, hidden ${c.hidden_size})`],
+    ['Architecture', `${info.arch} (${c.num_hidden_layers} layers \u00d7 ${c.num_attention_heads} heads, hidden ${c.hidden_size}; by ${info.family_rule})`],
     ['Parameters', Number(info.n_params).toLocaleString('en')],
     ['Weights', `${info.weights_file} (${info.weights_dtype}, ${formatBytes(size)} of files)`],
     ['Tokenizer', info.tokenizer ? `${info.tokenizer.kind}, ${info.tokenizer.vocab_size} tokens` : 'none: give token ids'],

@@ -10,7 +10,9 @@
  *   {"op": "models"}                                    -> {"models": [ID, ...]}
  *   {"op": "version"}                                   -> {"version", "kernels", "ops"}
  *   {"op": "info", "model": ID}                         -> config, arch, parameter count, weights
- *                                                          file and dtype, tokenizer, special ids
+ *                                                          file and dtype, tokenizer, special ids,
+ *                                                          family_rule (what decided the family), unused_files
+ *                                                          [{file, reason}] (docs/families.md)
  *   {"op": "tokenize", "model", "text", "text_pair"?, "max_length"?, "add_special_tokens"?}
  *                                                       -> tokens, ids, type_ids, word_ids, offsets,
  *                                                          attention_mask, special_tokens_mask

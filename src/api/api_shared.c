@@ -28,6 +28,7 @@ void al_api_describe_model(al_reply_builder *rb, cJSON *obj, const al_api_model 
     const al_config *c = al_model_config(m->model);
     al_rb_str(rb, obj, "model", m->id);
     al_rb_str(rb, obj, "arch", al_arch_name(c->arch));
+    al_rb_str(rb, obj, "family_rule", al_model_family_rule(m->model));
     cJSON *cfg = al_rb_add(rb, obj, "config", cJSON_CreateObject());
     al_rb_str(rb, cfg, "model_type", c->model_type);
     al_rb_num(rb, cfg, "vocab_size", c->vocab_size);
@@ -48,6 +49,13 @@ void al_api_describe_model(al_reply_builder *rb, cJSON *obj, const al_api_model 
     al_rb_str(rb, obj, "weights_file", al_model_weights_file(m->model));
     al_rb_str(rb, obj, "weights_dtype", al_model_weights_dtype(m->model));
     al_rb_bool(rb, obj, "mlm_head", al_model_has_mlm_head(m->model));
+    cJSON *unused = al_rb_add(rb, obj, "unused_files", cJSON_CreateArray());
+    for (int i = 0; i < al_model_n_unused_files(m->model); i++) {
+        const char *reason = NULL, *name = al_model_unused_file(m->model, i, &reason);
+        cJSON *u = al_rb_add(rb, unused, NULL, cJSON_CreateObject());
+        al_rb_str(rb, u, "file", name);
+        al_rb_str(rb, u, "reason", reason);
+    }
     const al_tokenizer *tok = al_model_tokenizer(m->model);
     if (!tok) {
         al_rb_add(rb, obj, "tokenizer", cJSON_CreateNull());

@@ -7,6 +7,7 @@
 
 #include "../core/error.h"
 #include "../core/memory.h"
+#include "../model/family.h"
 #include "../model/weights.h"
 #include "api_internal.h"
 
@@ -21,7 +22,12 @@ al_status al_op_check_config(al_op_ctx *ctx, al_error *err) {
     if (st) return st;
     al_req_warn_unknown(ctx->rb, ctx->req, known);
     al_config config;
-    if ((st = al_config_parse(text, strlen(text), "config.json", &config, err)) != AL_OK) return st;
+    char rule[160];
+    /* a config that names no family (a classic BERT config.json) is sized by the first family whose fields it
+     * has; the loader decides by the weights' tensor names (docs/families.md) */
+    if ((st = al_config_parse_family(text, strlen(text), "config.json", AL_FAMILY_BY_CONFIG_FIELDS, NULL, &config,
+                                     rule, sizeof rule, NULL, err)) != AL_OK)
+        return st;
     uint64_t n_weights = 0;
     /* Without the MLM head: the files may not have one, and the loader counts it only when they do. */
     if ((st = al_weights_count(&config, 0, &n_weights, err)) != AL_OK) return st;
@@ -29,6 +35,7 @@ al_status al_op_check_config(al_op_ctx *ctx, al_error *err) {
     if ((st = al_weights_check_memory(&config, n_weights, files, err)) != AL_OK) return st;
     al_reply_builder *rb = ctx->rb;
     al_rb_str(rb, rb->root, "arch", al_arch_name(config.arch));
+    al_rb_str(rb, rb->root, "family_rule", rule);
     al_rb_num(rb, rb->root, "weights", (double)n_weights);
     al_rb_num(rb, rb->root, "bytes_needed", (double)(n_weights * sizeof(float) + files));
     const uint64_t limit = al_memory_limit();

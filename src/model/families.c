@@ -6,6 +6,8 @@
 #include "family.h"
 #include "tensor_list.h"
 
+extern const al_family al_family_bert, al_family_roberta, al_family_distilbert, al_family_electra;
+
 static const al_family *const registry[] = {
     &al_family_bert,       /* AL_ARCH_BERT */
     &al_family_roberta,    /* AL_ARCH_ROBERTA */
@@ -81,4 +83,25 @@ int al_family_has_prefix(const al_family *f, const al_tensor_list *list) {
 int al_family_has_mlm_head(const al_family *f, const al_tensor_list *list) {
     const al_tensor_name *r = first_row(f, 2);
     return r && al_tensor_list_find(list, r->name) != NULL;
+}
+
+/* As Hugging Face's names give a family away: the family's prefixed embedding name ("roberta.embeddings..."),
+ * then its MLM head's first name ("lm_head.dense.weight"), then its first layer name without a prefix
+ * (a bare encoder: "encoder.layer.0..." is BERT's, which comes first in the registry). */
+int al_family_from_tensors(const al_tensor_list *list, char *rule, size_t rule_size) {
+    char name[192];
+    for (int pass = 0; pass < 3; pass++)
+        for (int i = 0; i < N_FAMILIES; i++) {
+            const al_family *f = registry[i];
+            const al_tensor_name *r = first_row(f, pass == 0 ? 0 : pass == 1 ? 2 : 1);
+            if (!r) continue;
+            const char *at = strstr(r->name, "{layer}");
+            if (pass == 0) snprintf(name, sizeof name, "%s%s", f->prefix, r->name);
+            else if (at) snprintf(name, sizeof name, "%.*s0%s", (int)(at - r->name), r->name, at + 7);
+            else snprintf(name, sizeof name, "%s", r->name);
+            if (!al_tensor_list_find(list, name)) continue;
+            snprintf(rule, rule_size, "tensor names (\"%.120s\")", name);
+            return i;
+        }
+    return -1;
 }

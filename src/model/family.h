@@ -64,7 +64,6 @@ typedef struct al_family {
     const char *const *model_types;    /* config.json model_type values, NULL-terminated */
     const char *const *class_prefixes; /* architectures[] class names that start so ("Bert"), NULL-terminated */
     const char *prefix;                /* the encoder's state-dict prefix in *ForMaskedLM files: "bert." */
-    const char *mlm_class;             /* the class a written config.json names: "BertForMaskedLM" */
     /* Reads the family's own config fields into c (sizes, activation, pad id, eps, embedding size),
      * refusing by name the fields whose meaning attnlab does not implement. */
     al_status (*read_config)(const cJSON *root, const char *file, al_config *c, al_error *err);
@@ -96,6 +95,10 @@ struct al_tensor_list;
 int al_family_has_prefix(const al_family *f, const struct al_tensor_list *list);
 int al_family_has_mlm_head(const al_family *f, const struct al_tensor_list *list);
 
+/* The family a state dict's tensor names show (docs/families.md, "Which family"), rule saying which name
+ * decided; -1 when none does. */
+int al_family_from_tensors(const struct al_tensor_list *list, char *rule, size_t rule_size);
+
 /* The position row that pad tokens take and that gets no gradient, or -1 (AL_POS_ABSOLUTE). */
 int al_family_padding_position(const al_config *c);
 
@@ -124,7 +127,5 @@ al_status al_family_bert_refusals(const cJSON *root, const char *file, al_error 
 
 /* BERT's embedding rows and layer rows (family_bert.c), which RoBERTa and ELECTRA share. */
 extern const al_tensor_rows al_bert_embedding_rows, al_bert_layer_rows;
-
-extern const al_family al_family_bert, al_family_roberta, al_family_distilbert, al_family_electra;
 
 #endif

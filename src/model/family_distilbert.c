@@ -64,7 +64,6 @@ const al_family al_family_distilbert = {
     .model_types = model_types,
     .class_prefixes = class_prefixes,
     .prefix = "distilbert.",
-    .mlm_class = "DistilBertForMaskedLM",
     .read_config = read_config,
     .tensors = {&embedding_part, &layer_part, &mlm_part},
     .token_types = 0,

@@ -33,7 +33,6 @@ const al_family al_family_electra = {
     .model_types = model_types,
     .class_prefixes = class_prefixes,
     .prefix = "electra.",
-    .mlm_class = "ElectraForMaskedLM",
     .read_config = read_config,
     .tensors = {&al_bert_embedding_rows, &projection_part, &al_bert_layer_rows, &mlm_part},
     .token_types = 1,

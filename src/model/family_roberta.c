@@ -25,7 +25,6 @@ const al_family al_family_roberta = {
     .model_types = model_types,
     .class_prefixes = class_prefixes,
     .prefix = "roberta.",
-    .mlm_class = "RobertaForMaskedLM",
     .read_config = read_config,
     .tensors = {&al_bert_embedding_rows, &al_bert_layer_rows, &mlm_part},
     .token_types = 1,

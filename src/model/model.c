@@ -9,14 +9,33 @@
 #include "family.h"
 #include "model_internal.h"
 #include "tensor_list.h"
+#include "model_files.h"
 #include "weights.h"
 
 typedef al_status (*reader_fn)(const uint8_t *, size_t, const char *, al_tensor_list *, al_error *);
 
+/* The names of the files the loader used (pointers into the fileset or a parsed index, alive while loading). */
+typedef struct used_files {
+    const char **names;
+    int n, cap;
+} used_files;
+
+static int use_file(used_files *u, const char *name) {
+    if (u->n == u->cap) {
+        int cap = u->cap ? 2 * u->cap : 16;
+        const char **grown = realloc(u->names, (size_t)cap * sizeof *grown);
+        if (!grown) return -1;
+        u->names = grown;
+        u->cap = cap;
+    }
+    u->names[u->n++] = name;
+    return 0;
+}
+
 /* A sharded checkpoint: {"weight_map": {"tensor name": "shard file name", ...}}; every shard named
  * there is read once. */
 static al_status read_sharded(const al_fileset *fs, const char *index_name, reader_fn read,
-                              al_tensor_list *list, al_error *err) {
+                              al_tensor_list *list, used_files *used, al_error *err) {
     size_t size = 0;
     const uint8_t *text = al_fileset_get(fs, index_name, &size);
     cJSON *root = cJSON_ParseWithLength((const char *)text, size);
@@ -51,6 +70,10 @@ static al_status read_sharded(const al_fileset *fs, const char *index_name, read
             break;
         }
         st = read(bytes, shard_size, shard, list, err);
+        /* the fileset's own copy of the name outlives the parsed index */
+        for (int i = 0; st == AL_OK && i < al_fileset_count(fs); i++)
+            if (strcmp(al_fileset_name(fs, i), shard) == 0 && use_file(used, al_fileset_name(fs, i)))
+                st = al_err(err, AL_ERR_OOM, "model: out of memory");
         n_read++;
     }
     if (st == AL_OK && n_read == 0)
@@ -59,26 +82,28 @@ static al_status read_sharded(const al_fileset *fs, const char *index_name, read
     return st;
 }
 
-/* Finds the weights among the files and lists their tensors; *file_out names the source. */
-static al_status read_weights(const al_fileset *fs, al_tensor_list *list, const char **file_out,
+/* Finds the weights among the files (model_files.c) and lists their tensors; *file_out names the source. */
+static al_status read_weights(const al_fileset *fs, al_tensor_list *list, const char **file_out, used_files *used,
                               al_error *err) {
-    static const struct { const char *name; int sharded; reader_fn read; } sources[] = {
-        {"model.safetensors", 0, al_safetensors_read},
-        {"model.safetensors.index.json", 1, al_safetensors_read},
-        {"pytorch_model.bin", 0, al_torch_bin_read},
-        {"pytorch_model.bin.index.json", 1, al_torch_bin_read},
-    };
-    for (size_t i = 0; i < sizeof sources / sizeof sources[0]; i++) {
-        size_t size = 0;
-        const uint8_t *bytes = al_fileset_get(fs, sources[i].name, &size);
-        if (!bytes) continue;
-        *file_out = sources[i].name;
-        if (sources[i].sharded) return read_sharded(fs, sources[i].name, sources[i].read, list, err);
-        return sources[i].read(bytes, size, sources[i].name, list, err);
-    }
-    return al_err(err, AL_ERR_IO,
-                  "model files: no weights (model.safetensors, model.safetensors.index.json or "
-                  "pytorch_model.bin)");
+    const char *name = NULL;
+    int sharded = 0, torch = 0;
+    char several[256];
+    const int found = al_files_pick_weights(fs, &name, &sharded, &torch, several, sizeof several);
+    if (found < 0)
+        return al_err(err, AL_ERR_IO,
+                      "model files: no model.safetensors or pytorch_model.bin, and several other weights files "
+                      "(%s): name the one to load model.safetensors or pytorch_model.bin", several);
+    if (found == 0)
+        return al_err(err, AL_ERR_IO,
+                      "model files: no weights (model.safetensors, model.safetensors.index.json or "
+                      "pytorch_model.bin)");
+    *file_out = name;
+    if (use_file(used, name)) return al_err(err, AL_ERR_OOM, "model: out of memory");
+    reader_fn read = torch ? al_torch_bin_read : al_safetensors_read;
+    if (sharded) return read_sharded(fs, name, read, list, used, err);
+    size_t size = 0;
+    const uint8_t *bytes = al_fileset_get(fs, name, &size);
+    return read(bytes, size, name, list, err);
 }
 
 static int has_tokenizer_files(const al_fileset *fs) {
@@ -95,14 +120,33 @@ al_status al_model_load(const al_fileset *files, al_model **out, al_error *err) 
     if (!cfg) return al_err(err, AL_ERR_IO, "config.json: missing from the model files");
     al_model *m = calloc(1, sizeof *m);
     if (!m) return al_err(err, AL_ERR_OOM, "model: out of memory");
-    al_status st = al_config_parse((const char *)cfg, cfg_size, "config.json", &m->config, err);
+    used_files used = {0};
+    int undecided = 0;
+    al_status st = al_config_parse_family((const char *)cfg, cfg_size, "config.json", -1, NULL, &m->config,
+                                          m->family_rule, sizeof m->family_rule, &undecided, err);
     al_tensor_list list = {0};
     const char *weights_file = "";
-    if (st == AL_OK) st = read_weights(files, &list, &weights_file, err);
+    if (st == AL_OK || undecided) {
+        al_error config_err = err ? *err : (al_error){0};
+        st = read_weights(files, &list, &weights_file, &used, err);
+        /* config.json names no family: the weights' tensor names decide, as the family's own names */
+        char rule[160];
+        int arch = st == AL_OK && undecided ? al_family_from_tensors(&list, rule, sizeof rule) : -1;
+        if (st == AL_OK && undecided && arch < 0) { /* the config's own refusal, with what the weights say */
+            st = al_err(err, AL_ERR_FORMAT, "%.300s; nor do the tensor names of %.100s", config_err.message,
+                        weights_file);
+        } else if (st == AL_OK && undecided) {
+            st = al_config_parse_family((const char *)cfg, cfg_size, "config.json", arch, rule, &m->config,
+                                        m->family_rule, sizeof m->family_rule, NULL, err);
+        }
+    }
     if (st == AL_OK) st = al_weights_load(m, &list, weights_file, err);
     al_tensor_list_free(&list);
     snprintf(m->weights_file, sizeof m->weights_file, "%s", weights_file);
     if (st == AL_OK && has_tokenizer_files(files)) st = al_tokenizer_load(files, &m->tokenizer, err);
+    if (st == AL_OK && use_file(&used, "config.json")) st = al_err(err, AL_ERR_OOM, "model: out of memory");
+    if (st == AL_OK) st = al_files_note_unused(m, files, used.names, used.n, err);
+    free(used.names);
     if (st != AL_OK) {
         al_model_free(m);
         return st;
@@ -124,6 +168,7 @@ al_status al_model_load_dir(const char *dir, al_model **out, al_error *err) {
 void al_model_free(al_model *model) {
     if (!model) return;
     al_tokenizer_free(model->tokenizer);
+    free(model->unused);
     free(model->storage);
     free(model->layer_storage);
     free(model);
@@ -188,3 +233,10 @@ int al_model_has_mlm_head(const al_model *model) { return model && model->w.mlm_
 size_t al_model_n_params(const al_model *model) { return model ? model->n_floats : 0; }
 const char *al_model_weights_file(const al_model *model) { return model ? model->weights_file : ""; }
 const char *al_model_weights_dtype(const al_model *model) { return model ? model->weights_dtype : ""; }
+const char *al_model_family_rule(const al_model *model) { return model ? model->family_rule : ""; }
+int al_model_n_unused_files(const al_model *model) { return model ? model->n_unused : 0; }
+const char *al_model_unused_file(const al_model *model, int index, const char **reason) {
+    if (!model || index < 0 || index >= model->n_unused) return NULL;
+    if (reason) *reason = model->unused[index].reason;
+    return model->unused[index].name;
+}

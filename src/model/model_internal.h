@@ -32,6 +32,11 @@ typedef struct al_weights {
     float *mlm_decoder_b;             /* [V] */
 } al_weights;
 
+typedef struct al_unused_file {
+    char name[128];
+    char reason[128];
+} al_unused_file;
+
 struct al_model {
     al_config config;
     al_weights w;
@@ -41,6 +46,9 @@ struct al_model {
     al_tokenizer *tokenizer; /* NULL when the files have none */
     char weights_file[128];
     char weights_dtype[8];
+    char family_rule[160];        /* what decided the family (al_model_family_rule) */
+    al_unused_file *unused;       /* the given files the loader did not use, and why */
+    int n_unused;
 };
 
 #endif

@@ -71,6 +71,19 @@ test('info prints the model description; --json the reply', opts, () => {
   assert.equal(reply.config.num_hidden_layers, 3);
   assert.equal(reply.tokenizer, null);
   assert.equal(reply.weights_file, 'model.safetensors');
+  assert.equal(reply.family_rule, 'model_type "bert"');
+  assert.ok(reply.unused_files.some((u) => u.file === 'golden.safetensors' && /the weights come from model\.safetensors/.test(u.reason)));
+});
+
+test('info says which rule decided the family and names the files it did not use', opts, () => {
+  // the classic config.json names no family: the tensor names decide; the weights file is bert_model.bin
+  let r = run('info', path.join(root, 'tests/fixtures/bert_fastnlp'));
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /arch\s+bert \(model_type bert; decided by tensor names \("encoder\.layer\.0\.attention\.self\.query\.weight"\)\)/);
+  assert.match(r.stdout, /weights\s+bert_model\.bin/);
+  assert.doesNotMatch(r.stdout, /not used/);
+  r = run('info', golden);
+  assert.match(r.stdout, /not used\s+golden\.safetensors: another weights file: the weights come from model\.safetensors/);
 });
 
 test('tokenize prints a token table', opts, () => {

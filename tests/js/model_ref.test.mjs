@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { checkModelRef, matchFiles, recordFiles, refOf, sha256Hex } from '../../web/model_ref.js';
-import { defaultEmbedded, hasWeights } from '../../web/models.js';
+import { checkConfig, defaultEmbedded, hasWeights } from '../../web/models.js';
 
 const bytes = (s) => new TextEncoder().encode(s).buffer;
 
@@ -73,4 +73,13 @@ test('models/index.json: the default entry, and which entries have weights', () 
   assert.ok(!hasWeights(files('config.json', 'vocab.txt')));
   assert.ok(!hasWeights(files('config.json', 'tf_model.h5')), 'weights the loader does not read are not weights');
   assert.ok(!hasWeights({ id: 'm' }), 'no file list');
+});
+
+test('config.json family check before a download: a classic config (no model_type, no architectures) passes', () => {
+  const cfg = (o) => new TextEncoder().encode(JSON.stringify(o));
+  const classic = { hidden_size: 8, num_hidden_layers: 2, num_attention_heads: 2, intermediate_size: 16, vocab_size: 32 };
+  assert.equal(checkConfig(cfg(classic), 'm').hidden_size, 8, 'the core decides by its fields, the loader by tensor names');
+  assert.ok(checkConfig(cfg({ ...classic, architectures: ['BertForMaskedLM'] }), 'm'));
+  assert.throws(() => checkConfig(cfg({ ...classic, model_type: 'gpt2' }), 'm'), /not a BERT-family model \(model_type "gpt2"\)/);
+  assert.throws(() => checkConfig(cfg({ ...classic, architectures: ['GPT2LMHeadModel'] }), 'm'), /BERT-family/);
 });
