@@ -1,6 +1,6 @@
 /* weights.c: every weight a model needs, from its family's tensor table (family.h). One "plan" lists them
  * (name in a Hugging Face state dict, shape, initialisation, where the pointer goes); loading from files,
- * random initialisation and writing (al_model_tensors, for export and checkpoints) all walk the same plan,
+ * random initialisation and writing (al_weights_tensors, for export and checkpoints) all walk the same plan,
  * and every weight is carved out of one allocation (model->storage). */
 #include "weights.h"
 
@@ -148,13 +148,18 @@ static void plan_rows(plan *p, const al_config *c, al_weights *w, al_layer_weigh
     add_part(p, 2, c, w, NULL, "", 0);
 }
 
+/* The rows of a whole plan with the MLM head. */
+static int plan_capacity(const al_config *c) {
+    return add_part(NULL, 0, c, NULL, NULL, "", 0) + c->n_layers * add_part(NULL, 1, c, NULL, NULL, "", 0) +
+           add_part(NULL, 2, c, NULL, NULL, "", 0);
+}
+
 /* Builds the plan; layer pointers go into model->layer_storage (allocated here). */
 static al_status make_plan(al_model *m, const char *prefix, int mlm, plan *p, al_error *err) {
     const al_config *c = &m->config;
     memset(&m->w, 0, sizeof m->w);
     m->layer_storage = calloc((size_t)c->n_layers, sizeof *m->layer_storage);
-    p->cap = add_part(NULL, 0, c, NULL, NULL, "", 0) + c->n_layers * add_part(NULL, 1, c, NULL, NULL, "", 0) +
-             add_part(NULL, 2, c, NULL, NULL, "", 0);
+    p->cap = plan_capacity(c);
     p->n = 0;
     p->slots = malloc((size_t)(p->cap > 0 ? p->cap : 1) * sizeof *p->slots);
     if (!m->layer_storage || !p->slots) {
@@ -314,13 +319,15 @@ al_status al_weights_load(al_model *m, const al_tensor_list *list, const char *w
         if (s->role == ROLE_WORD_EMB)
             snprintf(m->weights_dtype, sizeof m->weights_dtype, "%s", al_dtype_name(found[i]->dtype));
     }
+    const char *decoder = "";
+    for (int i = 0; i < p.n; i++)
+        if (p.slots[i].role == ROLE_DECODER_W) decoder = p.slots[i].name;
     if (st == AL_OK && mlm && !m->w.mlm_decoder_w) {
         if (!c->tie_word_embeddings)
             st = al_err(err, AL_ERR_FORMAT, "%s: missing tensor '%s' (config.json: tie_word_embeddings is false)",
-                        weights_file, p.slots[p.n - 2].name);
+                        weights_file, decoder);
         else if (m->w.mlm_dim != c->embedding_size)
-            st = al_err(err, AL_ERR_FORMAT, "%s: missing tensor '%s' (cannot tie it)", weights_file,
-                        p.slots[p.n - 2].name);
+            st = al_err(err, AL_ERR_FORMAT, "%s: missing tensor '%s' (cannot tie it)", weights_file, decoder);
         else m->w.mlm_decoder_w = m->w.word_emb;
     }
     free(found);
@@ -365,8 +372,7 @@ static al_status model_plan(const al_model *m, plan *p, al_weights *copy, al_err
     const al_config *c = &m->config;
     *copy = m->w;
     const int mlm = m->w.mlm_dense_w != NULL;
-    p->cap = add_part(NULL, 0, c, NULL, NULL, "", 0) + c->n_layers * add_part(NULL, 1, c, NULL, NULL, "", 0) +
-             add_part(NULL, 2, c, NULL, NULL, "", 0);
+    p->cap = plan_capacity(c);
     p->n = 0;
     p->slots = malloc((size_t)(p->cap > 0 ? p->cap : 1) * sizeof *p->slots);
     if (!p->slots) return al_err(err, AL_ERR_OOM, "model: out of memory");
@@ -374,11 +380,7 @@ static al_status model_plan(const al_model *m, plan *p, al_weights *copy, al_err
     return AL_OK;
 }
 
-int al_weights_n_tensors(const al_model *m) {
-    const al_config *c = &m->config;
-    return add_part(NULL, 0, c, NULL, NULL, "", 0) + c->n_layers * add_part(NULL, 1, c, NULL, NULL, "", 0) +
-           add_part(NULL, 2, c, NULL, NULL, "", 0);
-}
+int al_weights_n_tensors(const al_model *m) { return plan_capacity(&m->config); }
 
 int al_weights_tensors(const al_model *m, al_tensor_out *out, int max) {
     plan p;
