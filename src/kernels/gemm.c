@@ -11,17 +11,21 @@
  * Rounding: every C entry is sum_k a*b accumulated in k order inside a depth block (multiply then
  * add, no FMA), then C = alpha * tile for the first block (or C + alpha * tile when accumulating)
  * and C = C + alpha * tile for later blocks. Edge tiles go through a stack tile with the same
- * operations, so the result does not depend on where an entry sits, and is the same on every path. */
+ * operations, so the result does not depend on where an entry sits, and is the same on every path.
+ * The tile shape is free (it decides which entries are computed together, not how): the 8-lane
+ * path (gemm_avx2.c) runs 6 x 16 tiles over the same packed panels. */
 #include <stddef.h>
 #include <string.h>
 
+#include "gemm_block.h"
 #include "kernels.h"
+#include "path.h"
 #include "simd.h"
 
 #define MR 4
-#define NR 8
-#define KC 256
-#define NC 128
+#define NR AL_GEMM_NR
+#define KC AL_GEMM_KC
+#define NC AL_GEMM_NC
 
 /* Packs B(n, k) for n < nc, k < kc into panels of NR columns: panel p holds bp[p*kc*NR + k*NR + j]
  * = B(p*NR + j, k), zero for columns past nc (so the micro-kernel never tests for edges). */
@@ -133,6 +137,22 @@ static void tile_kernel(int kc, const float *const a[MR], ptrdiff_t cs, const fl
         }
 }
 
+/* One packed KC x NC block of B (bp) against all M rows of A, on the 4-lane path: A points at its
+ * depth block's first column, C at the block's first column. */
+static void gemm_block(int M, int nc, int kc, const float *A, ptrdiff_t a_rs, ptrdiff_t a_cs,
+                       const float *bp, float *C, ptrdiff_t ldc, float alpha, int add) {
+    for (int ic = 0; ic < M; ic += MR) {
+        int mr = M - ic < MR ? M - ic : MR;
+        /* Rows past M repeat the last row: read in bounds, never written. */
+        const float *a[MR];
+        for (int i = 0; i < MR; i++) a[i] = A + (ic + (i < mr ? i : mr - 1)) * a_rs;
+        for (int jr = 0; jr < nc; jr += NR) {
+            int nr = nc - jr < NR ? nc - jr : NR;
+            tile_kernel(kc, a, a_cs, bp + (size_t)jr * kc, C + ic * ldc + jr, ldc, mr, nr, alpha, add);
+        }
+    }
+}
+
 static void gemm_driver(int M, int N, int K, float alpha, const float *A, ptrdiff_t a_rs,
                         ptrdiff_t a_cs, const float *B, ptrdiff_t b_rs, ptrdiff_t b_cs, float *C,
                         ptrdiff_t ldc, int accumulate) {
@@ -142,24 +162,19 @@ static void gemm_driver(int M, int N, int K, float alpha, const float *A, ptrdif
             for (int i = 0; i < M; i++) memset(C + i * ldc, 0, (size_t)N * sizeof(float));
         return;
     }
+    /* The 8-lane path keeps the packed panels and the per-entry operations; only its tile is larger. */
+    void (*block)(int, int, int, const float *, ptrdiff_t, ptrdiff_t, const float *, float *, ptrdiff_t,
+                  float, int) = gemm_block;
+#if AL_KERNELS_HAVE_AVX2
+    if (al_kernels_use_avx2()) block = al_gemm_block_avx2;
+#endif
     float bp[KC * NC];
     for (int jc = 0; jc < N; jc += NC) {
         int nc = N - jc < NC ? N - jc : NC;
         for (int pc = 0; pc < K; pc += KC) {
             int kc = K - pc < KC ? K - pc : KC;
             pack_b(kc, nc, B + jc * b_rs + pc * b_cs, b_rs, b_cs, bp);
-            int add = accumulate || pc > 0;
-            for (int ic = 0; ic < M; ic += MR) {
-                int mr = M - ic < MR ? M - ic : MR;
-                /* Rows past M repeat the last row: read in bounds, never written. */
-                const float *a[MR];
-                for (int i = 0; i < MR; i++) a[i] = A + (ic + (i < mr ? i : mr - 1)) * a_rs + pc * a_cs;
-                for (int jr = 0; jr < nc; jr += NR) {
-                    int nr = nc - jr < NR ? nc - jr : NR;
-                    tile_kernel(kc, a, a_cs, bp + (size_t)jr * kc, C + ic * ldc + jc + jr, ldc, mr, nr,
-                                alpha, add);
-                }
-            }
+            block(M, nc, kc, A + pc * a_cs, a_rs, a_cs, bp, C + jc, ldc, alpha, accumulate || pc > 0);
         }
     }
 }
