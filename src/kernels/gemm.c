@@ -4,7 +4,7 @@
  * as "element (n,k) = B[n*b_rs + k*b_cs]", so nt, nn and tn differ only in those strides.
  * Blocking (GotoBLAS order): columns in blocks of NC, depth in blocks of KC; each NC x KC block of B is
  * packed on the stack into NR-wide panels ([k][NR], zero-padded), then for every MR rows of A the
- * micro-kernel keeps an MR x NR tile of C in 8 vector registers and streams the panel. A is read in
+ * micro-kernel keeps an MR x NR (6 x 8) tile of C in 12 vector registers and streams the panel. A is read in
  * place (its MR x KC micro-panel stays in L1 across the panels). No allocation: the packed block is
  * a fixed stack array of KC * NC floats (128 KiB).
  *
@@ -22,7 +22,7 @@
 #include "path.h"
 #include "simd.h"
 
-#define MR 4
+#define MR 6
 #define NR AL_GEMM_NR
 #define KC AL_GEMM_KC
 #define NC AL_GEMM_NC
@@ -84,18 +84,19 @@ static inline void store_row(float *c, v4f lo, v4f hi, v4f alpha, int add) {
     v4f_store(c + 4, hi);
 }
 
-/* The MR x NR register tile over kc steps. a0..a3 point at k = 0 of four rows of A (step cs per k);
- * bp is one packed panel; the tile goes to C as store_row says.
+/* The MR x NR register tile over kc steps: 12 accumulators, two B vectors and one broadcast fill 15 of
+ * the 16 vector registers of x86-64 (which V8 also gives WASM). a[i] points at k = 0 of row i of A
+ * (step cs per k); bp is one packed panel; the tile goes to C as store_row says.
  * Kept out of line (noinline for clang, two call sites for binaryen, which otherwise inlines a
  * one-caller function): V8 has no on-stack replacement for wasm, so a hot loop inlined into a
  * function called once would run in the baseline compiler's code forever. A small function called
  * thousands of times is optimised after its first few calls. */
-__attribute__((noinline)) static void micro_kernel(int kc, const float *a0, const float *a1,
-                                                   const float *a2, const float *a3, ptrdiff_t cs,
+__attribute__((noinline)) static void micro_kernel(int kc, const float *const a[MR], ptrdiff_t cs,
                                                    const float *bp, float *C, ptrdiff_t ldc,
                                                    float alpha, int add) {
-    v4f c00 = v4f_splat(0.0f), c01 = c00, c10 = c00, c11 = c00;
-    v4f c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+    const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
+    v4f c00 = v4f_splat(0.0f), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    v4f c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
     for (int k = 0; k < kc; k++) {
         v4f b0 = v4f_load(bp), b1 = v4f_load(bp + 4);
         ptrdiff_t o = (ptrdiff_t)k * cs;
@@ -111,6 +112,12 @@ __attribute__((noinline)) static void micro_kernel(int kc, const float *a0, cons
         x = v4f_splat(a3[o]);
         c30 = v4f_add(c30, v4f_mul(x, b0));
         c31 = v4f_add(c31, v4f_mul(x, b1));
+        x = v4f_splat(a4[o]);
+        c40 = v4f_add(c40, v4f_mul(x, b0));
+        c41 = v4f_add(c41, v4f_mul(x, b1));
+        x = v4f_splat(a5[o]);
+        c50 = v4f_add(c50, v4f_mul(x, b0));
+        c51 = v4f_add(c51, v4f_mul(x, b1));
         bp += NR;
     }
     v4f al = v4f_splat(alpha);
@@ -118,6 +125,8 @@ __attribute__((noinline)) static void micro_kernel(int kc, const float *a0, cons
     store_row(C + ldc, c10, c11, al, add);
     store_row(C + 2 * ldc, c20, c21, al, add);
     store_row(C + 3 * ldc, c30, c31, al, add);
+    store_row(C + 4 * ldc, c40, c41, al, add);
+    store_row(C + 5 * ldc, c50, c51, al, add);
 }
 
 /* One tile of C: full tiles straight into C; edge tiles (mr < MR or nr < NR) into a stack tile, then
@@ -125,11 +134,11 @@ __attribute__((noinline)) static void micro_kernel(int kc, const float *a0, cons
 static void tile_kernel(int kc, const float *const a[MR], ptrdiff_t cs, const float *bp, float *C,
                         ptrdiff_t ldc, int mr, int nr, float alpha, int add) {
     if (mr == MR && nr == NR) {
-        micro_kernel(kc, a[0], a[1], a[2], a[3], cs, bp, C, ldc, alpha, add);
+        micro_kernel(kc, a, cs, bp, C, ldc, alpha, add);
         return;
     }
     float tile[MR * NR];
-    micro_kernel(kc, a[0], a[1], a[2], a[3], cs, bp, tile, NR, alpha, 0);
+    micro_kernel(kc, a, cs, bp, tile, NR, alpha, 0);
     for (int i = 0; i < mr; i++)
         for (int j = 0; j < nr; j++) {
             float *c = C + i * ldc + j;

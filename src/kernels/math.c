@@ -3,6 +3,6 @@
 #include "kernels.h"
 #include "vmath.h"
 
-float al_expf(float x) { return v4f_lane0(v4f_exp(v4f_splat(x))); }
-float al_erff(float x) { return v4f_lane0(v4f_erf(v4f_splat(x))); }
-float al_tanhf(float x) { return v4f_lane0(v4f_tanh(v4f_splat(x))); }
+float al_expf(float x) { return vf_lane0(vf_exp(vf_splat(x))); }
+float al_erff(float x) { return vf_lane0(vf_erf(vf_splat(x))); }
+float al_tanhf(float x) { return vf_lane0(vf_tanh(vf_splat(x))); }

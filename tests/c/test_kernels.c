@@ -112,11 +112,11 @@ static void test_vector_math_bits(al_rng *r) {
     float in[4], out[4];
     for (int t = 0; t < 20000; t++) {
         for (int l = 0; l < 4; l++) in[l] = (al_rng_uniform(r) - 0.5f) * 200.0f;
-        v4f_store(out, v4f_exp(v4f_load(in)));
+        vf_store(out, vf_exp(vf_load(in)));
         for (int l = 0; l < 4; l++) mismatches += memcmp(&out[l], &(float){al_expf(in[l])}, 4) != 0;
-        v4f_store(out, v4f_erf(v4f_load(in)));
+        vf_store(out, vf_erf(vf_load(in)));
         for (int l = 0; l < 4; l++) mismatches += memcmp(&out[l], &(float){al_erff(in[l])}, 4) != 0;
-        v4f_store(out, v4f_tanh(v4f_load(in)));
+        vf_store(out, vf_tanh(vf_load(in)));
         for (int l = 0; l < 4; l++) mismatches += memcmp(&out[l], &(float){al_tanhf(in[l])}, 4) != 0;
     }
     CHECK_MSG(mismatches == 0, "%d vector/scalar math mismatches", mismatches);
