@@ -1,4 +1,6 @@
-/* bench_kernels.c: throughput of the kernels, single thread, as a plain table.
+/* bench_kernels.c: throughput of the kernels, single thread, as a plain table with one column per
+ * kernel path the build and CPU can run (natively x86-avx2 and x86-sse, src/kernels/path.h), the
+ * paths alternating repetition by repetition, and the first path's ratio to the last.
  * Usage: bench_kernels [repetitions]   (default 5; the best repetition is reported)
  * GEMM rows are al_gemm_nt at nn.Linear- and attention-like shapes M x N x K, in GFLOP/s (2MNK
  * flops); softmax, layernorm and GELU rows are in millions of elements per second. */
@@ -46,6 +48,36 @@ __attribute__((noinline)) static double best_seconds(bench_fn fn, void *ctx, int
     return best;
 }
 
+/* The kernel paths, widest first (al_kernels_paths lists the build's 4-lane path first). */
+static const char *g_paths[8];
+static int g_n_paths;
+
+/* Best seconds per call on each path, the paths taking turns per repetition. */
+static void best_by_path(bench_fn fn, void *ctx, int reps, double *best) {
+    for (int p = 0; p < g_n_paths; p++) best[p] = 1e30;
+    for (int r = 0; r < reps; r++)
+        for (int p = 0; p < g_n_paths; p++) {
+            al_kernels_set_path(g_paths[p]);
+            double t = best_seconds(fn, ctx, 1);
+            if (t < best[p]) best[p] = t;
+        }
+}
+
+/* One table row: the rate (work / seconds * scale) on each path, then first / last. */
+static void print_row(const char *name, const double *best, double work, double scale) {
+    printf("%-22s", name);
+    for (int p = 0; p < g_n_paths; p++) printf(" %14.2f", work / best[p] * scale);
+    if (g_n_paths > 1) printf(" %8.2fx", best[g_n_paths - 1] / best[0]);
+    printf("\n");
+}
+
+static void print_header(const char *what, const char *unit) {
+    printf("\n%-22s", what);
+    for (int p = 0; p < g_n_paths; p++) printf(" %14s", g_paths[p]);
+    if (g_n_paths > 1) printf(" %9s", "ratio");
+    printf("   (%s)\n", unit);
+}
+
 typedef struct {
     int M, N, K;
     float *A, *B, *C;
@@ -87,30 +119,35 @@ int main(int argc, char **argv) {
     if (reps < 1) reps = 1;
     al_rng rng;
     al_rng_seed(&rng, 1);
-    printf("kernel path: %s, best of %d repetitions, single thread\n\n", al_kernels_path(), reps);
+    const char *listed[8];
+    g_n_paths = al_kernels_paths(listed, 8);
+    g_n_paths = g_n_paths < 8 ? g_n_paths : 8;
+    for (int p = 0; p < g_n_paths; p++) g_paths[p] = listed[g_n_paths - 1 - p];
+    printf("kernel paths side by side, best of %d alternating repetitions, single thread\n", reps);
+    double best[8];
 
     static const int shapes[][3] = {{128, 768, 768}, {512, 768, 768}, {512, 3072, 768}, {128, 128, 128},
                                     {512, 512, 64}};
-    printf("%-22s %12s %10s\n", "al_gemm_nt M x N x K", "ms/call", "GFLOP/s");
+    print_header("al_gemm_nt M x N x K", "GFLOP/s");
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         gemm_ctx g = {shapes[s][0], shapes[s][1], shapes[s][2], NULL, NULL, NULL};
         g.A = random_floats(&rng, (size_t)g.M * g.K, 1.0f);
         g.B = random_floats(&rng, (size_t)g.N * g.K, 1.0f);
         g.C = random_floats(&rng, (size_t)g.M * g.N, 1.0f);
-        double t = best_seconds(run_gemm, &g, reps);
+        best_by_path(run_gemm, &g, reps, best);
         char name[64];
         snprintf(name, sizeof name, "%d x %d x %d", g.M, g.N, g.K);
-        printf("%-22s %12.3f %10.2f\n", name, 1e3 * t, 2.0 * g.M * g.N * g.K / t * 1e-9);
+        print_row(name, best, 2.0 * g.M * g.N * g.K, 1e-9);
         free(g.A), free(g.B), free(g.C);
     }
 
     /* Row kernels at BERT-base sizes: 12 heads x 128 x 128 attention rows, 128 x 768 hidden,
      * 128 x 3072 intermediate. Softmax reruns on its own output (values stay in [0, 1]). */
-    printf("\n%-22s %12s %10s\n", "row kernel (rows x n)", "ms/call", "Melem/s");
+    print_header("row kernel (rows x n)", "Melem/s");
     row_ctx c = {12 * 128, 128, NULL, NULL, NULL, NULL};
     c.x = random_floats(&rng, (size_t)c.rows * c.cols, 5.0f);
-    double t = best_seconds(run_softmax, &c, reps);
-    printf("%-22s %12.3f %10.1f\n", "softmax 1536 x 128", 1e3 * t, c.rows * c.cols / t * 1e-6);
+    best_by_path(run_softmax, &c, reps, best);
+    print_row("softmax 1536 x 128", best, (double)c.rows * c.cols, 1e-6);
     free(c.x);
 
     row_ctx ln = {128, 768, NULL, NULL, NULL, NULL};
@@ -118,17 +155,17 @@ int main(int argc, char **argv) {
     ln.y = random_floats(&rng, (size_t)ln.rows * ln.cols, 1.0f);
     ln.gamma = random_floats(&rng, (size_t)ln.cols, 1.0f);
     ln.beta = random_floats(&rng, (size_t)ln.cols, 1.0f);
-    t = best_seconds(run_layernorm, &ln, reps);
-    printf("%-22s %12.3f %10.1f\n", "layernorm 128 x 768", 1e3 * t, ln.rows * ln.cols / t * 1e-6);
+    best_by_path(run_layernorm, &ln, reps, best);
+    print_row("layernorm 128 x 768", best, (double)ln.rows * ln.cols, 1e-6);
     free(ln.x), free(ln.y), free(ln.gamma), free(ln.beta);
 
     row_ctx ge = {128, 3072, NULL, NULL, NULL, NULL};
     ge.x = random_floats(&rng, (size_t)ge.rows * ge.cols, 4.0f);
     ge.y = random_floats(&rng, (size_t)ge.rows * ge.cols, 1.0f);
-    t = best_seconds(run_gelu, &ge, reps);
-    printf("%-22s %12.3f %10.1f\n", "gelu 128 x 3072", 1e3 * t, ge.rows * ge.cols / t * 1e-6);
-    t = best_seconds(run_gelu_tanh, &ge, reps);
-    printf("%-22s %12.3f %10.1f\n", "gelu_tanh 128 x 3072", 1e3 * t, ge.rows * ge.cols / t * 1e-6);
+    best_by_path(run_gelu, &ge, reps, best);
+    print_row("gelu 128 x 3072", best, (double)ge.rows * ge.cols, 1e-6);
+    best_by_path(run_gelu_tanh, &ge, reps, best);
+    print_row("gelu_tanh 128 x 3072", best, (double)ge.rows * ge.cols, 1e-6);
     free(ge.x), free(ge.y);
     return 0;
 }

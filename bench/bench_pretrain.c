@@ -1,6 +1,6 @@
 /* bench_pretrain.c: pretraining step time with the batch in 1 shard and in N shards side by side.
  *
- *   bench_pretrain [MODEL_DIR] [TEXT] [--shards N] [--steps S] [--sop DOCS]
+ *   bench_pretrain [MODEL_DIR] [TEXT] [--shards N] [--steps S] [--sop DOCS] [--paths]
  *
  * Defaults: models/attnlab-mini-bert, build/data/train.txt (its first 20,000 lines), N = 2, S = 8. Times S
  * steps (forward, MLM loss, backward, gradient combination; batch 32 x 128, dropout on) with 1 shard and
@@ -8,13 +8,16 @@
  * each and their ratio. The numbers of a run depend on the shard count, not on the threads that ran them
  * (tests/c/test_pretrain_shards.c). With --sop DOCS (a documents file, build/data/train_docs.txt), also the
  * step with sentence order on N shards (half the batch sentence-order pairs, docs/pretraining.md) and its
- * cost relative to the MLM-only step on N shards. */
+ * cost relative to the MLM-only step on N shards. With --paths, instead: the 1-shard step on every kernel
+ * path the build and CPU can run (x86-avx2 and x86-sse natively, src/kernels/path.h), alternating three
+ * times, and each path's tokens per second relative to the first (bench/lanes.mjs). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "attnlab.h"
+#include "kernels/kernels.h"
 #include "train/pretrain.h"
 #include "train/train.h"
 
@@ -102,9 +105,10 @@ static int time_sop_steps(al_model *model, const al_mlm_corpus *c, const al_sop_
 
 int main(int argc, char **argv) {
     const char *dir = "models/attnlab-mini-bert", *text_path = "build/data/train.txt", *sop_path = NULL;
-    int shards = 2, steps = 8, pos = 0;
+    int shards = 2, steps = 8, pos = 0, by_path = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--shards") && i + 1 < argc) shards = atoi(argv[++i]);
+        if (!strcmp(argv[i], "--paths")) by_path = 1;
+        else if (!strcmp(argv[i], "--shards") && i + 1 < argc) shards = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--sop") && i + 1 < argc) sop_path = argv[++i];
         else if (pos == 0) dir = argv[i], pos++;
@@ -135,6 +139,32 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s\n", err.message);
         al_model_free(model);
         return 1;
+    }
+    if (by_path) {
+        const char *paths[8];
+        int n = al_kernels_paths(paths, 8);
+        n = n < 8 ? n : 8;
+        /* the widest path first: the ratios read "8 lanes / 4 lanes" */
+        for (int i = 0; i < n / 2; i++) {
+            const char *t = paths[i];
+            paths[i] = paths[n - 1 - i], paths[n - 1 - i] = t;
+        }
+        double pbest[8], ptok[8];
+        for (int p = 0; p < n; p++) pbest[p] = 1e30, ptok[p] = 0;
+        for (int rep = 0; rep < 3; rep++)
+            for (int p = 0; p < n; p++) {
+                double s, t;
+                al_kernels_set_path(paths[p]);
+                if (time_steps(model, &c, 1, steps, &s, &t)) return 1;
+                if (s < pbest[p]) pbest[p] = s, ptok[p] = t;
+            }
+        printf("pretraining step, %s, batch 32 x %d, 1 shard, best of 3 alternating x %d steps:\n", dir, max_len, steps);
+        for (int p = 0; p < n; p++)
+            printf("  %-12s %.3f s/step, %.0f tokens/s, %.2fx %s\n", paths[p], pbest[p], ptok[p] / pbest[p],
+                   (ptok[p] / pbest[p]) / (ptok[n - 1] / pbest[n - 1]), paths[n - 1]);
+        al_mlm_corpus_free(&c);
+        al_model_free(model);
+        return 0;
     }
     double best[2] = {1e30, 1e30}, tok[2] = {0, 0};
     for (int rep = 0; rep < 3 && !sop_path; rep++) /* with --sop, only the comparison below */

@@ -4,24 +4,28 @@
  * as "element (n,k) = B[n*b_rs + k*b_cs]", so nt, nn and tn differ only in those strides.
  * Blocking (GotoBLAS order): columns in blocks of NC, depth in blocks of KC; each NC x KC block of B is
  * packed on the stack into NR-wide panels ([k][NR], zero-padded), then for every MR rows of A the
- * micro-kernel keeps an MR x NR tile of C in 8 vector registers and streams the panel. A is read in
+ * micro-kernel keeps an MR x NR (6 x 8) tile of C in 12 vector registers and streams the panel. A is read in
  * place (its MR x KC micro-panel stays in L1 across the panels). No allocation: the packed block is
  * a fixed stack array of KC * NC floats (128 KiB).
  *
  * Rounding: every C entry is sum_k a*b accumulated in k order inside a depth block (multiply then
  * add, no FMA), then C = alpha * tile for the first block (or C + alpha * tile when accumulating)
  * and C = C + alpha * tile for later blocks. Edge tiles go through a stack tile with the same
- * operations, so the result does not depend on where an entry sits, and is the same on every path. */
+ * operations, so the result does not depend on where an entry sits, and is the same on every path.
+ * The tile shape is free (it decides which entries are computed together, not how): the 8-lane
+ * path (gemm_avx2.c) runs 6 x 16 tiles over the same packed panels. */
 #include <stddef.h>
 #include <string.h>
 
+#include "gemm_block.h"
 #include "kernels.h"
+#include "path.h"
 #include "simd.h"
 
-#define MR 4
-#define NR 8
-#define KC 256
-#define NC 128
+#define MR 6
+#define NR AL_GEMM_NR
+#define KC AL_GEMM_KC
+#define NC AL_GEMM_NC
 
 /* Packs B(n, k) for n < nc, k < kc into panels of NR columns: panel p holds bp[p*kc*NR + k*NR + j]
  * = B(p*NR + j, k), zero for columns past nc (so the micro-kernel never tests for edges). */
@@ -80,18 +84,19 @@ static inline void store_row(float *c, v4f lo, v4f hi, v4f alpha, int add) {
     v4f_store(c + 4, hi);
 }
 
-/* The MR x NR register tile over kc steps. a0..a3 point at k = 0 of four rows of A (step cs per k);
- * bp is one packed panel; the tile goes to C as store_row says.
+/* The MR x NR register tile over kc steps: 12 accumulators, two B vectors and one broadcast fill 15 of
+ * the 16 vector registers of x86-64 (which V8 also gives WASM). a[i] points at k = 0 of row i of A
+ * (step cs per k); bp is one packed panel; the tile goes to C as store_row says.
  * Kept out of line (noinline for clang, two call sites for binaryen, which otherwise inlines a
  * one-caller function): V8 has no on-stack replacement for wasm, so a hot loop inlined into a
  * function called once would run in the baseline compiler's code forever. A small function called
  * thousands of times is optimised after its first few calls. */
-__attribute__((noinline)) static void micro_kernel(int kc, const float *a0, const float *a1,
-                                                   const float *a2, const float *a3, ptrdiff_t cs,
+__attribute__((noinline)) static void micro_kernel(int kc, const float *const a[MR], ptrdiff_t cs,
                                                    const float *bp, float *C, ptrdiff_t ldc,
                                                    float alpha, int add) {
-    v4f c00 = v4f_splat(0.0f), c01 = c00, c10 = c00, c11 = c00;
-    v4f c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+    const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
+    v4f c00 = v4f_splat(0.0f), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    v4f c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
     for (int k = 0; k < kc; k++) {
         v4f b0 = v4f_load(bp), b1 = v4f_load(bp + 4);
         ptrdiff_t o = (ptrdiff_t)k * cs;
@@ -107,6 +112,12 @@ __attribute__((noinline)) static void micro_kernel(int kc, const float *a0, cons
         x = v4f_splat(a3[o]);
         c30 = v4f_add(c30, v4f_mul(x, b0));
         c31 = v4f_add(c31, v4f_mul(x, b1));
+        x = v4f_splat(a4[o]);
+        c40 = v4f_add(c40, v4f_mul(x, b0));
+        c41 = v4f_add(c41, v4f_mul(x, b1));
+        x = v4f_splat(a5[o]);
+        c50 = v4f_add(c50, v4f_mul(x, b0));
+        c51 = v4f_add(c51, v4f_mul(x, b1));
         bp += NR;
     }
     v4f al = v4f_splat(alpha);
@@ -114,6 +125,8 @@ __attribute__((noinline)) static void micro_kernel(int kc, const float *a0, cons
     store_row(C + ldc, c10, c11, al, add);
     store_row(C + 2 * ldc, c20, c21, al, add);
     store_row(C + 3 * ldc, c30, c31, al, add);
+    store_row(C + 4 * ldc, c40, c41, al, add);
+    store_row(C + 5 * ldc, c50, c51, al, add);
 }
 
 /* One tile of C: full tiles straight into C; edge tiles (mr < MR or nr < NR) into a stack tile, then
@@ -121,16 +134,32 @@ __attribute__((noinline)) static void micro_kernel(int kc, const float *a0, cons
 static void tile_kernel(int kc, const float *const a[MR], ptrdiff_t cs, const float *bp, float *C,
                         ptrdiff_t ldc, int mr, int nr, float alpha, int add) {
     if (mr == MR && nr == NR) {
-        micro_kernel(kc, a[0], a[1], a[2], a[3], cs, bp, C, ldc, alpha, add);
+        micro_kernel(kc, a, cs, bp, C, ldc, alpha, add);
         return;
     }
     float tile[MR * NR];
-    micro_kernel(kc, a[0], a[1], a[2], a[3], cs, bp, tile, NR, alpha, 0);
+    micro_kernel(kc, a, cs, bp, tile, NR, alpha, 0);
     for (int i = 0; i < mr; i++)
         for (int j = 0; j < nr; j++) {
             float *c = C + i * ldc + j;
             *c = add ? *c + tile[i * NR + j] : tile[i * NR + j];
         }
+}
+
+/* One packed KC x NC block of B (bp) against all M rows of A, on the 4-lane path: A points at its
+ * depth block's first column, C at the block's first column. */
+static void gemm_block(int M, int nc, int kc, const float *A, ptrdiff_t a_rs, ptrdiff_t a_cs,
+                       const float *bp, float *C, ptrdiff_t ldc, float alpha, int add) {
+    for (int ic = 0; ic < M; ic += MR) {
+        int mr = M - ic < MR ? M - ic : MR;
+        /* Rows past M repeat the last row: read in bounds, never written. */
+        const float *a[MR];
+        for (int i = 0; i < MR; i++) a[i] = A + (ic + (i < mr ? i : mr - 1)) * a_rs;
+        for (int jr = 0; jr < nc; jr += NR) {
+            int nr = nc - jr < NR ? nc - jr : NR;
+            tile_kernel(kc, a, a_cs, bp + (size_t)jr * kc, C + ic * ldc + jr, ldc, mr, nr, alpha, add);
+        }
+    }
 }
 
 static void gemm_driver(int M, int N, int K, float alpha, const float *A, ptrdiff_t a_rs,
@@ -142,24 +171,19 @@ static void gemm_driver(int M, int N, int K, float alpha, const float *A, ptrdif
             for (int i = 0; i < M; i++) memset(C + i * ldc, 0, (size_t)N * sizeof(float));
         return;
     }
+    /* The 8-lane path keeps the packed panels and the per-entry operations; only its tile is larger. */
+    void (*block)(int, int, int, const float *, ptrdiff_t, ptrdiff_t, const float *, float *, ptrdiff_t,
+                  float, int) = gemm_block;
+#if AL_KERNELS_HAVE_AVX2
+    if (al_kernels_use_avx2()) block = al_gemm_block_avx2;
+#endif
     float bp[KC * NC];
     for (int jc = 0; jc < N; jc += NC) {
         int nc = N - jc < NC ? N - jc : NC;
         for (int pc = 0; pc < K; pc += KC) {
             int kc = K - pc < KC ? K - pc : KC;
             pack_b(kc, nc, B + jc * b_rs + pc * b_cs, b_rs, b_cs, bp);
-            int add = accumulate || pc > 0;
-            for (int ic = 0; ic < M; ic += MR) {
-                int mr = M - ic < MR ? M - ic : MR;
-                /* Rows past M repeat the last row: read in bounds, never written. */
-                const float *a[MR];
-                for (int i = 0; i < MR; i++) a[i] = A + (ic + (i < mr ? i : mr - 1)) * a_rs + pc * a_cs;
-                for (int jr = 0; jr < nc; jr += NR) {
-                    int nr = nc - jr < NR ? nc - jr : NR;
-                    tile_kernel(kc, a, a_cs, bp + (size_t)jr * kc, C + ic * ldc + jc + jr, ldc, mr, nr,
-                                alpha, add);
-                }
-            }
+            block(M, nc, kc, A + pc * a_cs, a_rs, a_cs, bp, C + jc, ldc, alpha, accumulate || pc > 0);
         }
     }
 }

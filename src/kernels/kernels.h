@@ -1,9 +1,11 @@
 /* kernels.h: the numeric kernels of the encoder. No allocation inside a kernel.
  *
- * Every kernel has one implementation per path, chosen at compile time:
+ * Every kernel has one 4-lane implementation per build, chosen at compile time:
  *   - WASM SIMD128 (__wasm_simd128__), multiply-then-add (no FMA in this Emscripten);
  *   - x86 SSE (baseline x86_64), the same operation order as the WASM path so both give the same bits;
- *   - plain C (any other target).
+ *   - plain C (any other target);
+ * and x86 native builds add an 8-lane AVX2 one (multiply then add, no FMA) chosen at run time when
+ * the CPU has AVX2 (path.h). Every path gives the same bits (docs/kernels.md).
  * al_ref_* are plain scalar references kept for the tests, never used by the model.
  * Row-major everywhere; ld* are row strides in elements. */
 #ifndef AL_KERNELS_H
@@ -66,7 +68,14 @@ void al_ref_layernorm(const float *x, float *y, int rows, int dim, const float *
 void al_ref_gelu(float *x, size_t n);
 void al_ref_gelu_tanh(float *x, size_t n);
 
-/* Which path this build uses: "wasm-simd128", "x86-sse", "scalar". */
+/* The kernel path running: "wasm-simd128", "x86-sse" or "scalar" (the build's 4-lane path, simd.h),
+ * or "x86-avx2" (8 lanes, chosen at run time when the CPU has AVX2, path.h). All give the same bits. */
 const char *al_kernels_path(void);
+/* The paths this build can run on this CPU, the build's 4-lane one first: writes up to max names,
+ * returns how many there are. */
+int al_kernels_paths(const char **names, int max);
+/* Switches every later kernel call to the named path (for tests and benchmarks comparing paths in
+ * one process; not while kernels run on other threads). -1 when this build or CPU lacks it. */
+int al_kernels_set_path(const char *name);
 
 #endif

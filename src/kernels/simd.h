@@ -5,7 +5,13 @@
  * result (no FMA anywhere, horizontal reductions in one fixed order, min/max with the SSE operand
  * rule on every path), so a kernel gives the same bits on all three paths.
  * Integer lanes (v4i) exist only for the exponent tricks of the math functions.
- * Defining AL_KERNELS_SCALAR forces the plain C path (to test it on a SIMD machine). */
+ * Defining AL_KERNELS_SCALAR forces the plain C path (to test it on a SIMD machine).
+ *
+ * vf (at the end) is the widest vector of a translation unit: v4f, or 8 AVX2 lanes in the *_avx2.c
+ * files, which define AL_SIMD_AVX2 and are compiled with -mavx2 (path.h). Element-wise code (vmath.h,
+ * the activations, scalings) is written over vf: each lane does the same operations on either width.
+ * Sums and maxima keep v4f accumulators, fed 4 lanes at a time in memory order (v4f_add_vf), so the
+ * reduction order and its bits are the 4-lane path's on every width. */
 #ifndef AL_KERNELS_SIMD_H
 #define AL_KERNELS_SIMD_H
 
@@ -191,6 +197,68 @@ static inline v4i v4i_sra(v4i a, int n) {
     AL_V4_MAP(v4i, r.i[l] = a.i[l] >= 0 ? a.i[l] >> n : -1 - ((-1 - a.i[l]) >> n));
 }
 #undef AL_V4_MAP
+#endif
+
+#if defined(AL_SIMD_AVX2)
+#include <immintrin.h>
+#define AL_VF_LANES 8
+typedef __m256 vf;
+typedef __m256i vi;
+static inline vf vf_load(const float *p) { return _mm256_loadu_ps(p); }
+static inline void vf_store(float *p, vf v) { _mm256_storeu_ps(p, v); }
+static inline vf vf_splat(float x) { return _mm256_set1_ps(x); }
+static inline vf vf_add(vf a, vf b) { return _mm256_add_ps(a, b); }
+static inline vf vf_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
+static inline vf vf_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+static inline vf vf_div(vf a, vf b) { return _mm256_div_ps(a, b); }
+static inline vf vf_min(vf a, vf b) { return _mm256_min_ps(a, b); } /* the SSE operand rule */
+static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
+static inline vf vf_lt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_LT_OS); }
+static inline vf vf_isnan(vf a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
+static inline vf vf_and(vf a, vf b) { return _mm256_and_ps(a, b); }
+static inline vf vf_or(vf a, vf b) { return _mm256_or_ps(a, b); }
+static inline vf vf_xor(vf a, vf b) { return _mm256_xor_ps(a, b); }
+static inline vf vf_select(vf mask, vf a, vf b) { return _mm256_or_ps(_mm256_and_ps(mask, a), _mm256_andnot_ps(mask, b)); }
+static inline float vf_lane0(vf v) { return _mm256_cvtss_f32(v); }
+static inline vi vi_splat(int32_t x) { return _mm256_set1_epi32(x); }
+static inline vi vi_add(vi a, vi b) { return _mm256_add_epi32(a, b); }
+static inline vi vi_sub(vi a, vi b) { return _mm256_sub_epi32(a, b); }
+static inline vi vi_shl(vi a, int n) { return _mm256_slli_epi32(a, n); }
+static inline vi vi_sra(vi a, int n) { return _mm256_srai_epi32(a, n); }
+static inline vi vf_bits(vf a) { return _mm256_castps_si256(a); }
+static inline vf vi_as_float(vi a) { return _mm256_castsi256_ps(a); }
+/* acc + lanes 0-3, then + lanes 4-7: two steps of a 4-lane accumulation over the same memory. */
+static inline v4f v4f_add_vf(v4f acc, vf v) {
+    return _mm_add_ps(_mm_add_ps(acc, _mm256_castps256_ps128(v)), _mm256_extractf128_ps(v, 1));
+}
+#else
+#define AL_VF_LANES 4
+typedef v4f vf;
+typedef v4i vi;
+static inline vf vf_load(const float *p) { return v4f_load(p); }
+static inline void vf_store(float *p, vf v) { v4f_store(p, v); }
+static inline vf vf_splat(float x) { return v4f_splat(x); }
+static inline vf vf_add(vf a, vf b) { return v4f_add(a, b); }
+static inline vf vf_sub(vf a, vf b) { return v4f_sub(a, b); }
+static inline vf vf_mul(vf a, vf b) { return v4f_mul(a, b); }
+static inline vf vf_div(vf a, vf b) { return v4f_div(a, b); }
+static inline vf vf_min(vf a, vf b) { return v4f_min(a, b); }
+static inline vf vf_max(vf a, vf b) { return v4f_max(a, b); }
+static inline vf vf_lt(vf a, vf b) { return v4f_lt(a, b); }
+static inline vf vf_isnan(vf a) { return v4f_isnan(a); }
+static inline vf vf_and(vf a, vf b) { return v4f_and(a, b); }
+static inline vf vf_or(vf a, vf b) { return v4f_or(a, b); }
+static inline vf vf_xor(vf a, vf b) { return v4f_xor(a, b); }
+static inline vf vf_select(vf mask, vf a, vf b) { return v4f_select(mask, a, b); }
+static inline float vf_lane0(vf v) { return v4f_lane0(v); }
+static inline vi vi_splat(int32_t x) { return v4i_splat(x); }
+static inline vi vi_add(vi a, vi b) { return v4i_add(a, b); }
+static inline vi vi_sub(vi a, vi b) { return v4i_sub(a, b); }
+static inline vi vi_shl(vi a, int n) { return v4i_shl(a, n); }
+static inline vi vi_sra(vi a, int n) { return v4i_sra(a, n); }
+static inline vi vf_bits(vf a) { return v4f_bits(a); }
+static inline vf vi_as_float(vi a) { return v4i_as_float(a); }
+static inline v4f v4f_add_vf(v4f acc, vf v) { return v4f_add(acc, v); }
 #endif
 
 #endif

@@ -1,7 +1,8 @@
 /* test_kernels.c: every kernel against its al_ref_* (or double libm) on random and edge sizes,
  * strides, alpha and accumulate; the portable math functions over dense grids; the vector math
- * against the scalar math bit for bit; and a checksum of fixed kernel outputs, printed so that the
- * native and the WASM builds can be compared (they must print the same line). */
+ * against the scalar math bit for bit; and a checksum of fixed kernel outputs, which must be
+ * KERNELS_CHECKSUM on every build (native, WASM) and every kernel path the build and CPU can run
+ * (x86-sse and x86-avx2 natively, path.h): all of it runs once per path. */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -111,11 +112,11 @@ static void test_vector_math_bits(al_rng *r) {
     float in[4], out[4];
     for (int t = 0; t < 20000; t++) {
         for (int l = 0; l < 4; l++) in[l] = (al_rng_uniform(r) - 0.5f) * 200.0f;
-        v4f_store(out, v4f_exp(v4f_load(in)));
+        vf_store(out, vf_exp(vf_load(in)));
         for (int l = 0; l < 4; l++) mismatches += memcmp(&out[l], &(float){al_expf(in[l])}, 4) != 0;
-        v4f_store(out, v4f_erf(v4f_load(in)));
+        vf_store(out, vf_erf(vf_load(in)));
         for (int l = 0; l < 4; l++) mismatches += memcmp(&out[l], &(float){al_erff(in[l])}, 4) != 0;
-        v4f_store(out, v4f_tanh(v4f_load(in)));
+        vf_store(out, vf_tanh(vf_load(in)));
         for (int l = 0; l < 4; l++) mismatches += memcmp(&out[l], &(float){al_tanhf(in[l])}, 4) != 0;
     }
     CHECK_MSG(mismatches == 0, "%d vector/scalar math mismatches", mismatches);
@@ -396,6 +397,9 @@ static uint64_t fnv1a(uint64_t h, const float *x, size_t n) {
 
 /* Fixed-seed inputs through every kernel; the hash of all output bits must be the same on the
  * native (SSE or scalar) and WASM builds. */
+/* The hash print_checksum computes: the same on every build and path (docs/kernels.md). */
+#define KERNELS_CHECKSUM 0x0074f2d353ab6311ULL
+
 static void print_checksum(void) {
     al_rng r;
     al_rng_seed(&r, 20240607);
@@ -422,24 +426,34 @@ static void print_checksum(void) {
     for (int i = 0; i <= 1000; i++) g[i] = al_expf(-100.0f + 0.19f * i) + al_erff(-5.0f + 0.01f * i) + al_tanhf(-5.0f + 0.01f * i);
     h = fnv1a(h, g, 1001);
     printf("kernels checksum (%s): %016llx\n", al_kernels_path(), (unsigned long long)h);
+    CHECK_MSG(h == KERNELS_CHECKSUM, "kernel path %s: checksum %016llx, every build and path gives %016llx",
+              al_kernels_path(), (unsigned long long)h, (unsigned long long)KERNELS_CHECKSUM);
     free(A), free(B), free(C);
 }
 
 int main(void) {
-    al_rng r;
-    al_rng_seed(&r, 7);
-    printf("kernel path: %s\n", al_kernels_path());
+    const char *paths[8];
+    const int n_paths = al_kernels_paths(paths, 8);
+    CHECK(n_paths >= 1 && n_paths <= 8);
+    CHECK(al_kernels_set_path("no-such-path") == -1);
     test_expf();
     test_erff();
     test_tanhf();
-    test_vector_math_bits(&r);
-    test_gemm(&r);
-    test_gemm_layouts_agree(&r);
-    test_gemm_batch_invariance(&r);
-    test_linear(&r);
-    test_softmax(&r);
-    test_layernorm(&r);
-    test_activations(&r);
-    print_checksum();
+    for (int p = 0; p < n_paths && p < 8; p++) {
+        CHECK(al_kernels_set_path(paths[p]) == 0);
+        CHECK(strcmp(al_kernels_path(), paths[p]) == 0);
+        printf("kernel path: %s\n", al_kernels_path());
+        al_rng r;
+        al_rng_seed(&r, 7);
+        test_vector_math_bits(&r);
+        test_gemm(&r);
+        test_gemm_layouts_agree(&r);
+        test_gemm_batch_invariance(&r);
+        test_linear(&r);
+        test_softmax(&r);
+        test_layernorm(&r);
+        test_activations(&r);
+        print_checksum();
+    }
     return check_summary("kernels");
 }

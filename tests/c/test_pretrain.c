@@ -2,13 +2,16 @@
  * 20 steps twice give the same losses bit for bit, the saved train_config.json repeats the run, 10 steps
  * + resume from the checkpoint + 10 steps equal the uninterrupted 20, a cancel (the CLI's SIGTERM) stops
  * at the end of a step with a checkpoint and no final files and resumes the same way, and the output
- * directory is a Hugging Face BertForMaskedLM that the loader reads back with its tokenizer. */
+ * directory is a Hugging Face BertForMaskedLM that the loader reads back with its tokenizer. The 20 steps on
+ * every other kernel path the build and CPU can run (x86-sse, x86-avx2) give the same losses and the same
+ * model.safetensors, byte for byte. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attnlab.h"
 #include "check.h"
+#include "kernels/kernels.h"
 #include "pretrain_fixture.h"
 
 #define DIR "build/test_pretrain"
@@ -58,6 +61,28 @@ int main(void) {
            last, ra.eval_accuracy, ra.baseline_accuracy, ra.eval_perplexity, ra.unigram_perplexity);
     CHECK(last < first);
     CHECK(ra.eval_positions > 0 && ra.eval_perplexity > 1 && ra.unigram_perplexity > 1);
+
+    /* every other kernel path: the same losses and weights (src/kernels/path.h) */
+    const char *paths[8], *was = al_kernels_path();
+    const int n_paths = al_kernels_paths(paths, 8);
+    for (int p = 0; p < n_paths && p < 8; p++) {
+        if (strcmp(paths[p], was) == 0) continue;
+        CHECK(al_kernels_set_path(paths[p]) == 0);
+        float lp[STEPS];
+        al_pretrain_result rp;
+        al_pretrain_config cp = tiny_config(DIR "/run_path");
+        CHECK(run(&cp, NULL, 0, lp, &rp));
+        CHECK_MSG(memcmp(a, lp, sizeof a) == 0, "kernel path %s: losses differ from %s", paths[p], was);
+        char *wa = NULL, *wp = NULL;
+        size_t na = 0, np = 0;
+        al_error rerr;
+        CHECK(al_read_file(DIR "/run_a/model.safetensors", &wa, &na, &rerr) == AL_OK);
+        CHECK(al_read_file(DIR "/run_path/model.safetensors", &wp, &np, &rerr) == AL_OK);
+        CHECK_MSG(wa && wp && na == np && memcmp(wa, wp, na) == 0, "kernel path %s: weights differ from %s", paths[p], was);
+        printf("kernel path %s = %s: 20 steps' losses and model.safetensors (%zu bytes) bit for bit\n", paths[p], was, na);
+        free(wa), free(wp);
+    }
+    CHECK(al_kernels_set_path(was) == 0);
 
     /* the saved train_config.json repeats the run */
     FILE *f = fopen(DIR "/run_a/train_config.json", "rb");

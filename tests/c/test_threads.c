@@ -4,6 +4,7 @@
  *    policies of every mode, bit-identical for pools of 1, 2, 3 and 8 threads (every problem split as
  *    far as the pool allows, however small) and without a pool;
  *  - a bert-base-shaped layer at 128 tokens with the pool's own size thresholds;
+ *  - all of these on every kernel path the build and CPU can run (x86-sse and x86-avx2 natively);
  *  - a PAPA sweep through the JSON API ("papa" op, 3 seeds whose probes train side by side): the same
  *    digest for sessions of 1, 2, 3 and 8 threads (1 and 3 under AddressSanitizer). */
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "api/api_internal.h"
 #include "check.h"
 #include "core/threadpool.h"
+#include "kernels/kernels.h"
 
 static const int thread_counts[] = {1, 2, 3, 8};
 #define N_COUNTS 4
@@ -114,7 +116,31 @@ static int same_result(const fwd_result *a, const fwd_result *b) {
            same_bits(a->values, b->values, a->n_values) && same_bits(a->logits, b->logits, a->n_logits);
 }
 
-/* The batch once with no pool, then with each pool (split_all as given): every output bit-identical. */
+/* The batch on every other kernel path this build and CPU can run (x86-sse and x86-avx2 natively,
+ * src/kernels/path.h), on a pool of 2: bit-identical to ref, computed on the default path. */
+static void check_paths(const char *what, const al_model *m, const al_batch *batch, const al_head_policy *pol,
+                        int split_all, const fwd_result *ref) {
+    const char *paths[8], *was = al_kernels_path();
+    const int n = al_kernels_paths(paths, 8);
+    al_threadpool *pool = NULL;
+    al_error err = {0};
+    CHECK(al_threadpool_new(2, &pool, &err) == AL_OK);
+    al_threadpool_split_all(pool, split_all);
+    for (int p = 0; p < n && p < 8; p++) {
+        if (strcmp(paths[p], was) == 0) continue;
+        CHECK(al_kernels_set_path(paths[p]) == 0);
+        fwd_result r = {0};
+        if (run_forward(m, batch, pol, pool, &r))
+            CHECK_MSG(same_result(ref, &r), "%s: kernel path %s differs from %s", what, paths[p], was);
+        printf("%s: kernel path %s = %s, bit for bit\n", what, paths[p], was);
+        fwd_free(&r);
+    }
+    CHECK(al_kernels_set_path(was) == 0);
+    al_threadpool_free(pool);
+}
+
+/* The batch once with no pool, then with each pool (split_all as given), then on every other kernel
+ * path: every output bit-identical. */
 static void check_counts(const char *what, const al_model *m, const al_batch *batch, const al_head_policy *pol,
                          int split_all) {
     fwd_result ref = {0};
@@ -130,6 +156,7 @@ static void check_counts(const char *what, const al_model *m, const al_batch *ba
         fwd_free(&r);
         al_threadpool_free(pool);
     }
+    check_paths(what, m, batch, pol, split_all, &ref);
     fwd_free(&ref);
 }
 

@@ -1,7 +1,8 @@
 // threads_wasm.test.mjs: the same numbers on any thread count across builds (docs/threads.md). The
 // threaded WASM module (attnlab_wasm_mt, Emscripten pthreads) at 1, 2 and 3 threads, the plain module
 // (no threads) and the native CLI at 1 and 2 threads (--threads) run the same requests on the default
-// model: every tensor bit for bit, and a PAPA sweep's digest.
+// model: every tensor bit for bit (natively on each kernel path the CPU has: x86-avx2 and x86-sse), and
+// a PAPA sweep's digest.
 //   AL_WASM_DIR  (default build/wasm):   attnlab_wasm{,_mt}.js + .wasm
 //   AL_BUILD_DIR (default build/native): the attnlab CLI
 import { test, before, after } from 'node:test';
@@ -42,13 +43,26 @@ after(() => {
   for (const api of Object.values(apis)) api.release();
 });
 
-function runNative(request, threads) {
+// The kernel paths the native CLI can run here: its default (x86-avx2 on an AVX2 CPU) and the 4-lane
+// x86-sse forced with AL_KERNELS (src/kernels/path.h); each reply names the path that ran.
+function nativePaths() {
+  const version = (env) => JSON.parse(execFileSync(cli, ['run', '-'], { input: '{"op": "version"}', encoding: 'utf8',
+                                                                    env: { ...process.env, ...env } })).kernels;
+  const paths = [version({})];
+  for (const forced of ['x86-sse', 'x86-avx2']) {
+    if (!paths.includes(forced) && version({ AL_KERNELS: forced }) === forced) paths.push(forced);
+  }
+  return paths;
+}
+
+function runNative(request, threads, kernels = null) {
   const tag = `${request.op}-${threads}-${Math.random().toString(36).slice(2, 8)}`;
   const reqPath = path.join(work, `${tag}.json`);
   const outPath = path.join(work, `${tag}.safetensors`);
   writeFileSync(reqPath, JSON.stringify({ ...request, model: undefined, model_dir: modelDir }));
+  const env = kernels ? { ...process.env, AL_KERNELS: kernels } : process.env;
   const stdout = execFileSync(cli, ['run', reqPath, '--out', outPath, '--threads', String(threads)],
-                              { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
+                              { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20, env });
   const tensors = existsSync(outPath) ? parseSafetensors(new Uint8Array(readFileSync(outPath))).tensors : {};
   return { reply: JSON.parse(stdout), tensors };
 }
@@ -88,11 +102,15 @@ test('attention, hidden states and values: bit-identical on every build and thre
     assert.equal(r.status, 0, JSON.stringify(r.reply.error ?? ''));
     sameBits(`plain vs ${label}`, ref.tensors, r.tensors);
   }
-  for (const threads of [1, 2]) {
-    const n = runNative(request, threads);
-    const names = Object.keys(ref.tensors);
-    const picked = Object.fromEntries(names.map((k) => [k, n.tensors[k]]));
-    sameBits(`plain WASM vs native ${threads} threads`, ref.tensors, picked);
+  const paths = nativePaths();
+  console.log(`native kernel paths compared with WASM: ${paths.join(', ')}`);
+  for (const kernels of paths) {
+    for (const threads of [1, 2]) {
+      const n = runNative(request, threads, kernels);
+      const names = Object.keys(ref.tensors);
+      const picked = Object.fromEntries(names.map((k) => [k, n.tensors[k]]));
+      sameBits(`plain WASM vs native ${kernels} ${threads} threads`, ref.tensors, picked);
+    }
   }
 });
 
