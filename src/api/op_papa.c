@@ -376,8 +376,34 @@ static void reply_config(al_reply_builder *rb, const al_papa_sweep_request *q, c
     }
 }
 
-static void reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, int NL, int H, const char *metric) {
+/* A paired difference as {"n", "mean", "ci95"} (ci95 null with fewer than 2 shared seeds), or null. */
+static void paired_json(al_reply_builder *rb, cJSON *parent, const char *key, const al_papa_paired *p) {
+    if (!parent) return;
+    if (p->n < 1) {
+        cJSON_AddItemToObject(parent, key, cJSON_CreateNull());
+        return;
+    }
+    cJSON *o = al_rb_add(rb, parent, key, cJSON_CreateObject());
+    al_rb_num(rb, o, "n", p->n);
+    al_rb_num(rb, o, "mean", p->mean);
+    if (o) cJSON_AddItemToObject(o, "ci95", number_or_null(p->ci95));
+}
+
+static void reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, int NL, int H, const char *metric,
+                          int n_validation) {
     const int n_total = NL * H;
+    /* every run's score by configuration and seed, for the paired differences (configurations share each
+     * probe seed) */
+    int n_seeds = 0;
+    for (int i = 0; i < r->n_runs; i++)
+        if (r->runs[i].seed_index >= n_seeds && r->runs[i].seed_index < AL_PAPA_MAX_SEEDS) n_seeds = r->runs[i].seed_index + 1;
+    double *scores = malloc(sizeof(double) * ((size_t)r->plan.n_configs * (size_t)n_seeds + 1));
+    for (int i = 0; scores && i < r->plan.n_configs * n_seeds; i++) scores[i] = NAN;
+    for (int i = 0; scores && i < r->n_runs; i++)
+        if (r->runs[i].seed_index < n_seeds) scores[(size_t)r->runs[i].config * n_seeds + r->runs[i].seed_index] = r->runs[i].score;
+    int full_config = -1;
+    for (int c = 0; c < r->plan.n_configs && full_config < 0; c++)
+        if (r->plan.configs[c].what == AL_CFG_SWEEP && r->plan.configs[c].k == 0) full_config = c;
     cJSON *cfgs = al_rb_add(rb, rb->root, "configs", cJSON_CreateArray());
     for (int c = 0; cfgs && c < r->plan.n_configs; c++) {
         const al_papa_config *x = &r->plan.configs[c];
@@ -438,17 +464,28 @@ static void reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, i
             double drop = NAN;
             if (!isnan(full) && al_metric_relative_drop(full, ss.mean, &drop, &e2)) drop = NAN;
             if (o) cJSON_AddItemToObject(o, "drop", number_or_null(drop));
+            /* beside the drop: the full model minus this configuration, seed by seed */
+            al_papa_paired pd = al_papa_paired_of(scores, n_seeds, full_config, c);
+            if (c == full_config) pd.n = 0;
+            paired_json(rb, o, "paired", &pd);
         }
     al_papa_findings fd;
-    al_papa_findings_of(&r->plan, cs, n_total, metric, &fd);
+    const al_papa_findings_input in = {&r->plan, cs, scores, n_seeds, n_validation, n_total, metric};
+    al_papa_findings_of(&in, &fd);
     cJSON *fo = al_rb_add(rb, rb->root, "findings", cJSON_CreateObject());
-    al_rb_str(rb, fo, "informative", al_papa_verdict_name(fd.informative));
-    al_rb_str(rb, fo, "constant_costs", al_papa_verdict_name(fd.constant_costs));
+    al_rb_str(rb, fo, "informative", al_papa_verdict_codes[fd.informative]);
+    al_rb_str(rb, fo, "constant_costs", al_papa_verdict_codes[fd.constant_costs]);
     const int compared[3] = {fd.full, fd.embeddings, fd.all_constant};
     static const char *const compared_names[3] = {"full", "embeddings_only", "all_constant"};
     for (int i = 0; i < 3; i++)
         if (fo) cJSON_AddItemToObject(fo, compared_names[i], compared[i] < 0 ? cJSON_CreateNull() : cJSON_CreateNumber(compared[i]));
+    paired_json(rb, fo, "full_minus_embeddings", &fd.full_minus_embeddings);
+    paired_json(rb, fo, "full_minus_constant", &fd.full_minus_constant);
+    /* the one vocabulary of verdicts: code -> the word a reader sees (docs/papa.md) */
+    cJSON *words = al_rb_add(rb, fo, "words", cJSON_CreateObject());
+    for (int v = 0; words && v < AL_N_VERDICTS; v++) al_rb_str(rb, words, al_papa_verdict_codes[v], al_papa_verdict_words[v]);
     al_rb_str(rb, fo, "text", fd.text);
+    free(scores);
     if (r->theta) {
         cJSON *lam = al_rb_add(rb, rb->root, "lambdas", cJSON_CreateArray());
         for (int l = 0; lam && l < NL; l++) {
@@ -597,7 +634,7 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
     snprintf(buf, sizeof buf, "sha256:%s", task->hash);
     al_rb_str(rb, hashes, "task", buf);
     reply_config(rb, &q, preset, task);
-    reply_results(rb, &r, NL, H, task->metric);
+    reply_results(rb, &r, NL, H, task->metric, r.n_validation);
     reply_task(rb, &r, task);
     snprintf(buf, sizeof buf, "sha256:%s", dig);
     al_rb_str(rb, rb->root, "digest", buf);
@@ -786,7 +823,8 @@ al_status al_op_papa_merge(al_op_ctx *ctx, al_error *err) {
         }
         cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(rb->root, "config"), "shard");
         al_rb_num(rb, rb->root, "merged_parts", cJSON_GetArraySize(parts));
-        reply_results(rb, &r, NL, H, json_text(cJSON_GetObjectItemCaseSensitive(p0, "task"), "metric"));
+        const cJSON *task0 = cJSON_GetObjectItemCaseSensitive(p0, "task");
+        reply_results(rb, &r, NL, H, json_text(task0, "metric"), json_int(task0, "n_validation", -1));
         char dig[65], buf[80];
         digest(&r, NL * H, dig);
         snprintf(buf, sizeof buf, "sha256:%s", dig);

@@ -70,7 +70,7 @@ test('scripts/papa_table.py: a reply\'s table and its one-line summary carry the
     const at = (i) => `${reply.summary[i].mean.toFixed(4)} ± ${reply.summary[i].ci95.toFixed(4)}`;
     assert.equal(line, `| cola | attnlab-mini-bert | ${at(f.full)} | ${at(f.all_constant)} | ` +
                        `${drop(reply.summary[f.all_constant].drop)} | ` +
-                       `${at(f.embeddings_only)} | ${f.informative} | ${f.constant_costs} |`);
+                       `${at(f.embeddings_only)} | ${f.words[f.informative]} | ${f.words[f.constant_costs]} |`);
     // this fixture's MCC is 0, so its drops are null ("–"); a reply with drops shows them signed, in percent
     reply.summary[f.all_constant].drop = 0.0234;
     reply.summary[f.embeddings_only].drop = -0.011;
