@@ -57,6 +57,37 @@ test('--help, --version and usage errors', opts, () => {
   }
 });
 
+test('every command answers --help with its own usage (issue: papa --help said "papa needs MODEL_DIR")', opts, () => {
+  for (const [cmd, line] of [['info', 'attnlab info MODEL_DIR'], ['tokenize', 'attnlab tokenize MODEL_DIR TEXT'],
+                             ['attention', 'attnlab attention MODEL_DIR TEXT'], ['run', 'attnlab run REQUEST.json'],
+                             ['vocab', 'attnlab vocab CORPUS.txt'], ['papa', 'attnlab papa MODEL_DIR'],
+                             ['export', 'attnlab export MODEL_DIR OUT_DIR'], ['pretrain', 'attnlab pretrain']]) {
+    for (const args of [[cmd, '--help'], [cmd, modelDir, '-h']]) {
+      const r = run(...args);
+      assert.equal(r.code, 0, `${args.join(' ')}: exit ${r.code} ${r.stderr}`);
+      assert.equal(r.stderr, '');
+      assert.ok(r.stdout.startsWith(`usage:\n  ${line}`), `${args.join(' ')}: ${r.stdout}`);
+      // its own usage, not every command's
+      assert.equal((r.stdout.match(/ {2}attnlab /g) ?? []).length, 1, r.stdout);
+    }
+  }
+  // after "--" a "--help" is a text, not a request for help
+  const r = run('tokenize', modelDir, '--', '--help');
+  assert.equal(r.code, 0, r.stderr);
+  assert.doesNotMatch(r.stdout, /usage/);
+});
+
+test('setup.sh installs npm packages from the lockfile without rewriting it (npm ci)', () => {
+  const setup = readFileSync(path.join(root, 'scripts/setup.sh'), 'utf8');
+  const npmLines = setup.split('\n').filter((l) => /^\s*npm /.test(l));
+  // with a lockfile (the repository tracks one) the install is `npm ci`, scripts off; `npm install` only
+  // without one
+  assert.ok(existsSync(path.join(root, 'package-lock.json')));
+  assert.match(setup, /if \[\[ -f package-lock\.json \]\]; then\n\s*npm ci --ignore-scripts /);
+  assert.deepEqual(npmLines.map((l) => l.trim().split(' ').slice(0, 3).join(' ')),
+                   ['npm ci --ignore-scripts', 'npm install --ignore-scripts']);
+});
+
 test('info prints the model description; --json the reply', opts, () => {
   let r = run('info', modelDir);
   assert.equal(r.code, 0, r.stderr);
