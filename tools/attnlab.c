@@ -39,11 +39,14 @@ static const struct command_usage {
     {"papa", "  attnlab papa MODEL_DIR --task pos|agreement|definition|order [--task-file TASK.jsonl] [--preset quick|paper]\n"
              "               [--orders lambda,random,...] [--constants average,identity,toeplitz,zeros,uniform]\n"
              "               [--fractions 1,0.5,0.125,0.0625,0] [--k 0,8,16] [--seeds 1,2,3] [--L 64] [--shard i/N]\n"
-             "               [--probe.lr X --probe.epochs N ...] [--ranking.epochs N ...] [--out FILE.safetensors] [--request]\n"
+             "               [--probe.lr X --probe.epochs N ...] [--ranking.epochs N ...] [--request]\n"
+             "               [--out FILE.safetensors [--outputs constants,theta]]\n"
              "               [--train-file F --validation-file F --import.format cola|sst2|mrpc|mnli|rte|qnli|qqp|conll2003|\n"
-             "                csv|jsonl --import.text-column C --import.label-column C --import.skip-bad-rows true]\n"
+             "                csv|jsonl --import.text-column C --import.label-column C --import.labels A,B,...\n"
+             "                --import.skip-bad-rows true]\n"
              "      the PAPA experiment: scores per fraction of input-dependent heads, order and seed, with baselines,\n"
-             "      lambdas and MLM scores, as the 'papa' op's JSON reply; --request prints the request instead\n"},
+             "      lambdas and MLM scores, as the 'papa' op's JSON reply; --request prints the request instead;\n"
+             "      --out writes the averaged constant matrices (or --outputs) with the request and reply\n"},
     {"export", "  attnlab export MODEL_DIR OUT_DIR [--dtype F16|F32] [--shard-mb N]\n"
                "      writes a BERT model again in Hugging Face layout: weights as float16 (round to nearest\n"
                "      even) or float32, in shards of at most N MB with an index; config and tokenizer files copied\n"},
@@ -572,7 +575,7 @@ static cJSON *csv_array(const char *value, int numbers) {
 
 /* --KEY VALUE into the request: lists, nested probe./ranking. keys, booleans, numbers, strings. */
 static int papa_flag(cJSON *req, const char *key, const char *value) {
-    static const char *const names[] = {"constants", "orders", NULL};
+    static const char *const names[] = {"constants", "orders", "outputs", "import.labels", NULL};
     static const char *const lists[] = {"fractions", "k", "seeds", NULL};
     static const char *const strings[] = {"task", "tasks_dir", "preset", "layout", "shard", "import.format",
                                           "import.id", "import.text_column", "import.text_pair_column",
@@ -588,7 +591,7 @@ static int papa_flag(cJSON *req, const char *key, const char *value) {
         if (!target) target = cJSON_AddObjectToObject(req, parent);
         field = dot + 1;
     }
-    for (int i = 0; names[i]; i++)
+    for (int i = 0; !item && names[i]; i++)
         if (!strcmp(key, names[i])) item = csv_array(value, 0);
     for (int i = 0; !item && lists[i]; i++)
         if (!strcmp(key, lists[i]) && !(item = csv_array(value, 1))) return usage_error("--%s needs numbers", key);
@@ -652,6 +655,7 @@ static int cmd_papa(cli *c, int argc, char **argv) {
                 return 1;
             }
             cJSON_AddStringToObject(req, "task_jsonl", text);
+            cJSON_AddStringToObject(req, "task_jsonl_name", strrchr(value, '/') ? strrchr(value, '/') + 1 : value);
             free(text);
         } else {
             char key[64];
@@ -663,6 +667,11 @@ static int cmd_papa(cli *c, int argc, char **argv) {
                 return 2;
             }
         }
+    }
+    /* --out writes the averaged constants unless --outputs names what to write (docs/papa.md, "Storage") */
+    if (out_path && !cJSON_GetObjectItemCaseSensitive(req, "outputs")) {
+        cJSON *outs = cJSON_AddArrayToObject(req, "outputs");
+        if (outs) cJSON_AddItemToArray(outs, cJSON_CreateString("constants"));
     }
     if (request_only) { /* the request file that `attnlab run` reproduces the sweep from */
         char *text = cJSON_Print(req);

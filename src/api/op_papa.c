@@ -210,7 +210,8 @@ static al_status read_request(const cJSON *req, const al_task *task, al_papa_swe
 /* ------------------------------------------------------------ the task */
 
 /* "import": {"format", "train": text, "train_name", "validation": text, "validation_name", "text_column",
- * "text_pair_column", "label_column", "conll_column", "skip_bad_rows", "validation_fraction", "seed"}: a GLUE
+ * "text_pair_column", "label_column", "labels", "conll_column", "skip_bad_rows", "validation_fraction",
+ * "seed"}: a GLUE
  * TSV, CoNLL-2003, CSV or JSONL file read by the task importers (docs/tasks.md). */
 static al_status import_task(const cJSON *imp, al_reply_builder *rb, al_task **task, al_error *err) {
     if (!cJSON_IsObject(imp)) return al_err(err, AL_ERR_INVALID, "request: field 'import' must be an object");
@@ -234,6 +235,23 @@ static al_status import_task(const cJSON *imp, al_reply_builder *rb, al_task **t
                                &fraction, err);
     if (!st) st = al_req_int(imp, "seed", "import.seed", 0, 0, 0, 2147483647, &seed, err);
     if (st) return st;
+    /* the label set, fixed: a label outside it is a bad row, not a new class (docs/tasks.md) */
+    const char *labels[AL_TASK_MAX_LABELS];
+    const cJSON *lj = cJSON_GetObjectItemCaseSensitive(imp, "labels");
+    if (lj && !cJSON_IsNull(lj)) {
+        if (!cJSON_IsArray(lj) || cJSON_GetArraySize(lj) < 1 || cJSON_GetArraySize(lj) > AL_TASK_MAX_LABELS)
+            return al_err(err, AL_ERR_INVALID, "request: field 'import.labels' must be a list of 1 to %d label names",
+                          AL_TASK_MAX_LABELS);
+        for (const cJSON *it = lj->child; it; it = it->next) {
+            if (!cJSON_IsString(it) || !it->valuestring[0])
+                return al_err(err, AL_ERR_INVALID, "request: field 'import.labels[%d]' is not a non-empty string", o.n_labels);
+            for (int j = 0; j < o.n_labels; j++)
+                if (!strcmp(labels[j], it->valuestring))
+                    return al_err(err, AL_ERR_INVALID, "request: field 'import.labels' names '%.40s' twice", it->valuestring);
+            labels[o.n_labels++] = it->valuestring;
+        }
+        o.labels = labels;
+    }
     if (delim && strlen(delim) != 1) return al_err(err, AL_ERR_INVALID, "request: field 'import.delimiter' must be one character");
     if (delim) o.delimiter = delim[0];
     if (!o.conll_column) o.conll_column = "ner";
@@ -261,7 +279,15 @@ static al_status load_task(const cJSON *req, al_reply_builder *rb, al_task **tas
     const cJSON *imp = cJSON_GetObjectItemCaseSensitive(req, "import");
     if (imp && !cJSON_IsNull(imp)) return import_task(imp, rb, task, err);
     if (jsonl) {
-        st = al_task_load_jsonl(jsonl, strlen(jsonl), id ? id : "task_jsonl", task, err);
+        const char *name = NULL; /* the file's name, for messages (the CLI's --task-file gives it) */
+        st = al_req_string(req, "task_jsonl_name", "task_jsonl_name", 0, &name, err);
+        if (!st) st = al_task_load_jsonl(jsonl, strlen(jsonl), name ? name : id ? id : "task_jsonl", task, err);
+        if (st && strstr(err->message, "task header")) {
+            /* most often another format given as a task file */
+            const size_t n = strlen(err->message);
+            snprintf(err->message + n, sizeof err->message - n, " (a task file is attnlab's JSONL, docs/tasks.md; a GLUE "
+                     "TSV, CoNLL, CSV or JSONL file goes in through 'import', in the CLI --train-file)");
+        }
         if (st) al_err_prefix(err, "request: field 'task_jsonl'");
         return st;
     }
@@ -564,7 +590,7 @@ static void cache_put(al_session *session, const char *name, int ndim, const int
 }
 
 al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", "model", "task", "task_jsonl", "tasks_dir", "preset", "constants",
+    static const char *const known[] = {"op", "model", "task", "task_jsonl", "task_jsonl_name", "tasks_dir", "preset", "constants",
                                         "orders", "fractions", "k", "seeds", "layout", "L", "max_train",
                                         "max_validation", "constants_examples", "batch_size", "baselines", "mlm",
                                         "memory_mb", "probe", "ranking", "shard", "outputs", "import", NULL};
@@ -580,6 +606,14 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
     int outputs = 0;
     static const char *const out_names[] = {"constants", "theta"};
     if (!st) st = al_req_flags(ctx->req, "outputs", out_names, 2, 0, &outputs, err);
+    if (!st && (outputs & 2)) { /* only the lambda orders train the logits: say so rather than return nothing */
+        int learns = 0;
+        for (int i = 0; i < q.plan.n_orders; i++)
+            learns |= q.plan.orders[i] == AL_ORDER_LAMBDA || q.plan.orders[i] == AL_ORDER_REVERSED_LAMBDA;
+        if (!learns)
+            st = al_err(err, AL_ERR_INVALID, "request: field 'outputs' asks for 'theta', which only a sweep with the "
+                        "lambda (or reversed_lambda) order in 'orders' learns");
+    }
     if (st) {
         al_task_free(task);
         return st;
@@ -644,6 +678,9 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
         st = al_rb_tensor(rb, "constants", "F32", 4, shape, &data, err);
         if (!st) memcpy(data, r.constants, sizeof(float) * (size_t)NL * H * q.L * q.L);
     }
+    if (!st && (outputs & 2) && !r.theta)
+        al_rb_warn(rb, "outputs: 'theta' is not returned: no configuration replaced some but not all heads in the "
+                   "lambda order, so no lambdas were learned (add a fraction between 0 and 1)");
     if (!st && (outputs & 2) && r.theta) {
         int64_t shape[2] = {NL, H};
         void *data;
