@@ -187,6 +187,42 @@ test('run executes a request file and prints the reply JSON', opts, () => {
   assert.ok(readFileSync(out).equals(readFileSync(out2)));
 });
 
+test('the attention op takes the PAPA layout: padding before the final [SEP], as a sweep lays a text out', opts, () => {
+  const req = path.join(work, 'papa_layout.json');
+  const out = path.join(work, 'papa_layout.safetensors');
+  const L = 16;
+  writeFileSync(req, JSON.stringify({ op: 'attention', model_dir: modelDir, texts: ['the cat sat', 'a dog'],
+                                      text_pairs: [null, 'the mat'], layout: 'papa', pad_to: L }));
+  const r = run('run', req, '--out', out);
+  assert.equal(r.code, 0, r.stderr);
+  const reply = JSON.parse(r.stdout);
+  assert.equal(reply.seq_len, L);
+  const file = parseSafetensors(new Uint8Array(readFileSync(out)));
+  const ids = Array.from(file.tensors.input_ids.data), mask = Array.from(file.tensors.attention_mask.data);
+  // one text: [CLS] the cat sat, padding, then [SEP] at L - 1 (docs/papa.md, "Input layout")
+  assert.deepEqual(ids.slice(0, 4), [2, 5, 6, 7]);
+  assert.deepEqual(mask.slice(0, L), [1, 1, 1, 1, ...Array(L - 5).fill(0), 1]);
+  assert.equal(ids[L - 1], 3);
+  // a pair: A's [SEP] at L/2 with B after it, the final [SEP] at L - 1
+  const second = ids.slice(L), secondMask = mask.slice(L);
+  assert.deepEqual(second.slice(0, 3), [2, 10, 11]);
+  assert.equal(second[L / 2], 3);
+  assert.deepEqual(second.slice(L / 2 + 1, L / 2 + 3), [5, 9]);
+  assert.equal(second[L - 1], 3);
+  assert.equal(secondMask.reduce((a, b) => a + b, 0), 7);
+  assert.deepEqual(reply.sequences[1].attention_mask, secondMask);
+  // the padding inside gets no attention from a real token
+  const att = file.tensors.attentions.data; // [NL, B, H, L, L]
+  for (let k = 0; k < L; k++) if (!mask[k]) assert.equal(att[0 * L + k], 0, `key ${k}`);
+  // the layout needs its length, and lays out texts only
+  writeFileSync(req, JSON.stringify({ op: 'attention', model_dir: modelDir, text: 'the cat', layout: 'papa' }));
+  assert.match(run('run', req).stderr, /'layout' 'papa' needs 'pad_to'/);
+  writeFileSync(req, JSON.stringify({ op: 'attention', model_dir: modelDir, input_ids: [2, 5, 3], layout: 'papa', pad_to: 8 }));
+  assert.match(run('run', req).stderr, /not 'input_ids'/);
+  writeFileSync(req, JSON.stringify({ op: 'attention', model_dir: modelDir, text: 'the cat', layout: 'sideways' }));
+  assert.match(run('run', req).stderr, /'layout' is 'sideways'/);
+});
+
 test('errors exit 1 with "attnlab: <message>"', opts, () => {
   let r = run('info', path.join(work, 'no-such-dir'));
   assert.equal(r.code, 1);
