@@ -72,6 +72,9 @@ static void too_little(const al_papa_findings_input *in, const al_papa_config_su
         snprintf(text, size, "Too little data to tell: the validation split has %d example%s (a verdict needs at least "
                  "%d, and %d seeds); import or keep more validation examples.", in->n_validation,
                  in->n_validation == 1 ? "" : "s", AL_PAPA_MIN_VALIDATION, AL_PAPA_MIN_SEEDS);
+    else if (f < 0)
+        snprintf(text, size, "Too little data to tell: this reply has no run of the full model (one shard of a "
+                 "sweep? papa_merge joins the shards).");
     else if (!usable(s, f))
         snprintf(text, size, "Too little data to tell: the full model needs at least %d seeds for a 95%% interval.",
                  AL_PAPA_MIN_SEEDS);

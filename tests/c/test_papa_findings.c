@@ -112,6 +112,13 @@ int main(void) {
     f = findings(&p, s2, NULL, 0, 800, "accuracy");
     CHECK(f.all_constant == 1 && f.constant_costs == AL_VERDICT_YES);
 
+    /* a shard without the full model's runs says so */
+    {
+        al_papa_plan ps = plan4();
+        al_papa_config_summary sh[4] = {{0, 0, 0}, {1, 0.5, 0.01}, {1, 0.6, 0.01}, {1, 0.6, 0.01}};
+        f = findings(&ps, sh, NULL, 0, 800, "accuracy");
+        CHECK(f.full < 0 && f.informative == AL_VERDICT_TOO_LITTLE_DATA && strstr(f.text, "papa_merge"));
+    }
     /* one vocabulary: the codes a reply carries and the words a reader sees */
     CHECK(!strcmp(al_papa_verdict_codes[AL_VERDICT_UNDECIDED], "undecided") &&
           !strcmp(al_papa_verdict_words[AL_VERDICT_TOO_LITTLE_DATA], "too little data") &&
