@@ -211,8 +211,7 @@ static al_status read_request(const cJSON *req, const al_task *task, al_papa_swe
 
 /* "import": {"format", "train": text, "train_name", "validation": text, "validation_name", "text_column",
  * "text_pair_column", "label_column", "labels", "conll_column", "skip_bad_rows", "validation_fraction",
- * "seed"}: a GLUE
- * TSV, CoNLL-2003, CSV or JSONL file read by the task importers (docs/tasks.md). */
+ * "seed"}: a GLUE TSV, CoNLL-2003, CSV or JSONL file read by the task importers (docs/tasks.md). */
 static al_status import_task(const cJSON *imp, al_reply_builder *rb, al_task **task, al_error *err) {
     if (!cJSON_IsObject(imp)) return al_err(err, AL_ERR_INVALID, "request: field 'import' must be an object");
     al_task_import_options o = al_task_import_default_options();
