@@ -65,6 +65,12 @@ def model_name(reply):
     return os.path.basename(os.path.normpath(reply["model"]))
 
 
+def word(findings, key):
+    """A verdict in the engine's own words (findings.words, docs/papa.md); a reply from before the table
+    carried its code alone."""
+    return findings.get("words", {}).get(findings[key], findings[key])
+
+
 def summary(paths, replies):
     """One row per reply: the three configurations the verdicts compare, and the verdicts."""
     print("Summary: every head input-dependent (full) against every head constant and the embeddings alone, "
@@ -81,8 +87,8 @@ def summary(paths, replies):
         at = lambda i: "%.4f ± %.4f" % (r["summary"][i]["mean"], r["summary"][i]["ci95"])
         print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["task"]["id"], model_name(r), at(f["full"]), at(f["all_constant"]),
-            drop_cell(r["summary"][f["all_constant"]]["drop"]), at(f["embeddings_only"]), f["informative"],
-            f["constant_costs"]))
+            drop_cell(r["summary"][f["all_constant"]]["drop"]), at(f["embeddings_only"]), word(f, "informative"),
+            word(f, "constant_costs")))
 
 
 def main():

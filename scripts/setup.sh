@@ -54,10 +54,17 @@ if [[ ! -f .deps/cjson/cJSON.c ]]; then
   echo "setup: cJSON sources from Debian in .deps/cjson"
 fi
 
-# npm packages (install scripts off: some download binaries, which this machine cannot fetch).
-if [[ ! -f node_modules/.attnlab-installed || package.json -nt node_modules/.attnlab-installed ]]; then
+# npm packages (install scripts off: some download binaries, which this machine cannot fetch). With the
+# tracked lockfile, `npm ci` installs exactly what it lists and never rewrites it (`npm install` reorders
+# its keys, which leaves a fresh clone modified); without one, `npm install` writes it.
+if [[ ! -f node_modules/.attnlab-installed || package.json -nt node_modules/.attnlab-installed ||
+      ( -f package-lock.json && package-lock.json -nt node_modules/.attnlab-installed ) ]]; then
   echo "setup: installing npm packages"
-  npm install --ignore-scripts --no-audit --no-fund --loglevel=error
+  if [[ -f package-lock.json ]]; then
+    npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+  else
+    npm install --ignore-scripts --no-audit --no-fund --loglevel=error
+  fi
   touch node_modules/.attnlab-installed
 fi
 

@@ -17,44 +17,74 @@
 #include "model/tensor_list.h"
 #include "train/pretrain.h"
 
-static const char k_usage[] =
-    "usage: attnlab COMMAND ...\n"
-    "\n"
-    "  attnlab info MODEL_DIR [--json]\n"
-    "      config, parameter count, weights and tokenizer of a Hugging Face model directory\n"
-    "  attnlab tokenize MODEL_DIR TEXT [--pair TEXT_B] [--max-length N] [--json]\n"
-    "      tokens, ids, token types, word ids and byte offsets\n"
-    "  attnlab attention MODEL_DIR TEXT [--pair TEXT_B] [--layer L] [--head H] [--max-length N]\n"
-    "                    [--out FILE.safetensors] [--json]\n"
-    "      attention matrices per layer and head with token labels; --out writes the tensors\n"
-    "  attnlab run REQUEST.json [--inputs FILE.safetensors] [--out FILE.safetensors]\n"
-    "      runs a JSON request (as the browser worker does) and prints the reply JSON; the request\n"
-    "      may name its model directory as \"model_dir\" (or \"path\"); --inputs attaches the F32\n"
-    "      tensors of a safetensors file (e.g. PAPA constant matrices) by name; REQUEST.json may be -\n"
-    "\n"
-    "  attnlab vocab CORPUS.txt --out vocab.txt [--size 8000] [--min-frequency 2] [--alphabet 1000]\n"
-    "                [--heldout TEXT.txt]\n"
-    "      learns a WordPiece vocabulary (BPE-style merges, \"##\" continuations); --heldout reports\n"
-    "      the [UNK] rate of another text under it\n"
-    "  attnlab papa MODEL_DIR --task pos|agreement|definition|order [--task-file TASK.jsonl] [--preset quick|paper]\n"
-    "               [--orders lambda,random,...] [--constants average,identity,toeplitz,zeros,uniform]\n"
-    "               [--fractions 1,0.5,0.125,0.0625,0] [--k 0,8,16] [--seeds 1,2,3] [--L 64] [--shard i/N]\n"
-    "               [--probe.lr X --probe.epochs N ...] [--ranking.epochs N ...] [--out FILE.safetensors] [--request]\n"
-    "               [--train-file F --validation-file F --import.format cola|sst2|mrpc|mnli|rte|qnli|qqp|conll2003|\n"
-    "                csv|jsonl --import.text-column C --import.label-column C --import.skip-bad-rows true]\n"
-    "      the PAPA experiment: scores per fraction of input-dependent heads, order and seed, with baselines,\n"
-    "      lambdas and MLM scores, as the 'papa' op's JSON reply; --request prints the request instead\n"
-    "  attnlab export MODEL_DIR OUT_DIR [--dtype F16|F32] [--shard-mb N]\n"
-    "      writes a BERT model again in Hugging Face layout: weights as float16 (round to nearest\n"
-    "      even) or float32, in shards of at most N MB with an index; config and tokenizer files copied\n"
-    "  attnlab pretrain [--config train_config.json] [--KEY VALUE ...] [--resume CHECKPOINT_DIR]\n"
-    "                   [--stop-after STEP] [--max-minutes M]\n"
-    "      masked-language-model pretraining of a BERT encoder; KEY is any train-config key\n"
-    "      (vocab, train, heldout, out_dir, steps, batch_size, lr, warmup_steps, seed, ...)\n"
-    "\n"
+/* Each command's usage: `attnlab COMMAND --help` prints its own, `attnlab --help` all of them. */
+static const struct command_usage {
+    const char *name, *text;
+} k_commands[] = {
+    {"info", "  attnlab info MODEL_DIR [--json]\n"
+             "      config, parameter count, weights and tokenizer of a Hugging Face model directory\n"},
+    {"tokenize", "  attnlab tokenize MODEL_DIR TEXT [--pair TEXT_B] [--max-length N] [--json]\n"
+                 "      tokens, ids, token types, word ids and byte offsets\n"},
+    {"attention", "  attnlab attention MODEL_DIR TEXT [--pair TEXT_B] [--layer L] [--head H] [--max-length N]\n"
+                  "                    [--out FILE.safetensors] [--json]\n"
+                  "      attention matrices per layer and head with token labels; --out writes the tensors\n"},
+    {"run", "  attnlab run REQUEST.json [--inputs FILE.safetensors] [--out FILE.safetensors]\n"
+            "      runs a JSON request (as the browser worker does) and prints the reply JSON; the request\n"
+            "      may name its model directory as \"model_dir\" (or \"path\"); --inputs attaches the F32\n"
+            "      tensors of a safetensors file (e.g. PAPA constant matrices) by name; REQUEST.json may be -\n"},
+    {"vocab", "  attnlab vocab CORPUS.txt --out vocab.txt [--size 8000] [--min-frequency 2] [--alphabet 1000]\n"
+              "                [--heldout TEXT.txt]\n"
+              "      learns a WordPiece vocabulary (BPE-style merges, \"##\" continuations); --heldout reports\n"
+              "      the [UNK] rate of another text under it\n"},
+    {"papa", "  attnlab papa MODEL_DIR --task pos|agreement|definition|order [--task-file TASK.jsonl] [--preset quick|paper]\n"
+             "               [--orders lambda,random,...] [--constants average,identity,toeplitz,zeros,uniform]\n"
+             "               [--fractions 1,0.5,0.125,0.0625,0] [--k 0,8,16] [--seeds 1,2,3] [--L 64] [--shard i/N]\n"
+             "               [--probe.lr X --probe.epochs N ...] [--ranking.epochs N ...] [--request]\n"
+             "               [--out FILE.safetensors [--outputs constants,theta]]\n"
+             "               [--train-file F --validation-file F --import.format cola|sst2|mrpc|mnli|rte|qnli|qqp|conll2003|\n"
+             "                csv|jsonl --import.text-column C --import.label-column C --import.labels A,B,...\n"
+             "                --import.skip-bad-rows true]\n"
+             "      the PAPA experiment: scores per fraction of input-dependent heads, order and seed, with baselines,\n"
+             "      lambdas and MLM scores, as the 'papa' op's JSON reply; --request prints the request instead;\n"
+             "      --out writes the averaged constant matrices (or --outputs) with the request and reply\n"},
+    {"export", "  attnlab export MODEL_DIR OUT_DIR [--dtype F16|F32] [--shard-mb N]\n"
+               "      writes a BERT model again in Hugging Face layout: weights as float16 (round to nearest\n"
+               "      even) or float32, in shards of at most N MB with an index; config and tokenizer files copied\n"},
+    {"pretrain", "  attnlab pretrain [--config train_config.json] [--KEY VALUE ...] [--resume CHECKPOINT_DIR]\n"
+                 "                   [--stop-after STEP] [--max-minutes M]\n"
+                 "      masked-language-model pretraining of a BERT encoder; KEY is any train-config key\n"
+                 "      (vocab, train, heldout, out_dir, steps, batch_size, lr, warmup_steps, seed, ...)\n"},
+};
+#define N_COMMANDS ((int)(sizeof k_commands / sizeof k_commands[0]))
+
+static const char k_options[] =
     "options: --progress (progress on stderr even when it is not a terminal), --help, --version,\n"
     "         --threads N (threads of the forward passes, sweeps and analyses; default: the cores, at most\n"
     "         8; the numbers are the same for any N), -- (ends the options: a text after it may start with '-')\n";
+
+static void print_usage(void) {
+    fputs("usage: attnlab COMMAND ...\n\n", stdout);
+    for (int i = 0; i < N_COMMANDS; i++) fputs(k_commands[i].text, stdout);
+    fputs("\n", stdout);
+    fputs(k_options, stdout);
+}
+
+/* `attnlab COMMAND ... --help` (or -h, before any "--"): that command's usage on stdout. 1 when printed. */
+static int command_help(int argc, char **argv) {
+    if (argc < 3) return 0;
+    int asked = 0;
+    for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) asked = 1;
+    for (int i = 0; asked && i < N_COMMANDS; i++)
+        if (!strcmp(argv[1], k_commands[i].name)) {
+            fputs("usage:\n", stdout);
+            fputs(k_commands[i].text, stdout);
+            fputs("\n", stdout);
+            fputs(k_options, stdout);
+            return 1;
+        }
+    return 0;
+}
 
 /* ------------------------------------------------------------ command line */
 
@@ -102,7 +132,7 @@ static int parse_args(int argc, char **argv, cli_args *a) {
             else if (a->n_positional < 3) a->positional[a->n_positional++] = arg;
             else return usage_error("unexpected argument '%s'", arg);
         } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            fputs(k_usage, stdout);
+            print_usage();
             return 0;
         } else if (strcmp(arg, "--version") == 0) {
             printf("attnlab %s\n", AL_VERSION);
@@ -548,7 +578,7 @@ static cJSON *csv_array(const char *value, int numbers) {
 
 /* --KEY VALUE into the request: lists, nested probe./ranking. keys, booleans, numbers, strings. */
 static int papa_flag(cJSON *req, const char *key, const char *value) {
-    static const char *const names[] = {"constants", "orders", NULL};
+    static const char *const names[] = {"constants", "orders", "outputs", "import.labels", NULL};
     static const char *const lists[] = {"fractions", "k", "seeds", NULL};
     static const char *const strings[] = {"task", "tasks_dir", "preset", "layout", "shard", "import.format",
                                           "import.id", "import.text_column", "import.text_pair_column",
@@ -564,7 +594,7 @@ static int papa_flag(cJSON *req, const char *key, const char *value) {
         if (!target) target = cJSON_AddObjectToObject(req, parent);
         field = dot + 1;
     }
-    for (int i = 0; names[i]; i++)
+    for (int i = 0; !item && names[i]; i++)
         if (!strcmp(key, names[i])) item = csv_array(value, 0);
     for (int i = 0; !item && lists[i]; i++)
         if (!strcmp(key, lists[i]) && !(item = csv_array(value, 1))) return usage_error("--%s needs numbers", key);
@@ -628,6 +658,7 @@ static int cmd_papa(cli *c, int argc, char **argv) {
                 return 1;
             }
             cJSON_AddStringToObject(req, "task_jsonl", text);
+            cJSON_AddStringToObject(req, "task_jsonl_name", strrchr(value, '/') ? strrchr(value, '/') + 1 : value);
             free(text);
         } else {
             char key[64];
@@ -639,6 +670,11 @@ static int cmd_papa(cli *c, int argc, char **argv) {
                 return 2;
             }
         }
+    }
+    /* --out writes the averaged constants unless --outputs names what to write (docs/papa.md, "Storage") */
+    if (out_path && !cJSON_GetObjectItemCaseSensitive(req, "outputs")) {
+        cJSON *outs = cJSON_AddArrayToObject(req, "outputs");
+        if (outs) cJSON_AddItemToArray(outs, cJSON_CreateString("constants"));
     }
     if (request_only) { /* the request file that `attnlab run` reproduces the sweep from */
         char *text = cJSON_Print(req);
@@ -878,6 +914,7 @@ static int take_threads(int *argc, char **argv, int *threads) {
 }
 
 int main(int argc, char **argv) {
+    if (command_help(argc, argv)) return 0;
     int threads = 0;
     if (take_threads(&argc, argv, &threads)) return 2;
     if (threads > 0 && argc > 1 &&

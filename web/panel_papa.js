@@ -375,7 +375,7 @@ function mount(ctx) {
           comparisonTable(record.comparison, { caption: `The same sweep on ${record.comparison.length} models, task ${r.task.id}.` }),
           el('figcaption', { text: 'One row per model: the probe\u2019s score with every head input-dependent and with every head ' +
             'constant (mean \u00b1 95% over the seeds), the relative drop, the embeddings-only baseline, and whether constant heads ' +
-            'cost the model more than both intervals (yes / no / undecided: docs/papa.md).' })));
+            'cost the model clearly, in the engine\u2019s words (the column heading lists them; the rule: docs/papa.md).' })));
       }
       // The comparison across models: every model run in this tab with the same request.
       const key = requestKey(record.request);

@@ -32,6 +32,14 @@ export function storedTable(stored) {
                rows, { id: 'papa-stored-table' });
 }
 
+// A verdict in the engine's own words: the reply's findings carry a code and the table of words for every
+// code (docs/papa.md, "What a sweep finds"), so the page never names a verdict the engine does not.
+export function verdictWord(findings, key) {
+  const code = findings?.[key];
+  if (code === undefined || code === null) return '\u2013';
+  return findings.words?.[code] ?? code;
+}
+
 const withCi = (s) => (s ? `${fmt(s.mean)} \u00b1 ${fmt(s.ci95)}` : '\u2013');
 
 // The same sweep on several models: [{label, reply}]. Each row is one model: its MLM accuracy (the
@@ -45,9 +53,11 @@ export function comparisonTable(runs, { caption }) {
     const full = at(f.full);
     const constant = at(f.all_constant);
     return [label, fmt(reply.configs[0]?.mlm_accuracy, 3), withCi(full), withCi(constant), constant ? pct(constant.drop) : '\u2013',
-            withCi(at(f.embeddings_only)), f.constant_costs ?? '\u2013'];
+            withCi(at(f.embeddings_only)), verdictWord(f, 'constant_costs')];
   });
   const metric = runs[0]?.reply.task.metric ?? 'score';
+  const words = Object.values(runs[0]?.reply.findings?.words ?? {});
   return table(caption, ['model', 'MLM accuracy', `every head input-dependent (${metric})`, 'every head constant',
-                         'relative drop', 'embeddings only', 'constant heads cost it clearly?'], rows, { id: 'papa-compare-table' });
+                         'relative drop', 'embeddings only',
+                         `constant heads cost it clearly?${words.length ? ` (${words.join(' / ')})` : ''}`], rows, { id: 'papa-compare-table' });
 }

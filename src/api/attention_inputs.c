@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../methods/papa.h"
 #include "attention_parts.h"
 
 void al_api_inputs_free(al_api_inputs *in) {
@@ -60,7 +61,11 @@ al_status al_api_inputs_index(al_api_inputs *in, al_error *err) {
     if (!in->examples) return al_err(err, AL_ERR_OOM, "request: out of memory for %d sequences", in->n_seqs);
     for (int i = 0; i < in->n_seqs; i++) {
         const al_api_seq *seq = &in->seqs[i];
-        if (in->from_text) {
+        if (in->papa_layout) {
+            const int L = seq->n_tokens;
+            al_run_example ex = {L, seq->raw_ids, seq->raw_ids + L, seq->raw_ids + 2 * L, NULL, NULL};
+            in->examples[i] = ex;
+        } else if (in->from_text) {
             in->examples[i] = al_run_example_encoding(&seq->enc);
             in->examples[i].n = seq->n_tokens;
         } else {
@@ -117,9 +122,26 @@ static al_status encode_one(const al_tokenizer *tok, const char *text, const cha
     return AL_OK;
 }
 
+/* One text (and pair) in the PAPA layout of L positions, as a sweep encodes it (al_papa_encode): truncated
+ * to L longest first, then laid out with its padding inside; raw_ids gets ids, mask and type ids. */
+static al_status encode_papa(const al_tokenizer *tok, const char *text, const char *pair, int L, int index,
+                             const char *what, al_reply_builder *rb, al_api_seq *seq, al_error *err) {
+    seq->raw_ids = malloc(sizeof(int32_t) * 3 * (size_t)L);
+    if (!seq->raw_ids) return al_err(err, AL_ERR_OOM, "request: out of memory for %d positions", L);
+    al_papa_example ex = {seq->raw_ids, seq->raw_ids + L, seq->raw_ids + 2 * L, NULL, 0};
+    al_status st = al_papa_encode(tok, AL_LAYOUT_PAPA, text, pair, L, &ex, err);
+    if (st) return al_err_prefix(err, what);
+    seq->n_tokens = seq->n_before_truncation = L;
+    seq->truncated = ex.truncated;
+    if (ex.truncated && index < 0) al_rb_warn(rb, "text truncated to fit the papa layout's %d positions", L);
+    else if (ex.truncated) al_rb_warn(rb, "texts[%d]: text truncated to fit the papa layout's %d positions", index, L);
+    return AL_OK;
+}
+
 static al_status read_texts(const al_op_ctx *ctx, const al_tokenizer *tok, int add_special,
                             int limit, const char *limit_reason, al_api_inputs *out,
                             al_error *err) {
+    const int papa_L = out->papa_layout ? limit : 0;
     const cJSON *req = ctx->req;
     al_status st;
     if (present(req, "text")) {
@@ -131,10 +153,10 @@ static al_status read_texts(const al_op_ctx *ctx, const al_tokenizer *tok, int a
         st = al_req_string(req, "text", "text", 1, &text, err);
         if (!st) st = al_req_string(req, "text_pair", "text_pair", 0, &pair, err);
         if (!st) st = alloc_seqs(out, 1, err);
-        if (!st)
-            st = encode_one(tok, text, pair, add_special, limit, -1,
-                            pair ? "request: field 'text' or 'text_pair'" : "request: field 'text'",
-                            limit_reason, ctx->rb, &out->seqs[0], err);
+        const char *what1 = pair ? "request: field 'text' or 'text_pair'" : "request: field 'text'";
+        if (!st && papa_L) st = encode_papa(tok, text, pair, papa_L, -1, what1, ctx->rb, &out->seqs[0], err);
+        else if (!st)
+            st = encode_one(tok, text, pair, add_special, limit, -1, what1, limit_reason, ctx->rb, &out->seqs[0], err);
         return st;
     }
     if (present(req, "text_pair"))
@@ -160,8 +182,10 @@ static al_status read_texts(const al_op_ctx *ctx, const al_tokenizer *tok, int a
                           "request: field 'text_pairs[%d]' must be a string or null", i);
         const char *pair = p && cJSON_IsString(p) ? p->valuestring : NULL;
         snprintf(what, sizeof what, "request: field 'texts[%d]'", i);
-        st = encode_one(tok, t->valuestring, pair, add_special, limit, i, what, limit_reason, ctx->rb,
-                        &out->seqs[i], err);
+        if (papa_L) st = encode_papa(tok, t->valuestring, pair, papa_L, i, what, ctx->rb, &out->seqs[i], err);
+        else
+            st = encode_one(tok, t->valuestring, pair, add_special, limit, i, what, limit_reason, ctx->rb,
+                            &out->seqs[i], err);
         if (!st && (i & 15) == 15) al_api_progress(ctx->params, "tokenize", (double)(i + 1) / n);
     }
     return st;
@@ -224,6 +248,10 @@ al_status al_api_read_inputs(const al_op_ctx *ctx, const al_model *model, int ad
     al_status st;
     if (has_text && has_ids)
         st = al_err(err, AL_ERR_INVALID, "request: field 'input_ids' excludes 'text' and 'texts'");
+    else if (lim->papa_layout && !has_text)
+        st = al_err(err, AL_ERR_INVALID, "request: field 'layout' 'papa' lays out 'text' or 'texts', not 'input_ids'");
+    else if (lim->papa_layout && !add_special)
+        st = al_err(err, AL_ERR_INVALID, "request: field 'layout' 'papa' needs the special tokens ('add_special_tokens')");
     else if (has_ids)
         st = read_ids(ctx, al_model_config(model), limit, out, err);
     else if (!has_text)
@@ -235,6 +263,7 @@ al_status al_api_read_inputs(const al_op_ctx *ctx, const al_model *model, int ad
                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "model")));
     else {
         out->from_text = 1;
+        out->papa_layout = lim->papa_layout;
         st = read_texts(ctx, al_model_tokenizer(model), add_special, limit, limit_reason, out, err);
     }
     if (!st) st = al_api_inputs_index(out, err);

@@ -20,6 +20,8 @@ typedef struct al_api_inputs {
     int n_seqs;
     al_api_seq *seqs;
     int from_text;           /* 1: texts were tokenized; 0: ids were given */
+    int papa_layout;         /* 1: texts laid out as a PAPA sweep lays them out (docs/papa.md, "Input layout"): each
+                                seq's raw_ids holds ids, mask and type ids of pad_to positions back to back */
     al_run_example *examples; /* [n_seqs] the sequences for al_batch_run (pointers into seqs) */
 } al_api_inputs;
 
@@ -32,6 +34,7 @@ typedef struct al_api_limits {
     const char *reason; /* what set max_tokens, for the truncation warning; NULL: the user's max_length
                            (truncation is then silent) */
     char reason_buf[96];
+    int papa_layout; /* 1: the "papa" layout of the attention op (needs pad_to, the sweep's L) */
 } al_api_limits;
 
 /* pad_to, max_length: the request's fields (0: absent). const_size / const_name: the policies'

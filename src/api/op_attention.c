@@ -19,8 +19,21 @@ static al_status read_limits(const al_op_ctx *ctx, const al_model *model,
     int max_length, pad_to;
     al_status st = al_req_int(ctx->req, "max_length", "max_length", 0, 0, 1, 1 << 24, &max_length, err);
     if (!st) st = al_req_int(ctx->req, "pad_to", "pad_to", 0, 0, 1, 1 << 24, &pad_to, err);
+    const char *layout = NULL;
+    if (!st) st = al_req_string(ctx->req, "layout", "layout", 0, &layout, err);
     if (st) return st;
-    return al_api_limits_make(model, pad_to, max_length, pol->const_size, pol->const_name, lim, err);
+    const int papa = layout && !strcmp(layout, "papa");
+    if (layout && !papa && strcmp(layout, "right_pad"))
+        return al_err(err, AL_ERR_INVALID, "request: field 'layout' is '%.40s', not 'papa' or 'right_pad'", layout);
+    st = al_api_limits_make(model, pad_to, max_length, pol->const_size, pol->const_name, lim, err);
+    if (!st && papa && !lim->pad_to)
+        return al_err(err, AL_ERR_INVALID, "request: field 'layout' 'papa' needs 'pad_to' (the sweep's L) or constant "
+                      "policies of that size");
+    if (!st && papa && max_length)
+        return al_err(err, AL_ERR_INVALID, "request: field 'max_length' does not go with layout 'papa' (it fills "
+                      "'pad_to' positions)");
+    lim->papa_layout = papa;
+    return st;
 }
 
 static void describe_sequences(al_reply_builder *rb, const al_model *model, const al_api_inputs *in,
@@ -34,7 +47,10 @@ static void describe_sequences(al_reply_builder *rb, const al_model *model, cons
         al_rb_num(rb, obj, "n_tokens", seq->n_tokens);
         al_rb_bool(rb, obj, "truncated", seq->truncated);
         al_rb_add(rb, obj, "tokens", al_api_token_strings(tok, ids + (size_t)b * L, seq->n_tokens));
-        if (in->from_text) {
+        if (in->papa_layout) {
+            al_rb_int_array(rb, obj, "attention_mask", seq->raw_ids + L, L);
+            al_rb_int_array(rb, obj, "type_ids", seq->raw_ids + 2 * L, L);
+        } else if (in->from_text) {
             al_rb_int_array(rb, obj, "word_ids", seq->enc.word_ids, seq->n_tokens);
             al_rb_int_array(rb, obj, "type_ids", seq->enc.type_ids, seq->n_tokens);
         }
@@ -73,7 +89,7 @@ static al_status copy_batch(void *user, const al_run_chunk *c, al_error *err) {
 al_status al_op_attention(al_op_ctx *ctx, al_error *err) {
     static const char *const known[] = {"op", "model", "text", "text_pair", "texts", "text_pairs",
                                         "input_ids", "max_length", "pad_to", "add_special_tokens",
-                                        "policies", "outputs", NULL};
+                                        "policies", "outputs", "layout", NULL};
     const al_api_model *m;
     int add_special, flags;
     al_status st = al_req_model(ctx->session, ctx->req, &m, err);

@@ -210,8 +210,8 @@ static al_status read_request(const cJSON *req, const al_task *task, al_papa_swe
 /* ------------------------------------------------------------ the task */
 
 /* "import": {"format", "train": text, "train_name", "validation": text, "validation_name", "text_column",
- * "text_pair_column", "label_column", "conll_column", "skip_bad_rows", "validation_fraction", "seed"}: a GLUE
- * TSV, CoNLL-2003, CSV or JSONL file read by the task importers (docs/tasks.md). */
+ * "text_pair_column", "label_column", "labels", "conll_column", "skip_bad_rows", "validation_fraction",
+ * "seed"}: a GLUE TSV, CoNLL-2003, CSV or JSONL file read by the task importers (docs/tasks.md). */
 static al_status import_task(const cJSON *imp, al_reply_builder *rb, al_task **task, al_error *err) {
     if (!cJSON_IsObject(imp)) return al_err(err, AL_ERR_INVALID, "request: field 'import' must be an object");
     al_task_import_options o = al_task_import_default_options();
@@ -234,6 +234,23 @@ static al_status import_task(const cJSON *imp, al_reply_builder *rb, al_task **t
                                &fraction, err);
     if (!st) st = al_req_int(imp, "seed", "import.seed", 0, 0, 0, 2147483647, &seed, err);
     if (st) return st;
+    /* the label set, fixed: a label outside it is a bad row, not a new class (docs/tasks.md) */
+    const char *labels[AL_TASK_MAX_LABELS];
+    const cJSON *lj = cJSON_GetObjectItemCaseSensitive(imp, "labels");
+    if (lj && !cJSON_IsNull(lj)) {
+        if (!cJSON_IsArray(lj) || cJSON_GetArraySize(lj) < 1 || cJSON_GetArraySize(lj) > AL_TASK_MAX_LABELS)
+            return al_err(err, AL_ERR_INVALID, "request: field 'import.labels' must be a list of 1 to %d label names",
+                          AL_TASK_MAX_LABELS);
+        for (const cJSON *it = lj->child; it; it = it->next) {
+            if (!cJSON_IsString(it) || !it->valuestring[0])
+                return al_err(err, AL_ERR_INVALID, "request: field 'import.labels[%d]' is not a non-empty string", o.n_labels);
+            for (int j = 0; j < o.n_labels; j++)
+                if (!strcmp(labels[j], it->valuestring))
+                    return al_err(err, AL_ERR_INVALID, "request: field 'import.labels' names '%.40s' twice", it->valuestring);
+            labels[o.n_labels++] = it->valuestring;
+        }
+        o.labels = labels;
+    }
     if (delim && strlen(delim) != 1) return al_err(err, AL_ERR_INVALID, "request: field 'import.delimiter' must be one character");
     if (delim) o.delimiter = delim[0];
     if (!o.conll_column) o.conll_column = "ner";
@@ -261,7 +278,15 @@ static al_status load_task(const cJSON *req, al_reply_builder *rb, al_task **tas
     const cJSON *imp = cJSON_GetObjectItemCaseSensitive(req, "import");
     if (imp && !cJSON_IsNull(imp)) return import_task(imp, rb, task, err);
     if (jsonl) {
-        st = al_task_load_jsonl(jsonl, strlen(jsonl), id ? id : "task_jsonl", task, err);
+        const char *name = NULL; /* the file's name, for messages (the CLI's --task-file gives it) */
+        st = al_req_string(req, "task_jsonl_name", "task_jsonl_name", 0, &name, err);
+        if (!st) st = al_task_load_jsonl(jsonl, strlen(jsonl), name ? name : id ? id : "task_jsonl", task, err);
+        if (st && strstr(err->message, "task header")) {
+            /* most often another format given as a task file */
+            const size_t n = strlen(err->message);
+            snprintf(err->message + n, sizeof err->message - n, " (a task file is attnlab's JSONL, docs/tasks.md; a GLUE "
+                     "TSV, CoNLL, CSV or JSONL file goes in through 'import', in the CLI --train-file)");
+        }
         if (st) al_err_prefix(err, "request: field 'task_jsonl'");
         return st;
     }
@@ -376,8 +401,34 @@ static void reply_config(al_reply_builder *rb, const al_papa_sweep_request *q, c
     }
 }
 
-static void reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, int NL, int H, const char *metric) {
+/* A paired difference as {"n", "mean", "ci95"} (ci95 null with fewer than 2 shared seeds), or null. */
+static void paired_json(al_reply_builder *rb, cJSON *parent, const char *key, const al_papa_paired *p) {
+    if (!parent) return;
+    if (p->n < 1) {
+        cJSON_AddItemToObject(parent, key, cJSON_CreateNull());
+        return;
+    }
+    cJSON *o = al_rb_add(rb, parent, key, cJSON_CreateObject());
+    al_rb_num(rb, o, "n", p->n);
+    al_rb_num(rb, o, "mean", p->mean);
+    if (o) cJSON_AddItemToObject(o, "ci95", number_or_null(p->ci95));
+}
+
+static void reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, int NL, int H, const char *metric,
+                          int n_validation) {
     const int n_total = NL * H;
+    /* every run's score by configuration and seed, for the paired differences (configurations share each
+     * probe seed) */
+    int n_seeds = 0;
+    for (int i = 0; i < r->n_runs; i++)
+        if (r->runs[i].seed_index >= n_seeds && r->runs[i].seed_index < AL_PAPA_MAX_SEEDS) n_seeds = r->runs[i].seed_index + 1;
+    double *scores = malloc(sizeof(double) * ((size_t)r->plan.n_configs * (size_t)n_seeds + 1));
+    for (int i = 0; scores && i < r->plan.n_configs * n_seeds; i++) scores[i] = NAN;
+    for (int i = 0; scores && i < r->n_runs; i++)
+        if (r->runs[i].seed_index < n_seeds) scores[(size_t)r->runs[i].config * n_seeds + r->runs[i].seed_index] = r->runs[i].score;
+    int full_config = -1;
+    for (int c = 0; c < r->plan.n_configs && full_config < 0; c++)
+        if (r->plan.configs[c].what == AL_CFG_SWEEP && r->plan.configs[c].k == 0) full_config = c;
     cJSON *cfgs = al_rb_add(rb, rb->root, "configs", cJSON_CreateArray());
     for (int c = 0; cfgs && c < r->plan.n_configs; c++) {
         const al_papa_config *x = &r->plan.configs[c];
@@ -438,17 +489,28 @@ static void reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, i
             double drop = NAN;
             if (!isnan(full) && al_metric_relative_drop(full, ss.mean, &drop, &e2)) drop = NAN;
             if (o) cJSON_AddItemToObject(o, "drop", number_or_null(drop));
+            /* beside the drop: the full model minus this configuration, seed by seed */
+            al_papa_paired pd = al_papa_paired_of(scores, n_seeds, full_config, c);
+            if (c == full_config) pd.n = 0;
+            paired_json(rb, o, "paired", &pd);
         }
     al_papa_findings fd;
-    al_papa_findings_of(&r->plan, cs, n_total, metric, &fd);
+    const al_papa_findings_input in = {&r->plan, cs, scores, n_seeds, n_validation, n_total, metric};
+    al_papa_findings_of(&in, &fd);
     cJSON *fo = al_rb_add(rb, rb->root, "findings", cJSON_CreateObject());
-    al_rb_str(rb, fo, "informative", al_papa_verdict_name(fd.informative));
-    al_rb_str(rb, fo, "constant_costs", al_papa_verdict_name(fd.constant_costs));
+    al_rb_str(rb, fo, "informative", al_papa_verdict_codes[fd.informative]);
+    al_rb_str(rb, fo, "constant_costs", al_papa_verdict_codes[fd.constant_costs]);
     const int compared[3] = {fd.full, fd.embeddings, fd.all_constant};
     static const char *const compared_names[3] = {"full", "embeddings_only", "all_constant"};
     for (int i = 0; i < 3; i++)
         if (fo) cJSON_AddItemToObject(fo, compared_names[i], compared[i] < 0 ? cJSON_CreateNull() : cJSON_CreateNumber(compared[i]));
+    paired_json(rb, fo, "full_minus_embeddings", &fd.full_minus_embeddings);
+    paired_json(rb, fo, "full_minus_constant", &fd.full_minus_constant);
+    /* the one vocabulary of verdicts: code -> the word a reader sees (docs/papa.md) */
+    cJSON *words = al_rb_add(rb, fo, "words", cJSON_CreateObject());
+    for (int v = 0; words && v < AL_N_VERDICTS; v++) al_rb_str(rb, words, al_papa_verdict_codes[v], al_papa_verdict_words[v]);
     al_rb_str(rb, fo, "text", fd.text);
+    free(scores);
     if (r->theta) {
         cJSON *lam = al_rb_add(rb, rb->root, "lambdas", cJSON_CreateArray());
         for (int l = 0; lam && l < NL; l++) {
@@ -527,7 +589,7 @@ static void cache_put(al_session *session, const char *name, int ndim, const int
 }
 
 al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", "model", "task", "task_jsonl", "tasks_dir", "preset", "constants",
+    static const char *const known[] = {"op", "model", "task", "task_jsonl", "task_jsonl_name", "tasks_dir", "preset", "constants",
                                         "orders", "fractions", "k", "seeds", "layout", "L", "max_train",
                                         "max_validation", "constants_examples", "batch_size", "baselines", "mlm",
                                         "memory_mb", "probe", "ranking", "shard", "outputs", "import", NULL};
@@ -543,6 +605,14 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
     int outputs = 0;
     static const char *const out_names[] = {"constants", "theta"};
     if (!st) st = al_req_flags(ctx->req, "outputs", out_names, 2, 0, &outputs, err);
+    if (!st && (outputs & 2)) { /* only the lambda orders train the logits: say so rather than return nothing */
+        int learns = 0;
+        for (int i = 0; i < q.plan.n_orders; i++)
+            learns |= q.plan.orders[i] == AL_ORDER_LAMBDA || q.plan.orders[i] == AL_ORDER_REVERSED_LAMBDA;
+        if (!learns)
+            st = al_err(err, AL_ERR_INVALID, "request: field 'outputs' asks for 'theta', which only a sweep with the "
+                        "lambda (or reversed_lambda) order in 'orders' learns");
+    }
     if (st) {
         al_task_free(task);
         return st;
@@ -597,7 +667,7 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
     snprintf(buf, sizeof buf, "sha256:%s", task->hash);
     al_rb_str(rb, hashes, "task", buf);
     reply_config(rb, &q, preset, task);
-    reply_results(rb, &r, NL, H, task->metric);
+    reply_results(rb, &r, NL, H, task->metric, r.n_validation);
     reply_task(rb, &r, task);
     snprintf(buf, sizeof buf, "sha256:%s", dig);
     al_rb_str(rb, rb->root, "digest", buf);
@@ -607,6 +677,9 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
         st = al_rb_tensor(rb, "constants", "F32", 4, shape, &data, err);
         if (!st) memcpy(data, r.constants, sizeof(float) * (size_t)NL * H * q.L * q.L);
     }
+    if (!st && (outputs & 2) && !r.theta)
+        al_rb_warn(rb, "outputs: 'theta' is not returned: no configuration replaced some but not all heads in the "
+                   "lambda order, so no lambdas were learned (add a fraction between 0 and 1)");
     if (!st && (outputs & 2) && r.theta) {
         int64_t shape[2] = {NL, H};
         void *data;
@@ -786,7 +859,8 @@ al_status al_op_papa_merge(al_op_ctx *ctx, al_error *err) {
         }
         cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(rb->root, "config"), "shard");
         al_rb_num(rb, rb->root, "merged_parts", cJSON_GetArraySize(parts));
-        reply_results(rb, &r, NL, H, json_text(cJSON_GetObjectItemCaseSensitive(p0, "task"), "metric"));
+        const cJSON *task0 = cJSON_GetObjectItemCaseSensitive(p0, "task");
+        reply_results(rb, &r, NL, H, json_text(task0, "metric"), json_int(task0, "n_validation", -1));
         char dig[65], buf[80];
         digest(&r, NL * H, dig);
         snprintf(buf, sizeof buf, "sha256:%s", dig);

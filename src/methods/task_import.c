@@ -147,6 +147,10 @@ al_status al_task_import(const al_task_import_options *opt, const char *train_na
     if (st == AL_OK && val_data)
         st = read_file(t, fmt, AL_TASK_VALIDATION, vname, val_data, val_len, opt, report, err);
     if (st == AL_OK && !val_data) st = al_task_split_off(t, opt->validation_fraction, opt->seed, err);
+    /* an empty file is named: "dev.conll: no validation examples", not "import: ..." */
+    if (st == AL_OK && t->n_train < 1) st = al_err(err, AL_ERR_FORMAT, "%s: no train examples", tname);
+    if (st == AL_OK && val_data && t->n_validation < 1)
+        st = al_err(err, AL_ERR_FORMAT, "%s: no validation examples", vname);
     if (st == AL_OK) st = al_task_finish(t, val_data ? "import" : tname, err);
     if (st) {
         al_task_free(t);

@@ -91,7 +91,17 @@ int al_reader_text_check(al_task_reader *rd, const char *s, size_t n, char *why,
     int rc = al_utf8_decode(s, n, t, &bad);
     if (rc == -2) return -1;
     if (rc == -1) {
-        snprintf(why, why_len, "invalid UTF-8 at byte %d of the field", (int)bad);
+        /* the decoder names the first byte that cannot continue a sequence; a reader looks for the
+         * sequence's lead byte (a Latin-1 "\xe9" before a space fails at the space) */
+        const unsigned char *u = (const unsigned char *)s;
+        size_t at = (size_t)bad, j = at;
+        while (j > 0 && at - j < 3 && (u[j - 1] & 0xC0) == 0x80) j--;
+        if (j > 0) {
+            const unsigned lead = u[j - 1];
+            const size_t len = lead >= 0xF0 && lead <= 0xF4 ? 4 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xC2 && lead <= 0xDF ? 2 : 0;
+            if (len > at - (j - 1)) at = j - 1;
+        }
+        snprintf(why, why_len, "invalid UTF-8 at byte %zu of the field (0x%02X)", at, u[at]);
         return 1;
     }
     return 0;

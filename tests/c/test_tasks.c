@@ -843,8 +843,44 @@ static void test_unlabelled_words(void) {
     CHECK_MSG(has(err.message, "word_labels[1]"), "%s", err.message);
 }
 
+/* Issue 28, 8: messages that name the file, the column and the byte a reader looks for. */
+static void test_import_messages(void) {
+    al_task *t = NULL;
+    al_task_import_report rep;
+    al_error err = {0};
+    al_task_import_options opt = with_format("conll2003");
+    const char *train = "EU NNP B-NP B-ORG\nrejects VBZ B-VP O\n\n";
+    /* an empty validation file, the format forced: the file is named, not "import" */
+    CHECK(al_task_import(&opt, "train.conll", train, strlen(train), "dev.conll", "", 0, &t, &rep, &err) == AL_ERR_FORMAT);
+    CHECK_MSG(has(err.message, "dev.conll: no validation examples"), "%s", err.message);
+    CHECK(al_task_import(&opt, "train.conll", "", 0, "dev.conll", train, strlen(train), &t, &rep, &err) == AL_ERR_FORMAT);
+    CHECK_MSG(has(err.message, "train.conll: no train examples"), "%s", err.message);
+    /* a Latin-1 e-acute (0xE9) in the NER column: the column is named and the byte is the lead byte (the
+     * field's byte 1), not the one after it */
+    const char *latin1 = "EU NNP B-NP B-ORG\ncaf\xe9 NN I-NP B\xe9-LOC\n\n";
+    CHECK(al_task_import(&opt, "latin1.conll", latin1, strlen(latin1), "dev.conll", train, strlen(train), &t, &rep,
+                         &err) == AL_ERR_FORMAT);
+    CHECK_MSG(has(err.message, "latin1.conll: line 2:") && has(err.message, "column 1 (word)") &&
+              has(err.message, "at byte 3 of the field (0xE9)"), "%s", err.message);
+    const char *tag = "EU NNP B-NP B\xe9-LOC\n\n";
+    CHECK(al_task_import(&opt, "tag.conll", tag, strlen(tag), "dev.conll", train, strlen(train), &t, &rep, &err) ==
+          AL_ERR_FORMAT);
+    CHECK_MSG(has(err.message, "column 4 (NER)") && has(err.message, "at byte 1 of the field (0xE9)"), "%s", err.message);
+    /* the same in a CSV field: the lead byte, with its value */
+    opt = with_format("csv");
+    opt.text_column = "text";
+    opt.label_column = "label";
+    const char *csv = "text,label\nna\xefve x,pos\ngood,neg\n";
+    CHECK(al_task_import(&opt, "r.csv", csv, strlen(csv), "d.csv", csv, 0, &t, &rep, &err) != AL_OK);
+    const char *csv2 = "text,label\ngood,pos\n";
+    CHECK(al_task_import(&opt, "r.csv", csv, strlen(csv), "d.csv", csv2, strlen(csv2), &t, &rep, &err) == AL_ERR_FORMAT);
+    CHECK_MSG(has(err.message, "r.csv: line 2:") && has(err.message, "at byte 2 of the field (0xEF)"), "%s", err.message);
+    al_task_free(t);
+}
+
 int main(void) {
     test_sha256();
+    test_import_messages();
     test_glue();
     test_conll();
     test_csv();

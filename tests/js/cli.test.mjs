@@ -57,6 +57,37 @@ test('--help, --version and usage errors', opts, () => {
   }
 });
 
+test('every command answers --help with its own usage (issue: papa --help said "papa needs MODEL_DIR")', opts, () => {
+  for (const [cmd, line] of [['info', 'attnlab info MODEL_DIR'], ['tokenize', 'attnlab tokenize MODEL_DIR TEXT'],
+                             ['attention', 'attnlab attention MODEL_DIR TEXT'], ['run', 'attnlab run REQUEST.json'],
+                             ['vocab', 'attnlab vocab CORPUS.txt'], ['papa', 'attnlab papa MODEL_DIR'],
+                             ['export', 'attnlab export MODEL_DIR OUT_DIR'], ['pretrain', 'attnlab pretrain']]) {
+    for (const args of [[cmd, '--help'], [cmd, modelDir, '-h']]) {
+      const r = run(...args);
+      assert.equal(r.code, 0, `${args.join(' ')}: exit ${r.code} ${r.stderr}`);
+      assert.equal(r.stderr, '');
+      assert.ok(r.stdout.startsWith(`usage:\n  ${line}`), `${args.join(' ')}: ${r.stdout}`);
+      // its own usage, not every command's
+      assert.equal((r.stdout.match(/ {2}attnlab /g) ?? []).length, 1, r.stdout);
+    }
+  }
+  // after "--" a "--help" is a text, not a request for help
+  const r = run('tokenize', modelDir, '--', '--help');
+  assert.equal(r.code, 0, r.stderr);
+  assert.doesNotMatch(r.stdout, /usage/);
+});
+
+test('setup.sh installs npm packages from the lockfile without rewriting it (npm ci)', () => {
+  const setup = readFileSync(path.join(root, 'scripts/setup.sh'), 'utf8');
+  const npmLines = setup.split('\n').filter((l) => /^\s*npm /.test(l));
+  // with a lockfile (the repository tracks one) the install is `npm ci`, scripts off; `npm install` only
+  // without one
+  assert.ok(existsSync(path.join(root, 'package-lock.json')));
+  assert.match(setup, /if \[\[ -f package-lock\.json \]\]; then\n\s*npm ci --ignore-scripts /);
+  assert.deepEqual(npmLines.map((l) => l.trim().split(' ').slice(0, 3).join(' ')),
+                   ['npm ci --ignore-scripts', 'npm install --ignore-scripts']);
+});
+
 test('info prints the model description; --json the reply', opts, () => {
   let r = run('info', modelDir);
   assert.equal(r.code, 0, r.stderr);
@@ -167,6 +198,42 @@ test('run executes a request file and prints the reply JSON', opts, () => {
   const out2 = path.join(work, 'run2.safetensors');
   assert.equal(run('run', req, '--out', out2).stdout, r.stdout);
   assert.ok(readFileSync(out).equals(readFileSync(out2)));
+});
+
+test('the attention op takes the PAPA layout: padding before the final [SEP], as a sweep lays a text out', opts, () => {
+  const req = path.join(work, 'papa_layout.json');
+  const out = path.join(work, 'papa_layout.safetensors');
+  const L = 16;
+  writeFileSync(req, JSON.stringify({ op: 'attention', model_dir: modelDir, texts: ['the cat sat', 'a dog'],
+                                      text_pairs: [null, 'the mat'], layout: 'papa', pad_to: L }));
+  const r = run('run', req, '--out', out);
+  assert.equal(r.code, 0, r.stderr);
+  const reply = JSON.parse(r.stdout);
+  assert.equal(reply.seq_len, L);
+  const file = parseSafetensors(new Uint8Array(readFileSync(out)));
+  const ids = Array.from(file.tensors.input_ids.data), mask = Array.from(file.tensors.attention_mask.data);
+  // one text: [CLS] the cat sat, padding, then [SEP] at L - 1 (docs/papa.md, "Input layout")
+  assert.deepEqual(ids.slice(0, 4), [2, 5, 6, 7]);
+  assert.deepEqual(mask.slice(0, L), [1, 1, 1, 1, ...Array(L - 5).fill(0), 1]);
+  assert.equal(ids[L - 1], 3);
+  // a pair: A's [SEP] at L/2 with B after it, the final [SEP] at L - 1
+  const second = ids.slice(L), secondMask = mask.slice(L);
+  assert.deepEqual(second.slice(0, 3), [2, 10, 11]);
+  assert.equal(second[L / 2], 3);
+  assert.deepEqual(second.slice(L / 2 + 1, L / 2 + 3), [5, 9]);
+  assert.equal(second[L - 1], 3);
+  assert.equal(secondMask.reduce((a, b) => a + b, 0), 7);
+  assert.deepEqual(reply.sequences[1].attention_mask, secondMask);
+  // the padding inside gets no attention from a real token
+  const att = file.tensors.attentions.data; // [NL, B, H, L, L]
+  for (let k = 0; k < L; k++) if (!mask[k]) assert.equal(att[0 * L + k], 0, `key ${k}`);
+  // the layout needs its length, and lays out texts only
+  writeFileSync(req, JSON.stringify({ op: 'attention', model_dir: modelDir, text: 'the cat', layout: 'papa' }));
+  assert.match(run('run', req).stderr, /'layout' 'papa' needs 'pad_to'/);
+  writeFileSync(req, JSON.stringify({ op: 'attention', model_dir: modelDir, input_ids: [2, 5, 3], layout: 'papa', pad_to: 8 }));
+  assert.match(run('run', req).stderr, /not 'input_ids'/);
+  writeFileSync(req, JSON.stringify({ op: 'attention', model_dir: modelDir, text: 'the cat', layout: 'sideways' }));
+  assert.match(run('run', req).stderr, /'layout' is 'sideways'/);
 });
 
 test('errors exit 1 with "attnlab: <message>"', opts, () => {

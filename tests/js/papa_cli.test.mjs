@@ -5,10 +5,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { parseSafetensors } from '../../wasm/safetensors.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
@@ -48,6 +50,77 @@ test('a malformed row names the file and line, or is counted when skipping', { s
   }
 });
 
+test('--import.labels fixes the label set: a CoNLL tag outside it is a bad row, not a new class', { skip: missing ?? false }, () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'attnlab-labels-'));
+  try {
+    const train = path.join(dir, 'train.conll');
+    writeFileSync(train, 'EU NNP B-NP B-ORG\nrejects VBZ B-VP O\n\nPeter NNP B-NP B-PER\nwent VBD B-VP O\n\n' +
+                         'Rome NNP B-NP B-PLACE\nfell VBD B-VP O\n\n');
+    const dev = path.join(fixtures, 'conll_dev.txt');
+    const files = ['--train-file', train, '--validation-file', dev, '--import.format', 'conll2003'];
+    // without a label set, B-PLACE silently becomes a class of its own
+    const open = papa(files);
+    assert.equal(open.status, 0, open.stderr);
+    assert.ok(JSON.parse(open.stdout).task.labels.includes('B-PLACE'));
+    const labels = 'O,B-PER,I-PER,B-ORG,I-ORG,B-LOC,I-LOC,B-MISC,I-MISC';
+    const strict = papa([...files, '--import.labels', labels]);
+    assert.equal(strict.status, 1, strict.stderr);
+    assert.match(strict.stderr, /train\.conll: line 7: .*B-PLACE/);
+    const skip = papa([...files, '--import.labels', labels, '--import.skip-bad-rows', 'true']);
+    assert.equal(skip.status, 0, skip.stderr);
+    const reply = JSON.parse(skip.stdout);
+    assert.deepEqual(reply.task.labels, labels.split(','));
+    assert.equal(reply.import.bad_rows, 1);
+    // the request says it as a list; a bad one is named
+    const req = JSON.parse(execFileSync(cli, [...base, ...files, '--import.labels', labels, '--request'], { encoding: 'utf8' }));
+    assert.deepEqual(req.import.labels, labels.split(','));
+    const twice = papa([...files, '--import.labels', 'O,O']);
+    assert.match(twice.stderr, /import\.labels' names 'O' twice/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('--task-file names its file in an error, and says where a GLUE TSV goes', { skip: missing ?? false }, () => {
+  const r = papa(['--task-file', path.join(fixtures, 'cola_train.tsv')]);
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /cola_train\.tsv: line 1: task header: not a JSON object/);
+  assert.match(r.stderr, /--train-file/);
+});
+
+test('--out writes the constants with the metadata docs/papa.md describes; theta without lambdas is said, not dropped',
+     { skip: missing ?? false }, () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'attnlab-papa-out-'));
+  try {
+    const files = ['--train-file', path.join(fixtures, 'cola_train.tsv'), '--validation-file', path.join(fixtures, 'cola_dev.tsv')];
+    const out = path.join(dir, 'c.safetensors');
+    const r = papa([...files, '--out', out]);
+    assert.equal(r.status, 0, r.stderr);
+    const reply = JSON.parse(r.stdout);
+    const st = parseSafetensors(new Uint8Array(readFileSync(out)));
+    const t = st.tensors.constants;
+    assert.ok(t, `tensors: ${Object.keys(st.tensors)}`);
+    assert.deepEqual(Array.from(t.shape), [reply.shape.n_layers, reply.shape.n_heads, 32, 32]);
+    assert.equal(st.metadata.format, 'pt');
+    assert.equal(st.metadata.attnlab_version, reply.engine);
+    const stored = JSON.parse(st.metadata.reply);
+    assert.equal(stored.hashes.model, reply.hashes.model);
+    assert.equal(stored.hashes.task, reply.hashes.task);
+    assert.equal(stored.config.L, 32);
+    assert.deepEqual(JSON.parse(st.metadata.request).outputs, ['constants']);
+    // theta with no lambda order at all: an error naming the field, before any work
+    const noLambda = papa([...files, '--orders', 'random', '--fractions', '1,0.5,0', '--outputs', 'theta']);
+    assert.equal(noLambda.status, 1);
+    assert.match(noLambda.stderr, /field 'outputs' asks for 'theta'.*lambda/);
+    // the lambda order, but no fraction that uses it: a warning in the reply
+    const unused = papa([...files, '--outputs', 'theta']);
+    assert.equal(unused.status, 0, unused.stderr);
+    assert.ok(JSON.parse(unused.stdout).warnings.some((w) => /'theta' is not returned/.test(w)), unused.stdout);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('scripts/papa_table.py: a reply\'s table and its one-line summary carry the reply\'s numbers and verdicts',
      { skip: missing ?? (existsSync('/usr/bin/python3') ? false : 'no /usr/bin/python3') }, () => {
   const r = papa(['--train-file', path.join(fixtures, 'cola_train.tsv'), '--validation-file', path.join(fixtures, 'cola_dev.tsv'),
@@ -70,7 +143,7 @@ test('scripts/papa_table.py: a reply\'s table and its one-line summary carry the
     const at = (i) => `${reply.summary[i].mean.toFixed(4)} ± ${reply.summary[i].ci95.toFixed(4)}`;
     assert.equal(line, `| cola | attnlab-mini-bert | ${at(f.full)} | ${at(f.all_constant)} | ` +
                        `${drop(reply.summary[f.all_constant].drop)} | ` +
-                       `${at(f.embeddings_only)} | ${f.informative} | ${f.constant_costs} |`);
+                       `${at(f.embeddings_only)} | ${f.words[f.informative]} | ${f.words[f.constant_costs]} |`);
     // this fixture's MCC is 0, so its drops are null ("–"); a reply with drops shows them signed, in percent
     reply.summary[f.all_constant].drop = 0.0234;
     reply.summary[f.embeddings_only].drop = -0.011;

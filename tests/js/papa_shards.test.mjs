@@ -47,7 +47,17 @@ test('sharded papa runs in parallel processes merge into the unsharded numbers',
     assert.deepEqual(mergedRest.lambdas, fullRest.lambdas);
     assert.deepEqual(mergedRest.findings, fullRest.findings); // the verdicts follow the same rule after a merge
     assert.match(full.findings.text, /\.$/);
-    assert.ok(['yes', 'no', 'unknown'].includes(full.findings.informative));
+    // one vocabulary: every verdict is a code the reply's own table of words names
+    assert.deepEqual(Object.keys(full.findings.words), ['yes', 'no', 'undecided', 'too_little_data']);
+    assert.equal(full.findings.words.too_little_data, 'too little data');
+    assert.ok(full.findings.informative in full.findings.words && full.findings.constant_costs in full.findings.words);
+    // the paired difference beside the drop: the full model minus each configuration over the shared seeds
+    assert.equal(full.summary[0].paired, null);
+    const last = full.summary.at(-1);
+    assert.equal(last.paired.n, 2);
+    const score = (c, s) => full.runs.find((r) => r.config === c && r.seed_index === s).score;
+    const diff = (score(0, 0) - score(last.config, 0) + score(0, 1) - score(last.config, 1)) / 2;
+    assert.ok(Math.abs(last.paired.mean - diff) < 1e-12, `${last.paired.mean} vs ${diff}`);
     console.log(`3 shards merged: digest ${merged.digest} = unsharded (${full.runs.length} runs)`);
     // a merged reply merges again, alone, into the same numbers (how findings are recomputed after a rule
     // change); with one of its own shards beside it, that shard is counted twice and refused
