@@ -4,7 +4,8 @@
 // PNG export per figure and JSON export of the numbers.
 //
 // The api it returns (tests reach it as window.attnlab.panels[id]):
-//   run(), job (the running Job or null), runs (finished runs), last (the last record drawn),
+//   run(), show(record) (draws a record computed elsewhere, e.g. a stored result: no worker request),
+//   job (the running Job or null), runs (finished runs), last (the last record drawn),
 //   timings[name] ({computeMs, drawMs, totalMs}), charts (Chart.js objects the draw kept by name),
 //   exportBody(record), refresh(), controls
 // A record: { panel, op, request (the args sent), reply, tensors, ...the request's meta }.
@@ -48,7 +49,11 @@ export function mountComputePanel(panel, ctx) {
   if (panel.footnote) root.append(el('p', { class: 'note', text: panel.footnote }));
   root.append(results);
 
-  const runner = ctx.runner({ bar: progress, status, cancel, error, onChange: () => { api.job = runner.current; } });
+  // Run stays disabled while a run goes on: a second click would silently restart a long computation.
+  const runner = ctx.runner({ bar: progress, status, cancel, error, onChange: () => {
+    api.job = runner.current;
+    runButton.disabled = !ctx.models.current() || !!runner.current;
+  } });
 
   // One figure: a canvas, its caption and an Export PNG button.
   function figure(name, caption) {
@@ -83,20 +88,7 @@ export function mountComputePanel(panel, ctx) {
       const drawStarted = performance.now();
       const record = { panel: panel.id, op: req.op, request: req.args, reply: result.reply, tensors: result.tensors,
                        ...req.meta };
-      results.replaceChildren();
-      api.charts = {};
-      const figures = {
-        charts: api.charts,
-        add: async (name, caption, paint) => {
-          job.check();
-          const { fig, canvas } = figure(name, caption);
-          results.append(fig);
-          await paint(canvas);
-          await job.pause(); // one figure per task
-        },
-      };
-      await panel.draw(record, figures, ctx);
-      api.last = record;
+      await drawRecord(job, record);
       api.runs++;
       api.timings[req.timingKey ?? panel.id] = {
         ...(req.timing ?? {}), computeMs: Math.round(computeMs), drawMs: Math.round(performance.now() - drawStarted),
@@ -114,6 +106,30 @@ export function mountComputePanel(panel, ctx) {
     return outcome;
   };
 
+  // The figures of a record, one per task; api.last is the record once drawn.
+  async function drawRecord(job, record) {
+    results.replaceChildren();
+    api.charts = {};
+    const figures = {
+      charts: api.charts,
+      add: async (name, caption, paint) => {
+        job.check();
+        const { fig, canvas } = figure(name, caption);
+        results.append(fig);
+        await paint(canvas);
+        await job.pause(); // one figure per task
+      },
+    };
+    await panel.draw(record, figures, ctx);
+    api.last = record;
+  }
+
+  api.show = (record) => runner.run(async (job) => {
+    await drawRecord(job, record);
+    job.status(panel.summary ? panel.summary(record) : 'Shown.');
+    exportJson.disabled = false;
+  }, { label: 'Drawing\u2026' });
+
   runButton.addEventListener('click', () => api.run());
   exportJson.addEventListener('click', () => {
     if (!api.last) return;
@@ -122,7 +138,7 @@ export function mountComputePanel(panel, ctx) {
                  new Blob([JSON.stringify(body, null, 1)], { type: 'application/json' }));
   });
   api.refresh = () => {
-    runButton.disabled = !ctx.models.current();
+    runButton.disabled = !ctx.models.current() || !!runner.current;
     controls.refresh();
   };
   api.controls = controls;

@@ -8,21 +8,24 @@
 //     at once ("from the link"), recomputes, and says "reproduced: identical" or where the numbers differ;
 //   - exports with provenance: JSON, CSV, and PNGs carrying it in text chunks (png_text.js);
 //   - one request on several models (the page's and every embedded one), side by side, and the panel's
-//     first example, which runs exactly that (docs/papa-page.md, "Comparing models").
+//     first example, which runs exactly that (docs/papa-page.md, "Comparing models");
+//   - stored examples (papa_examples.js): drawn at once, marked stored, with "verify by recomputing".
 import { mountComputePanel } from './compute_panel.js';
 import { $, el, setError, show } from './dom.js';
 import { formatSize } from './model_ref.js';
 import { hasWeights } from './models.js';
-import { comparisonChart, constantsGrid, fractionChart, lambdaHeatmap } from './papa_charts.js';
+import { comparisonChart, constantsGrid, fractionChart, lambdaHeatmap, metricRange } from './papa_charts.js';
 import { EARLY_STAGES, SweepProgress } from './papa_progress.js';
+import { constantsOf, exampleIndex, loadExample, timeOf } from './papa_examples.js';
 import { checkResult, compactResult, compareResult, provenanceOf, seriesOf, toCsv } from './papa_record.js';
 import {
-  BUILTIN_TASKS, COMPARE_EXAMPLE, CONSTANT_KINDS, HEAD_ORDERS, IMPORT_FORMATS, MODEL_SCOPES, PAPA_KEYS, PRESETS, buildRequest,
+  BUILTIN_TASKS, COMPARE_EXAMPLE, CONSTANT_KINDS, EXAMPLES, HEAD_ORDERS, IMPORT_FORMATS, MODEL_SCOPES, PAPA_KEYS, PRESETS, buildRequest,
+  valuesOf,
 } from './papa_request.js';
 import { comparisonTable, resultTable, storedTable } from './papa_table.js';
-import { builtinTaskText, matchTaskFiles, readTaskFiles, sniffColumns } from './papa_task.js';
+import { builtinTaskText, fileShape, matchTaskFiles, readTaskFiles, sniffColumns } from './papa_task.js';
 import { registerPanel } from './panels.js';
-import { withText } from './png_text.js';
+import { pngWithProvenance } from './provenance.js';
 import { setState, state } from './state.js';
 
 const keys = { ...PAPA_KEYS, papa_result: { type: 'object', default: null, check: checkResult } };
@@ -30,14 +33,26 @@ const keys = { ...PAPA_KEYS, papa_result: { type: 'object', default: null, check
 // The user's task files in this tab: { train: {name, text, record}, validation?: {...} }.
 const taskFiles = {};
 let columns = [];             // the train file's header names, for the column choices
+let shape = null;             // the train file's look: 'tsv', 'csv', 'jsonl', 'conll' or null (papa_task.js fileShape)
 let wanted = null;            // a link's task files still to be given: { expect, resolve, reject }
 let fromLink = null;          // a link's stored result, until the recompute compares with it
 const session = new Map();    // comparison across models: request key -> Map(model hash -> point)
+let presetTimes = [];         // the stored POS examples' index entries: the page preset's measured times
+let verifyOn = null;          // a stored result's model when it is not the page's: {label, entry} (one run)
 
+// The panel's values that differ from their defaults, as the user gave them (exports name them).
+const settingsOf = (v) => Object.fromEntries(Object.entries(v).filter(([k, x]) => PAPA_KEYS[k] && x !== PAPA_KEYS[k].default));
+
+// Once a file is read, only its own columns are offered (a default such as "text" that the file lacks is not).
 const columnOptions = (key) => () => {
-  const list = [...new Set([...(key === 'papa_pair_col' ? [''] : []), ...columns, state[key]])];
+  const list = [...new Set([...(key === 'papa_pair_col' ? [''] : []), ...(columns.length ? columns : [state[key]])])];
   return list.map((c) => [c, c === '' ? '(none)' : c]);
 };
+// Which import options apply: the format's, and with "detect" the file's look's (a GLUE TSV has its columns
+// fixed by its format, so neither column choices, CoNLL labels nor a CSV delimiter apply).
+const FORMAT_OPTIONS = { columns: ['csv', 'jsonl'], conll: ['conll2003'], delimiter: ['csv'] };
+const applies = (what) => (v) => v.papa_task === 'file' &&
+  (FORMAT_OPTIONS[what].includes(v.papa_fmt) || (v.papa_fmt === 'auto' && (shape === null || FORMAT_OPTIONS[what].includes(shape === 'conll' ? 'conll2003' : shape))));
 // weights in one file or in shards listed by an index (attnlab-small-bert's)
 
 const controls = [
@@ -48,21 +63,24 @@ const controls = [
     options: [...BUILTIN_TASKS, ['file', 'Import a task file (GLUE TSV, CoNLL-2003, CSV, JSONL)']] },
   { kind: 'select', key: 'papa_preset', id: 'papa-preset', label: 'Preset', row: 'task',
     options: Object.keys(PRESETS).map((p) => [p, p]) },
-  { kind: 'note', id: 'papa-preset-help', text: (v) => PRESETS[v.papa_preset] },
+  { kind: 'note', id: 'papa-preset-help', text: (v) => PRESETS[v.papa_preset] + (v.papa_preset === 'page' && presetTimes.length
+    ? `. Measured natively with the page's request on POS: ${presetTimes.map((e) => `${e.model} ${timeOf(e)}`).join(', ')} ` +
+      '(the page with 2 threads takes about as long: docs/papa-page.md).' : '.') },
   { kind: 'note', id: 'papa-files', showIf: (v) => v.papa_task === 'file' },
   { kind: 'select', key: 'papa_fmt', id: 'papa-format', label: 'Format', row: 'import', showIf: (v) => v.papa_task === 'file',
     options: IMPORT_FORMATS.map((f) => [f, f === 'auto' ? 'detect' : f]) },
   { kind: 'select', key: 'papa_text_col', id: 'papa-text-col', label: 'text', row: 'import', options: columnOptions('papa_text_col'),
-    showIf: (v) => v.papa_task === 'file' && ['auto', 'csv', 'jsonl'].includes(v.papa_fmt) },
+    showIf: applies('columns') },
   { kind: 'select', key: 'papa_pair_col', id: 'papa-pair-col', label: 'pair', row: 'import', options: columnOptions('papa_pair_col'),
-    showIf: (v) => v.papa_task === 'file' && ['auto', 'csv', 'jsonl'].includes(v.papa_fmt) },
+    showIf: applies('columns') },
   { kind: 'select', key: 'papa_label_col', id: 'papa-label-col', label: 'label', row: 'import', options: columnOptions('papa_label_col'),
-    showIf: (v) => v.papa_task === 'file' && ['auto', 'csv', 'jsonl'].includes(v.papa_fmt) },
+    showIf: applies('columns') },
   { kind: 'select', key: 'papa_conll_col', id: 'papa-conll-col', label: 'CoNLL labels', row: 'import2',
-    options: [['ner', 'named entities'], ['pos', 'parts of speech'], ['chunk', 'chunks']],
-    showIf: (v) => v.papa_task === 'file' && ['auto', 'conll2003'].includes(v.papa_fmt) },
+    options: [['ner', 'named entities'], ['pos', 'parts of speech'], ['chunk', 'chunks']], showIf: applies('conll') },
   { kind: 'select', key: 'papa_delim', id: 'papa-delim', label: 'CSV delimiter', row: 'import2',
-    options: [['comma', ','], ['semicolon', ';'], ['tab', 'tab']], showIf: (v) => v.papa_task === 'file' && ['auto', 'csv'].includes(v.papa_fmt) },
+    options: [['comma', ','], ['semicolon', ';'], ['tab', 'tab']], showIf: applies('delimiter') },
+  { kind: 'note', id: 'papa-glue-note', showIf: (v) => v.papa_task === 'file' && v.papa_fmt === 'auto' && shape === 'tsv',
+    text: () => 'A tab-separated file: read as GLUE data (its format fixes the columns).' },
   { kind: 'number', key: 'papa_vfrac', id: 'papa-vfrac', label: 'Validation % (one file)', row: 'import2',
     attrs: { min: 1, max: 90, step: 1, size: 4 }, showIf: (v) => v.papa_task === 'file' },
   { kind: 'check', key: 'papa_skip', id: 'papa-skip', label: 'Skip bad rows (and list them)', row: 'import2', showIf: (v) => v.papa_task === 'file' },
@@ -78,7 +96,7 @@ const controls = [
   { kind: 'number', key: 'papa_train', id: 'papa-train', label: 'Training examples', row: 'hyper', blank: -1,
     attrs: { min: 0, step: 1, size: 7, placeholder: 'preset' } },
   { kind: 'number', key: 'papa_val', id: 'papa-val', label: 'validation', row: 'hyper', blank: -1, attrs: { min: 0, step: 1, size: 7, placeholder: 'preset' } },
-  { kind: 'number', key: 'papa_L', id: 'papa-L', label: 'L', row: 'hyper', blank: 0, attrs: { min: 8, max: 512, step: 1, size: 5, placeholder: 'preset' } },
+  { kind: 'number', key: 'papa_L', id: 'papa-L', label: 'L', row: 'hyper', blank: 0, attrs: { min: 8, max: 512, step: 1, size: 7, placeholder: 'preset' } },
   { kind: 'number', key: 'papa_epochs', id: 'papa-epochs', label: 'Probe epochs', row: 'hyper2', blank: 0, attrs: { min: 1, step: 1, size: 4, placeholder: 'preset' } },
   { kind: 'number', key: 'papa_batch', id: 'papa-batch', label: 'batch', row: 'hyper2', blank: 0, attrs: { min: 1, step: 1, size: 4, placeholder: 'preset' } },
   { kind: 'text', key: 'papa_lr', id: 'papa-lr', label: 'lr', row: 'hyper2', attrs: { size: 7, placeholder: 'preset' } },
@@ -133,7 +151,10 @@ function filesBox(ctx) {
                    papa_result: null });
       }
     }
-    if (part === 'train') columns = sniffColumns(taskFiles.train.text, state.papa_delim === 'semicolon' ? ';' : ',');
+    if (part === 'train') {
+      columns = sniffColumns(taskFiles.train.text, state.papa_delim === 'semicolon' ? ';' : ',');
+      shape = fileShape(taskFiles.train.text);
+    }
     describe();
     ctx.panels.papa?.refresh();
     if (wanted && Object.keys(wanted.expect).every((p) => !wanted.expect[p] || taskFiles[p]?.record.sha256 === wanted.expect[p].sha256)) {
@@ -165,13 +186,14 @@ function filesBox(ctx) {
 // ---- the link's stored result -----------------------------------------------------------------
 
 function linkBox() {
-  const box = el('div', { id: 'papa-link', class: 'papa-link', 'aria-live': 'polite' });
+  const box = el('div', { id: 'papa-link', class: 'papa-link', 'aria-live': 'polite', tabindex: '-1' });
+  const shared = el('p', { id: 'papa-shared', class: 'papa-shared', hidden: true });
   const verdict = el('p', { id: 'papa-verdict', class: 'verdict', role: 'status' });
   const stored = el('div', { id: 'papa-stored' });
   const diffs = el('ul', { id: 'papa-diffs', class: 'papa-diffs' });
   const linkNote = el('p', { id: 'papa-link-note', class: 'note' });
-  box.append(stored, verdict, diffs, linkNote);
-  return { box, verdict, stored, diffs, linkNote };
+  box.append(shared, stored, verdict, diffs, linkNote);
+  return { box, shared, verdict, stored, diffs, linkNote };
 }
 
 function showVerdict(ui, cmp) {
@@ -207,6 +229,27 @@ function modelsToRun(v, c) {
   return [here, ...c.models.embedded().filter(hasWeights).filter((e) => e.id !== currentEntry).map((e) => ({ label: e.id, entry: e }))];
 }
 
+// The stored example closest to a request on a model (the same request, else the same task), or null.
+async function closestExample(label, args) {
+  const key = requestKey(args);
+  const entries = (await exampleIndex()).filter((e) => e.model === label && e.task === args.task);
+  let first = null;
+  for (const e of entries) {
+    const rec = await loadExample(e).catch(() => null);
+    if (!rec) continue;
+    if (requestKey(rec.request) === key) return rec;
+    first ??= rec;
+  }
+  return first;
+}
+
+// The measured seconds per stage of the closest stored example ({constants, ranking, features, probes, mlm}),
+// so the bar and the time left follow the stages' real costs on this model and task; null when none.
+async function measuredCosts(label, args) {
+  if (!args.task) return null;
+  return (await closestExample(label, args))?.reply.seconds ?? null;
+}
+
 // One point of the score-drop-against-quality figure: the drop with every head constant (or with the
 // most heads constant the sweep has).
 function comparisonPoint(r, label) {
@@ -219,9 +262,11 @@ function comparisonPoint(r, label) {
 // One "papa" request with its progress. The engine reports every batch; the page repaints the bar and
 // status at most every 150 ms, so the main thread stays nearly idle during the sweep, except that each
 // early stage (reading the task, constants, ranking) is shown as it starts, however short it is. where:
-// this model's place in a comparison ({index, count, label}), or null.
-async function sweepOne(j, args, guess, where) {
-  const progress = new SweepProgress(guess);
+// this model's place in a comparison ({index, count, label, before, share}: the measured share of the whole
+// run this model's sweep takes, and the share of those before it), or null. costs: the stages' measured
+// seconds (measuredCosts), or null.
+async function sweepOne(j, args, guess, where, costs) {
+  const progress = new SweepProgress(guess, costs);
   let latest = null;
   let timer = 0;
   let painted = 0;
@@ -230,7 +275,7 @@ async function sweepOne(j, args, guess, where) {
     timer = 0;
     painted = performance.now();
     paintedStage = progress.stage;
-    const overall = where ? (where.index + latest.fraction) / where.count : latest.fraction;
+    const overall = where ? where.before + where.share * latest.fraction : latest.fraction;
     const which = where ? ` on model ${where.index + 1} of ${where.count} (${where.label})` : '';
     j.report(overall, `PAPA sweep${which} ${Math.round(latest.fraction * 100)}%: ${latest.text}`, 'sweep');
   };
@@ -287,14 +332,23 @@ function mount(ctx) {
       const args = buildRequest(v, m.modelId, task);
       const nFractions = args.fractions.filter((f) => f > 0 && f < 1).length;
       const guess = 1 + nFractions * args.orders.length * args.constants.length + args.constants.length + (args.baselines ? 6 : 0);
-      const models = modelsToRun(v, c);
-      const meta = { modelLabel: labelOf(m), modelRef: state.model, modelId: m.modelId,
-                     taskFiles: v.papa_task === 'file' ? state.papa_files : null, exportName: 'papa', comparison: null };
+      const models = verifyOn ? [verifyOn] : modelsToRun(v, c);
+      verifyOn = null;
+      const meta = { modelLabel: models[0].label, modelRef: models[0].entry ? { kind: 'embedded', id: models[0].entry.id } : state.model,
+                     modelId: models[0].modelId ?? null, onPageModel: !models[0].entry, taskFiles: v.papa_task === 'file' ? state.papa_files : null,
+                     exportName: 'papa', comparison: null, preset: v.papa_preset, settings: settingsOf(v) };
       return {
         op: 'papa', args, running: models.length > 1 ? `PAPA sweep on ${models.length} models` : 'PAPA sweep', meta,
         run: async (j) => {
           const t0 = performance.now();
           const runs = [];
+          // each model's share of the run, from the measured costs of its stored example (equal shares without)
+          const totals = await Promise.all(models.map(async (one) => {
+            const sec = await measuredCosts(one.label, args);
+            return sec ? Object.values(sec).reduce((a, b) => a + b, 0) : null;
+          }));
+          const weights = totals.every((t) => t > 0) ? totals : models.map(() => 1);
+          const sum = weights.reduce((a, b) => a + b, 0);
           for (let i = 0; i < models.length; i++) {
             const one = models[i];
             if (!one.modelId) {
@@ -302,8 +356,9 @@ function mount(ctx) {
               one.modelId = (await c.models.loadSecond(one.entry)).modelId;
               j.check();
             }
-            const where = models.length > 1 ? { index: i, count: models.length, label: one.label } : null;
-            const result = await sweepOne(j, { ...args, model: one.modelId }, guess, where);
+            const where = models.length > 1 ? { index: i, count: models.length, label: one.label, share: weights[i] / sum,
+                                                 before: weights.slice(0, i).reduce((a, b) => a + b, 0) / sum } : null;
+            const result = await sweepOne(j, { ...args, model: one.modelId }, guess, where, await measuredCosts(one.label, args));
             runs.push({ label: one.label, reply: result.reply, result });
           }
           api.span = [t0, performance.now()]; // the sweep's time in the worker (tests check the main thread meanwhile)
@@ -315,7 +370,7 @@ function mount(ctx) {
 
     async draw(record, figures) {
       const r = record.reply;
-      record.finishedAt = new Date().toISOString();
+      record.finishedAt ??= new Date().toISOString();
       const NL = r.shape.n_layers;
       const H = r.shape.n_heads;
       const model = record.modelLabel;
@@ -323,6 +378,7 @@ function mount(ctx) {
       const series = seriesOf(r, 'score');
       const byOrder = new Set(series.map((s) => s.order)).size > 1;
       const results = $('papa-results');
+      if (record.stored) results.append(storedNote(record));
       // The engine's verdict (docs/papa.md, "What a sweep finds"). A task on which the full model is no better
       // than its embeddings alone says so instead of drawing flat lines that would look like a finding.
       const verdict = r.findings;
@@ -334,7 +390,7 @@ function mount(ctx) {
         `one line per ${byOrder ? 'head order' : 'constant matrix'}, with 95% intervals over the seeds (the PAPA paper\u2019s Figures 2 and 5).`,
       async (canvas) => {
         figures.charts.scores = await fractionChart(canvas, { series, title: `PAPA: ${r.task.metric} vs input-dependent heads`,
-                                                               subtitle, yTitle: r.task.metric });
+                                                               subtitle, yTitle: r.task.metric, range: metricRange(r.task.metric) });
       });
       results.append(el('figure', { class: 'analysis-figure papa-table-figure' },
         resultTable(r, { caption: `Table 1 for ${model} on ${r.task.id}: score, relative drop from the full model, MLM score.` }),
@@ -362,11 +418,11 @@ function mount(ctx) {
       }
       const C = record.tensors?.constants;
       if (C?.data) {
-        const L = C.shape[2];
-        const n = Math.min(L, 24);
+        const L = C.positions ?? C.shape[2]; // a stored record keeps only the positions shown
+        const n = Math.min(C.shape[2], 24);
         await figures.add('papa_constants', `The averaged constant matrix of every head (the PAPA paper\u2019s Figure 4), ` +
           `its first ${n} of ${L} positions: what each head attends to on average over the training sentences.`, (canvas) => {
-          constantsGrid(canvas, C.data, { NL, H, L, n, title: `Constant matrices (average) \u2014 ${model}`, subtitle: `task ${r.task.id}, L ${L}` });
+          constantsGrid(canvas, C.data, { NL, H, L: C.shape[2], n, title: `Constant matrices (average) \u2014 ${model}`, subtitle: `task ${r.task.id}, L ${L}` });
         });
       }
       // The models side by side, when this run covered several.
@@ -394,15 +450,16 @@ function mount(ctx) {
         figures.charts.models = await comparisonChart(canvas, { points, title: 'Score drop against model quality',
           subtitle: [`task ${r.task.id}; drop = 1 \u2212 score / full model\u2019s score`,
             ...(points.length < 2 ? [`one model so far (embedded with weights: ${withWeights.join(', ') || 'none'})`] : [])], xTitle: `full model\u2019s ${r.task.metric}`,
-          yTitle: 'relative drop' });
+          yTitle: 'relative drop (%)', range: metricRange(r.task.metric) });
       });
-      lastModelId = record.modelId;
-      // The link: the recompute of a link's result says whether it reproduced it.
-      if (fromLink) {
+      lastModelId = record.modelId ?? ctx.models.current()?.modelId;
+      // The link: the recompute of a link's (or a stored example's) result says whether it reproduced it.
+      if (fromLink && !record.stored) {
         showVerdict(ui, compareResult(fromLink, r));
         fromLink = null;
       }
-      setState({ papa_result: compactResult(r) });
+      // the link carries the result when it is the page's model's (whoever opens it recomputes on that model)
+      setState({ papa_result: record.onPageModel === false ? null : compactResult(r) });
       await ctx.link?.flush();
       showLinkNote();
       $('papa-export-csv').disabled = false;
@@ -410,6 +467,7 @@ function mount(ctx) {
 
     summary(record) {
       const r = record.reply;
+      if (record.stored) return `Stored result, not computed in this page: digest ${r.digest.slice(0, 19)}\u2026`;
       return `PAPA sweep: ${r.configs.length} configurations \u00d7 ${r.config.seeds.length} seeds in ` +
         `${(record.reply.seconds ? Object.values(record.reply.seconds).reduce((a, b) => a + b, 0) : 0).toFixed(1)} s of engine time; ` +
         `digest ${r.digest.slice(0, 19)}\u2026`;
@@ -422,14 +480,7 @@ function mount(ctx) {
       return { provenance: provenanceOf(record, currentLink()), request, reply: record.reply };
     },
 
-    async pngBlob(blob, name, record) {
-      const bytes = new Uint8Array(await blob.arrayBuffer());
-      const p = provenanceOf(record, currentLink());
-      return new Blob([withText(bytes, {
-        Title: name, Software: `attnlab engine ${p.engine}`, Source: p.model.name ?? '',
-        'attnlab:provenance': JSON.stringify(p),
-      })], { type: 'image/png' });
-    },
+    pngBlob: (blob, name, record) => pngWithProvenance(blob, name, provenanceOf(record, currentLink())),
   };
 
   const currentLink = () => (ctx.link?.refused ? null : location.href);
@@ -445,27 +496,117 @@ function mount(ctx) {
   }
 
   const api = mountComputePanel(panel, ctx);
-  // The first example: every setting at its default but those of COMPARE_EXAMPLE.
+  // ---- the examples: stored results, drawn at once (papa_examples.js) ----
   const exampleButton = el('button', { id: 'papa-example-compare', type: 'button',
                                        text: 'Example: compare the embedded models on subject-verb agreement' });
   const exampleNote = el('span', { class: 'note', id: 'papa-example-note' });
-  $('papa-heading').after(el('p', { class: 'row papa-example' }, exampleButton, ' ', exampleNote));
-  exampleButton.addEventListener('click', () => {
-    const patch = { papa_result: null };
-    for (const [name, spec] of Object.entries(PAPA_KEYS)) patch[name] = spec.default;
-    setState({ ...patch, ...COMPARE_EXAMPLE });
+  const storedSelect = el('select', { id: 'papa-example-select', 'aria-label': 'stored example' });
+  const storedOpen = el('button', { id: 'papa-example-open', type: 'button', text: 'Open' });
+  const storedRow = el('p', { class: 'row papa-example', id: 'papa-examples', hidden: true },
+                       el('label', { for: 'papa-example-select', text: 'Stored results, shown at once: ' }), storedSelect, storedOpen);
+  $('papa-heading').after(el('p', { class: 'row papa-example' }, exampleButton, ' ', exampleNote), storedRow);
+  const withWeights = () => ctx.models.embedded().filter(hasWeights);
+  const taskName = (id) => BUILTIN_TASKS.find(([t]) => t === id)?.[1].replace(/ \(.*$/, '') ?? id;
+  // The stored records of an example for every embedded model with weights (page's model first), or null.
+  const storedFor = async (id) => {
+    const index = await exampleIndex();
+    const cur = labelOf(ctx.models.current() ?? {});
+    const list = withWeights().map((e) => index.find((x) => x.example === id && x.model === e.id));
+    if (!list.length || list.some((x) => !x)) return null;
+    return list.sort((a, b) => (b.model === cur) - (a.model === cur));
+  };
+
+  // Shows stored records (one example on one or several models) as a run's figures: the page's model's
+  // record gets every figure, the others join the table of models side by side.
+  async function openStored(entries) {
+    const records = await Promise.all(entries.map(loadExample));
+    const cur = labelOf(ctx.models.current() ?? {});
+    const main = records.find((r) => r.model === cur) ?? records[0];
+    const at = entries[records.indexOf(main)];
+    setState({ ...valuesOf(main.settings), papa_models: records.length > 1 ? 'embedded' : 'current', papa_result: null });
+    api.controls.restore();
+    api.refresh();
+    fromLink = null;
+    ui.stored.replaceChildren();
+    ui.diffs.replaceChildren();
+    ui.verdict.textContent = '';
+    ui.verdict.className = 'verdict';
+    const record = {
+      panel: 'papa', op: 'papa', request: main.request, reply: main.reply, tensors: { constants: constantsOf(main) },
+      modelLabel: main.model, modelRef: { kind: 'embedded', id: main.model }, modelId: null, onPageModel: main.model === cur,
+      taskFiles: null, exportName: 'papa', preset: valuesOf(main.settings).papa_preset, settings: main.settings,
+      comparison: records.length > 1 ? records.map((r) => ({ label: r.model, reply: r.reply })) : null,
+      stored: { file: `examples/${at.file}`, made_by: main.made.by, threads: main.made.threads, cpu_seconds: main.made.cpu_seconds,
+                wall_seconds: main.made.wall_seconds },
+      finishedAt: null,
+    };
+    await api.show(record);
+    $('papa-stored-note')?.scrollIntoView({ block: 'nearest' });
+  }
+
+  // "Verify by recomputing": the stored record's request runs again (on its model) and is compared with it
+  // as a link's result is.
+  function verify(record) {
+    fromLink = compactResult(record.reply);
+    if (!record.onPageModel) {
+      const entry = withWeights().find((e) => e.id === record.modelLabel);
+      if (!entry) {
+        api.setError(`The model ${record.modelLabel} is not among this page's embedded models: nothing to recompute with.`);
+        return;
+      }
+      verifyOn = { label: entry.id, entry };
+    }
+    ui.verdict.textContent = `verifying: recomputing the stored result on ${record.modelLabel}; it is compared number by number when done.`;
+    ui.verdict.className = 'verdict pending';
+    api.run();
+  }
+
+  const storedNote = (record) => {
+    const m = record.stored;
+    const button = el('button', { id: 'papa-verify', type: 'button', text: 'Verify by recomputing' });
+    button.addEventListener('click', () => verify(record));
+    return el('p', { id: 'papa-stored-note', class: 'papa-stored', role: 'status' },
+      el('strong', { text: 'Stored result' }),
+      ` \u2014 not computed in this page: ${m.file}, made by ${m.made_by} with the page's request, natively on ${m.threads} ` +
+      `thread${m.threads === 1 ? '' : 's'} in ${Math.round(m.wall_seconds)} s (engine ${record.reply.engine}, digest ` +
+      `${record.reply.digest.slice(0, 19)}\u2026). `, button);
+  };
+
+  exampleButton.addEventListener('click', async () => {
+    const stored = await storedFor('compare-agreement');
+    if (stored) {
+      await openStored(stored);
+      return;
+    }
+    // no stored result for these models: every setting at its default but those of COMPARE_EXAMPLE, run
+    setState({ ...valuesOf(COMPARE_EXAMPLE), papa_result: null });
     api.controls.restore();
     api.refresh();
     api.run();
   });
-  const describeExample = () => {
-    const names = ctx.models.embedded().filter(hasWeights).map((e) => e.id);
-    exampleNote.textContent = names.length > 1
-      ? `Runs agreement on ${names.join(' and ')} (1,000 training examples, 5 seeds, probes trained 20 epochs), one after the other, and puts them side by side: does the better model lose more when its heads are constant? Several minutes.`
-      : `Only ${names[0] ?? 'no embedded model'} has weights here, so the example runs it alone.`;
+  storedOpen.addEventListener('click', async () => {
+    const entry = (await exampleIndex()).find((e) => e.file === storedSelect.value);
+    if (entry) await openStored([entry]);
+  });
+  // What the examples take, from the stored records' measured times (never a promise without a measurement).
+  const describeExamples = async () => {
+    const names = withWeights().map((e) => e.id);
+    const stored = await storedFor('compare-agreement');
+    const what = `agreement on ${names.join(' and ')} (1,000 training examples, 5 seeds, probes trained 20 epochs), side by side: ` +
+      'does the better model lose more when its heads are constant?';
+    exampleNote.textContent = names.length < 2 ? `Only ${names[0] ?? 'no embedded model'} has weights here, so the example runs it alone.`
+      : stored ? `Shows the stored results of ${what} At once; recomputing them took ${stored.map((e) => `${timeOf(e)} (${e.model})`).join(' and ')} natively.`
+      : `Runs ${what} No measured time for these models: the progress bar gives the time left.`;
+    const index = await exampleIndex();
+    const ids = new Set(withWeights().map((e) => e.id));
+    const listed = index.filter((e) => ids.has(e.model) && EXAMPLES.some((x) => x.id === e.example && !x.compare));
+    storedSelect.replaceChildren(...listed.map((e) => new Option(`${taskName(e.task)} \u2014 ${e.model} (page preset; computed in ${timeOf(e)})`, e.file)));
+    storedRow.hidden = !listed.length;
+    presetTimes = index.filter((e) => e.example === 'pos' && ids.has(e.model));
+    api.refresh();
   };
-  ctx.on('models', describeExample);
-  describeExample();
+  ctx.on('models', () => { describeExamples(); });
+  describeExamples();
   ui = linkBox();
   $('papa-results').before(ui.box);
   askFiles = filesBox(ctx);
@@ -484,13 +625,19 @@ function mount(ctx) {
     if (api.last && cur && lastModelId && cur.modelId !== lastModelId && state.papa_result) setState({ papa_result: null });
   };
   ctx.on('models', api.refresh);
+  // A link with a result opens on it: scrolled to and focused, with a line saying what it is.
   ctx.on('link', () => {
     fromLink = state.papa_result;
     ui.diffs.replaceChildren();
     if (fromLink) {
+      ui.shared.textContent = 'You opened a shared PAPA result: its numbers are below. The page recomputes them once the model ' +
+        'is loaded and says whether every number reproduces.';
+      ui.shared.hidden = false;
       ui.stored.replaceChildren(storedTable(fromLink));
       ui.verdict.textContent = 'from the link: these numbers are the link\u2019s own; the page recomputes them once the model is loaded.';
       ui.verdict.className = 'verdict pending';
+      ui.box.scrollIntoView({ block: 'start' });
+      ui.box.focus({ preventScroll: true });
     }
   });
   // A setting changed before the recompute: the link's result no longer describes what will run.

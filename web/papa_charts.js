@@ -2,7 +2,9 @@
 // its canvas (and a heatmap its colour scale), so an exported PNG stands on its own.
 //   fractionChart   score (or MLM score) vs the fraction of input-dependent heads, one line per head
 //                   order or constant kind, 95% bands (the PAPA paper's Figures 2 and 5)
-//   comparisonChart score drop against model quality, one point per model run in this session
+//   comparisonChart score drop against model quality, one point per model run in this session (the drop in
+//                   %, as the tables give it; ticks on round values even for one point)
+//   metricRange     the values a metric can take: a score axis never goes outside them
 //   constantsGrid   the constant matrices of every layer and head (the paper's Figure 4)
 //   lambdaHeatmap   the learned lambdas per layer and head
 import { CATEGORICAL, layerHeadHeatmap, loadChart, scaleOf, whiteBackground } from './charts.js';
@@ -20,8 +22,23 @@ const alpha = (hex, a) => {
   return `rgba(${n >> 16},${(n >> 8) & 255},${n & 255},${a})`;
 };
 
-// series: [{label, points: [{x, y, lo?, hi?}]}]; bands drawn where points carry lo and hi.
-export async function fractionChart(canvas, { series, title, subtitle, yTitle, width = 620, height = 360 }) {
+// The engine's metrics (src/methods/task.h): Matthews correlation from -1 to 1, the others (accuracies, F1s)
+// from 0 to 1. null for anything else (the MLM score: a log-probability).
+export function metricRange(metric) {
+  if (metric === 'mcc') return { min: -1, max: 1 };
+  if (['accuracy', 'token_accuracy', 'f1', 'macro_f1', 'entity_f1'].includes(metric)) return { min: 0, max: 1 };
+  return null;
+}
+
+// An axis kept inside [range.min, range.max] whatever its data (a 95% band on degenerate data reaches below 0).
+const within = (range) => (range ? (scale) => {
+  scale.min = Math.max(scale.min, range.min);
+  scale.max = Math.min(scale.max, range.max);
+} : undefined);
+
+// series: [{label, points: [{x, y, lo?, hi?}]}]; bands drawn where points carry lo and hi. range: the
+// metric's (metricRange), or null.
+export async function fractionChart(canvas, { series, title, subtitle, yTitle, range = null, width = 620, height = 360 }) {
   const Chart = await loadChart();
   fixedSize(canvas, width, height);
   const datasets = [];
@@ -50,17 +67,37 @@ export async function fractionChart(canvas, { series, title, subtitle, yTitle, w
       },
       scales: {
         x: { type: 'linear', min: 0, max: 1, reverse: true, title: { display: true, text: 'fraction of heads input-dependent (the rest constant)' } },
-        y: { title: { display: true, text: yTitle } },
+        y: { title: { display: true, text: yTitle }, afterDataLimits: within(range) },
       },
     },
     plugins: [whiteBackground],
   });
 }
 
-// points: [{label, x (model quality), y (drop)}]
-export async function comparisonChart(canvas, { points, title, subtitle, xTitle, yTitle, width = 520, height = 340 }) {
+// An axis around some values on round bounds (steps of `step`), at least `span` wide, inside range: Chart.js
+// alone spreads one point over a sliver (ticks like -0.00186).
+function roundBounds(values, { step, span, range = null, include = [] }) {
+  const all = [...values, ...include].filter(Number.isFinite);
+  let lo = Math.min(...all);
+  let hi = Math.max(...all);
+  const pad = Math.max((hi - lo) * 0.15, (span - (hi - lo)) / 2, 0);
+  lo = Math.floor((lo - pad) / step - 1e-9) * step;
+  hi = Math.ceil((hi + pad) / step + 1e-9) * step;
+  if (range) {
+    lo = Math.max(lo, range.min);
+    hi = Math.min(hi, range.max);
+  }
+  return { min: Number(lo.toFixed(6)), max: Number(hi.toFixed(6)) };
+}
+
+// points: [{label, x (model quality), y (drop, a fraction: shown in %)}]; range: the quality metric's.
+export async function comparisonChart(canvas, { points, title, subtitle, xTitle, yTitle, range = null, width = 520, height = 340 }) {
   const Chart = await loadChart();
   fixedSize(canvas, width, height);
+  const xs = points.map((p) => p.x);
+  const ys = points.map((p) => p.y);
+  const x = roundBounds(xs, { step: 0.05, span: 0.1, range });
+  const y = roundBounds(ys, { step: 0.01, span: 0.04, include: [0] });
   return new Chart(canvas, {
     type: 'scatter',
     data: {
@@ -69,8 +106,13 @@ export async function comparisonChart(canvas, { points, title, subtitle, xTitle,
     },
     options: {
       responsive: false, animation: false, devicePixelRatio: 1,
-      plugins: { title: { display: true, text: title }, subtitle: { display: !!subtitle, text: subtitle }, legend: { position: 'bottom' } },
-      scales: { x: { title: { display: true, text: xTitle } }, y: { title: { display: true, text: yTitle } } },
+      plugins: { title: { display: true, text: title }, subtitle: { display: !!subtitle, text: subtitle, padding: { bottom: 14 } },
+                 legend: { position: 'bottom' } },
+      scales: {
+        x: { min: x.min, max: x.max, title: { display: true, text: xTitle }, ticks: { callback: (v) => Number(v.toFixed(3)).toString() } },
+        y: { min: y.min, max: y.max, title: { display: true, text: yTitle },
+             ticks: { callback: (v) => `${Number((100 * v).toFixed(1))}%` } },
+      },
     },
     plugins: [whiteBackground],
   });

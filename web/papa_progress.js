@@ -1,8 +1,10 @@
 // papa_progress.js: one progress fraction for a whole PAPA sweep from the engine's stage reports
 // (docs/papa-op.md: inputs, constants, ranking, then per configuration features and mlm, and "sweep"
 // after each configuration), so the bar moves once from 0 to 1 and the time left is for the whole
-// sweep. The weights are the shares of the stages' time in a page-preset sweep of attnlab-mini-bert
-// (docs/papa-page.md). No DOM access.
+// sweep. The weights are the stages' measured seconds when the page has them (the reply's "seconds" of a
+// stored example on the same model and task: the time left then stays steady instead of growing as the slow
+// stages come), otherwise the shares of a page-preset sweep of attnlab-mini-bert (docs/papa-page.md).
+// No DOM access.
 
 const PRE = { inputs: 0, constants: 0.01, ranking: 0.03 }; // where each early stage starts
 export const EARLY_STAGES = Object.keys(PRE); // the stages before the first configuration, in order
@@ -12,13 +14,32 @@ const STAGE_NAMES = {
   features: 'probing', mlm: 'MLM score', sweep: 'probing',
 };
 
+// Where each early stage starts, where the configurations start, and the shares of features and MLM inside a
+// configuration: from measured seconds {constants, ranking, features, probes, mlm} (totals over the sweep).
+export function stageWeights(seconds) {
+  const sec = (k) => Math.max(0, Number(seconds?.[k]) || 0);
+  const sweep = sec('features') + sec('probes') + sec('mlm');
+  const total = sec('constants') + sec('ranking') + sweep;
+  if (!(total > 0) || !(sweep > 0)) return null;
+  const inputs = 0.01 * total; // reading the task: not measured, short
+  const all = total + inputs;
+  return {
+    pre: { inputs: 0, constants: inputs / all, ranking: (inputs + sec('constants')) / all },
+    sweepStart: (inputs + sec('constants') + sec('ranking')) / all,
+    features: sec('features') / sweep,
+    mlmStart: (sec('features') + sec('probes')) / sweep,
+  };
+}
+
 export class SweepProgress {
-  // guess: how many configurations the request makes (exact once the first "sweep" report comes)
-  constructor(guess = 0) {
+  // guess: how many configurations the request makes (exact once the first "sweep" report comes);
+  // seconds: the stages' measured costs (stageWeights), or null for the default shares
+  constructor(guess = 0, seconds = null) {
     this.overall = 0;
     this.done = 0;      // configurations finished
     this.nConfigs = guess;
     this.stage = 'inputs';
+    this.w = stageWeights(seconds) ?? { pre: PRE, sweepStart: SWEEP_START, features: 0.55, mlmStart: 0.85 };
   }
 
   // One engine report -> { fraction (0..1, never decreasing), text }.
@@ -26,20 +47,21 @@ export class SweepProgress {
     const f = Math.min(1, Math.max(0, Number(fraction) || 0));
     this.stage = stage;
     let overall = this.overall;
+    const { pre, sweepStart } = this.w;
     if (stage in PRE) {
-      const next = stage === 'inputs' ? PRE.constants : stage === 'constants' ? PRE.ranking : SWEEP_START;
-      overall = PRE[stage] + f * (next - PRE[stage]);
+      const next = stage === 'inputs' ? pre.constants : stage === 'constants' ? pre.ranking : sweepStart;
+      overall = pre[stage] + f * (next - pre[stage]);
     } else if (stage === 'sweep') {
       if (f > 0 && !this.exact) {
         this.nConfigs = Math.round(1 / f) || 1;
         this.exact = true;
       }
       this.done = Math.round(f * (this.nConfigs || 1));
-      overall = SWEEP_START + f * (1 - SWEEP_START);
+      overall = sweepStart + f * (1 - sweepStart);
     } else if (this.nConfigs) {
       // inside one configuration: features, then the probes (no reports), then the MLM score
-      const within = stage === 'features' ? 0.55 * f : 0.85 + 0.15 * f;
-      overall = SWEEP_START + ((this.done + within) / this.nConfigs) * (1 - SWEEP_START);
+      const within = stage === 'features' ? this.w.features * f : this.w.mlmStart + (1 - this.w.mlmStart) * f;
+      overall = sweepStart + ((this.done + within) / this.nConfigs) * (1 - sweepStart);
     }
     this.overall = Math.max(this.overall, Math.min(1, overall));
     const of = this.nConfigs ? ` (configuration ${Math.min(this.done + 1, this.nConfigs)} of ${this.nConfigs})` : '';

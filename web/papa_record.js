@@ -5,7 +5,12 @@
 //   describeConfig(config, nHeads)  a configuration for people ("8 of 16 heads constant (average, λ order)")
 //   seriesOf(reply, key)            the score-vs-fraction lines: one per (order, constant kind)
 //   toCsv(reply, provenance)        one row per configuration, provenance as leading # lines
-//   provenanceOf(...)               what every export carries (engine, hashes, configuration, link)
+//   provenanceOf(...)               what every export carries (provenance.js: engine, model, link; here the
+//                                   hashes, the configuration as the page set it, the digest)
+//   storedReply(stored)             a link's summary as the parts of a reply the table reads (configs from
+//                                   their labels, summary with the drop), so both tables read alike
+
+import { plainSettings, provenance } from './provenance.js';
 
 export const RESULT_VERSION = 1;
 const HASH = /^sha256:[0-9a-f]{64}$/;
@@ -35,6 +40,10 @@ export function checkResult(r) {
     return 'lambdas: a layers x heads table';
   }
   if (typeof r.metric !== 'string' || r.metric.length > 40) return 'metric: a name';
+  if (r.shape !== undefined && !(r.shape && Number.isSafeInteger(r.shape.n_layers) && Number.isSafeInteger(r.shape.n_heads) &&
+                                 r.shape.n_layers > 0 && r.shape.n_heads > 0 && r.shape.n_layers * r.shape.n_heads <= 100000)) {
+    return 'shape: {n_layers, n_heads}';
+  }
   return null;
 }
 
@@ -49,6 +58,7 @@ export function compactResult(reply) {
     model: reply.hashes.model,
     task: reply.hashes.task,
     metric: reply.task.metric,
+    shape: { n_layers: reply.shape.n_layers, n_heads: reply.shape.n_heads },
     labels: reply.configs.map((c) => c.label),
     mean: reply.summary.map((s) => s.mean),
     ci95: reply.summary.map((s) => s.ci95),
@@ -109,8 +119,37 @@ export function describeConfig(c, nHeads) {
   if (c.what === 'right_pad') return 'all heads input-dependent, ordinary right padding';
   if (c.what === 'embeddings_only') return 'embeddings alone (no layers)';
   if (c.k === 0) return 'all heads input-dependent (full model)';
-  if (c.k === nHeads) return `all ${nHeads} heads constant (${c.constant})`;
-  return `${c.k} of ${nHeads} heads constant (${c.constant}, ${orderName(c.order)})`;
+  if (c.k === nHeads || c.all) return `all ${nHeads ? `${nHeads} ` : ''}heads constant (${c.constant})`;
+  return `${c.k} of ${nHeads ?? '?'} heads constant (${c.constant}, ${orderName(c.order)})`;
+}
+
+// A configuration from its label (the engine's al_papa_config_label: "full", "right_pad", "embeddings_only",
+// "average all", "average k=24 lambda"), or a configuration that only has its label.
+export function configOfLabel(label, nHeads) {
+  if (label === 'right_pad' || label === 'embeddings_only') return { label, what: label };
+  if (label === 'full') return { label, what: 'sweep', k: 0 };
+  let m = /^(\w+) all$/.exec(label);
+  if (m) return { label, what: 'sweep', k: nHeads ?? null, constant: m[1], all: true };
+  m = /^(\w+) k=(\d+) (\w+)$/.exec(label);
+  if (m) return { label, what: 'sweep', k: Number(m[2]), constant: m[1], order: m[3] };
+  return { label, what: label };
+}
+
+// A stored summary (a link's papa_result) as the reply fields resultTable reads. The shape comes from the
+// summary (links made before it was stored: from the lambdas table, when the sweep ranked the heads).
+export function storedReply(stored) {
+  const shape = stored.shape ?? (stored.lambdas.length ? { n_layers: stored.lambdas.length, n_heads: stored.lambdas[0].length } : null);
+  const nHeads = shape ? shape.n_layers * shape.n_heads : null;
+  const full = stored.labels.indexOf('full');
+  const base = full >= 0 ? stored.mean[full] : null;
+  return {
+    shape: shape ?? { n_layers: null, n_heads: null },
+    task: { metric: stored.metric },
+    config: { seeds: new Array(stored.runs[0]?.length ?? 0).fill(null) },
+    configs: stored.labels.map((label, i) => ({ ...configOfLabel(label, nHeads), mlm_score: stored.mlm[i] })),
+    summary: stored.labels.map((_, i) => ({ n: stored.runs[i].length, mean: stored.mean[i], ci95: stored.ci95[i],
+                                            drop: base && stored.mean[i] !== null ? 1 - stored.mean[i] / base : null })),
+  };
 }
 
 // Lines of a score-vs-fraction figure: one per (order, constant kind) of the sweep, each with the full
@@ -153,18 +192,25 @@ export function seriesOf(reply, key = 'score') {
   }).filter((s) => s.points.length);
 }
 
-// One sweep's provenance: what every export carries.
+// One sweep's provenance (provenance.js). configuration: the engine's resolved options, its float32 settings
+// printed as given (lr 0.0005) and the preset named as the page named it ("page" is the engine's "quick" on
+// fewer examples: engine_preset); settings: the panel's values that differ from their defaults, as typed.
 export function provenanceOf(record, link) {
   const r = record.reply;
-  return {
-    engine: r.engine,
+  const configuration = plainSettings(r.config);
+  if (record.preset && record.preset !== r.config.preset) {
+    configuration.preset = record.preset;
+    configuration.engine_preset = r.config.preset;
+  }
+  return provenance({
+    engine: r.engine, link, made: record.finishedAt,
     model: { name: record.modelLabel, ref: record.modelRef, content_hash: r.hashes.model, shape: r.shape },
     task: { id: r.task.id, metric: r.task.metric, content_hash: r.hashes.task, files: record.taskFiles ?? null },
-    configuration: r.config,
+    configuration,
+    settings: record.settings ?? null,
     digest: r.digest,
-    link: link ?? null,
-    made: record.finishedAt,
-  };
+    ...(record.stored ? { stored: record.stored } : {}),
+  });
 }
 
 function csvField(v) {

@@ -22,8 +22,7 @@ export const DELIMITERS = { comma: ',', semicolon: ';', tab: '\t' };
 export const PAGE_PRESET = { base: 'quick', max_train: 300, max_validation: 150, ranking: { max_examples: 300 } };
 export const PRESETS = {
   page: `page: the quick preset on ${PAGE_PRESET.max_train} training and ${PAGE_PRESET.max_validation} validation ` +
-        `examples (lambda ranking on ${PAGE_PRESET.ranking.max_examples}), sized for the browser: POS takes under two minutes ` +
-        'on attnlab-small-bert with 2 threads, under a minute on attnlab-mini-bert (docs/papa-page.md)',
+        `examples (lambda ranking on ${PAGE_PRESET.ranking.max_examples}), sized for the browser`,
   quick: 'quick: 1,000 training and 400 validation examples, probe 4 epochs, ranking 2 epochs (docs/papa-op.md)',
   paper: 'paper: the paper\'s settings on every example (slow: meant for the command line or a cluster)',
 };
@@ -61,6 +60,23 @@ export const COMPARE_EXAMPLE = {
   papa_task: 'agreement', papa_models: 'embedded', papa_preset: 'quick', papa_orders: 'random', papa_fractions: '1,0.5,0',
   papa_seeds: '1,2,3,4,5', papa_epochs: 20,
 };
+
+// The stored examples (web/examples/, made by scripts/make_examples.mjs): every built-in task at the
+// page's defaults, and the first example's request, each on every embedded model with weights. patch: the
+// state keys that differ from their defaults (papa_models stays "current": a record is one model's reply).
+const { papa_models: _scope, ...COMPARE_SETTINGS } = COMPARE_EXAMPLE;
+export const EXAMPLES = [
+  ...BUILTIN_TASKS.map(([task]) => ({ id: task, patch: { papa_task: task } })),
+  { id: 'compare-agreement', patch: COMPARE_SETTINGS, compare: true },
+];
+export const exampleFile = (id, model) => `${id}-${model}.json`;
+
+// The state values of some settings: every PAPA key at its default, then the patch.
+export function valuesOf(patch) {
+  const v = {};
+  for (const [name, spec] of Object.entries(PAPA_KEYS)) v[name] = spec.default;
+  return { ...v, ...patch };
+}
 
 export const PAPA_KEYS = {
   papa_models: { type: 'enum', default: 'current', values: MODEL_SCOPES.map(([id]) => id) },

@@ -3,7 +3,7 @@
 // summary a link carries, shown before it is recomputed; and the models side by side when one sweep
 // ran on several (does the better model lose more?). Text goes in through textContent only.
 import { el } from './dom.js';
-import { describeConfig } from './papa_record.js';
+import { describeConfig, storedReply } from './papa_record.js';
 
 const fmt = (x, d = 4) => (x === null || x === undefined || Number.isNaN(x) ? '\u2013' : x.toFixed(d));
 const pct = (x) => (x === null || x === undefined ? '\u2013' : `${(100 * x).toFixed(1)}%`);
@@ -15,21 +15,20 @@ function table(caption, head, rows, attrs = {}) {
     el('tbody', {}, ...rows.map((r) => el('tr', {}, ...r.map((v, i) => (i === 0 ? el('th', { scope: 'row', text: v }) : el('td', { text: v })))))));
 }
 
-export function resultTable(reply, { caption }) {
+export function resultTable(reply, { caption, id = 'papa-table' }) {
   const nHeads = reply.shape.n_layers * reply.shape.n_heads;
   const rows = reply.configs.map((c, i) => {
     const s = reply.summary[i];
     return [describeConfig(c, nHeads), `${fmt(s.mean)} \u00b1 ${fmt(s.ci95)}`, i === 0 ? '\u2013' : pct(s.drop), fmt(c.mlm_score, 3)];
   });
   return table(caption, ['configuration', `${reply.task.metric} (mean \u00b1 95%, ${reply.config.seeds.length} seeds)`, 'relative drop', 'MLM score'],
-               rows, { id: 'papa-table' });
+               rows, { id });
 }
 
-// The stored summary of a link (papa_record.js compactResult).
+// The stored summary of a link (papa_record.js compactResult), as the computed table reads.
 export function storedTable(stored) {
-  const rows = stored.labels.map((label, i) => [label, `${fmt(stored.mean[i])} \u00b1 ${fmt(stored.ci95[i])}`, fmt(stored.mlm[i], 3)]);
-  return table(`From the link: ${stored.metric}, digest ${stored.digest.slice(0, 23)}\u2026`, ['configuration', 'score (mean \u00b1 95%)', 'MLM score'],
-               rows, { id: 'papa-stored-table' });
+  return resultTable(storedReply(stored), { caption: `From the link: ${stored.metric}, digest ${stored.digest.slice(0, 23)}\u2026`,
+                                            id: 'papa-stored-table' });
 }
 
 // A verdict in the engine's own words: the reply's findings carry a code and the table of words for every

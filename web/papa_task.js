@@ -40,13 +40,65 @@ export function sniffColumns(text, delimiter = ',') {
   return line.split(sep).map((s) => s.trim().replace(/^"(.*)"$/, '$1')).filter((s) => s && s.length <= 100).slice(0, 200);
 }
 
+// How a file's first non-blank line looks, as the engine's format detection reads it (al_task_detect_format in
+// src/methods/task_import.c): 'jsonl' (a JSON object), 'tsv' (a tab: GLUE), 'csv' (a comma or semicolon),
+// 'conll' (none of these: words and tags separated by spaces), or null for an empty file.
+export function fileShape(text) {
+  const line = text.replace(/^\ufeff/, '').split(/\r?\n/).find((l) => l.trim() !== '');
+  if (line === undefined) return null;
+  if (line.trimStart().startsWith('{')) return 'jsonl';
+  if (line.includes('\t')) return 'tsv';
+  if (/[,;]/.test(line)) return 'csv';
+  return 'conll';
+}
+
+// The first invalid UTF-8 sequence of bytes: { offset, line } (line counted from 1), or null.
+export function firstInvalidUtf8(bytes) {
+  let line = 1;
+  for (let i = 0; i < bytes.length;) {
+    const b = bytes[i];
+    let n = 0;
+    let min = 0;
+    if (b < 0x80) {
+      if (b === 10) line++;
+      i++;
+      continue;
+    }
+    if (b >= 0xc2 && b <= 0xdf) [n, min] = [1, 0x80];
+    else if (b >= 0xe0 && b <= 0xef) [n, min] = [2, 0x800];
+    else if (b >= 0xf0 && b <= 0xf4) [n, min] = [3, 0x10000];
+    else return { offset: i, line };
+    let cp = b & (0x3f >> n);
+    for (let k = 1; k <= n; k++) {
+      const c = bytes[i + k];
+      if (c === undefined || (c & 0xc0) !== 0x80) return { offset: i, line };
+      cp = (cp << 6) | (c & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return { offset: i, line };
+    i += n + 1;
+  }
+  return null;
+}
+
+// A file's text; invalid UTF-8 is an error naming the file and the line (as the CLI's import does), never
+// replacement characters in the task.
+export function decodeTaskText(name, buffer) {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(buffer);
+  } catch {
+    const bad = firstInvalidUtf8(new Uint8Array(buffer));
+    throw new Error(`${name}: line ${bad?.line ?? '?'}: invalid UTF-8 at byte ${bad?.offset ?? '?'} of the file ` +
+                    '(save it as UTF-8 and pick it again)');
+  }
+}
+
 // Reads picked files: { byName: {name: ArrayBuffer}, record: [{name, size, sha256}], text: {name: string} }.
 export async function readTaskFiles(files) {
   const byName = {};
   const text = {};
   for (const f of files) {
     byName[f.name] = await f.arrayBuffer();
-    text[f.name] = new TextDecoder('utf-8').decode(byName[f.name]);
+    text[f.name] = decodeTaskText(f.name, byName[f.name]);
   }
   const record = await recordFiles(byName);
   return { byName, record, text };
@@ -60,6 +112,6 @@ export function matchTaskFiles(expected, got) {
   const m = matchFiles(parts.map(([, f]) => f), got.byName, got.record);
   if (m.problems) return m;
   const texts = {};
-  for (const [part, f] of parts) texts[part] = new TextDecoder('utf-8').decode(m.files[f.name]);
+  for (const [part, f] of parts) texts[part] = decodeTaskText(f.name, m.files[f.name]);
   return { texts };
 }

@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 
+import { plainSettings } from '../../web/provenance.js';
 import { embeddedModelOnly, launchChromium, linkUrl, newContext, newPage, root, runText, skipReason, startServer, waitIdle } from './helpers.mjs';
 
 const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
@@ -144,7 +145,13 @@ test('a sweep in the page: progress, figures, the native CLI\'s digest, no long 
   assert.equal(body.provenance.model.content_hash, reply.hashes.model);
   assert.equal(body.provenance.task.content_hash, reply.hashes.task);
   assert.equal(body.provenance.engine, reply.engine);
-  assert.deepEqual(body.provenance.configuration, reply.config);
+  // the configuration as the engine resolved it, the preset named as the page names it, float32 settings as given
+  const { preset, engine_preset: enginePreset, ...configuration } = body.provenance.configuration;
+  const { preset: resolved, ...rest } = reply.config;
+  assert.equal(preset, 'page');
+  assert.equal(enginePreset, resolved);
+  assert.deepEqual(configuration, plainSettings(rest));
+  assert.equal(configuration.probe.lr, 0.0005);
   const [png] = await Promise.all([p.waitForEvent('download'), p.click('#papa-results figure[data-name=papa_lambdas] .export-png')]);
   const pngText = readFileSync(await png.path()).toString('latin1');
   assert.match(pngText, /tEXtattnlab:provenance\0\{"engine"/);
