@@ -160,8 +160,39 @@ done:
     al_model_free(ref);
 }
 
+/* check_config sees config.json alone: a config naming no family is sized by the first family whose fields it
+ * has, and the reply says so. */
+static void test_check_config(void) {
+    static const struct { const char *config, *arch, *rule; } cases[] = {
+        {"{\\\"vocab_size\\\": 32, \\\"hidden_size\\\": 8, \\\"num_hidden_layers\\\": 2, \\\"num_attention_heads\\\": 2, "
+         "\\\"intermediate_size\\\": 16}",
+         "bert", "config fields (bert's; the weights' tensor names decide on load)"},
+        {"{\\\"vocab_size\\\": 32, \\\"dim\\\": 8, \\\"n_layers\\\": 2, \\\"n_heads\\\": 2, \\\"hidden_dim\\\": 16}",
+         "distilbert", "config fields (distilbert's; the weights' tensor names decide on load)"},
+        {"{\\\"architectures\\\": [\\\"RobertaForMaskedLM\\\"], \\\"vocab_size\\\": 32, \\\"hidden_size\\\": 8, "
+         "\\\"num_hidden_layers\\\": 2, \\\"num_attention_heads\\\": 2, \\\"intermediate_size\\\": 16}",
+         "roberta", "architectures \"RobertaForMaskedLM\""},
+    };
+    al_session *s = al_session_new();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char req[512];
+        snprintf(req, sizeof req, "{\"op\":\"check_config\",\"config\":\"%s\"}", cases[i].config);
+        al_reply reply;
+        CHECK_MSG(al_session_run(s, req, NULL, &reply) == AL_OK, "%s", reply.json);
+        cJSON *r = cJSON_Parse(reply.json);
+        const char *arch = cJSON_GetStringValue(cJSON_GetObjectItem(r, "arch"));
+        const char *rule = cJSON_GetStringValue(cJSON_GetObjectItem(r, "family_rule"));
+        CHECK_MSG(arch && rule && strcmp(arch, cases[i].arch) == 0 && strcmp(rule, cases[i].rule) == 0, "%s",
+                  reply.json);
+        cJSON_Delete(r);
+        al_reply_free(&reply);
+    }
+    al_session_free(s);
+}
+
 int main(void) {
     test_rules();
+    test_check_config();
     test_unused_files();
     test_several_weights();
     test_fastnlp();

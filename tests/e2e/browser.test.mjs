@@ -78,6 +78,12 @@ before(async () => {
   writeFileSync(path.join(tooLarge, 'config.json'), JSON.stringify({
     ...tiny, hidden_size: 2048, num_hidden_layers: 48, num_attention_heads: 16, intermediate_size: 8192 }));
   for (const f of ['vocab.txt', 'model.safetensors']) copyFileSync(path.join(hub, 'test-org/tiny-bert', f), path.join(tooLarge, f));
+  // A classic config.json (no model_type, no architectures): the page lets the core decide by tensor names.
+  const classic = path.join(hub, 'test-org/classic-bert');
+  mkdirSync(classic, { recursive: true });
+  const { model_type: _type, architectures: _archs, ...classicConfig } = tiny;
+  writeFileSync(path.join(classic, 'config.json'), JSON.stringify(classicConfig));
+  for (const f of ['vocab.txt', 'model.safetensors']) copyFileSync(path.join(hub, 'test-org/tiny-bert', f), path.join(classic, f));
   const corrupt = path.join(work, 'corrupt');
   mkdirSync(corrupt);
   copyFileSync(path.join(hub, 'test-org/tiny-bert/config.json'), path.join(corrupt, 'config.json'));
@@ -250,6 +256,14 @@ test('a model loads from the (localhost) Hugging Face mirror; 404, non-BERT and 
   const link = await linkState(page);
   assert.equal(link.values.model.repo, 'test-org/tiny-bert');
   assert.equal(link.values.model.base, mirrorBase);
+  assert.match(await page.textContent('#model-info'), /by model_type "bert"/);
+
+  await page.fill('#hub-repo', 'test-org/classic-bert');
+  await page.click('#hub-load');
+  await page.waitForFunction(() => /by tensor names/.test(document.getElementById('model-info').textContent), null,
+                             { timeout: 20000 });
+  assert.match(await page.textContent('#model-info'), /by tensor names \("bert\.embeddings\.word_embeddings\.weight"\)/);
+  await waitIdle(page);
 });
 
 test('a corrupt upload shows an error and the page keeps working', { skip }, async () => {

@@ -28,10 +28,10 @@ const missing = !existsSync(path.join(wasmDir, 'attnlab_wasm.js')) ? `no WASM bu
   : families.length === 0 ? 'no golden models in tests/golden' : null;
 
 // The files a model needs (the goldens' reference outputs stay out).
-function modelFiles(dir) {
+function modelFiles(dir, every = false) {
   const files = {};
   for (const name of readdirSync(dir)) {
-    if (/^(config\.json|model\.safetensors|vocab\.txt|tokenizer\.json|vocab\.json|merges\.txt)$/.test(name)) {
+    if (every || /^(config\.json|model\.safetensors|vocab\.txt|tokenizer\.json|vocab\.json|merges\.txt)$/.test(name)) {
       files[name] = new Uint8Array(readFileSync(path.join(dir, name)));
     }
   }
@@ -118,7 +118,7 @@ test('WASM module loads, reports its version and holds one handle', { skip: miss
 test('golden models: info and attention match the native CLI', { skip: missing ?? false }, () => {
   for (const family of families) {
     const dir = path.join(goldenDir, family);
-    api.addModel(family, modelFiles(dir));
+    api.addModel(family, modelFiles(dir, true)); // the directory's every file, as the native CLI reads it
     const info = api.run({ op: 'info', model: family });
     assert.equal(info.status, 0, JSON.stringify(info.reply));
     const nativeInfo = runNative({ op: 'info', model: family }, dir);
