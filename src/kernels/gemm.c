@@ -4,9 +4,9 @@
  * as "element (n,k) = B[n*b_rs + k*b_cs]", so nt, nn and tn differ only in those strides.
  * Blocking (GotoBLAS order): columns in blocks of NC, depth in blocks of KC; each NC x KC block of B is
  * packed on the stack into NR-wide panels ([k][NR], zero-padded), then for every MR rows of A the
- * micro-kernel keeps an MR x NR (6 x 8) tile of C in 12 vector registers and streams the panel. A is read in
- * place (its MR x KC micro-panel stays in L1 across the panels). No allocation: the packed block is
- * a fixed stack array of KC * NC floats (128 KiB).
+ * micro-kernel keeps an MR x NR (6 x 8) tile of C in 12 vector registers and streams the panel. A is
+ * read in place (its MR x KC micro-panel stays in L1 across the panels). No allocation: the packed
+ * block is a fixed stack array of KC * NC floats (128 KiB).
  *
  * Rounding: every C entry is sum_k a*b accumulated in k order inside a depth block (multiply then
  * add, no FMA), then C = alpha * tile for the first block (or C + alpha * tile when accumulating)
