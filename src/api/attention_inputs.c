@@ -149,7 +149,7 @@ static al_status read_texts(const al_op_ctx *ctx, const al_tokenizer *tok, int a
             return al_err(err, AL_ERR_INVALID, "request: fields 'text' and 'texts' exclude each other");
         if (present(req, "text_pairs"))
             return al_err(err, AL_ERR_INVALID, "request: field 'text_pairs' goes with 'texts', not 'text'");
-        const char *text, *pair;
+        const char *text = NULL, *pair = NULL;
         st = al_req_string(req, "text", "text", 1, &text, err);
         if (!st) st = al_req_string(req, "text_pair", "text_pair", 0, &pair, err);
         if (!st) st = alloc_seqs(out, 1, err);
