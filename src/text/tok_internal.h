@@ -34,6 +34,7 @@ struct al_tokenizer {
     int bos, eos;             /* BPE: <s> / </s> (-1 when absent) */
     /* normaliser (BertNormalizer) */
     int clean_text, handle_chinese_chars, lowercase, strip_accents;
+    int nfc;                  /* tokenizer.json normalizer NFC (ModernBERT) */
     /* WordPiece */
     char continuing_prefix[16];
     int max_input_chars_per_word;
@@ -75,6 +76,8 @@ typedef struct al_ntext {
 
 int al_ntext_push(al_ntext *t, uint32_t cp, int32_t start, int32_t end); /* 0 or -1 (OOM) */
 void al_ntext_free(al_ntext *t);
+/* NFC of in into out (a new text; tok_nfc.c): 0, or -1 when out of memory. */
+int al_ntext_nfc(const al_ntext *in, al_ntext *out);
 
 /* Tokens produced for one sequence before post-processing. */
 typedef struct al_pieces {

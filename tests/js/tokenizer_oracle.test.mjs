@@ -153,3 +153,26 @@ test('byte-level BPE (vocab.json + merges.txt and tokenizer.json) matches the HF
     fs.rmSync(jsonDir, { recursive: true });
   }
 });
+
+// The real files of the DeBERTa-v3 and ModernBERT families (docs/tokenizers.md): ../shared/families from the
+// repository's root, or AL_FAMILIES; never part of the repository, so their tests skip without them.
+const FAMILIES = process.env.AL_FAMILIES || path.resolve(ROOT, '../shared/families');
+const MODERNBERT = path.join(FAMILIES, 'modernbert/tokenizer.json');
+
+test('ModernBERT tokenizer.json (byte-level BPE, NFC, 116 added tokens, [CLS] $A [SEP]) matches the HF JS tokenizer',
+  { skip: skip || (!fs.existsSync(MODERNBERT) && `no ${MODERNBERT}`) }, () => {
+    const json = JSON.parse(fs.readFileSync(MODERNBERT, 'utf8'));
+    const config = JSON.parse(fs.readFileSync(path.join(FAMILIES, 'modernbert/tokenizer_config.json'), 'utf8'));
+    const jsTok = new PreTrainedTokenizer(json, config);
+    const dir = tmpDir({ 'tokenizer.json': JSON.stringify(json) });
+    try {
+      const known = runTool(dir, [{ text: 'The cat sat on the mat.' }, { text: 'Hello world' }]);
+      assert.deepEqual(known[0].ids, [50281, 510, 5798, 2206, 327, 253, 1111, 15, 50282]);
+      assert.deepEqual(known[1].ids, [50281, 12092, 1533, 50282]);
+      const a = compare('ModernBERT tokenizer.json', jsTok, dir, { typeIds: true });
+      assert.ok(a.total >= 300);
+      assert.deepEqual(a.failures.map((f) => f.req), []);
+    } finally {
+      fs.rmSync(dir, { recursive: true });
+    }
+  });
