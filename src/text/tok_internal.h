@@ -122,6 +122,10 @@ void al_tok_find_specials(al_tokenizer *tok);
 al_status al_tok_load_vocab_txt(al_tokenizer *tok, const al_fileset *files, al_error *err);
 al_status al_tok_load_bpe_files(al_tokenizer *tok, const al_fileset *files, al_error *err);
 al_status al_tok_load_tokenizer_json(al_tokenizer *tok, const al_fileset *files, al_error *err);
+/* tok_load_unigram.c: model Unigram of a parsed tokenizer.json (a cJSON root) with its normalizer and
+ * pre_tokenizer; the caller loads added_tokens and post_processor. */
+struct cJSON;
+al_status al_tok_json_unigram(al_tokenizer *tok, const struct cJSON *root, int limit, al_error *err);
 /* spm_model.c: spm.model (a SentencePiece ModelProto, protobuf) -> pieces, scores, normaliser. */
 al_status al_tok_load_spm_model(al_tokenizer *tok, const uint8_t *data, size_t size, al_error *err);
 

@@ -1,4 +1,5 @@
-/* tok_load_json.c: tokenizer.json (the Hugging Face tokenizers format): model WordPiece or BPE,
+/* tok_load_json.c: tokenizer.json (the Hugging Face tokenizers format): model WordPiece or BPE (Unigram:
+ * tok_load_unigram.c),
  * normalizer BertNormalizer (or none), pre_tokenizer BertPreTokenizer / ByteLevel, post_processor
  * TemplateProcessing / BertProcessing / RobertaProcessing / ByteLevel, added_tokens. */
 #include <stdio.h>
@@ -271,12 +272,18 @@ static al_status load_root(al_tokenizer *tok, const cJSON *root, al_error *err) 
     const char *type = type_of(model);
     if (!type[0]) /* older files: infer as the JS library does */
         type = get(model, "merges") ? "BPE" : get(model, "continuing_subword_prefix") ? "WordPiece" : "";
+    const int limit = id_limit(root);
+    al_status st;
     if (strcmp(type, "WordPiece") == 0) tok->kind = AL_TOK_WORDPIECE;
     else if (strcmp(type, "BPE") == 0) tok->kind = AL_TOK_BPE;
-    else return al_err(err, AL_ERR_UNSUPPORTED, F ": model.type '%.40s' is not supported (WordPiece or BPE)", type);
+    else if (strcmp(type, "Unigram") == 0) {
+        tok->clean_text = tok->handle_chinese_chars = tok->lowercase = tok->strip_accents = 0;
+        if ((st = al_tok_json_unigram(tok, root, limit, err))) return st;
+        if ((st = load_added(tok, get(root, "added_tokens"), limit, err))) return st;
+        return load_post_processor(tok, get(root, "post_processor"), err);
+    } else return al_err(err, AL_ERR_UNSUPPORTED, F ": model.type '%.40s' is not supported (WordPiece, BPE or Unigram)", type);
 
-    const int limit = id_limit(root);
-    al_status st = load_vocab(tok, model, limit, err);
+    st = load_vocab(tok, model, limit, err);
     if (st) return st;
     const cJSON *unk = get(model, "unk_token");
     if (cJSON_IsString(unk)) {
