@@ -141,15 +141,103 @@ static void test_known_ids_and_words(const al_tokenizer *tok) {
     } else CHECK_MSG(0, "%s", err.message);
 }
 
+#define FIXTURE "tests/fixtures/tokenizers/spm_small/"
+
+static void expect(const al_tokenizer *tok, const char *text, const int *want, int n) {
+    al_encoding enc;
+    al_error err = {0};
+    if (al_tokenizer_encode(tok, text, NULL, NULL, &enc, &err)) {
+        CHECK_MSG(0, "'%s': %s", text, err.message);
+        return;
+    }
+    int same = enc.length == n;
+    for (int i = 0; same && i < n; i++) same = enc.ids[i] == want[i];
+    CHECK_MSG(same, "'%s': %d ids, first real %d", text, enc.length, enc.length > 1 ? enc.ids[1] : -1);
+    al_encoding_free(&enc);
+}
+
+/* The small model scripts/spm_fixture.py writes: 4 specials, 256 byte pieces (ids 4..259), 23 words from 260,
+ * and a charsmap of six rules (full-width A, fi ligature, ellipsis, zero-width space, no-break space, e + acute). */
+static void test_fixture(void) {
+    const char *names[2] = {"spm.model", "added_tokens.json"};
+    const char *paths[2] = {FIXTURE "spm.model", FIXTURE "added_tokens.json"};
+    al_error err = {0};
+    al_status st;
+    al_tokenizer *tok = load_files(names, paths, 2, &err, &st);
+    CHECK_MSG(st == AL_OK, "%s", err.message);
+    if (!tok) return;
+    enum { THE = 260, CAT, C, AT, SP, SAT, ON, MAT, DOT, A, T, CC, S, M, H, E, BIG_A, CA, CAFE, CAFE_ACUTE, E_ACUTE, F,
+           DOTS, MASK };
+    /* "T" has no piece: "▁" then its byte <0x54> (byte_fallback); "mat." is one word */
+    const int cat[] = {1, SP, 4 + 'T', H, E, CAT, SAT, ON, THE, MAT, DOT, 2};
+    expect(tok, "The cat sat on the mat.", cat, 12);
+    /* the charsmap: full-width A -> A, ellipsis -> "...", no-break spaces -> spaces (then one), zero-width gone */
+    const int rules[] = {1, BIG_A, CAT, DOTS, CAT, 2};
+    expect(tok, "\xef\xbc\xa1 cat\xe2\x80\xa6 \xc2\xa0\xc2\xa0 ca\xe2\x80\x8bt", rules, 6);
+    /* e + combining acute composed by its rule; [MASK] (added_tokens.json) split out before SentencePiece */
+    const int cafe[] = {1, CAFE_ACUTE, CAFE_ACUTE, SP, 4 + 'x', MASK, 2};
+    expect(tok, "cafe\xcc\x81 caf\xc3\xa9 x [MASK]", cafe, 7);
+    /* only spaces: nothing between [CLS] and [SEP] */
+    const int empty[] = {1, 2};
+    expect(tok, "   ", empty, 2);
+    al_tokenizer_free(tok);
+}
+
+/* Damaged copies of the fixture: each is refused with an error naming spm.model (and, where it is one, the
+ * field), never read outside its bytes (the sanitized build checks that). */
+static void test_damaged(void) {
+    size_t size;
+    uint8_t *data = read_file(FIXTURE "spm.model", &size);
+    CHECK(data != NULL);
+    if (!data) return;
+    int refused = 0, tried = 0;
+    for (size_t cut = 1; cut < size; cut += 97) { /* truncated anywhere */
+        al_fileset *fs = al_fileset_new();
+        al_error err = {0};
+        al_tokenizer *tok = NULL;
+        al_fileset_add(fs, "spm.model", data, cut, 1, &err);
+        al_status st = al_tokenizer_load(fs, &tok, &err);
+        tried++;
+        if (st != AL_OK) {
+            refused++;
+            CHECK_MSG(strstr(err.message, "spm.model") != NULL, "cut %zu: '%s'", cut, err.message);
+        }
+        al_tokenizer_free(tok);
+        al_fileset_free(fs);
+    }
+    CHECK(refused > tried / 2);
+    struct { size_t at; uint8_t byte; const char *names; } edits[] = {
+        {0, 0x0f, "wire type"},          /* first key: field 1 with wire type 7 */
+        {5, 0xff, "pieces[0]"},          /* the first piece's piece string: invalid UTF-8 */
+    };
+    for (size_t k = 0; k < sizeof edits / sizeof edits[0]; k++) {
+        uint8_t *copy = malloc(size);
+        memcpy(copy, data, size);
+        copy[edits[k].at] = edits[k].byte;
+        al_fileset *fs = al_fileset_new();
+        al_error err = {0};
+        al_tokenizer *tok = NULL;
+        al_fileset_add(fs, "spm.model", copy, size, 1, &err);
+        al_status st = al_tokenizer_load(fs, &tok, &err);
+        CHECK_MSG(st == AL_ERR_FORMAT && strstr(err.message, edits[k].names), "edit %zu: '%s'", k, err.message);
+        al_tokenizer_free(tok);
+        al_fileset_free(fs);
+        free(copy);
+    }
+    free(data);
+}
+
 int main(void) {
+    test_fixture();
+    test_damaged();
     const char *env = getenv("AL_FAMILIES");
     snprintf(families, sizeof families, "%s", env && env[0] ? env : "../shared/families");
     const char *spm = fam("deberta-v3/spm.model");
     size_t size;
     uint8_t *probe = read_file(spm, &size);
     if (!probe) {
-        printf("skipped: no %s (the DeBERTa-v3 tokenizer's real files; set AL_FAMILIES to their folder)\n", spm);
-        return 0;
+        printf("skipped the real files: no %s (DeBERTa-v3's; set AL_FAMILIES to their folder)\n", spm);
+        return check_summary("spm");
     }
     free(probe);
     al_error err = {0};
