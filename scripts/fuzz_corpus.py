@@ -12,6 +12,8 @@ import struct
 import sys
 import zipfile
 
+import spm_fixture
+
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 MAX_SEED = 64 * 1024
 
@@ -229,6 +231,10 @@ def main():
     bpe_m = read(rel("tests", "fixtures", "tokenizers", "bpe_small", "merges.txt"))
     c.add("bpe_files", bpe_v + b"\0" + bpe_m)
     c.add("bpe_files", bpe_v + b"\0" + b"\n".join(bpe_m.split(b"\n")[:20]))
+    pieces = spm_fixture.small_pieces()
+    c.add("spm_model", spm_fixture.spm_model(pieces, spm_fixture.RULES))
+    c.add("spm_model", spm_fixture.spm_model(pieces[:4] + pieces[260:], spm_fixture.RULES, byte_fallback=False))
+    c.add("spm_model", spm_fixture.spm_model(pieces, None, flags=(0, 0, 0)))
     for cfg in [{"do_lower_case": False}, {"do_lower_case": True, "strip_accents": None, "tokenize_chinese_chars": False},
                 {"add_prefix_space": True, "model_max_length": 512},
                 {"cls_token": {"content": "<s>", "lstrip": False}, "sep_token": "</s>", "mask_token": "<mask>",

@@ -105,9 +105,10 @@ const char *al_arch_name(al_arch arch);
 
 typedef struct al_tokenizer al_tokenizer;
 
-typedef enum al_tokenizer_kind { AL_TOK_WORDPIECE = 0, AL_TOK_BPE = 1 } al_tokenizer_kind;
+typedef enum al_tokenizer_kind { AL_TOK_WORDPIECE = 0, AL_TOK_BPE = 1, AL_TOK_UNIGRAM = 2 } al_tokenizer_kind;
 
-/* Loads tokenizer.json when present, else vocab.txt (WordPiece) or vocab.json + merges.txt (BPE),
+/* Loads tokenizer.json when present, else spm.model (SentencePiece Unigram, DeBERTa-v2/v3), vocab.txt
+ * (WordPiece) or vocab.json + merges.txt (BPE),
  * with options from tokenizer_config.json / special_tokens_map.json when present. */
 al_status al_tokenizer_load(const al_fileset *files, al_tokenizer **out, al_error *err);
 void al_tokenizer_free(al_tokenizer *tok);

@@ -62,7 +62,8 @@ void al_api_describe_model(al_reply_builder *rb, cJSON *obj, const al_api_model 
         return;
     }
     cJSON *t = al_rb_add(rb, obj, "tokenizer", cJSON_CreateObject());
-    al_rb_str(rb, t, "kind", al_tokenizer_get_kind(tok) == AL_TOK_BPE ? "bpe" : "wordpiece");
+    const al_tokenizer_kind kind = al_tokenizer_get_kind(tok);
+    al_rb_str(rb, t, "kind", kind == AL_TOK_BPE ? "bpe" : kind == AL_TOK_UNIGRAM ? "unigram" : "wordpiece");
     al_rb_num(rb, t, "vocab_size", al_tokenizer_vocab_size(tok));
     al_special_ids sp = al_tokenizer_special_ids(tok);
     cJSON *ids = al_rb_add(rb, t, "special_ids", cJSON_CreateObject());

@@ -196,13 +196,17 @@ done:
 al_status al_bpe_section(const al_tokenizer *tok, const al_ntext *text, int prefix_space, al_pieces *out,
                          al_error *err) {
     const al_ntext *t = text;
-    al_ntext with_space = {0};
+    al_ntext with_space = {0}, composed = {0};
+    if (tok->nfc) { /* ModernBERT's normalizer */
+        if (al_ntext_nfc(text, &composed)) return oom(err);
+        t = &composed;
+    }
     if (tok->lowercase) { /* a Lowercase normaliser (rare with byte-level BPE) */
-        for (int i = 0; i < text->n; i++) {
+        for (int i = 0; i < t->n; i++) {
             uint32_t m[3];
-            int n = al_uc_lower_in_context(text->cp, text->n, i, m);
+            int n = al_uc_lower_in_context(t->cp, t->n, i, m);
             for (int k = 0; k < n; k++)
-                if (al_ntext_push(&with_space, m[k], text->start[i], text->end[i])) goto fail;
+                if (al_ntext_push(&with_space, m[k], t->start[i], t->end[i])) goto fail;
         }
         t = &with_space;
     }
@@ -226,8 +230,10 @@ al_status al_bpe_section(const al_tokenizer *tok, const al_ntext *text, int pref
         i += m;
     }
     al_ntext_free(&with_space);
+    al_ntext_free(&composed);
     return st;
 fail:
     al_ntext_free(&with_space);
+    al_ntext_free(&composed);
     return oom(err);
 }

@@ -37,6 +37,7 @@ static al_status plain_section(const al_tokenizer *tok, const al_ntext *t, int f
                                al_pieces *out, al_error *err) {
     if (to <= from) return AL_OK; /* empty sections produce nothing (and get no prefix space) */
     al_ntext view = {t->cp + from, t->start + from, t->end + from, to - from, to - from};
+    if (tok->kind == AL_TOK_UNIGRAM) return al_unigram_section(tok, &view, out, err);
     return tok->kind == AL_TOK_WORDPIECE ? al_wordpiece_section(tok, &view, out, err)
                                          : al_bpe_section(tok, &view, prefix_space, out, err);
 }
@@ -81,7 +82,7 @@ static al_status encode_sequence(const al_tokenizer *tok, const char *src, const
 
 static const char *special_name(const al_tokenizer *tok, int which) {
     static const char *bert[] = {"[CLS]", "[SEP]", "[PAD]"}, *bpe[] = {"<s>", "</s>", "<pad>"};
-    return tok->kind == AL_TOK_WORDPIECE ? bert[which] : bpe[which];
+    return tok->kind != AL_TOK_BPE ? bert[which] : bpe[which];
 }
 
 /* How often the template emits each sequence and how many special tokens it adds. A template may name a
@@ -205,7 +206,7 @@ static al_status finish(const al_tokenizer *tok, al_pieces *a, al_pieces *b, con
             for (int j = 0; j < p->n; j++) EMIT(p->id[j], type, 0, p->word[j], it->seq, p->start[j], p->end[j]);
         }
     } else {
-        int type_b = tok->kind == AL_TOK_WORDPIECE ? 1 : 0;
+        int type_b = tok->kind != AL_TOK_BPE ? 1 : 0;
         for (int j = 0; j < a->n; j++) EMIT(a->id[j], 0, 0, a->word[j], 0, a->start[j], a->end[j]);
         for (int j = 0; b && j < b->n; j++) EMIT(b->id[j], type_b, 0, b->word[j], 1, b->start[j], b->end[j]);
     }

@@ -34,6 +34,7 @@ struct al_tokenizer {
     int bos, eos;             /* BPE: <s> / </s> (-1 when absent) */
     /* normaliser (BertNormalizer) */
     int clean_text, handle_chinese_chars, lowercase, strip_accents;
+    int nfc;                  /* tokenizer.json normalizer NFC (ModernBERT) */
     /* WordPiece */
     char continuing_prefix[16];
     int max_input_chars_per_word;
@@ -45,7 +46,26 @@ struct al_tokenizer {
     int has_template;
     al_template single, pair;
     int roberta_type_ids;     /* RoBERTa: all type ids 0 whatever the template says */
+    /* Unigram (SentencePiece spm.model, or tokenizer.json model Unigram; docs/tokenizers.md) */
+    int n_pieces;             /* ids below this are the model's pieces (added tokens may follow) */
+    float *piece_score;       /* [n_pieces] log probability */
+    uint8_t *piece_type;      /* [n_pieces] AL_SPM_NORMAL ... AL_SPM_BYTE */
+    int max_piece_bytes;      /* longest matchable piece, bytes */
+    float min_score, max_score; /* over the NORMAL pieces: the unknown's score is min_score - 10 */
+    int byte_fallback;        /* unknown characters become their UTF-8 bytes' <0xNN> pieces */
+    int byte_ids[256];        /* <0xNN> piece ids (-1 when absent) */
+    int add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces;
+    uint8_t *charsmap;        /* precompiled_charsmap (owned copy), NULL: identity */
+    uint32_t charsmap_size;
+    const uint8_t *trie;      /* inside charsmap: the double-array trie's units (little-endian uint32) */
+    uint32_t trie_units;
+    const char *norm_strings; /* inside charsmap: NUL-terminated replacements the trie's values index */
+    uint32_t norm_size;
 };
+
+/* SentencePiece piece types (sentencepiece_model.proto). */
+enum { AL_SPM_NORMAL = 1, AL_SPM_UNKNOWN = 2, AL_SPM_CONTROL = 3, AL_SPM_USER_DEFINED = 4, AL_SPM_UNUSED = 5,
+       AL_SPM_BYTE = 6 };
 
 /* Normalised text: code points, each with the byte span of the source text it came from. */
 typedef struct al_ntext {
@@ -56,6 +76,8 @@ typedef struct al_ntext {
 
 int al_ntext_push(al_ntext *t, uint32_t cp, int32_t start, int32_t end); /* 0 or -1 (OOM) */
 void al_ntext_free(al_ntext *t);
+/* NFC of in into out (a new text; tok_nfc.c): 0, or -1 when out of memory. */
+int al_ntext_nfc(const al_ntext *in, al_ntext *out);
 
 /* Tokens produced for one sequence before post-processing. */
 typedef struct al_pieces {
@@ -75,6 +97,20 @@ al_status al_wordpiece_section(const al_tokenizer *tok, const al_ntext *text, al
 al_status al_bpe_section(const al_tokenizer *tok, const al_ntext *text, int prefix_space, al_pieces *out,
                          al_error *err);
 
+/* Unigram (tok_unigram.c): SentencePiece normalisation (spm_charsmap.c) then the best segmentation. */
+al_status al_unigram_section(const al_tokenizer *tok, const al_ntext *text, al_pieces *out, al_error *err);
+
+/* spm_charsmap.c: takes a copy of a precompiled_charsmap blob (checked: sizes, trie bounds, strings
+ * terminated); what names the blob's origin in errors. */
+al_status al_spm_set_charsmap(al_tokenizer *tok, const uint8_t *data, size_t size, const char *what, al_error *err);
+/* Longest charsmap rule matching s[0..n): returns the bytes it consumes (0: none) and its replacement. */
+size_t al_spm_charsmap_match(const al_tokenizer *tok, const uint8_t *s, size_t n, const char **repl);
+
+/* Unigram vocabulary: allocates the per-piece arrays for n pieces (0 / -1 OOM); finish computes the
+ * scores' range, the byte pieces and the longest piece once every piece is set. */
+int al_unigram_alloc(al_tokenizer *tok, int n);
+void al_unigram_finish(al_tokenizer *tok);
+
 /* Vocabulary building (tok_vocab.c). */
 int al_tok_set_token(al_tokenizer *tok, const char *token, size_t len, int id); /* 0 / -1 OOM */
 int al_tok_add_added(al_tokenizer *tok, const char *content, int id, int lstrip, int rstrip,
@@ -86,6 +122,12 @@ void al_tok_find_specials(al_tokenizer *tok);
 al_status al_tok_load_vocab_txt(al_tokenizer *tok, const al_fileset *files, al_error *err);
 al_status al_tok_load_bpe_files(al_tokenizer *tok, const al_fileset *files, al_error *err);
 al_status al_tok_load_tokenizer_json(al_tokenizer *tok, const al_fileset *files, al_error *err);
+/* tok_load_unigram.c: model Unigram of a parsed tokenizer.json (a cJSON root) with its normalizer and
+ * pre_tokenizer; the caller loads added_tokens and post_processor. */
+struct cJSON;
+al_status al_tok_json_unigram(al_tokenizer *tok, const struct cJSON *root, int limit, al_error *err);
+/* spm_model.c: spm.model (a SentencePiece ModelProto, protobuf) -> pieces, scores, normaliser. */
+al_status al_tok_load_spm_model(al_tokenizer *tok, const uint8_t *data, size_t size, al_error *err);
 
 /* UTF-8 decoding with validation: fills code points and byte spans. On invalid input returns -1
  * with *bad_byte set; -2 when out of memory. */

@@ -1,4 +1,4 @@
-/* tok_load.c: al_tokenizer_load (picks tokenizer.json, vocab.txt, or vocab.json + merges.txt) and
+/* tok_load.c: al_tokenizer_load (picks tokenizer.json, spm.model, vocab.txt, or vocab.json + merges.txt) and
  * the loaders of the plain vocabulary files plus tokenizer_config.json options. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,6 +173,73 @@ al_status al_tok_load_bpe_files(al_tokenizer *tok, const al_fileset *files, al_e
     return AL_OK;
 }
 
+/* added_tokens.json: {"[MASK]": 128000}, tokens after the model's pieces (DeBERTa-v3's [MASK]). An id
+ * below the pieces renames nothing: it must name the same piece. */
+static al_status read_added_tokens_json(al_tokenizer *tok, const al_fileset *files, al_error *err) {
+    size_t size;
+    const char *data = (const char *)al_fileset_get(files, "added_tokens.json", &size);
+    if (!data) return AL_OK;
+    cJSON *root = cJSON_ParseWithLength(data, size);
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return al_err(err, AL_ERR_FORMAT, "added_tokens.json: not a valid JSON object");
+    }
+    const int limit = tok->vocab_size + cJSON_GetArraySize(root); /* dense ids, as tok_load_json.c's id_limit */
+    al_status st = AL_OK;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, root) {
+        if (!cJSON_IsNumber(item) || !(item->valuedouble >= 0 && item->valuedouble < limit) ||
+            item->valuedouble != (double)item->valueint || !item->string[0]) {
+            st = al_err(err, AL_ERR_FORMAT, "added_tokens.json: token '%.60s' needs an integer id below %d", item->string,
+                        limit);
+            break;
+        }
+        const char *old = al_tokenizer_id_to_token(tok, item->valueint);
+        if (item->valueint < tok->n_pieces && (!old || strcmp(old, item->string) != 0)) {
+            st = al_err(err, AL_ERR_FORMAT, "added_tokens.json: token '%.60s': id %d is the piece '%.60s' of spm.model",
+                        item->string, item->valueint, old ? old : "");
+            break;
+        }
+        if (al_tok_add_added(tok, item->string, item->valueint, 0, 0, 1)) {
+            st = al_err(err, AL_ERR_OOM, "added_tokens.json: out of memory");
+            break;
+        }
+    }
+    cJSON_Delete(root);
+    return st;
+}
+
+/* spm.model (SentencePiece Unigram) as Hugging Face's DebertaV2Tokenizer reads it: the special tokens
+ * are split out of the text first, each section between them goes through SentencePiece, then
+ * [CLS] A [SEP] (B [SEP]) with token types 0 for A and 1 for B. */
+static al_status load_spm(al_tokenizer *tok, const al_fileset *files, al_error *err) {
+    size_t size;
+    const uint8_t *data = al_fileset_get(files, "spm.model", &size);
+    al_status st = al_tok_load_spm_model(tok, data, size, err);
+    if (st == AL_OK) st = read_added_tokens_json(tok, files, err);
+    int lower = 0, split_by_punct = 0;
+    size_t csize;
+    const char *cdata = (const char *)al_fileset_get(files, "tokenizer_config.json", &csize);
+    cJSON *conf = cdata ? cJSON_ParseWithLength(cdata, csize) : NULL;
+    read_bool(conf, "do_lower_case", &lower);
+    read_bool(conf, "split_by_punct", &split_by_punct);
+    cJSON_Delete(conf);
+    if (st == AL_OK && (lower || split_by_punct))
+        st = al_err(err, AL_ERR_UNSUPPORTED, "tokenizer_config.json: %s true is not supported with spm.model",
+                    lower ? "do_lower_case" : "split_by_punct");
+    if (st == AL_OK) st = read_config(tok, files, "tokenizer_config.json", 0, err);
+    if (st == AL_OK) st = read_config(tok, files, "special_tokens_map.json", 0, err);
+    if (st) return st;
+    al_tok_find_specials(tok);
+    tok->specials.unk = tok->unk_id;
+    int all[5] = {tok->specials.pad, tok->specials.cls, tok->specials.sep, tok->specials.unk, tok->specials.mask};
+    for (int i = 0; i < 5; i++)
+        if (all[i] >= 0 && al_tok_add_added(tok, tok->vocab[all[i]], all[i], 0, 0, 1))
+            return al_err(err, AL_ERR_OOM, "spm.model: out of memory");
+    al_tok_default_templates(tok);
+    return AL_OK;
+}
+
 al_status al_tokenizer_load(const al_fileset *files, al_tokenizer **out, al_error *err) {
     *out = NULL;
     al_tokenizer *tok = calloc(1, sizeof *tok);
@@ -181,12 +248,14 @@ al_status al_tokenizer_load(const al_fileset *files, al_tokenizer **out, al_erro
     al_status st;
     if (al_fileset_get(files, "tokenizer.json", NULL)) {
         st = al_tok_load_tokenizer_json(tok, files, err);
+    } else if (al_fileset_get(files, "spm.model", NULL)) {
+        st = load_spm(tok, files, err);
     } else if (al_fileset_get(files, "vocab.txt", NULL)) {
         st = al_tok_load_vocab_txt(tok, files, err);
     } else if (al_fileset_get(files, "vocab.json", NULL)) {
         st = al_tok_load_bpe_files(tok, files, err);
     } else {
-        st = al_err(err, AL_ERR_IO, "tokenizer: no tokenizer.json, vocab.txt or vocab.json + merges.txt");
+        st = al_err(err, AL_ERR_IO, "tokenizer: no tokenizer.json, spm.model, vocab.txt or vocab.json + merges.txt");
     }
     if (st) {
         al_tokenizer_free(tok);

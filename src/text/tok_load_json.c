@@ -1,4 +1,5 @@
-/* tok_load_json.c: tokenizer.json (the Hugging Face tokenizers format): model WordPiece or BPE,
+/* tok_load_json.c: tokenizer.json (the Hugging Face tokenizers format): model WordPiece or BPE (Unigram:
+ * tok_load_unigram.c),
  * normalizer BertNormalizer (or none), pre_tokenizer BertPreTokenizer / ByteLevel, post_processor
  * TemplateProcessing / BertProcessing / RobertaProcessing / ByteLevel, added_tokens. */
 #include <stdio.h>
@@ -50,34 +51,44 @@ static al_status load_vocab(al_tokenizer *tok, const cJSON *model, int limit, al
     return AL_OK;
 }
 
+/* A merge's key "left\xffright"; keys have no length limit (ModernBERT merges runs of 128 spaces). */
+static int put_merge(al_tokenizer *tok, const char *a, size_t la, const char *b, size_t lb, int rank) {
+    char *key = malloc(la + lb + 1);
+    if (!key) return -1;
+    memcpy(key, a, la);
+    key[la] = '\xff';
+    memcpy(key + la + 1, b, lb);
+    int rc = al_strmap_put(&tok->merge_ranks, key, la + lb + 1, rank);
+    free(key);
+    return rc;
+}
+
 static al_status load_merges(al_tokenizer *tok, const cJSON *model, al_error *err) {
     const cJSON *merges = get(model, "merges");
     if (!cJSON_IsArray(merges)) return al_err(err, AL_ERR_FORMAT, F ": model.merges is not an array");
     int rank = 0;
     const cJSON *m;
     cJSON_ArrayForEach(m, merges) {
-        char key[512];
-        size_t len;
+        const char *a, *b;
+        size_t la, lb;
         if (cJSON_IsString(m)) { /* "left right" (tokenizers < 0.20) */
             const char *s = m->valuestring, *sp = strchr(s, ' ');
-            len = strlen(s);
-            if (!sp || sp == s || !sp[1] || len >= sizeof key)
+            if (!sp || sp == s || !sp[1])
                 return al_err(err, AL_ERR_FORMAT, F ": model.merges[%d] is not 'left right'", rank);
-            memcpy(key, s, len);
-            key[sp - s] = '\xff';
+            a = s;
+            la = (size_t)(sp - s);
+            b = sp + 1;
+            lb = strlen(b);
         } else if (cJSON_IsArray(m) && cJSON_GetArraySize(m) == 2 && cJSON_IsString(cJSON_GetArrayItem(m, 0)) &&
                    cJSON_IsString(cJSON_GetArrayItem(m, 1))) { /* ["left", "right"] */
-            const char *a = cJSON_GetArrayItem(m, 0)->valuestring, *b = cJSON_GetArrayItem(m, 1)->valuestring;
-            size_t la = strlen(a), lb = strlen(b);
-            if (la + lb + 1 >= sizeof key) return al_err(err, AL_ERR_FORMAT, F ": model.merges[%d] too long", rank);
-            memcpy(key, a, la);
-            key[la] = '\xff';
-            memcpy(key + la + 1, b, lb);
-            len = la + 1 + lb;
+            a = cJSON_GetArrayItem(m, 0)->valuestring;
+            b = cJSON_GetArrayItem(m, 1)->valuestring;
+            la = strlen(a);
+            lb = strlen(b);
         } else {
             return al_err(err, AL_ERR_FORMAT, F ": model.merges[%d] is neither a string nor a pair", rank);
         }
-        if (al_strmap_put(&tok->merge_ranks, key, len, rank++)) return al_err(err, AL_ERR_OOM, F ": out of memory");
+        if (put_merge(tok, a, la, b, lb, rank++)) return al_err(err, AL_ERR_OOM, F ": out of memory");
     }
     return AL_OK;
 }
@@ -97,6 +108,10 @@ static al_status load_normalizer(al_tokenizer *tok, const cJSON *norm, al_error 
     }
     if (strcmp(type, "Lowercase") == 0) {
         tok->lowercase = 1;
+        return AL_OK;
+    }
+    if (strcmp(type, "NFC") == 0 && tok->kind == AL_TOK_BPE) {
+        tok->nfc = 1;
         return AL_OK;
     }
     return al_err(err, AL_ERR_UNSUPPORTED, F ": normalizer.type '%.40s' is not supported", type);
@@ -257,12 +272,18 @@ static al_status load_root(al_tokenizer *tok, const cJSON *root, al_error *err) 
     const char *type = type_of(model);
     if (!type[0]) /* older files: infer as the JS library does */
         type = get(model, "merges") ? "BPE" : get(model, "continuing_subword_prefix") ? "WordPiece" : "";
+    const int limit = id_limit(root);
+    al_status st;
     if (strcmp(type, "WordPiece") == 0) tok->kind = AL_TOK_WORDPIECE;
     else if (strcmp(type, "BPE") == 0) tok->kind = AL_TOK_BPE;
-    else return al_err(err, AL_ERR_UNSUPPORTED, F ": model.type '%.40s' is not supported (WordPiece or BPE)", type);
+    else if (strcmp(type, "Unigram") == 0) {
+        tok->clean_text = tok->handle_chinese_chars = tok->lowercase = tok->strip_accents = 0;
+        if ((st = al_tok_json_unigram(tok, root, limit, err))) return st;
+        if ((st = load_added(tok, get(root, "added_tokens"), limit, err))) return st;
+        return load_post_processor(tok, get(root, "post_processor"), err);
+    } else return al_err(err, AL_ERR_UNSUPPORTED, F ": model.type '%.40s' is not supported (WordPiece, BPE or Unigram)", type);
 
-    const int limit = id_limit(root);
-    al_status st = load_vocab(tok, model, limit, err);
+    st = load_vocab(tok, model, limit, err);
     if (st) return st;
     const cJSON *unk = get(model, "unk_token");
     if (cJSON_IsString(unk)) {

@@ -53,7 +53,7 @@ static int id_of(const al_tokenizer *tok, const char *s) {
 }
 
 void al_tok_find_specials(al_tokenizer *tok) {
-    int bert = tok->kind == AL_TOK_WORDPIECE;
+    int bert = tok->kind != AL_TOK_BPE; /* Unigram (DeBERTa-v3) uses BERT's [CLS] [SEP] */
     al_special_ids *s = &tok->specials;
     if (s->cls < 0) s->cls = id_of(tok, bert ? "[CLS]" : "<s>");
     if (s->sep < 0) s->sep = id_of(tok, bert ? "[SEP]" : "</s>");
@@ -64,10 +64,10 @@ void al_tok_find_specials(al_tokenizer *tok) {
     if (tok->eos < 0) tok->eos = s->sep;
 }
 
-/* [CLS] A [SEP] (B [SEP]) for BERT; <s> A </s> (</s> B </s>) for RoBERTa, all type 0. */
+/* [CLS] A [SEP] (B [SEP]) for BERT and DeBERTa-v3; <s> A </s> (</s> B </s>) for RoBERTa, all type 0. */
 void al_tok_default_templates(al_tokenizer *tok) {
     int cls = tok->specials.cls, sep = tok->specials.sep;
-    if (tok->kind == AL_TOK_WORDPIECE) {
+    if (tok->kind != AL_TOK_BPE) {
         tok->single = (al_template){{{cls, -1, 0}, {-1, 0, 0}, {sep, -1, 0}}, 3};
         tok->pair = (al_template){{{cls, -1, 0}, {-1, 0, 0}, {sep, -1, 0}, {-1, 1, 1}, {sep, -1, 1}}, 5};
     } else {
@@ -86,6 +86,9 @@ void al_tokenizer_free(al_tokenizer *tok) {
     free(tok->added);
     al_strmap_free(&tok->token_ids);
     al_strmap_free(&tok->merge_ranks);
+    free(tok->piece_score);
+    free(tok->piece_type);
+    free(tok->charsmap);
     free(tok);
 }
 

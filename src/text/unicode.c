@@ -116,3 +116,20 @@ int al_uc_lower_in_context(const uint32_t *cp, int n, int i, uint32_t out[3]) {
     }
     return al_uc_lower(cp[i], out);
 }
+
+uint32_t al_uc_compose_pair(uint32_t first, uint32_t second) {
+    if (first >= LBASE && first < LBASE + LCOUNT && second >= VBASE && second < VBASE + VCOUNT)
+        return SBASE + ((first - LBASE) * VCOUNT + (second - VBASE)) * TCOUNT;
+    if (first >= SBASE && first < SBASE + SCOUNT && (first - SBASE) % TCOUNT == 0 && second > TBASE &&
+        second < TBASE + TCOUNT)
+        return first + (second - TBASE);
+    int lo = 0, hi = al_uc_compose_count - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        const al_uc_compose *c = &al_uc_compose_table[mid];
+        if (first < c->first || (first == c->first && second < c->second)) hi = mid - 1;
+        else if (first > c->first || second > c->second) lo = mid + 1;
+        else return c->composite;
+    }
+    return 0;
+}

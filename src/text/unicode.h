@@ -21,6 +21,7 @@ typedef enum al_uc_cat {
 typedef struct al_uc_range { uint32_t lo, hi; int value; } al_uc_range;
 typedef struct al_uc_decomp { uint32_t cp; int offset, len; } al_uc_decomp;
 typedef struct al_uc_lower_map { uint32_t cp; int len; uint32_t to[3]; } al_uc_lower_map;
+typedef struct al_uc_compose { uint32_t first, second, composite; } al_uc_compose;
 
 extern const al_uc_range al_uc_category_ranges[];
 extern const int al_uc_category_count;
@@ -35,6 +36,8 @@ extern const al_uc_range al_uc_cased_ranges[];
 extern const int al_uc_cased_count;
 extern const al_uc_range al_uc_case_ignorable_ranges[];
 extern const int al_uc_case_ignorable_count;
+extern const al_uc_compose al_uc_compose_table[]; /* sorted by (first, second) */
+extern const int al_uc_compose_count;
 
 /* ---- lookups (unicode.c) */
 al_uc_cat al_uc_category(uint32_t cp);
@@ -51,6 +54,8 @@ int al_uc_decompose(uint32_t cp, uint32_t out[4]);
 int al_uc_lower(uint32_t cp, uint32_t out[3]);
 int al_uc_is_cased(uint32_t cp);
 int al_uc_is_case_ignorable(uint32_t cp);
+/* The primary composite of first + second (Hangul algorithmically), 0 when none. */
+uint32_t al_uc_compose_pair(uint32_t first, uint32_t second);
 
 /* JavaScript's toLowerCase for cp[i] of a text: full mapping, and Final_Sigma for U+03A3 judged on
  * the whole text (1..3 code points written). */

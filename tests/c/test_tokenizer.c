@@ -272,8 +272,10 @@ static void test_malformed(void) {
     expect_load_error(vc, (const char *[]){SMALL_VOCAB, "{not json"}, 2, AL_ERR_FORMAT, "tokenizer_config.json");
     const char *tj[] = {"tokenizer.json"};
     expect_load_error(tj, (const char *[]){"{\"model\": "}, 1, AL_ERR_FORMAT, "tokenizer.json: not a valid JSON");
-    expect_load_error(tj, (const char *[]){"{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}"}, 1, AL_ERR_UNSUPPORTED,
-                      "tokenizer.json: model.type 'Unigram'");
+    expect_load_error(tj, (const char *[]){"{\"model\": {\"type\": \"WordLevel\", \"vocab\": {}}}"}, 1, AL_ERR_UNSUPPORTED,
+                      "tokenizer.json: model.type 'WordLevel'");
+    expect_load_error(tj, (const char *[]){"{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}"}, 1, AL_ERR_FORMAT,
+                      "tokenizer.json: model.vocab must be a non-empty array");
     expect_load_error(tj, (const char *[]){"{\"model\": {\"type\": \"WordPiece\", \"vocab\": {}}}"}, 1, AL_ERR_FORMAT,
                       "tokenizer.json: model.vocab is empty");
     expect_load_error(tj, (const char *[]){"{\"model\": {\"type\": \"WordPiece\", \"vocab\": {\"a\": 0}, \"unk_token\": \"[UNK]\"}}"},

@@ -101,7 +101,7 @@ function compare(name, jsTok, dir, { typeIds }) {
     else failures.push({ req, js: ref.ids, ours: got.error ?? got.ids });
   });
   console.log(`${name}: ${agree}/${requests.length} strings agree with the Hugging Face JS tokenizer`);
-  for (const f of failures.slice(0, 10)) console.log('  differs:', JSON.stringify(f));
+  for (const f of failures.slice(0, process.env.AL_ORACLE_SHOW ? 1000 : 10)) console.log('  differs:', JSON.stringify(f));
   return { agree, total: requests.length, failures };
 }
 
@@ -153,3 +153,123 @@ test('byte-level BPE (vocab.json + merges.txt and tokenizer.json) matches the HF
     fs.rmSync(jsonDir, { recursive: true });
   }
 });
+
+// The real files of the DeBERTa-v3 and ModernBERT families (docs/tokenizers.md): ../shared/families from the
+// repository's root, or AL_FAMILIES; never part of the repository, so their tests skip without them.
+const FAMILIES = process.env.AL_FAMILIES || path.resolve(ROOT, '../shared/families');
+const MODERNBERT = path.join(FAMILIES, 'modernbert/tokenizer.json');
+
+test('ModernBERT tokenizer.json (byte-level BPE, NFC, 116 added tokens, [CLS] $A [SEP]) matches the HF JS tokenizer',
+  { skip: skip || (!fs.existsSync(MODERNBERT) && `no ${MODERNBERT}`) }, () => {
+    const json = JSON.parse(fs.readFileSync(MODERNBERT, 'utf8'));
+    const config = JSON.parse(fs.readFileSync(path.join(FAMILIES, 'modernbert/tokenizer_config.json'), 'utf8'));
+    const jsTok = new PreTrainedTokenizer(json, config);
+    const dir = tmpDir({ 'tokenizer.json': JSON.stringify(json) });
+    try {
+      const known = runTool(dir, [{ text: 'The cat sat on the mat.' }, { text: 'Hello world' }]);
+      assert.deepEqual(known[0].ids, [50281, 510, 5798, 2206, 327, 253, 1111, 15, 50282]);
+      assert.deepEqual(known[1].ids, [50281, 12092, 1533, 50282]);
+      const a = compare('ModernBERT tokenizer.json', jsTok, dir, { typeIds: true });
+      assert.ok(a.total >= 300);
+      assert.deepEqual(a.failures.map((f) => f.req), []);
+    } finally {
+      fs.rmSync(dir, { recursive: true });
+    }
+  });
+
+// spm.model's pieces, scores, byte_fallback and precompiled charsmap, read with a few lines of protobuf
+// wire format (fields of sentencepiece_model.proto), to write the tokenizer.json Hugging Face's
+// DebertaV2Converter makes of it.
+function readSpm(buf) {
+  function* fields(b, from, to) {
+    let p = from;
+    const varint = () => { let x = 0n, s = 0n; for (;;) { const c = b[p++]; x |= BigInt(c & 0x7f) << s; s += 7n; if (!(c & 0x80)) return x; } };
+    while (p < to) {
+      const key = Number(varint()), num = key >> 3, wire = key & 7;
+      if (wire === 0) yield { num, value: varint() };
+      else if (wire === 5) { yield { num, f32: b.readFloatLE(p) }; p += 4; }
+      else if (wire === 1) p += 8;
+      else if (wire === 2) { const len = Number(varint()); yield { num, from: p, to: p + len }; p += len; }
+      else throw new Error(`spm.model: wire type ${wire}`);
+    }
+  }
+  const pieces = [];
+  let charsmap = null, byteFallback = false;
+  for (const f of fields(buf, 0, buf.length)) {
+    if (f.num === 1) {
+      const piece = { piece: '', score: 0, type: 1 };
+      for (const g of fields(buf, f.from, f.to)) {
+        if (g.num === 1) piece.piece = buf.subarray(g.from, g.to).toString('utf8');
+        else if (g.num === 2) piece.score = g.f32;
+        else if (g.num === 3) piece.type = Number(g.value);
+      }
+      pieces.push(piece);
+    } else if (f.num === 2) {
+      for (const g of fields(buf, f.from, f.to)) if (g.num === 35) byteFallback = g.value !== 0n;
+    } else if (f.num === 3) {
+      for (const g of fields(buf, f.from, f.to)) if (g.num === 2) charsmap = buf.subarray(g.from, g.to);
+    }
+  }
+  return { pieces, charsmap, byteFallback };
+}
+
+function debertaUnigramJSON(spm, addedTokens) {
+  const { pieces, charsmap, byteFallback } = spm;
+  const special = (content, id) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true });
+  const ids = Object.fromEntries(pieces.map((p, i) => [p.piece, i]));
+  return {
+    version: '1.0', truncation: null, padding: null,
+    added_tokens: [...['[PAD]', '[CLS]', '[SEP]', '[UNK]'].map((t) => special(t, ids[t])),
+      ...Object.entries(addedTokens).map(([t, id]) => special(t, id))],
+    normalizer: { type: 'Sequence', normalizers: [{ type: 'Strip', strip_left: true, strip_right: true },
+      { type: 'Precompiled', precompiled_charsmap: Buffer.from(charsmap).toString('base64') },
+      { type: 'Replace', pattern: { Regex: ' {2,}' }, content: ' ' }] },
+    pre_tokenizer: { type: 'Sequence', pretokenizers: [{ type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'always', split: true }] },
+    post_processor: {
+      type: 'TemplateProcessing',
+      single: [{ SpecialToken: { id: '[CLS]', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '[SEP]', type_id: 0 } }],
+      pair: [{ SpecialToken: { id: '[CLS]', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '[SEP]', type_id: 0 } },
+        { Sequence: { id: 'B', type_id: 1 } }, { SpecialToken: { id: '[SEP]', type_id: 1 } }],
+      special_tokens: {
+        '[CLS]': { id: '[CLS]', ids: [ids['[CLS]']], tokens: ['[CLS]'] },
+        '[SEP]': { id: '[SEP]', ids: [ids['[SEP]']], tokens: ['[SEP]'] },
+      },
+    },
+    decoder: { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'always', split: true },
+    model: { type: 'Unigram', unk_id: ids['[UNK]'], vocab: pieces.map((p) => [p.piece, p.score]), byte_fallback: byteFallback },
+  };
+}
+
+const DEBERTA = path.join(FAMILIES, 'deberta-v3');
+const VECTORS = path.join(FAMILIES, 'testvectors/fib_models--microsoft--deberta-v3-base.json');
+
+test('DeBERTa-v3: a Unigram tokenizer.json built from spm.model gives the ids of spm.model and of the test vectors; the HF JS tokenizer compared',
+  { skip: skip || (!fs.existsSync(path.join(DEBERTA, 'spm.model')) && `no ${DEBERTA}/spm.model`) }, () => {
+    const addedTokens = JSON.parse(fs.readFileSync(path.join(DEBERTA, 'added_tokens.json'), 'utf8'));
+    const json = debertaUnigramJSON(readSpm(fs.readFileSync(path.join(DEBERTA, 'spm.model'))), addedTokens);
+    const jsonDir = tmpDir({ 'tokenizer.json': JSON.stringify(json) });
+    const spmDir = tmpDir({});
+    for (const f of ['spm.model', 'added_tokens.json', 'tokenizer_config.json', 'special_tokens_map.json'])
+      fs.copyFileSync(path.join(DEBERTA, f), path.join(spmDir, f));
+    try {
+      const vectors = JSON.parse(fs.readFileSync(VECTORS, 'utf8')).datasets;
+      const fromJson = runTool(jsonDir, vectors.map((v) => ({ text: v.input })));
+      const vectorsEqual = vectors.filter((v, i) => JSON.stringify(fromJson[i].ids) === JSON.stringify(v.ids)).length;
+      console.log(`Unigram tokenizer.json: ${vectorsEqual}/${vectors.length} deberta-v3-base test vectors equal`);
+      assert.equal(vectorsEqual, vectors.length);
+      const requests = [...HARD_STRINGS.map((text) => ({ text })), ...HARD_PAIRS.map(([text, text_pair]) => ({ text, text_pair }))];
+      const a = runTool(jsonDir, requests), b = runTool(spmDir, requests);
+      const same = requests.filter((r, i) => JSON.stringify(a[i]) === JSON.stringify(b[i])).length;
+      console.log(`Unigram tokenizer.json vs spm.model: ${same}/${requests.length} hard strings give the same encoding`);
+      for (const [i, r] of requests.entries()) if (JSON.stringify(a[i]) !== JSON.stringify(b[i]) && i < 2000) console.log('  differs:', JSON.stringify(r), JSON.stringify(a[i].ids), JSON.stringify(b[i].ids));
+      assert.equal(same, requests.length);
+      const jsTok = new PreTrainedTokenizer(json, { model_max_length: 512 });
+      const js = compare('DeBERTa-v3 Unigram tokenizer.json', jsTok, jsonDir, { typeIds: true });
+      const jsVectors = vectors.filter((v) => JSON.stringify(jsEncode(jsTok, v.input).ids) === JSON.stringify(v.ids)).length;
+      console.log(`HF JS tokenizer: ${jsVectors}/${vectors.length} deberta-v3-base test vectors equal`);
+      assert.ok(js.total >= 300);
+    } finally {
+      fs.rmSync(jsonDir, { recursive: true });
+      fs.rmSync(spmDir, { recursive: true });
+    }
+  });
