@@ -40,6 +40,18 @@ export class Explorer {
     // Arrow keys work before anything is clicked: with nothing focused they move between heads.
     document.addEventListener('keydown', (e) => { if (e.target === document.body) this._key(e); });
     els.heatmap.addEventListener('mousemove', (e) => this._hoverLines(e));
+    // The large view's column width, as the browser reports it after layout (reading clientWidth while
+    // drawing would force a layout of the whole page: 300 ms with 512 tokens and 144 thumbnails). A
+    // new width redraws the large view.
+    this.pairWidth = 0;
+    if (els.pair && typeof ResizeObserver === 'function') {
+      new ResizeObserver((entries) => {
+        const w = Math.floor(entries[entries.length - 1].contentRect.width);
+        if (w === this.pairWidth) return;
+        this.pairWidth = w;
+        if (this.current && this.drawable()) this._drawDetail();
+      }).observe(els.pair);
+    }
   }
 
   setRun(run) {
@@ -311,7 +323,7 @@ export class Explorer {
     const presenting = document.body.classList.contains('presenting');
     const cap = presenting ? 2 * DETAIL : DETAIL;
     const h = window.innerHeight - (presenting ? 190 : 300);
-    let w = this.els.pair?.clientWidth || window.innerWidth - Math.min(480, window.innerWidth * 0.38) - 160;
+    let w = this.pairWidth || window.innerWidth - Math.min(480, window.innerWidth * 0.38) - 160;
     if (withCompanion && w >= 2 * PAIR_MIN + PAIR_GAP) w = Math.floor((w - PAIR_GAP) / 2) - 1;
     return { w: Math.max(120, Math.min(cap, w)), h: Math.max(200, Math.min(cap, h)) };
   }
