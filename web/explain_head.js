@@ -43,11 +43,15 @@ export function explainData({ reply, tensors }, constantRow, heatmapRow = null) 
   const constContext = weightedSum(constant.row, values, n, dh);
   const diff = constContext.map((x, i) => x - context[i]);
   const invisible = t('invisible');
-  let invisibleL1 = 0;
-  let rowL1 = 0;
+  // The invisible part's share of the row, as lengths (sums of squares): the row is the sum of its
+  // visible part (projected onto the values' span) and its invisible part, at right angles to each
+  // other, so the invisible part is never longer than the row and the share never passes 100%
+  // (a share of sums of absolute values can: 296% on a long sentence).
+  let invisibleSq = 0;
+  let rowSq = 0;
   for (let j = 0; j < n; j++) {
-    invisibleL1 += Math.abs(invisible[j]);
-    rowL1 += Math.abs(weights[j]);
+    invisibleSq += invisible[j] * invisible[j];
+    rowSq += weights[j] * weights[j];
   }
   // each token's contribution to the context: w_j |v_j|
   const contributions = [];
@@ -66,7 +70,7 @@ export function explainData({ reply, tensors }, constantRow, heatmapRow = null) 
     heatmapDiff: heatmapRow ? maxAbsDiff(weights, heatmapRow, n) : null,
     constant: constant.row, constantFallback: constant.fallback,
     constContext, contextMove: norm(Array.from(diff)) / (norm(Array.from(context)) || 1),
-    invisibleShare: rowL1 > 0 ? invisibleL1 / rowL1 : 0,
+    invisibleShare: rowSq > 0 ? Math.sqrt(invisibleSq / rowSq) : 0,
     contributions,
   };
 }
@@ -115,6 +119,21 @@ export class CorpusAverage {
     }
     return out;
   }
+}
+
+// A token named by its text, with its position when the text occurs more than once among the n
+// tokens ("the" at 2 and "the" at 6).
+export function tokenRef(tokens, j, n = tokens.length) {
+  let count = 0;
+  for (let i = 0; i < n; i++) if (tokens[i] === tokens[j]) count++;
+  return count > 1 ? `\u201c${tokens[j]}\u201d at ${j}` : `\u201c${tokens[j]}\u201d`;
+}
+
+// A score to a fixed number of decimals (a true minus sign): the softmax's inputs, shown with
+// enough digits that the weights recomputed from them by hand match the weights shown.
+export function fmtFixed(x, decimals = 4) {
+  if (!Number.isFinite(x)) return String(x);
+  return x.toFixed(decimals).replace('-', '\u2212');
 }
 
 // Numbers for people: 3 significant digits, a true minus sign.

@@ -1,14 +1,16 @@
 // explorer.js: the attention explorer: a layers x heads grid of thumbnails and one large heatmap
 // with token labels, a hover tooltip and arrow-key navigation. Thumbnails are drawn in slices of a
 // few milliseconds between frames, so 144 heads of 512 x 512 never block the main thread long.
-import { drawLegend, matrixImage, poolAbsMax, poolMax, scaleFor } from './heatmap.js';
-import { paintLines } from './line_view.js';
+import { drawLegend, matrixImage, poolAbsMax, poolMax, sizeCanvas } from './heatmap.js';
+import { drawLineLegend, lineCutoff, paintLines } from './line_view.js';
 import { legendText, ordinal, sharedScale, valueName, viewScale } from './scales.js';
 import { groupLabel, mergeMatrix, resolveView, wordGroups } from './views.js';
 
 const THUMB = 48;        // thumbnail side in pixels (matrices larger than this are max-pooled)
-const DETAIL = 560;      // the large heatmap's target side in pixels
-const SIDE_BY_SIDE = 300; // each heatmap's side when two are shown next to each other
+const DETAIL = 560;      // the large heatmap's largest side in CSS pixels (twice that when presenting)
+const PAIR_MIN = 260;    // two maps sit side by side when each can be at least this wide ...
+const PAIR_GAP = 16;     // ... with this gap (.detail-pair's in style.css); otherwise one under the other
+const LEGEND_MAX = 360;  // the legend's widest
 const SLICE_MS = 8;      // main-thread budget per thumbnail slice
 
 const yieldToBrowser = () => new Promise((resolve) => setTimeout(resolve, 0));
@@ -29,12 +31,27 @@ export class Explorer {
     this.generation = 0;
     this.thumbs = [];
     this.current = null; // what the large heatmap shows: {matrix, size, labels, scale}
+    this.cell = { q: 0, k: 0 }; // the cell the keyboard reads out (the large view focused)
     els.heatmap.addEventListener('mousemove', (e) => this._hover(e));
     els.heatmap.addEventListener('mouseleave', () => { els.tooltip.hidden = true; });
+    els.heatmap.addEventListener('focus', () => this._readCell());
+    els.heatmap.addEventListener('blur', () => { if (els.cursor) els.cursor.hidden = true; });
     els.root.addEventListener('keydown', (e) => this._key(e));
     // Arrow keys work before anything is clicked: with nothing focused they move between heads.
     document.addEventListener('keydown', (e) => { if (e.target === document.body) this._key(e); });
     els.heatmap.addEventListener('mousemove', (e) => this._hoverLines(e));
+    // The large view's column width, as the browser reports it after layout (reading clientWidth while
+    // drawing would force a layout of the whole page: 300 ms with 512 tokens and 144 thumbnails). A
+    // new width redraws the large view.
+    this.pairWidth = 0;
+    if (els.pair && typeof ResizeObserver === 'function') {
+      new ResizeObserver((entries) => {
+        const w = Math.floor(entries[entries.length - 1].contentRect.width);
+        if (w === this.pairWidth) return;
+        this.pairWidth = w;
+        if (this.current && this.drawable()) this._drawDetail();
+      }).observe(els.pair);
+    }
   }
 
   setRun(run) {
@@ -69,7 +86,7 @@ export class Explorer {
     }
     this.layer = Math.max(0, Math.min(this.run.NL - 1, layer));
     this.head = Math.max(0, Math.min(this.run.H - 1, head));
-    for (const t of this.thumbs) t.button.setAttribute('aria-pressed', String(t.layer === this.layer && t.head === this.head));
+    for (const t of this.thumbs) markSelected(t, t.layer === this.layer && t.head === this.head);
     const sel = this.thumbs[this.layer * this.run.H + this.head];
     if (focus) sel?.button.focus();
     if (this.drawable()) this._drawDetail();
@@ -111,7 +128,8 @@ export class Explorer {
     grid.dataset.shape = `${NL}x${H}`;
     // Thumbnails shrink for many heads so the grid and the large heatmap fit side by side.
     // ... and so the grid fits the window's height (the projector layout).
-    const budget = Math.min(480, Math.max(200, window.innerWidth * 0.38));
+    // On a phone (teaching.css puts the large view under the grid) the grid has the screen's width.
+    const budget = window.innerWidth <= 560 ? window.innerWidth - 90 : Math.min(480, Math.max(200, window.innerWidth * 0.38));
     const tall = Math.floor((window.innerHeight - 150) / NL) - 6;
     const side = Math.max(20, Math.min(THUMB, Math.floor(budget / H) - 6, Math.max(20, tall)));
     grid.style.setProperty('--thumb', `${side}px`);
@@ -136,6 +154,7 @@ export class Explorer {
         button.dataset.layer = String(l);
         button.dataset.head = String(h);
         button.setAttribute('aria-label', `layer ${l}, head ${h}`);
+        button.tabIndex = l === this.layer && h === this.head ? 0 : -1; // the grid is one tab stop (markSelected)
         button.title = `layer ${l}, head ${h}`;
         const canvas = document.createElement('canvas');
         canvas.width = canvas.height = 1;
@@ -157,7 +176,7 @@ export class Explorer {
     let sliceStart = performance.now();
     for (const t of this.thumbs) {
       if (gen !== this.generation) return; // a newer render took over
-      t.button.setAttribute('aria-pressed', String(t.layer === this.layer && t.head === this.head));
+      markSelected(t, t.layer === this.layer && t.head === this.head);
       const { matrix, size } = this.displayed(t.layer, t.head);
       const side = Math.min(size, THUMB);
       const pooled = this.view.signed ? poolAbsMax(matrix, size, side) : poolMax(matrix, size, side);
@@ -183,35 +202,42 @@ export class Explorer {
     const companion = this.view.companion ? this.displayed(this.layer, this.head, resolveView(this.view.companion)) : null;
     const scale = companion && this.view.signed ? sharedScale([matrix, companion.matrix])
       : viewScale(this.view, matrix, this.autoscale);
-    // Side by side, both heatmaps are smaller so the pair fits next to the grid.
-    const target = this.view.companion ? SIDE_BY_SIDE : this.detailSide();
+    const box = this.detailBox(!!companion);
     let step = 1;
     this.lines = null;
     if (this.drawAs === 'lines') {
-      this.lines = paintLines(heatmap, matrix, size, labels, scale, { hide: this.hideSpecial ? this.specialSet(size) : null, height: target });
-      heatmap.setAttribute('aria-label', 'attention as lines: query tokens on the left, key tokens on the right, darker lines carry more weight');
+      const hide = this.hideSpecial ? this.specialSet(size) : null;
+      const cutoff = lineCutoff(this.view, scale, size - (hide?.size ?? 0));
+      this.lines = paintLines(heatmap, matrix, size, labels, scale, { hide, box, cutoff });
+      heatmap.setAttribute('aria-label', 'attention as lines: query tokens on the left, key tokens on the right, darker lines ' +
+        'carry more weight; arrow keys read the weights');
+      drawLineLegend(legend, scale, cutoff, legendText(this.view, scale, this.autoscale, !!companion), this.legendWidth(heatmap));
     } else {
       delete heatmap.dataset.lines;
-      heatmap.setAttribute('aria-label', 'attention heatmap: rows are query tokens, columns are key tokens');
-      step = paintHeatmap(heatmap, matrix, size, labels, scale, target);
+      heatmap.setAttribute('aria-label', 'attention heatmap: rows are query tokens, columns are key tokens; arrow keys read the cells');
+      step = paintHeatmap(heatmap, matrix, size, labels, scale, box);
+      drawLegend(legend, scale, legendText(this.view, scale, this.autoscale, !!companion), this.legendWidth(heatmap));
     }
-    drawLegend(legend, scale, legendText(this.view, scale, this.autoscale, !!companion));
+    if (this.els.caption) this.els.caption.textContent = this.drawAs === 'lines' ? LINES_CAPTION : HEATMAP_CAPTION;
     title.textContent = `Layer ${this.layer}, head ${this.head} \u2014 ${this.view.label}` +
       (this.merge ? ' (merged into words)' : '') + (step > 1 ? ` \u2014 every ${ordinal(step)} label shown` : '');
     this.current = { matrix, size, labels, scale, layer: this.layer, head: this.head, view: this.view.spec, merged: this.merge,
                      drawAs: this.drawAs };
+    this.cell = { q: Math.min(this.cell.q, size - 1), k: Math.min(this.cell.k, size - 1) };
+    if (document.activeElement === heatmap) this._readCell();
+    else if (this.els.cursor) this.els.cursor.hidden = true;
     const why = this.view.blankNote?.(this.run, this.layer, this.head, matrix);
     if (this.els.note) {
       this.els.note.textContent = why ?? '';
       this.els.note.hidden = !why;
     }
-    this._drawCompanion(scale, companion);
+    this._drawCompanion(scale, companion, box);
     this.onDrawn({ detail: true });
   }
 
   // The companion view (standard attention next to effective attention), on the same colour scale
   // when the main view is signed, so equal colours mean equal values in both.
-  _drawCompanion(mainScale, shown) {
+  _drawCompanion(mainScale, shown, box) {
     const { companion, companionLegend, companionTitle, companionHost } = this.els;
     if (!companion) return;
     const id = this.view.companion;
@@ -221,47 +247,85 @@ export class Explorer {
     const view = resolveView(id);
     const { matrix, size, labels } = shown ?? this.displayed(this.layer, this.head, view);
     const scale = mainScale.signed ? mainScale : viewScale(view, matrix, this.autoscale);
-    paintHeatmap(companion, matrix, size, labels, scale, SIDE_BY_SIDE);
-    drawLegend(companionLegend, scale, mainScale.signed ? 'the same scale as the left, symmetric around 0' : legendText(view, scale, this.autoscale));
+    paintHeatmap(companion, matrix, size, labels, scale, box);
+    drawLegend(companionLegend, scale, mainScale.signed ? 'the same scale as the left, symmetric around 0' : legendText(view, scale, this.autoscale),
+               this.legendWidth(companion));
     companionTitle.textContent = `Layer ${this.layer}, head ${this.head} \u2014 ${view.label}`;
     this.companionCurrent = { matrix, size, labels, view: view.spec, scale };
+  }
+
+  // A legend as wide as the map above it, within bounds.
+  legendWidth(canvas) {
+    return Math.round(Math.max(200, Math.min(LEGEND_MAX, Number.parseFloat(canvas.style.width) || LEGEND_MAX)));
+  }
+
+  // The point under a mouse event in the large view's CSS pixels (it is drawn in them, sizeCanvas).
+  _at(e) {
+    const { heatmap } = this.els;
+    const rect = heatmap.getBoundingClientRect();
+    return { x: (e.clientX - rect.left) * (Number(heatmap.dataset.w) / rect.width),
+             y: (e.clientY - rect.top) * (Number(heatmap.dataset.h) / rect.height) };
   }
 
   _hover(e) {
     const { heatmap, tooltip } = this.els;
     if (!this.current || this.current.drawAs === 'lines') return;
-    const rect = heatmap.getBoundingClientRect();
-    const sx = heatmap.width / rect.width;
-    const sy = heatmap.height / rect.height;
-    const x = (e.clientX - rect.left) * sx;
-    const y = (e.clientY - rect.top) * sy;
+    const { x, y } = this._at(e);
     const { left, top, cell } = heatmap.dataset;
     const q = Math.floor((y - Number(top)) / Number(cell));
     const k = Math.floor((x - Number(left)) / Number(cell));
-    const { size, labels, matrix } = this.current;
+    const { size } = this.current;
     if (q < 0 || k < 0 || q >= size || k >= size) {
       tooltip.hidden = true;
       return;
     }
-    const v = matrix[q * size + k];
     tooltip.dataset.query = String(q);
     tooltip.dataset.key = String(k);
-    tooltip.textContent = `query ${q}: ${labels[q]}\nkey ${k}: ${labels[k]}\n${valueName(this.view)}: ${v.toPrecision(4)}`;
+    tooltip.textContent = this.cellText(q, k, '\n');
     tooltip.hidden = false;
     const host = tooltip.offsetParent?.getBoundingClientRect() ?? { left: 0, top: 0 };
     tooltip.style.left = `${e.clientX - host.left + 14}px`;
     tooltip.style.top = `${e.clientY - host.top + 14}px`;
   }
 
-  // The large view's side from the window's size (reading it forces no layout, so drawing stays
-  // cheap): the height under the controls (teaching.css caps the canvas at 100vh - 300px, 190px in
-  // presentation mode) less the token labels, and the width next to the grid. Larger in presentation
-  // mode (a projector).
-  detailSide() {
+  // What one cell of the large view holds, in words (the tooltip, the keyboard's read-out).
+  cellText(q, k, sep) {
+    const { size, labels, matrix } = this.current;
+    return `query ${q}: ${labels[q]}${sep}key ${k}: ${labels[k]}${sep}${valueName(this.view)}: ${matrix[q * size + k].toPrecision(4)}`;
+  }
+
+  // The keyboard's cell (arrow keys on the focused large view): its value in the live read-out under
+  // the view (a screen reader says it), a box around it on the heatmap, its query's lines alone.
+  _readCell() {
+    if (!this.current) return;
+    const { q, k } = this.cell;
+    const { heatmap, readout, cursor } = this.els;
+    if (readout) readout.textContent = `Cell: ${this.cellText(q, k, ', ')}`;
+    if (this.lines) {
+      const row = this.lines.rows.includes(q) ? q : null;
+      if (row !== this.lines.focus) this.lines.redraw(row);
+    }
+    if (!cursor) return;
+    cursor.hidden = !!this.lines;
+    if (this.lines) return;
+    const rect = heatmap.getBoundingClientRect();
+    const f = rect.width / Number(heatmap.dataset.w);
+    const { left, top, cell } = heatmap.dataset;
+    Object.assign(cursor.style, { left: `${heatmap.offsetLeft + (Number(left) + k * Number(cell)) * f}px`,
+                                  top: `${heatmap.offsetTop + (Number(top) + q * Number(cell)) * f}px`,
+                                  width: `${Number(cell) * f}px`, height: `${Number(cell) * f}px` });
+  }
+
+  // The room the large view has, in CSS pixels: its column's width (half of it less the gap when a
+  // companion sits beside it; the whole width when the two do not fit side by side and stack) and
+  // the height teaching.css leaves under the controls (100vh - 300px, 190px when presenting).
+  detailBox(withCompanion) {
     const presenting = document.body.classList.contains('presenting');
-    const h = window.innerHeight - (presenting ? 190 : 300) - 70;
-    const w = window.innerWidth - Math.min(480, window.innerWidth * 0.38) - 160;
-    return Math.max(200, Math.min(presenting ? 2 * DETAIL : DETAIL, h, w));
+    const cap = presenting ? 2 * DETAIL : DETAIL;
+    const h = window.innerHeight - (presenting ? 190 : 300);
+    let w = this.pairWidth || window.innerWidth - Math.min(480, window.innerWidth * 0.38) - 160;
+    if (withCompanion && w >= 2 * PAIR_MIN + PAIR_GAP) w = Math.floor((w - PAIR_GAP) / 2) - 1;
+    return { w: Math.max(120, Math.min(cap, w)), h: Math.max(200, Math.min(cap, h)) };
   }
 
   // Positions of [CLS] / [SEP] / <s> / </s> (special tokens: no word id).
@@ -276,9 +340,7 @@ export class Explorer {
   // Lines: hovering a token on the left shows its lines alone (BertViz's head view).
   _hoverLines(e) {
     if (!this.lines || this.current?.drawAs !== 'lines') return;
-    const rect = this.els.heatmap.getBoundingClientRect();
-    const y = (e.clientY - rect.top) * (this.els.heatmap.height / rect.height);
-    const x = (e.clientX - rect.left) * (this.els.heatmap.width / rect.width);
+    const { x, y } = this._at(e);
     const q = this.lines.rowAt(x, y);
     if (q !== this.lines.focus) this.lines.redraw(q);
   }
@@ -289,44 +351,70 @@ export class Explorer {
     const m = moves[e.key];
     if (!m) return;
     e.preventDefault();
+    if (e.target === this.els.heatmap && this.current) {
+      // on the large view the arrows walk its cells: up and down the queries, left and right the keys
+      const last = this.current.size - 1;
+      this.cell = { q: Math.max(0, Math.min(last, this.cell.q + m[0])), k: Math.max(0, Math.min(last, this.cell.k + m[1])) };
+      this._readCell();
+      return;
+    }
     this.select(this.layer + m[0], this.head + m[1], { focus: e.target.classList?.contains('thumb') });
   }
 }
 
+const HEATMAP_CAPTION = 'Rows: query tokens (who attends). Columns: key tokens (attended to).';
+const LINES_CAPTION = 'Left: query tokens (who attends). Right: key tokens (attended to). One line per pair, darker and ' +
+  'wider for more weight; hover a token on the left to see its lines alone.';
+
+// A thumbnail's selected state: pressed, and the grid's one tab stop (a roving tabindex: Tab enters
+// and leaves the grid in one press, the arrow keys move inside it).
+function markSelected(t, on) {
+  t.button.setAttribute('aria-pressed', String(on));
+  t.button.tabIndex = on ? 0 : -1;
+}
+
 // Draws a size x size matrix with token labels into a canvas (queries down the left, keys along the
-// top); returns the label step (every step-th token is labelled so labels never overlap).
-export function paintHeatmap(canvas, matrix, size, labels, scale, target = DETAIL) {
-  const cell = Math.max(1, Math.min(48, Math.floor(target / size)));
-  const step = Math.max(1, Math.ceil(12 / cell));
-  const ctx = canvas.getContext('2d');
-  ctx.font = '11px system-ui, sans-serif';
+// top), as large as fits box ({w, h} in CSS pixels) and at the screen's resolution (sizeCanvas);
+// returns the label step (every step-th token is labelled so labels never overlap). dataset.left,
+// top and cell give the cells' place in CSS pixels.
+export function paintHeatmap(canvas, matrix, size, labels, scale, box = { w: DETAIL, h: DETAIL }) {
+  const clip = (s) => (s.length > 18 ? `${s.slice(0, 17)}\u2026` : s);
+  const probe = canvas.getContext('2d');
+  probe.font = '11px system-ui, sans-serif';
   let widest = 0;
-  for (let i = 0; i < size; i += step) widest = Math.max(widest, ctx.measureText(labels[i]).width);
+  for (let i = 0; i < size; i++) widest = Math.max(widest, probe.measureText(clip(labels[i])).width);
   const margin = Math.ceil(Math.min(140, widest + 10));
-  canvas.width = margin + size * cell + 4;
-  canvas.height = margin + size * cell + 4;
+  // cells are whole device pixels (crisp at any zoom), at most 48 CSS pixels
+  const dpr = window.devicePixelRatio || 1;
+  const room = Math.min(box.w, box.h) - margin - 4;
+  const cell = Math.max(1, Math.min(48 * dpr, Math.floor((room * dpr) / size))) / dpr;
+  const step = Math.max(1, Math.ceil(12 / cell));
+  const side = margin + size * cell + 4;
+  const c = sizeCanvas(canvas, side, side);
+  // a matrix too long for the room even at one device pixel per cell is shown smaller, never cut
+  const fit = Math.min(1, box.w / side, box.h / side);
+  if (fit < 1) Object.assign(canvas.style, { width: `${side * fit}px`, height: `${side * fit}px` });
   Object.assign(canvas.dataset, { left: margin, top: margin, cell, size });
 
   const off = document.createElement('canvas');
   off.width = off.height = size;
   const octx = off.getContext('2d');
   octx.putImageData(matrixImage(octx, matrix, size, size, scale), 0, 0);
-  const c = canvas.getContext('2d');
   c.imageSmoothingEnabled = false;
   c.fillStyle = '#fff';
-  c.fillRect(0, 0, canvas.width, canvas.height);
+  c.fillRect(0, 0, side, side);
   c.drawImage(off, 0, 0, size, size, margin, margin, size * cell, size * cell);
 
   c.fillStyle = '#222';
   c.font = `${Math.min(11, Math.max(8, cell - 1))}px system-ui, sans-serif`;
   c.textBaseline = 'middle';
   c.textAlign = 'right';
-  const clip = (s) => (s.length > 18 ? `${s.slice(0, 17)}\u2026` : s);
   for (let i = 0; i < size; i += step) c.fillText(clip(labels[i]), margin - 4, margin + (i + 0.5) * cell);
   c.save();
   c.textAlign = 'left';
   for (let i = 0; i < size; i += step) {
-    c.setTransform(1, 0, 0, 1, margin + (i + 0.5) * cell, margin - 4);
+    c.setTransform(dpr, 0, 0, dpr, 0, 0);
+    c.translate(margin + (i + 0.5) * cell, margin - 4);
     c.rotate(-Math.PI / 2);
     c.fillText(clip(labels[i]), 0, 0);
   }

@@ -31,7 +31,9 @@ export const DIVERGING = lut([
   [1.0, [127, 59, 8]],
 ]);
 
-// The colour scale of a matrix: probabilities from 0 to their max, signed values symmetric.
+// The colour scale of a matrix: probabilities from 0 to their max, signed values symmetric. A matrix
+// whose values are all 0 still gets a scale to paint with (0 to 1, or -1 to 1), marked flat so the
+// legend says "every value is 0" instead of claiming a maximum the matrix does not have.
 export function scaleFor(matrix, signed) {
   let lo = Infinity;
   let hi = -Infinity;
@@ -42,10 +44,10 @@ export function scaleFor(matrix, signed) {
   }
   if (!Number.isFinite(lo)) { lo = 0; hi = 1; }
   if (signed) {
-    const m = Math.max(Math.abs(lo), Math.abs(hi)) || 1;
-    return { signed, min: -m, max: m, palette: DIVERGING };
+    const m = Math.max(Math.abs(lo), Math.abs(hi));
+    return { signed, min: -(m || 1), max: m || 1, palette: DIVERGING, flat: m === 0 };
   }
-  return { signed, min: 0, max: hi > 0 ? hi : 1, palette: SEQUENTIAL };
+  return { signed, min: 0, max: hi > 0 ? hi : 1, palette: SEQUENTIAL, flat: !(hi > 0) };
 }
 
 function colourIndex(v, scale) {
@@ -105,31 +107,93 @@ export function poolAbsMax(matrix, n, size) {
   return out;
 }
 
-// The colour legend: a horizontal bar with min, middle and max labels.
-export function drawLegend(canvas, scale, label) {
+// Sizes a canvas to cssWidth x cssHeight CSS pixels with a backing store of that times the device
+// pixel ratio, so text and cells are drawn at the screen's resolution and never rescaled by the
+// browser. Returns its context, transformed so that drawing is in CSS pixels.
+export function sizeCanvas(canvas, cssWidth, cssHeight) {
+  const dpr = window.devicePixelRatio || 1;
+  const w = Math.max(1, Math.round(cssWidth * dpr));
+  const h = Math.max(1, Math.round(cssHeight * dpr));
+  if (canvas.width !== w) canvas.width = w;
+  if (canvas.height !== h) canvas.height = h;
+  canvas.style.width = `${cssWidth}px`;
+  canvas.style.height = `${cssHeight}px`;
+  Object.assign(canvas.dataset, { w: String(cssWidth), h: String(cssHeight), dpr: String(dpr) });
   const ctx = canvas.getContext('2d');
-  const w = canvas.width;
-  const h = canvas.height;
-  ctx.clearRect(0, 0, w, h);
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  return ctx;
+}
+
+// Words of `text` in lines no wider than `width` (at ctx's font).
+export function wrapText(ctx, text, width) {
+  const lines = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    const next = line ? `${line} ${word}` : word;
+    if (line && ctx.measureText(next).width > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = next;
+    }
+  }
+  if (line) lines.push(line);
+  return lines;
+}
+
+export const fmtLegend = (v) => (Math.abs(v) >= 0.01 || v === 0 ? v.toFixed(3) : v.toExponential(1));
+const LEGEND_FONT = '11px system-ui, sans-serif';
+const LINE_H = 14;
+
+// The colour legend, width CSS pixels wide: a horizontal bar, its end values (and 0 in the middle of
+// a signed scale) on the line under it, and the caption on lines of its own below them, so no
+// label ever overlaps another. A flat scale (every value 0) shows one swatch and says so.
+export function drawLegend(canvas, scale, label, width = 360) {
+  const probe = canvas.getContext('2d');
+  probe.font = LEGEND_FONT;
+  const caption = wrapText(probe, scale.flat ? `every value is 0 \u2014 ${label}` : label, width - 16);
   const barH = 12;
-  const bar = ctx.createImageData(256, 1);
-  new Uint32Array(bar.data.buffer).set(scale.palette.table);
-  const strip = document.createElement('canvas');
-  strip.width = 256;
-  strip.height = 1;
-  strip.getContext('2d').putImageData(bar, 0, 0);
-  ctx.imageSmoothingEnabled = true;
-  ctx.drawImage(strip, 0, 0, 256, 1, 8, 4, w - 16, barH);
+  const ctx = sizeCanvas(canvas, width, 4 + barH + 4 + LINE_H + caption.length * LINE_H + 2);
+  ctx.clearRect(0, 0, width, canvas.height);
+  const table = scale.palette.table;
+  if (scale.flat) {
+    const rgb = scale.palette.rgb[scale.signed ? 128 : 0];
+    ctx.fillStyle = `rgb(${rgb.join(',')})`;
+    ctx.fillRect(8, 4, 40, barH);
+  } else {
+    const bar = ctx.createImageData(256, 1);
+    new Uint32Array(bar.data.buffer).set(table);
+    const strip = document.createElement('canvas');
+    strip.width = 256;
+    strip.height = 1;
+    strip.getContext('2d').putImageData(bar, 0, 0);
+    ctx.imageSmoothingEnabled = true;
+    ctx.drawImage(strip, 0, 0, 256, 1, 8, 4, width - 16, barH);
+  }
   ctx.fillStyle = getComputedStyle(canvas).color || '#222';
-  ctx.font = '11px system-ui, sans-serif';
+  ctx.font = LEGEND_FONT;
   ctx.textBaseline = 'top';
-  const fmt = (v) => (Math.abs(v) >= 0.01 || v === 0 ? v.toFixed(3) : v.toExponential(1));
+  let y = 4 + barH + 3;
   ctx.textAlign = 'left';
-  ctx.fillText(fmt(scale.min), 8, barH + 7);
-  ctx.textAlign = 'center';
-  ctx.fillText(label, w / 2, barH + 7);
-  ctx.textAlign = 'right';
-  ctx.fillText(fmt(scale.max), w - 8, barH + 7);
+  if (scale.flat) {
+    ctx.fillText('0', 8, y);
+  } else {
+    ctx.fillText(fmtLegend(scale.min), 8, y);
+    if (scale.signed) {
+      ctx.textAlign = 'center';
+      ctx.fillText('0', width / 2, y);
+    }
+    ctx.textAlign = 'right';
+    ctx.fillText(fmtLegend(scale.max), width - 8, y);
+  }
+  ctx.textAlign = 'left';
+  for (const line of caption) {
+    y += LINE_H;
+    ctx.fillText(line, 8, y);
+  }
+  const range = scale.flat ? 'every value is 0' : `${fmtLegend(scale.min)} to ${fmtLegend(scale.max)}`;
+  canvas.setAttribute('aria-label', `colour legend: ${range}; ${label}`);
+  delete canvas.dataset.kind;
 }
 
 export { colourIndex };

@@ -5,7 +5,7 @@
 // (caption, column and row headers), and every control is a native button or select.
 import { loadBrownSample } from './dataset.js';
 import { $, el, setError, show } from './dom.js';
-import { CorpusAverage, explainData, fmt } from './explain_head.js';
+import { CorpusAverage, explainData, fmt, fmtFixed, tokenRef } from './explain_head.js';
 import { registerPanel } from './panels.js';
 import { onStateChange, setState, state } from './state.js';
 import { headSlice } from './views.js';
@@ -49,9 +49,9 @@ function table(d) {
     const tr = el('tr', { class: j === d.query ? 'is-query' : null },
       el('td', { text: String(j) }),
       el('th', { scope: 'row', text: d.tokens[j] ?? '[PAD]' }),
-      el('td', { text: fmt(d.scores[j]) }),
-      el('td', { text: fmt(d.scaled[j]) }),
-      el('td', { text: d.maskAdd[j] === 0 ? '0' : fmt(d.maskAdd[j]) }),
+      el('td', { text: fmtFixed(d.scores[j]) }),
+      el('td', { text: fmtFixed(d.scaled[j]) }),
+      el('td', { text: d.maskAdd[j] === 0 ? '0' : fmtFixed(d.maskAdd[j], 0) }),
       el('td', {}, el('span', { text: fmt(d.weights[j]) }), bar(d.weights[j])),
       el('td', {}, el('span', { text: real ? fmt(d.constant[j]) : '0' }), bar(real ? d.constant[j] : 0, 'const')),
       el('td', { text: fmt(d.effective[j]) }),
@@ -66,8 +66,8 @@ function table(d) {
 }
 
 function render(d, constantLabel) {
-  const qTok = d.tokens[d.query];
-  const top = d.contributions.slice(0, 3).map((c) => `\u201c${d.tokens[c.j]}\u201d (${fmt(c.size)})`).join(', ');
+  const ref = (j) => tokenRef(d.tokens, j, d.n); // a repeated word with its position
+  const top = d.contributions.slice(0, 3).map((c) => `${ref(c.j)} (${fmt(c.size)})`).join(', ');
   const short = d.n <= d.dh;
   const effPlain = d.invisibleShare < 1e-4
     ? (short
@@ -75,32 +75,36 @@ function render(d, constantLabel) {
         `numbers per vector, every way of weighting the tokens gives a different output, so no part of the row is wasted. ` +
         `Only a sentence longer than ${d.dh} tokens can have an invisible part.`
       : `Nothing is invisible in this row: the ${d.n} value vectors are independent enough (rank ${d.rank}).`)
-    : `${fmt(100 * d.invisibleShare, 2)}% of this row (by size) is invisible: the ${d.n} value vectors have only ` +
-      `${d.rank} independent directions, so some combinations of weights add up to zero and never reach the output.`;
+    : `${fmt(100 * d.invisibleShare, 2)}% of this row is invisible: the ${d.n} value vectors have only ` +
+      `${d.rank} independent directions, so some combinations of weights add up to zero and never reach the output. ` +
+      'The share compares lengths (the square root of the sum of squares) of the invisible part and of the whole row; the ' +
+      'row is its visible part plus its invisible part, at right angles to each other, so the share is never more than 100%.';
   const steps = el('ol', { class: 'xsteps' },
     step('xs-qk', '1. Query and keys',
       `Each token arrives as a vector of ${d.output.length} numbers. The head multiplies the query token ` +
-      `\u201c${qTok}\u201d by its query matrix to get a query vector q (what this token looks for), and every token by its key ` +
+      `${ref(d.query)} by its query matrix to get a query vector q (what this token looks for), and every token by its key ` +
       `matrix to get a key vector k (what it offers). Both have ${d.dh} numbers.`,
       'q = x_i W_Q + b_Q,   k_j = x_j W_K + b_K',
       el('p', { class: 'vector', text: `q = ${vec(d.q)}` }),
-      el('p', { class: 'vector', text: `k of \u201c${d.tokens[d.contributions[0].j]}\u201d (the largest contribution, step 6) = ` +
+      el('p', { class: 'vector', text: `k of ${ref(d.contributions[0].j)} (the largest contribution, step 6) = ` +
         vec(d.keys.subarray(d.contributions[0].j * d.dh, (d.contributions[0].j + 1) * d.dh)) })),
     step('xs-dot', '2. Dot products',
       'Multiply q and each key number by number and add up: a large score means the key matches what the query looks for. ' +
-      'The scores are in the column \u201cq \u00b7 k\u201d of the table below.',
+      'The scores are in the column \u201cq \u00b7 k\u201d of the table below, to 4 decimals.',
       's_j = q \u00b7 k_j = \u03a3 q_n k_j_n'),
     step('xs-scale', '3. Scaling',
-      `Divide every score by \u221a${d.dh} = ${fmt(1 / d.scale)}, so that scores do not grow just because vectors are long.`,
-      `z_j = s_j / \u221a${d.dh} = s_j \u00d7 ${fmt(d.scale)}`),
+      `Divide every score by \u221a${d.dh} = ${fmt(1 / d.scale, 6)}, so that scores do not grow just because vectors are long.`,
+      `z_j = s_j / \u221a${d.dh} = s_j \u00d7 ${fmt(d.scale, 6)}`),
     step('xs-mask', '4. Mask',
       d.L > d.n
         ? `Padding is not text: ${d.L - d.n} padding positions get \u221210000 added, so their weight becomes 0.`
         : 'Padding would get \u221210000 added so that it gets no weight; this sentence has no padding, so the mask adds 0 everywhere.',
       'z_j \u2190 z_j + m_j   (m_j = 0 for real tokens, \u221210000 for padding)'),
     step('xs-softmax', '5. Softmax: scores become weights',
-      `Raise e to each score and divide by their total: every weight is positive and together they sum to ${fmt(d.weightSum, 7)}. ` +
-      (d.heatmapDiff !== null ? `This is exactly the row of \u201c${qTok}\u201d in the heatmap (largest difference ${fmt(d.heatmapDiff)}).` : ''),
+      `Raise e to each score (the column \u201c\u00f7 \u221ad\u201d plus the column \u201c+ mask\u201d) and divide by their total: ` +
+      `every weight is positive and together they sum to ${fmt(d.weightSum, 7)}. The scores have 4 decimals, enough to ` +
+      'recompute the weights by hand to the 3 digits shown. ' +
+      (d.heatmapDiff !== null ? `This is exactly the row of ${ref(d.query)} in the heatmap (largest difference ${fmt(d.heatmapDiff)}).` : ''),
       'w_j = exp(z_j) / \u03a3_i exp(z_i)'),
     step('xs-values', '6. Weighted sum of the value vectors',
       `Each token also has a value vector v (what it passes on, ${d.dh} numbers). The head adds them up, each times its weight. ` +

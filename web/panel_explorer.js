@@ -43,7 +43,8 @@ function mount(ctx) {
     root: $('explorer'), grid: $('grid'), heatmap: $('heatmap'), legend: $('legend'),
     tooltip: $('tooltip'), title: $('detail-title'), companion: $('heatmap-companion'),
     companionLegend: $('legend-companion'), companionTitle: $('companion-title'), companionHost: $('companion'),
-    note: $('detail-note'),
+    note: $('detail-note'), pair: $('detail-pair'), caption: $('detail-caption'), readout: $('cell-readout'),
+    cursor: $('cell-cursor'),
   }, {
     onSelect: (layer, head) => setState({ layer, head }),
     onDrawn: (t) => { if (t.thumbnailsMs !== undefined) api.timings.thumbnailsMs = t.thumbnailsMs; },

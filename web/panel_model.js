@@ -26,6 +26,24 @@ function showModelInfo(info, source, size) {
   $('model-info').replaceChildren(...rows.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })]));
 }
 
+// The Embedded select names the embedded model in use, or says that the model in use is not one of
+// them (a model from the Hub or from files), so it never names a model the page is not running.
+function showEmbeddedChoice(source) {
+  const select = $('embedded-select');
+  let none = select.querySelector('option[value=""]');
+  if (source.kind === 'embedded') {
+    none?.remove();
+    select.value = source.entry.id;
+    return;
+  }
+  if (!none) {
+    none = new Option('', '');
+    select.prepend(none);
+  }
+  none.textContent = `(none: the model in use is ${source.kind === 'hub' ? 'from the Hugging Face Hub' : 'from local files'})`;
+  select.value = '';
+}
+
 function mount(ctx) {
   const api = {
     embeddedList: [],
@@ -123,6 +141,7 @@ function mount(ctx) {
     api.loadedList.push({ modelId, label: describeSource(source), source, layers: reply.config?.num_hidden_layers,
                           heads: reply.config?.num_attention_heads });
     showModelInfo(reply, source, size);
+    if (api.embeddedList.length) showEmbeddedChoice(source);
     $('model-status').textContent = `Loaded ${describeSource(source)} in ${Math.round(performance.now() - started)} ms.`;
     $('run').disabled = false;
     if (!reply.tokenizer) setError($('model-error'), NO_TOKENIZER); // loaded, but it cannot read text

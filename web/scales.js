@@ -17,7 +17,7 @@ export function viewScale(view, matrix, autoscale) {
 export function sharedScale(matrices) {
   let m = 0;
   for (const x of matrices) for (let i = 0; i < x.length; i++) m = Math.max(m, Math.abs(x[i]));
-  return { ...scaleFor([-(m || 1), m || 1], true), shared: true };
+  return { ...scaleFor([-m, m], true), shared: true };
 }
 
 export function legendText(view, scale, autoscale, shared = false) {

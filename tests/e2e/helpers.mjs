@@ -55,6 +55,17 @@ export function embeddedModelOnly(dir, id) {
   return models;
 }
 
+// A small held-out corpus of our own in dir/brown_pos.jsonl (the step-by-step view's constant head
+// averages data/brown_pos.jsonl), so a test does not depend on build/data: pass dir as AL_DATA_DIR.
+export function writeCorpus(dir) {
+  mkdirSync(dir, { recursive: true });
+  const sentences = ['the cat sat on the mat .', 'a dog ran over the river bank .', 'she read the book quickly .',
+                     'they wanted to learn how people lived there many years ago .', 'it was tired .',
+                     'the students read the long book about the old city .'];
+  writeFileSync(path.join(dir, 'brown_pos.jsonl'), sentences.map((t) => JSON.stringify({
+    words: t.split(' '), tags: t.split(' ').map((w) => (w === '.' ? 'PUNCT' : 'NOUN')), split: 'heldout' })).join('\n') + '\n');
+}
+
 export function launchChromium() {
   return playwright.chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS });
 }

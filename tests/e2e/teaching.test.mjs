@@ -4,12 +4,12 @@
 // written so that the page before the fix fails it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { embeddedModelOnly, launchChromium, newPage, root, runText, skipReason as skip, startServer, waitIdle } from './helpers.mjs';
+import { embeddedModelOnly, launchChromium, newPage, root, runText, skipReason as skip, startServer, waitIdle, writeCorpus } from './helpers.mjs';
 
 let server;
 let browser;
@@ -28,16 +28,6 @@ const explainDone = (p, prev) => p.waitForFunction((n) => window.attnlab.panels.
   !window.attnlab.panels.explain.runner.current, prev, { timeout: 30000 });
 
 let work;
-// A small held-out corpus of our own (the constant head's corpus average reads data/brown_pos.jsonl),
-// so the test does not depend on build/data.
-function writeCorpus(dir) {
-  mkdirSync(dir, { recursive: true });
-  const sentences = ['the cat sat on the mat .', 'a dog ran over the river bank .', 'she read the book quickly .',
-                     'they wanted to learn how people lived there many years ago .', 'it was tired .',
-                     'the students read the long book about the old city .'];
-  writeFileSync(path.join(dir, 'brown_pos.jsonl'), sentences.map((t) => JSON.stringify({
-    words: t.split(' '), tags: t.split(' ').map((w) => (w === '.' ? 'PUNCT' : 'NOUN')), split: 'heldout' })).join('\n') + '\n');
-}
 
 before(async () => {
   if (skip) return;

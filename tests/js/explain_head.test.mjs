@@ -4,7 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { CorpusAverage, constantWeights, explainData, fmt, weightedSum } from '../../web/explain_head.js';
+import { CorpusAverage, constantWeights, explainData, fmt, fmtFixed, tokenRef, weightedSum } from '../../web/explain_head.js';
+import { scaleFor } from '../../web/heatmap.js';
+import { lineCutoff } from '../../web/line_view.js';
 import { isEmptyText, readText, splitNote } from '../../web/run_notes.js';
 import { FIXED, legendText, ordinal, sharedScale, valueName, viewScale } from '../../web/scales.js';
 
@@ -44,7 +46,8 @@ test('explainData: the constant context, the invisible share and the heatmap che
   const d = explainData({ reply, tensors }, null, Float32Array.from([0.75, 0.25]));
   assert.deepEqual(Array.from(d.constContext), [1, 0], 'equal value vectors: any weights give the same context');
   assert.equal(d.contextMove, 0);
-  assert.equal(d.invisibleShare, 0.5);
+  // lengths: |(0.25, -0.25)| / |(0.75, 0.25)| = sqrt(0.125 / 0.625)
+  assert.ok(Math.abs(d.invisibleShare - Math.sqrt(0.2)) < 1e-7, String(d.invisibleShare));
   assert.equal(d.heatmapDiff, 0);
   assert.deepEqual(Array.from(weightedSum([0.5, 0.5], [1, 2, 3, 4], 2, 2)), [2, 3]);
   assert.equal(fmt(-0.01234), '\u22120.0123');
@@ -77,4 +80,40 @@ test('run notes: empty text, the words the model read, split words', () => {
   assert.match(splitNote(tokens, words, types, 8000), /\u201ctired\u201d is split into \u201ct ##ired\u201d because this small model/);
   assert.match(splitNote(tokens, words, types, 30522), /30,522 pieces/);
   assert.equal(splitNote(['[CLS]', 'a', '[SEP]'], [-1, 0, -1], [0, 0, 0], 8000), null);
+});
+
+test('the invisible share compares lengths, so it never passes 100% where sums of absolute values do', () => {
+  // explainData reports |invisible| / |w| as a ratio of Euclidean lengths
+  const f = (a) => ({ data: Float32Array.from(a) });
+  const reply = { n_tokens: 3, head_dim: 1, seq_len: 3, layer: 0, head: 0, query: 0, tokens: ['a', 'b', 'c'], scale: 1, rank: 1 };
+  const w = [0.6, 0.3, 0.1];
+  const eff = [1 / 3, 1 / 3, 1 / 3]; // w projected onto the span of the values (1, 1, 1)
+  const inv = w.map((x, i) => x - eff[i]);
+  const tensors = { weights: f(w), values: f([1, 1, 1]), context: f([1]), query: f([1]), keys: f([1, 1, 1]), scores: f([0, 0, 0]),
+                    scaled: f([0, 0, 0]), mask_add: f([0, 0, 0]), output: f([1]), effective: f(eff), invisible: f(inv) };
+  const d = explainData({ reply, tensors }, null);
+  const l2 = Math.hypot(...inv) / Math.hypot(...w);
+  assert.ok(Math.abs(d.invisibleShare - l2) < 1e-6);
+});
+
+test('repeated tokens are named with their position; scores keep 4 decimals', () => {
+  const tokens = ['[CLS]', 'the', 'cat', 'the', '[SEP]'];
+  assert.equal(tokenRef(tokens, 1), '\u201cthe\u201d at 1');
+  assert.equal(tokenRef(tokens, 3), '\u201cthe\u201d at 3');
+  assert.equal(tokenRef(tokens, 2), '\u201ccat\u201d');
+  assert.equal(tokenRef(tokens, 1, 2), '\u201cthe\u201d', 'only the first n tokens count');
+  assert.equal(fmtFixed(-12.345678), '\u221212.3457');
+  assert.equal(fmtFixed(0.5), '0.5000');
+});
+
+test('a map of zeros has a flat scale; the lines\u2019 cutoff is half an even share or 2% of the largest', () => {
+  assert.equal(scaleFor(new Float32Array(4), false).flat, true);
+  assert.equal(scaleFor(new Float32Array(4), true).flat, true);
+  assert.equal(scaleFor(Float32Array.from([0, 0.1]), false).flat, false);
+  assert.equal(sharedScale([new Float32Array(3), new Float32Array(2)]).flat, true);
+  const c = lineCutoff({ probability: true }, FIXED, 10);
+  assert.equal(c.value, 0.05);
+  assert.match(c.text, /not drawn/);
+  const s = lineCutoff({ signed: true }, { signed: true, min: -0.5, max: 0.5 }, 10);
+  assert.equal(s.value, 0.01);
 });
