@@ -111,6 +111,9 @@ typedef enum al_tokenizer_kind { AL_TOK_WORDPIECE = 0, AL_TOK_BPE = 1, AL_TOK_UN
  * (WordPiece) or vocab.json + merges.txt (BPE),
  * with options from tokenizer_config.json / special_tokens_map.json when present. */
 al_status al_tokenizer_load(const al_fileset *files, al_tokenizer **out, al_error *err);
+/* The files al_tokenizer_load reads from this set, by the same rule: up to max names into names (which may
+ * be NULL when max is 0); returns how many there are, 0 when the set holds no tokenizer. */
+int al_tokenizer_files(const al_fileset *files, const char **names, int max);
 void al_tokenizer_free(al_tokenizer *tok);
 
 typedef struct al_encode_options {

@@ -873,9 +873,10 @@ static int cmd_export(int argc, char **argv) {
     if (!s) s = al_model_load(fs, &model, &err);
     if (!s) s = al_export_weights(dst, model, dtype, (size_t)(shard_mb * 1048576.0), &err);
     /* config and tokenizer files travel unchanged */
-    static const char *const keep[] = {"config.json", "vocab.txt", "tokenizer.json", "tokenizer_config.json",
-                                       "special_tokens_map.json", "vocab.json", "merges.txt"};
-    for (size_t k = 0; !s && k < sizeof keep / sizeof keep[0]; k++) {
+    const char *keep[9] = {"config.json"};
+    const int n_tok = fs ? al_tokenizer_files(fs, keep + 1, 8) : 0;
+    const size_t n_keep = 1 + (size_t)(n_tok < 8 ? n_tok : 8);
+    for (size_t k = 0; !s && k < n_keep; k++) {
         size_t size = 0;
         const uint8_t *data = al_fileset_get(fs, keep[k], &size);
         if (!data) continue;

@@ -106,11 +106,6 @@ static al_status read_weights(const al_fileset *fs, al_tensor_list *list, const 
     return read(bytes, size, name, list, err);
 }
 
-static int has_tokenizer_files(const al_fileset *fs) {
-    return al_fileset_get(fs, "tokenizer.json", NULL) || al_fileset_get(fs, "vocab.txt", NULL) ||
-           (al_fileset_get(fs, "vocab.json", NULL) && al_fileset_get(fs, "merges.txt", NULL));
-}
-
 al_status al_model_load(const al_fileset *files, al_model **out, al_error *err) {
     if (!out) return al_err(err, AL_ERR_INVALID, "model: no output pointer");
     *out = NULL;
@@ -143,7 +138,7 @@ al_status al_model_load(const al_fileset *files, al_model **out, al_error *err) 
     if (st == AL_OK) st = al_weights_load(m, &list, weights_file, err);
     al_tensor_list_free(&list);
     snprintf(m->weights_file, sizeof m->weights_file, "%s", weights_file);
-    if (st == AL_OK && has_tokenizer_files(files)) st = al_tokenizer_load(files, &m->tokenizer, err);
+    if (st == AL_OK && al_tokenizer_files(files, NULL, 0) > 0) st = al_tokenizer_load(files, &m->tokenizer, err);
     if (st == AL_OK && use_file(&used, "config.json")) st = al_err(err, AL_ERR_OOM, "model: out of memory");
     if (st == AL_OK) st = al_files_note_unused(m, files, used.names, used.n, err);
     free(used.names);

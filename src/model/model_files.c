@@ -67,8 +67,8 @@ static const char *reason_for(const char *name, const char *weights_file, const 
     if (ends_with(name, ".h5") || ends_with(name, ".msgpack") || ends_with(name, ".onnx") ||
         ends_with(name, ".ckpt") || strstr(name, ".ckpt."))
         return "TensorFlow, Flax or ONNX weights: attnlab reads safetensors and PyTorch files";
-    static const char *const tokenizer_files[] = {"vocab.txt", "vocab.json", "merges.txt", "tokenizer_config.json",
-                                                  "special_tokens_map.json", NULL};
+    static const char *const tokenizer_files[] = {"vocab.txt", "vocab.json", "merges.txt", "spm.model", "added_tokens.json",
+                                                  "tokenizer_config.json", "special_tokens_map.json", NULL};
     for (int i = 0; tokenizer_files[i]; i++)
         if (strcmp(name, tokenizer_files[i]) == 0) {
             if (!tok) return "a tokenizer file, but the tokenizer's vocabulary is missing";
@@ -83,18 +83,12 @@ al_status al_files_note_unused(al_model *m, const al_fileset *fs, const char *co
     const int n = al_fileset_count(fs);
     m->unused = calloc((size_t)(n > 0 ? n : 1), sizeof *m->unused);
     if (!m->unused) return al_err(err, AL_ERR_OOM, "model: out of memory");
-    /* the tokenizer's files (src/text/tok_load.c, al_tokenizer_load): tokenizer.json alone, else vocab.txt
-     * or vocab.json + merges.txt with tokenizer_config.json and special_tokens_map.json */
-    const int tok_json = m->tokenizer && al_fileset_get(fs, "tokenizer.json", NULL);
-    const int tok_vocab = m->tokenizer && !tok_json && al_fileset_get(fs, "vocab.txt", NULL);
-    const int tok_bpe = m->tokenizer && !tok_json && !tok_vocab;
+    /* the tokenizer's files, by the rule it loads them with (al_tokenizer_files, src/text/tok_load.c) */
+    const char *tok_files[8];
+    const int n_tok = m->tokenizer ? al_tokenizer_files(fs, tok_files, 8) : 0;
     for (int i = 0; i < n; i++) {
         const char *name = al_fileset_name(fs, i);
-        int in_use = listed(used, n_used, name) || (tok_json && strcmp(name, "tokenizer.json") == 0) ||
-                     (tok_vocab && strcmp(name, "vocab.txt") == 0) ||
-                     (tok_bpe && (strcmp(name, "vocab.json") == 0 || strcmp(name, "merges.txt") == 0)) ||
-                     ((tok_vocab || tok_bpe) &&
-                      (strcmp(name, "tokenizer_config.json") == 0 || strcmp(name, "special_tokens_map.json") == 0));
+        int in_use = listed(used, n_used, name) || listed(tok_files, n_tok < 8 ? n_tok : 8, name);
         if (in_use) continue;
         al_unused_file *u = &m->unused[m->n_unused++];
         snprintf(u->name, sizeof u->name, "%s", name);

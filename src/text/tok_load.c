@@ -240,6 +240,31 @@ static al_status load_spm(al_tokenizer *tok, const al_fileset *files, al_error *
     return AL_OK;
 }
 
+int al_tokenizer_files(const al_fileset *files, const char **names, int max) {
+    /* the main file decides the loader (as al_tokenizer_load below chooses); the loaders of spm.model and
+     * of the plain vocabularies also read the optional files after it */
+    static const char *const json[] = {"tokenizer.json", NULL};
+    static const char *const spm[] = {"spm.model", "added_tokens.json", "tokenizer_config.json",
+                                      "special_tokens_map.json", NULL};
+    static const char *const wordpiece[] = {"vocab.txt", "tokenizer_config.json", "special_tokens_map.json", NULL};
+    static const char *const bpe[] = {"vocab.json", "merges.txt", "tokenizer_config.json",
+                                      "special_tokens_map.json", NULL};
+    const char *const *rule = al_fileset_get(files, "tokenizer.json", NULL)  ? json
+                              : al_fileset_get(files, "spm.model", NULL)     ? spm
+                              : al_fileset_get(files, "vocab.txt", NULL)     ? wordpiece
+                              : al_fileset_get(files, "vocab.json", NULL) &&
+                                        al_fileset_get(files, "merges.txt", NULL)
+                                  ? bpe
+                                  : NULL;
+    int n = 0;
+    for (int i = 0; rule && rule[i]; i++) {
+        if (!al_fileset_get(files, rule[i], NULL)) continue;
+        if (n < max) names[n] = rule[i];
+        n++;
+    }
+    return n;
+}
+
 al_status al_tokenizer_load(const al_fileset *files, al_tokenizer **out, al_error *err) {
     *out = NULL;
     al_tokenizer *tok = calloc(1, sizeof *tok);
