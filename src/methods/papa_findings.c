@@ -3,9 +3,9 @@
  * and example order), so their difference seed by seed is the tighter test: a is "clearly" above b when the
  * paired difference's 95% interval lies above 0, or when the two 95% intervals do not overlap (the gap
  * exceeds the sum of the half-widths, which a reader can check from the table). "No" is one-sided: b
- * clearly above a, or a at most 5% of the full score above b (the paired interval's top end; without
- * seeds to pair, both intervals that narrow and the gap within the wider). Few seeds or a tiny validation
- * split give "too little data", never a verdict. */
+ * clearly above a, or the gap within the wider interval and a at most 5% of the full score above b (the
+ * paired interval's top end; without seeds to pair, both intervals that narrow). Few seeds or a tiny
+ * validation split give "too little data", never a verdict. */
 #include "papa_findings.h"
 
 #include <math.h>
@@ -54,8 +54,10 @@ static al_papa_verdict clearly_above(const al_papa_config_summary *s, const al_p
     if (!usable(s, a) || !usable(s, b)) return AL_VERDICT_TOO_LITTLE_DATA;
     if (apart(s, a, b) || (has_pair(p) && p->mean - p->ci95 > 0)) return AL_VERDICT_YES;
     if (apart(s, b, a) || (has_pair(p) && p->mean + p->ci95 < 0)) return AL_VERDICT_NO;
-    if (has_pair(p)) return p->mean + p->ci95 <= NARROW * fabs(full) ? AL_VERDICT_NO : AL_VERDICT_UNDECIDED;
+    /* a gap beyond the wider interval is never "no": the paired interval alone reaches 5% of the score
+     * (a 2.4% drop, 0.019 +- 0.021 seed by seed, would pass it) */
     if (beyond_one(s, a, b)) return AL_VERDICT_UNDECIDED;
+    if (has_pair(p)) return p->mean + p->ci95 <= NARROW * fabs(full) ? AL_VERDICT_NO : AL_VERDICT_UNDECIDED;
     return s[a].ci95 <= NARROW * fabs(full) && s[b].ci95 <= NARROW * fabs(full) ? AL_VERDICT_NO : AL_VERDICT_UNDECIDED;
 }
 
@@ -150,10 +152,8 @@ void al_papa_findings_of(const al_papa_findings_input *in, al_papa_findings *out
     } else if (out->constant_costs == AL_VERDICT_NO) {
         snprintf(out->text, size,
                  "Constant attention costs nothing measurable here: with every head constant the %s is %.3f \xc2\xb1 %.3f "
-                 "against %.3f \xc2\xb1 %.3f for the full model, %s%s%s.",
-                 metric, s[a].mean, s[a].ci95, s[f].mean, s[f].ci95,
-                 beyond_one(s, f, a) ? "a gap the paired 95% interval keeps under 5% of the full score"
-                                     : "within the 95% intervals", pa,
+                 "against %.3f \xc2\xb1 %.3f for the full model, within the 95%% intervals%s%s.",
+                 metric, s[a].mean, s[a].ci95, s[f].mean, s[f].ci95, pa,
                  out->informative == AL_VERDICT_YES ? ", though the layers beat the embeddings alone: the average pattern serves as well as the real one" : "");
     } else if (a >= 0 && beyond_one(s, f, a)) {
         snprintf(out->text, size,

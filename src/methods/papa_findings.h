@@ -56,9 +56,9 @@ typedef struct al_papa_findings_input {
 typedef struct al_papa_findings {
     /* YES: the full model above the embeddings alone (the paired difference's 95% interval above 0, or the
      * two 95% intervals apart): its layers add something a probe can use, so there is something for
-     * constant attention to lose. NO: the embeddings alone clearly above the full model, or the full
-     * model at most 5% of its score above them (the paired interval's top end; without seeds to pair,
-     * both intervals that narrow and the gap within the wider). UNDECIDED: neither. TOO_LITTLE_DATA:
+     * constant attention to lose. NO: the embeddings alone clearly above the full model, or the gap
+     * within the wider of the two intervals and at most 5% of the full score (the paired interval's top
+     * end; without seeds to pair, both intervals that narrow). UNDECIDED: neither. TOO_LITTLE_DATA:
      * fewer than AL_PAPA_MIN_SEEDS seeds or AL_PAPA_MIN_VALIDATION validation examples. */
     al_papa_verdict informative;
     /* the same rule between the full model and every head constant (the average matrix, else the first

@@ -166,6 +166,17 @@ int main(void) {
         f = findings(&p5, s5, NULL, 0, 800, "accuracy");
         CHECK(f.constant_costs == AL_VERDICT_NO && f.full_minus_constant.n == 0);
     }
+    /* the panel's first example on attnlab-small-bert (agreement, 5 seeds, docs/papa-page.md): a 2.4% drop
+     * beyond each interval, 0.019 +- 0.021 seed by seed, whose top end stays under 5% of the score: still
+     * undecided, never "no" (per-seed scores of that run) */
+    {
+        const double fs[5] = {0.8075, 0.8075, 0.825, 0.7975, 0.8}, as[5] = {0.7975, 0.78, 0.78, 0.79, 0.795};
+        const double es[5] = {0.4975, 0.525, 0.4875, 0.5, 0.4875};
+        f = run_seeds(5, fs, as, es, 400);
+        CHECK(f.full_minus_constant.mean - f.full_minus_constant.ci95 < 0 &&
+              f.full_minus_constant.mean + f.full_minus_constant.ci95 <= 0.05 * 0.8075);
+        CHECK_MSG(f.constant_costs == AL_VERDICT_UNDECIDED && strstr(f.text, "leaning to a cost"), "%s", f.text);
+    }
     /* a paired difference whose interval holds 0 and stays under 5% of the full score: no cost */
     const double avg5b[5] = {0.801, 0.829, 0.781, 0.819, 0.790};
     f = run_seeds(5, full5, avg5b, emb5, 800);
