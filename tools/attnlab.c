@@ -14,6 +14,7 @@
 #include "cJSON.h"
 #include "core/error.h"
 #include "core/json_nul.h"
+#include "kernels/kernels.h"
 #include "model/tensor_list.h"
 #include "train/pretrain.h"
 
@@ -914,8 +915,22 @@ static int take_threads(int *argc, char **argv, int *threads) {
     return 0;
 }
 
+/* A kernel path forced by AL_KERNELS (docs/kernels.md) that this build and CPU lack: the default runs, and
+ * a benchmark or test that meant to force a path must not pass on another one unnoticed. */
+static void warn_unknown_kernel_path(void) {
+    const char *want = getenv("AL_KERNELS");
+    if (!want || !*want) return;
+    const char *names[4];
+    const int n = al_kernels_paths(names, 4);
+    for (int i = 0; i < n && i < 4; i++)
+        if (strcmp(names[i], want) == 0) return;
+    fprintf(stderr, "attnlab: AL_KERNELS=%s is not a kernel path of this build and CPU; using %s\n", want,
+            al_kernels_path());
+}
+
 int main(int argc, char **argv) {
     if (command_help(argc, argv)) return 0;
+    warn_unknown_kernel_path();
     int threads = 0;
     if (take_threads(&argc, argv, &threads)) return 2;
     if (threads > 0 && argc > 1 &&

@@ -2,7 +2,6 @@
  * (al_kernels_set_path) to compare the paths side by side. */
 #include "path.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,10 +35,8 @@ static int pick_path(void) {
     if (want && *want) {
         int path = path_by_name(want);
         if (path != PATH_UNSET) return path;
-        /* A test that forces a path must not pass on another one unnoticed: say so, and run the
-         * default (the reply's "kernels" field names the path that ran). */
-        fprintf(stderr, "attnlab: AL_KERNELS=%s is not a kernel path of this build and CPU (%s%s); using %s\n",
-                want, AL_SIMD_PATH, cpu_has_avx2() ? ", x86-avx2" : "", path_name(cpu_has_avx2() ? PATH_AVX2 : PATH_BASE));
+        /* Not a path of this build and CPU: the default runs (the core never prints: the CLI says so;
+         * al_kernels_paths lists what there is, and the version reply's "kernels" names the path that runs). */
     }
     return cpu_has_avx2() ? PATH_AVX2 : PATH_BASE;
 }
