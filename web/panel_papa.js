@@ -595,7 +595,7 @@ function mount(ctx) {
     const what = `agreement on ${names.join(' and ')} (1,000 training examples, 5 seeds, probes trained 20 epochs), side by side: ` +
       'does the better model lose more when its heads are constant?';
     exampleNote.textContent = names.length < 2 ? `Only ${names[0] ?? 'no embedded model'} has weights here, so the example runs it alone.`
-      : stored ? `Shows the stored results of ${what} At once; recomputing them took ${stored.map((e) => `${timeOf(e)} (${e.model})`).join(' and ')} natively.`
+      : stored ? `Opens the stored results of ${what} They show at once; computing them took ${stored.map((e) => `${timeOf(e)} (${e.model})`).join(' and ')} natively.`
       : `Runs ${what} No measured time for these models: the progress bar gives the time left.`;
     const index = await exampleIndex();
     const ids = new Set(withWeights().map((e) => e.id));

@@ -267,3 +267,29 @@ test('Run sweep is disabled while a sweep runs, so a second click cannot restart
   assert.equal(await p.evaluate(() => document.getElementById('papa-run').disabled), false);
   await p.context().close();
 });
+
+// The first example on the repository's own embedded models, both stored: shown side by side at once.
+const models = JSON.parse(readFileSync(path.join(root, 'models/index.json'), 'utf8')).map((m) => m.id);
+const compareStored = models.every((m) => index.some((e) => e.example === 'compare-agreement' && e.model === m));
+
+test('the first example shows the stored comparison of the embedded models at once', { skip: skip || (!compareStored && 'no stored first example') }, async () => {
+  const all = await startServer(); // models/: every embedded model
+  try {
+    const p = await openPage(all.url);
+    await modelReady(p);
+    assert.match(await p.textContent('#papa-example-note'), /^Opens the stored results of agreement on .* They show at once; computing them took \d+ s on \d threads? \(/);
+    await p.click('#papa-example-compare');
+    await p.waitForSelector('#papa-stored-note');
+    await p.waitForFunction(() => !window.attnlab.panels.papa.job && window.attnlab.panels.papa.last);
+    assert.equal(await p.evaluate(() => window.attnlab.panels.papa.runs), 0, 'no sweep ran');
+    const rows = await tableRows(p, 'papa-compare-table');
+    assert.deepEqual(rows.map((r) => r[0]).sort(), [...models].sort());
+    assert.equal(await p.evaluate(() => window.attnlab.panels.papa.charts.models.data.datasets.length), models.length);
+    assert.equal(await p.inputValue('#papa-models'), 'embedded');
+    assert.equal(await p.inputValue('#papa-seeds'), '1,2,3,4,5');
+    assert.deepEqual(p.errors, []);
+    await p.context().close();
+  } finally {
+    all.child.kill();
+  }
+});
