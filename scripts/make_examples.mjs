@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { CONSTANTS_SHOWN as SHOWN } from '../web/papa_examples.js';
 import { EXAMPLES, buildRequest, cliRequest, exampleFile, valuesOf } from '../web/papa_request.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -24,7 +25,6 @@ const onlyModels = arg('--models', null)?.split(',');
 const cli = path.join(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
 const tasksDir = path.join(root, 'build/data/tasks');
 const outDir = path.join(root, 'web/examples');
-export const SHOWN = 24; // the constants figure shows each head's first 24 positions (panel_papa.js)
 
 if (!existsSync(cli)) throw new Error(`no native CLI at ${cli}: build it first (README.md)`);
 const weights = (m) => m.files.some((f) => /safetensors|pytorch_model\.bin/.test(f));
@@ -76,6 +76,7 @@ for (const ex of EXAMPLES.filter((e) => !only || only.includes(e.id))) {
     if (run.status !== 0) throw new Error(`${ex.id} on ${m.id}: attnlab run failed (${run.status}): ${run.stderr}`);
     const [user, sys, wall] = readFileSync(timeFile, 'utf8').trim().split(/\s+/).slice(-3).map(Number);
     const reply = JSON.parse(run.stdout);
+    reply.model = `models/${m.path}`; // the CLI names the folder it read, this machine's absolute path
     const { model: _id, task_jsonl: _text, outputs: _outputs, ...request } = args;
     const record = {
       format: 1, example: ex.id, model: m.id, settings: ex.patch, request,

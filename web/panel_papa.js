@@ -14,10 +14,10 @@ import { mountComputePanel } from './compute_panel.js';
 import { $, el, setError, show } from './dom.js';
 import { formatSize } from './model_ref.js';
 import { hasWeights } from './models.js';
-import { comparisonChart, constantsGrid, fractionChart, lambdaHeatmap, metricRange } from './papa_charts.js';
+import { comparisonChart, constantsGrid, fractionChart, lambdaHeatmap } from './papa_charts.js';
 import { EARLY_STAGES, SweepProgress } from './papa_progress.js';
-import { constantsOf, exampleIndex, loadExample, timeOf } from './papa_examples.js';
-import { checkResult, compactResult, compareResult, provenanceOf, seriesOf, toCsv } from './papa_record.js';
+import { CONSTANTS_SHOWN, constantsOf, exampleIndex, loadExample, timeOf } from './papa_examples.js';
+import { checkResult, compactResult, compareResult, metricRange, provenanceOf, seriesOf, toCsv } from './papa_record.js';
 import {
   BUILTIN_TASKS, COMPARE_EXAMPLE, CONSTANT_KINDS, EXAMPLES, HEAD_ORDERS, IMPORT_FORMATS, MODEL_SCOPES, PAPA_KEYS, PRESETS, buildRequest,
   valuesOf,
@@ -419,7 +419,7 @@ function mount(ctx) {
       const C = record.tensors?.constants;
       if (C?.data) {
         const L = C.positions ?? C.shape[2]; // a stored record keeps only the positions shown
-        const n = Math.min(C.shape[2], 24);
+        const n = Math.min(C.shape[2], CONSTANTS_SHOWN);
         await figures.add('papa_constants', `The averaged constant matrix of every head (the PAPA paper\u2019s Figure 4), ` +
           `its first ${n} of ${L} positions: what each head attends to on average over the training sentences.`, (canvas) => {
           constantsGrid(canvas, C.data, { NL, H, L: C.shape[2], n, title: `Constant matrices (average) \u2014 ${model}`, subtitle: `task ${r.task.id}, L ${L}` });
@@ -595,7 +595,7 @@ function mount(ctx) {
     const what = `agreement on ${names.join(' and ')} (1,000 training examples, 5 seeds, probes trained 20 epochs), side by side: ` +
       'does the better model lose more when its heads are constant?';
     exampleNote.textContent = names.length < 2 ? `Only ${names[0] ?? 'no embedded model'} has weights here, so the example runs it alone.`
-      : stored ? `Shows the stored results of ${what} At once; recomputing them took ${stored.map((e) => `${timeOf(e)} (${e.model})`).join(' and ')} natively.`
+      : stored ? `Opens the stored results of ${what} They show at once; computing them took ${stored.map((e) => `${timeOf(e)} (${e.model})`).join(' and ')} natively.`
       : `Runs ${what} No measured time for these models: the progress bar gives the time left.`;
     const index = await exampleIndex();
     const ids = new Set(withWeights().map((e) => e.id));

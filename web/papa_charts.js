@@ -4,7 +4,6 @@
 //                   order or constant kind, 95% bands (the PAPA paper's Figures 2 and 5)
 //   comparisonChart score drop against model quality, one point per model run in this session (the drop in
 //                   %, as the tables give it; ticks on round values even for one point)
-//   metricRange     the values a metric can take: a score axis never goes outside them
 //   constantsGrid   the constant matrices of every layer and head (the paper's Figure 4)
 //   lambdaHeatmap   the learned lambdas per layer and head
 import { CATEGORICAL, layerHeadHeatmap, loadChart, scaleOf, whiteBackground } from './charts.js';
@@ -22,14 +21,6 @@ const alpha = (hex, a) => {
   return `rgba(${n >> 16},${(n >> 8) & 255},${n & 255},${a})`;
 };
 
-// The engine's metrics (src/methods/task.h): Matthews correlation from -1 to 1, the others (accuracies, F1s)
-// from 0 to 1. null for anything else (the MLM score: a log-probability).
-export function metricRange(metric) {
-  if (metric === 'mcc') return { min: -1, max: 1 };
-  if (['accuracy', 'token_accuracy', 'f1', 'macro_f1', 'entity_f1'].includes(metric)) return { min: 0, max: 1 };
-  return null;
-}
-
 // An axis kept inside [range.min, range.max] whatever its data (a 95% band on degenerate data reaches below 0).
 const within = (range) => (range ? (scale) => {
   scale.min = Math.max(scale.min, range.min);
@@ -37,7 +28,7 @@ const within = (range) => (range ? (scale) => {
 } : undefined);
 
 // series: [{label, points: [{x, y, lo?, hi?}]}]; bands drawn where points carry lo and hi. range: the
-// metric's (metricRange), or null.
+// metric's (papa_record.js metricRange): the score axis never goes outside it; or null.
 export async function fractionChart(canvas, { series, title, subtitle, yTitle, range = null, width = 620, height = 360 }) {
   const Chart = await loadChart();
   fixedSize(canvas, width, height);

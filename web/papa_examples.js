@@ -6,6 +6,9 @@
 // reply (the engine's, whatever fields it has), constants: {shape, n, max, levels (base64, 256 levels)} }.
 import { EXAMPLES } from './papa_request.js';
 
+// The constants figure shows each head's first positions, this many (a record keeps only those).
+export const CONSTANTS_SHOWN = 24;
+
 let indexLoading = null;
 
 // The index ([{example, model, file, task, digest, engine, threads, cpu_seconds, wall_seconds, bytes}]),
@@ -18,12 +21,20 @@ export function exampleIndex() {
   return indexLoading;
 }
 
-export async function loadExample(entry) {
-  const res = await fetch(new URL(`examples/${entry.file}`, document.baseURI).href);
-  if (!res.ok) throw new Error(`The stored example examples/${entry.file} is not available (HTTP ${res.status}).`);
-  const record = await res.json();
-  if (record?.format !== 1 || !record.reply?.digest) throw new Error(`examples/${entry.file} is not a stored PAPA result.`);
-  return record;
+const records = new Map(); // file -> Promise of its record (fetched once per page)
+
+export function loadExample(entry) {
+  if (!records.has(entry.file)) {
+    const p = fetch(new URL(`examples/${entry.file}`, document.baseURI).href).then(async (res) => {
+      if (!res.ok) throw new Error(`The stored example examples/${entry.file} is not available (HTTP ${res.status}).`);
+      const record = await res.json();
+      if (record?.format !== 1 || !record.reply?.digest) throw new Error(`examples/${entry.file} is not a stored PAPA result.`);
+      return record;
+    });
+    records.set(entry.file, p);
+    p.catch(() => records.delete(entry.file));
+  }
+  return records.get(entry.file);
 }
 
 // The constants a record keeps, as the figure reads them: [NL, H, n, n] and the model's L.

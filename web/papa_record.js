@@ -5,6 +5,7 @@
 //   describeConfig(config, nHeads)  a configuration for people ("8 of 16 heads constant (average, λ order)")
 //   seriesOf(reply, key)            the score-vs-fraction lines: one per (order, constant kind)
 //   toCsv(reply, provenance)        one row per configuration, provenance as leading # lines
+//   metricRange(metric)             the values a metric can take (score axes stay inside them)
 //   provenanceOf(...)               what every export carries (provenance.js: engine, model, link; here the
 //                                   hashes, the configuration as the page set it, the digest)
 //   storedReply(stored)             a link's summary as the parts of a reply the table reads (configs from
@@ -66,6 +67,14 @@ export function compactResult(reply) {
     runs,
     lambdas: reply.lambdas ?? [],
   };
+}
+
+// The values a metric can take (the engine's metrics, src/methods/task.h): Matthews correlation from -1 to 1,
+// the others (accuracies, F1s) from 0 to 1; null for anything else (the MLM score: a log-probability).
+export function metricRange(metric) {
+  if (metric === 'mcc') return { min: -1, max: 1 };
+  if (['accuracy', 'token_accuracy', 'f1', 'macro_f1', 'entity_f1'].includes(metric)) return { min: 0, max: 1 };
+  return null;
 }
 
 const fmtNum = (x) => (x === null || x === undefined ? 'none' : String(x));

@@ -147,10 +147,10 @@ test('a sweep in the page: progress, figures, the native CLI\'s digest, no long 
   assert.equal(body.provenance.engine, reply.engine);
   // the configuration as the engine resolved it, the preset named as the page names it, float32 settings as given
   const { preset, engine_preset: enginePreset, ...configuration } = body.provenance.configuration;
-  const { preset: resolved, ...rest } = reply.config;
+  const { preset: resolved, ...resolvedRest } = reply.config;
   assert.equal(preset, 'page');
   assert.equal(enginePreset, resolved);
-  assert.deepEqual(configuration, plainSettings(rest));
+  assert.deepEqual(configuration, plainSettings(resolvedRest));
   assert.equal(configuration.probe.lr, 0.0005);
   const [png] = await Promise.all([p.waitForEvent('download'), p.click('#papa-results figure[data-name=papa_lambdas] .export-png')]);
   const pngText = readFileSync(await png.path()).toString('latin1');

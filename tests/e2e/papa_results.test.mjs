@@ -5,7 +5,7 @@
 //     as given; the one-point comparison figure has round % ticks and its subtitle clear of them;
 //   - a link to a result opens on it (scrolled to, focused, "you opened a shared result") and its stored
 //     table reads as the computed one;
-//   - Run sweep is disabled while a sweep runs;
+//   - Run sweep is disabled while a sweep runs (a click on it changes nothing);
 //   - the import: the L field shows its placeholder whole; a TSV offers no column, CoNLL or CSV options, a CSV
 //     only its own columns; a file with invalid UTF-8 is refused naming the file and line;
 //   - a score axis stays inside the metric's range on degenerate data;
@@ -97,21 +97,25 @@ test('a stored example draws at once, marked stored, and "verify by recomputing"
   // the score drop against model quality, one point: round ticks in %, the subtitle clear of the top tick
   const axes = await p.evaluate(() => {
     const c = window.attnlab.panels.papa.charts.models;
-    const sub = c.boxes.find((b) => b.options?.text && b.constructor.id === 'subtitle');
+    // the title and the subtitle are the boxes at the top with a text; the subtitle is the lower one
+    const sub = c.boxes.filter((b) => b.position === 'top' && b.options?.text).sort((a, b) => b.bottom - a.bottom)[0];
     return { y: c.scales.y.ticks.map((t) => t.label), x: c.scales.x.ticks.map((t) => t.label), yTop: c.scales.y.top,
-             subBottom: sub?.bottom ?? null, n: c.data.datasets.length, font: c.scales.y.options.ticks.font?.size ?? 12 };
+             // where the subtitle's text ends: its box less the padding below it
+             subBottom: sub ? sub.bottom - (typeof sub.options.padding === 'number' ? sub.options.padding : sub.options.padding?.bottom ?? 0) : null, n: c.data.datasets.length, font: c.scales.y.options.ticks.font?.size ?? 12 };
   });
   assert.equal(axes.n, 1);
   for (const t of axes.y) assert.match(String(t), /^-?\d+(\.\d)?%$/, `y tick ${t}`);
   for (const t of axes.x) assert.match(String(t), /^-?\d+(\.\d{1,3})?$/, `x tick ${t}`);
-  assert.ok(axes.subBottom !== null && axes.subBottom + axes.font / 2 < axes.yTop, `subtitle ends at ${axes.subBottom}, top tick at ${axes.yTop}`);
+  assert.ok(axes.subBottom !== null && axes.subBottom + 2 < axes.yTop - axes.font / 2, `subtitle ends at ${axes.subBottom}, top tick at ${axes.yTop}`);
 
   // the export: the page's preset by its name and lr as the preset gives it, marked stored
   const [json] = await Promise.all([p.waitForEvent('download'), p.click('#papa-export-json')]);
   const body = JSON.parse(readFileSync(await json.path(), 'utf8'));
   assert.equal(body.provenance.configuration.preset, 'page');
   assert.equal(body.provenance.configuration.engine_preset, 'quick');
-  assert.equal(body.provenance.configuration.probe.lr, 0.0005);
+  const lr = body.provenance.configuration.probe.lr;
+  assert.equal(Math.fround(lr), Math.fround(record.reply.config.probe.lr));
+  assert.ok(String(lr).length <= 6, `lr printed as ${lr}, not as its float32 ${record.reply.config.probe.lr}`);
   assert.equal(body.provenance.stored.file, `examples/${smallest.file}`);
   assert.equal(body.provenance.digest, record.reply.digest);
   shared.link = await linkUrl(p);
@@ -137,7 +141,7 @@ test('a result\'s link opens on it: scrolled to, focused, said, and its table re
     return { top: box.top, height: innerHeight, scrolled: scrollY, focused: document.activeElement?.id };
   });
   assert.ok(at.scrolled > 500, `scrolled ${at.scrolled} px`);
-  assert.ok(at.top >= 0 && at.top < at.height / 2, `the result box at ${at.top} px of ${at.height}`);
+  assert.ok(at.top >= 0 && at.top < at.height - 150, `the result box at ${at.top} px of ${at.height}`);
   assert.equal(at.focused, 'papa-link');
   assert.match(await p.textContent('#papa-shared'), /^You opened a shared PAPA result/);
   assert.deepEqual(await tableRows(p, 'papa-stored-table'), shared.rows);
@@ -179,7 +183,7 @@ test('the import: the L field shows "preset", a TSV offers no column options, a 
   writeFileSync(bad, Buffer.concat([Buffer.from('id,review,stars\n1,good,up\n2,caf'), Buffer.from([0xe9]), Buffer.from(',down\n')]));
   await p.setInputFiles('#papa-train-file', bad);
   await p.waitForSelector('#papa-files-error:not([hidden])');
-  assert.match(await p.textContent('#papa-files-error'), /^latin1\.csv: line 3: invalid UTF-8 at byte 30/);
+  assert.match(await p.textContent('#papa-files-error'), /^latin1\.csv: line 3: invalid UTF-8 at byte 31/);
   await p.context().close();
 });
 
@@ -187,7 +191,8 @@ test('a score axis stays inside the metric\'s range on degenerate data', { skip 
   const p = await openPage(server.url);
   await p.waitForFunction(() => window.attnlab);
   const y = await p.evaluate(async () => {
-    const { fractionChart, metricRange } = await import('/papa_charts.js');
+    const { fractionChart } = await import('/papa_charts.js');
+    const metricRange = (m) => (m === 'mcc' ? { min: -1, max: 1 } : { min: 0, max: 1 }); // papa_record.js's, tested in tests/js
     const canvas = document.createElement('canvas');
     document.body.append(canvas);
     // chance-level scores with 95% intervals wider than the scores themselves
@@ -212,7 +217,8 @@ test('the explorer\'s exports: a titled PNG with the model and colour scale, pro
   const [png] = await Promise.all([p.waitForEvent('download'), p.click('#export-png')]);
   const bytes = new Uint8Array(readFileSync(await png.path()));
   const text = readText(bytes);
-  assert.equal(text.Title, sizes.title);
+  const unescape = (t) => t.replace(/\\u([0-9a-f]{4})/g, (_, h) => String.fromCharCode(Number.parseInt(h, 16))); // png_text.js
+  assert.equal(unescape(text.Title), sizes.title);
   assert.match(text.Title, /^Layer \d+, head \d+/);
   const prov = JSON.parse(text['attnlab:provenance']);
   assert.match(prov.engine, /^\d+\.\d+\.\d+/);
@@ -243,4 +249,47 @@ test('the explorer\'s exports: a titled PNG with the model and colour scale, pro
   assert.match(body.provenance.link, /#v1\./);
   assert.ok(Array.isArray(body.matrix) && body.matrix.length > 0);
   await p.context().close();
+});
+
+test('Run sweep is disabled while a sweep runs, so a second click cannot restart it', { skip }, async () => {
+  const p = await openPage(server.url);
+  await modelReady(p);
+  assert.equal(await p.evaluate(() => document.getElementById('papa-run').disabled), false);
+  await p.click('#papa-run');
+  await p.waitForFunction(() => window.attnlab.panels.papa.job);
+  assert.equal(await p.evaluate(() => document.getElementById('papa-run').disabled), true);
+  const job = await p.evaluate(() => { window.__job = window.attnlab.panels.papa.job; return true; });
+  assert.ok(job);
+  await p.click('#papa-run', { force: true }); // a click on the disabled button does nothing
+  assert.equal(await p.evaluate(() => window.attnlab.panels.papa.job === window.__job), true, 'the same run goes on');
+  await p.click('#papa-cancel');
+  await p.waitForFunction(() => !window.attnlab.panels.papa.job, null, { timeout: 120000 });
+  assert.equal(await p.evaluate(() => document.getElementById('papa-run').disabled), false);
+  await p.context().close();
+});
+
+// The first example on the repository's own embedded models, both stored: shown side by side at once.
+const models = JSON.parse(readFileSync(path.join(root, 'models/index.json'), 'utf8')).map((m) => m.id);
+const compareStored = models.every((m) => index.some((e) => e.example === 'compare-agreement' && e.model === m));
+
+test('the first example shows the stored comparison of the embedded models at once', { skip: skip || (!compareStored && 'no stored first example') }, async () => {
+  const all = await startServer(); // models/: every embedded model
+  try {
+    const p = await openPage(all.url);
+    await modelReady(p);
+    assert.match(await p.textContent('#papa-example-note'), /^Opens the stored results of agreement on .* They show at once; computing them took \d+ s on \d threads? \(/);
+    await p.click('#papa-example-compare');
+    await p.waitForSelector('#papa-stored-note');
+    await p.waitForFunction(() => !window.attnlab.panels.papa.job && window.attnlab.panels.papa.last);
+    assert.equal(await p.evaluate(() => window.attnlab.panels.papa.runs), 0, 'no sweep ran');
+    const rows = await tableRows(p, 'papa-compare-table');
+    assert.deepEqual(rows.map((r) => r[0]).sort(), [...models].sort());
+    assert.equal(await p.evaluate(() => window.attnlab.panels.papa.charts.models.data.datasets.length), models.length);
+    assert.equal(await p.inputValue('#papa-models'), 'embedded');
+    assert.equal(await p.inputValue('#papa-seeds'), '1,2,3,4,5');
+    assert.deepEqual(p.errors, []);
+    await p.context().close();
+  } finally {
+    all.child.kill();
+  }
 });

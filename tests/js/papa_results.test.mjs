@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { EXAMPLES, exampleFile, valuesOf } from '../../web/papa_request.js';
-import { compactResult, configOfLabel, describeConfig, provenanceOf, storedReply } from '../../web/papa_record.js';
+import { compactResult, configOfLabel, describeConfig, metricRange, provenanceOf, storedReply } from '../../web/papa_record.js';
 import { SweepProgress } from '../../web/papa_progress.js';
 import { decodeTaskText, fileShape, firstInvalidUtf8 } from '../../web/papa_task.js';
 import { plainSettings, shortFloat } from '../../web/provenance.js';
@@ -31,6 +31,7 @@ test('the stored examples: one per example and embedded model, each small and th
     assert.equal(index[i].digest, r.reply.digest);
     assert.ok(index[i].bytes < 100_000, `${index[i].file}: ${index[i].bytes} bytes`);
     assert.ok(r.made.threads >= 1 && r.made.wall_seconds > 0);
+    assert.equal(r.reply.model, `models/${r.model}`, 'no path of the machine that made it');
   }
 });
 
@@ -51,6 +52,13 @@ test('a link\'s summary reads as the computed table: every configuration describ
   const { shape, ...old } = compactResult(records[0].reply);
   if (old.lambdas.length) assert.deepEqual(storedReply(old).shape, shape);
   assert.deepEqual(configOfLabel('average k=24 lambda', 48), { label: 'average k=24 lambda', what: 'sweep', k: 24, constant: 'average', order: 'lambda' });
+});
+
+test('every metric the engine names has its range; the MLM score has none', () => {
+  for (const m of ['accuracy', 'token_accuracy', 'f1', 'macro_f1', 'entity_f1']) assert.deepEqual(metricRange(m), { min: 0, max: 1 }, m);
+  assert.deepEqual(metricRange('mcc'), { min: -1, max: 1 });
+  assert.equal(metricRange('mean log-probability'), null);
+  for (const r of records) assert.ok(metricRange(r.reply.task.metric), r.reply.task.metric);
 });
 
 test('exports: the page preset by its name, float32 settings as the user gave them', () => {
