@@ -8,6 +8,7 @@
 //   constantsGrid   the constant matrices of every layer and head (the paper's Figure 4)
 //   lambdaHeatmap   the learned lambdas per layer and head
 import { CATEGORICAL, layerHeadHeatmap, loadChart, scaleOf, whiteBackground } from './charts.js';
+import { METRICS } from './engine_tables.js';
 import { SEQUENTIAL, matrixImage } from './heatmap.js';
 
 function fixedSize(canvas, width, height) {
@@ -22,12 +23,11 @@ const alpha = (hex, a) => {
   return `rgba(${n >> 16},${(n >> 8) & 255},${n & 255},${a})`;
 };
 
-// The engine's metrics (src/methods/task.h): Matthews correlation from -1 to 1, the others (accuracies, F1s)
-// from 0 to 1. null for anything else (the MLM score: a log-probability).
+// The engine's metrics (its table, engine_tables.js): the values each can take (Matthews correlation from -1
+// to 1, accuracies and F1s from 0 to 1). null for anything else (the MLM score: a log-probability).
 export function metricRange(metric) {
-  if (metric === 'mcc') return { min: -1, max: 1 };
-  if (['accuracy', 'token_accuracy', 'f1', 'macro_f1', 'entity_f1'].includes(metric)) return { min: 0, max: 1 };
-  return null;
+  const m = METRICS.get(metric);
+  return m ? { min: m.min, max: m.max } : null;
 }
 
 // An axis kept inside [range.min, range.max] whatever its data (a 95% band on degenerate data reaches below 0).
