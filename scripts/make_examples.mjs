@@ -1,5 +1,5 @@
 // make_examples.mjs: the PAPA panel's stored examples (web/examples/, docs/papa-page.md "Stored examples").
-// For every example of web/papa_request.js's EXAMPLES and every embedded model with weights (models/index.json),
+// For every example of web/papa_request.js's examples() and every embedded model with weights (models/index.json),
 // it builds exactly the request the page sends (buildRequest on the page's default settings and the example's
 // patch, the built-in task's text as task_jsonl), runs it through the native CLI, whose reply has the page's
 // digest, and stores what the page draws: the reply and the shown corner of the constant matrices.
@@ -12,7 +12,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { CONSTANTS_SHOWN as SHOWN } from '../web/papa_examples.js';
-import { EXAMPLES, buildRequest, cliRequest, exampleFile, valuesOf } from '../web/papa_request.js';
+import { buildRequest, cliRequest, exampleFile, examples, valuesOf } from '../web/papa_request.js';
+import { loadEngineTables } from './engine_tables.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, def) => {
@@ -23,6 +24,7 @@ const threads = Number(arg('--threads', '2'));
 const only = arg('--only', null)?.split(',');
 const onlyModels = arg('--models', null)?.split(',');
 const cli = path.join(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
+loadEngineTables(cli); // the built-in tasks, from the engine
 const tasksDir = path.join(root, 'build/data/tasks');
 const outDir = path.join(root, 'web/examples');
 
@@ -61,7 +63,7 @@ function shownConstants({ shape, data }) {
 }
 
 const index = [];
-for (const ex of EXAMPLES.filter((e) => !only || only.includes(e.id))) {
+for (const ex of examples().filter((e) => !only || only.includes(e.id))) {
   const values = valuesOf(ex.patch);
   const jsonl = readFileSync(path.join(tasksDir, `${values.papa_task}.jsonl`), 'utf8');
   const args = buildRequest(values, 0, { jsonl });

@@ -75,6 +75,13 @@ def run_compute(d):
     return seconds + last, tokens, stretches
 
 
+def builtin_tasks():
+    """The built-in task ids: the engine's table, as the CLI's "version" reply lists them (docs/tasks.md)."""
+    cli = os.path.join(os.path.dirname(__file__), "..", os.environ.get("AL_BUILD_DIR", "build/native"), "attnlab")
+    out = subprocess.run([cli, "run", "-"], input='{"op": "version"}', capture_output=True, text=True, check=True)
+    return [t["id"] for t in json.loads(out.stdout)["tasks"]]
+
+
 def read_csv(path):
     if not os.path.exists(path):
         return []
@@ -351,7 +358,7 @@ def main():
         w("POS, 20 for the tasks with one label a sentence), heads replaced in order of the learned weight (lambda)")
         w("and at random; each score is the mean over seeds with its 95% interval.")
         w("")
-        for task in ("summary", "pos", "agreement", "definition", "order"):
+        for task in ["summary"] + builtin_tasks():
             path = os.path.join(args.papa, task + ".md")
             if os.path.exists(path):
                 with open(path) as f:

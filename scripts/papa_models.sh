@@ -17,9 +17,11 @@ out=${1:?usage: scripts/papa_models.sh OUT_DIR [MODEL_DIR ...]}
 shift
 models=("$@")
 [ ${#models[@]} -gt 0 ] || models=(models/attnlab-mini-bert models/attnlab-small-bert)
-tasks=(${PAPA_TASKS:-pos agreement definition order})
 cli=${AL_BUILD_DIR:-build/native}/attnlab
 [ -x "$cli" ] || { echo "papa_models: no CLI at $cli (run scripts/test.sh or cmake --build build/native)" >&2; exit 2; }
+# The built-in tasks: the engine's table, as its "version" reply lists them (docs/tasks.md).
+builtin_tasks=$(echo '{"op": "version"}' | "$cli" run - | python3 -c 'import json, sys; print(" ".join(t["id"] for t in json.load(sys.stdin)["tasks"]))')
+tasks=(${PAPA_TASKS:-$builtin_tasks})
 mkdir -p "$out"
 all=()
 for task in "${tasks[@]}"; do

@@ -4,8 +4,9 @@
 // Protocol (structured clone; tensors as typed arrays whose ArrayBuffers are transferred):
 //   page -> worker  {id, op, args}
 //     op 'init'      {cancelBoard?: SharedArrayBuffer, threads?: n}   optional, sent by the client first;
-//                    -> {version, sharedCancel, threads, isolated}: the threads the core really runs
-//                    (one when the page is not cross-origin isolated: docs/threads.md)
+//                    -> {version, sharedCancel, threads, isolated, tasks, metrics}: the threads the core
+//                    really runs (one when the page is not cross-origin isolated: docs/threads.md); the
+//                    core's built-in tasks and metrics as its "version" op lists them
 //     op 'loadModel' {modelId, files: {name: ArrayBuffer}} (buffers transferred) -> info reply
 //     op 'info'      {model}                              -> the JSON API's info reply
 //     op 'tokenize'  {model, text, text_pair?, ...}       -> the JSON API's tokenize reply
@@ -36,6 +37,12 @@ function workerOps(api) {
   const { reply } = api.run({ op: 'version' });
   if (!Array.isArray(reply?.ops)) throw new Error('the WASM core does not list its ops (version reply)');
   return new Set(reply.ops.filter((o) => o.worker).map((o) => o.name));
+}
+
+// The core's built-in tasks and metrics (its "version" reply; src/methods/task.h): the page lists them.
+function engineTables(api) {
+  const { reply } = api.run({ op: 'version' });
+  return { tasks: reply.tasks, metrics: reply.metrics };
 }
 
 function errorOf(e) {
@@ -165,7 +172,8 @@ export function createHandler({ loadApi, post }) {
       }
       if (Number.isInteger(args.threads) && args.threads > 0) threads = args.threads;
       getApi().then((a) => reply(id, { result: { reply: { version: a.version, sharedCancel: !!cancelBoard,
-                                                          threads: a.threads ?? 1, isolated: threadsPossible() },
+                                                          threads: a.threads ?? 1, isolated: threadsPossible(),
+                                                          ...engineTables(a) },
                                                  tensors: {} } }),
                     (e) => reply(id, { error: { code: 'load_failed', message: `could not start the WASM core: ${errorOf(e).message}` } }));
       return;

@@ -38,12 +38,14 @@ for (const panel of allPanels()) {
 }
 
 async function start() {
+  // The model's files download while the engine starts; the rest of the link is read once the engine
+  // has started, since its checks need the engine's tables (the built-in tasks, engine_tables.js).
+  ctx.models.prefetch((await readLink(location)).values.model);
+  await engine.ready;
   const link = await readLink(location);
   setState(link.values);
   showLinkProblems(link.problems);
   ctx.emit('link');
-  ctx.models.prefetch(state.model); // the model's files download while the engine starts
-  await engine.ready;
   await ctx.models.init();
   ctx.link = startLinkSync(); // from here the address follows the state (an old ?query link becomes #v1.…)
   if (await ctx.models.open(state.model)) {

@@ -1,8 +1,9 @@
 // effective.js: effective attention in the explorer (Brunner et al. 2020; Sun & Marasović 2021).
 // The views "effective", "effective - standard" and "|effective - standard|" read run.effective,
 // which the page fills from the worker's "effective_attention" op (src/api/op_effective.c) for the
-// run's text, in the chosen mode and padded length; fetchEffective() below builds that request.
-import { registerView } from './views.js';
+// run's text, in the chosen mode and padded length: the need "effective" registered below says how
+// (views.js: registerNeed).
+import { registerNeed, registerView } from './views.js';
 
 export const EFFECTIVE_MODES = {
   exact: 'Exact: only the real tokens take part (padding is ignored), each example and head keeps its ' +
@@ -145,6 +146,15 @@ export function effectiveData(result, { mode, padTo }) {
   };
 }
 
+// A padded length past the model's positions cannot run: pad to the longest the model takes, and say so.
+function fitSettings(wanted, info) {
+  const maxTokens = info?.max_tokens;
+  if (!maxTokens || !(wanted.padTo > maxTokens)) return { settings: wanted, warning: null };
+  return { settings: { ...wanted, padTo: maxTokens },
+           warning: `Pad to length ${wanted.padTo} is more than this model\u2019s ${maxTokens} positions, so ` +
+             `effective attention is padded to ${maxTokens}.` };
+}
+
 // One line about what was computed: length, ranks, tolerance.
 export function effectiveSummary(e) {
   const ranks = Array.from(e.ranks);
@@ -156,3 +166,22 @@ export function effectiveSummary(e) {
   return `${e.n} real tokens${e.L > e.n ? ` padded to ${e.L}` : ''}, head dimension ${e.dh}, ${rank}; ` +
     `tolerance ${tol}; A_eff in [${e.reply.effective_min.toFixed(3)}, ${e.reply.effective_max.toFixed(3)}].`;
 }
+
+registerNeed({
+  name: 'effective',
+  op: 'effective_attention',
+  label: 'effective attention',
+  controls: 'effective-controls',
+  status: 'eff-status',
+  error: 'eff-error',
+  settings: (state) => ({ mode: state.emode, padTo: state.pad }),
+  fit: fitSettings,
+  request: effectiveRequest,
+  read: effectiveData,
+  current: (e, { mode, padTo }) => !!e && e.mode === mode && e.padTo === padTo,
+  summary: effectiveSummary,
+  exportFields: (e, layer, head) => ({
+    mode: e.mode, pad_to: e.padTo || null, length: e.L, real_tokens: e.n, head_dim: e.dh,
+    tolerance: e.reply.tolerance, rank: e.ranks[layer * e.H + head], diff_frobenius_norm: e.norms[layer * e.H + head],
+  }),
+});

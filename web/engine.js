@@ -2,6 +2,7 @@
 // worker_client.js), and its status line. A worker that dies is replaced; the 'restart' event lets
 // the model panel load its model again.
 import { $ } from './dom.js';
+import { setEngineTables } from './engine_tables.js';
 import { WorkerClient } from './worker_client.js';
 
 export function startEngine(ctx) {
@@ -13,6 +14,7 @@ export function startEngine(ctx) {
   });
   const ready = client.ready.then((r) => {
     performance.mark('attnlab:engine-ready'); // the first model's download starts before this (app.js)
+    setEngineTables(r.reply); // the built-in tasks and metrics the page lists (engine_tables.js)
     const threads = r.reply.threads ?? 1;
     // Said once, here: without cross-origin isolation there is no SharedArrayBuffer, so no threads.
     $('engine-status').textContent = `engine ${r.reply.version} ready, ${threads} thread${threads === 1 ? '' : 's'}` +

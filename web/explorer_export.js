@@ -1,12 +1,12 @@
 // explorer_export.js: the explorer's exports: the large heatmap as PNG, its numbers as JSON (with
-// the effective-attention facts when an effective view is shown). Both carry the provenance every export
+// the facts of what the view needs, e.g. effective attention's, when such a view is shown). Both carry the provenance every export
 // carries (provenance.js: engine version, model, link); the PNG's picture has a title naming the model,
 // layer, head and view above the heatmap, and the colour scale below it, so it stands on its own.
 import { $ } from './dom.js';
 import { describeSource } from './model_ref.js';
 import { pngWithProvenance, provenance } from './provenance.js';
 import { state } from './state.js';
-import { MERGE_RULE } from './views.js';
+import { MERGE_RULE, needOf } from './views.js';
 
 // getRun() -> { run, text }: the explorer's current run and the text it was made from.
 export function setupExports(ctx, explorer, getRun) {
@@ -45,12 +45,9 @@ export function setupExports(ctx, explorer, getRun) {
       merge_rule: c.merged ? MERGE_RULE : undefined, tokens: c.labels, rows_are: 'query tokens', columns_are: 'key tokens',
       matrix: rows,
     };
-    const e = explorer.view.needs === 'effective' ? run?.effective : null;
-    if (e) {
-      body.effective = { mode: e.mode, pad_to: e.padTo || null, length: e.L, real_tokens: e.n, head_dim: e.dh,
-                         tolerance: e.reply.tolerance, rank: e.ranks[c.layer * e.H + c.head],
-                         diff_frobenius_norm: e.norms[c.layer * e.H + c.head] };
-    }
+    const need = needOf(explorer.view);
+    const data = need ? run?.[need.name] : null;
+    if (data) body[need.name] = need.exportFields(data, c.layer, c.head);
     ctx.download(exportName('json'), new Blob([JSON.stringify(body, null, 1)], { type: 'application/json' }));
   }
 

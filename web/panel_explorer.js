@@ -1,15 +1,17 @@
 // panel_explorer.js: the attention explorer panel: the attention run (the worker's "attention" op,
-// through the shared job helper), the views (views.js; effective.js's need another op, fetched by
-// explorer_effective.js), merged words, and the heatmap exports (explorer_export.js). The layers x
-// heads grid and the large heatmap themselves are explorer.js.
+// through the shared job helper), the views (views.js; what a view needs from another op is fetched
+// by explorer_needs.js, effective attention's settings are explorer_effective.js), merged words, and
+// the heatmap exports (explorer_export.js). The layers x heads grid and the large heatmap themselves
+// are explorer.js.
 import { $, setError, show } from './dom.js';
 import { Explorer } from './explorer.js';
-import { setupEffective } from './explorer_effective.js';
+import { setupEffectiveControls } from './explorer_effective.js';
+import { setupNeeds } from './explorer_needs.js';
 import { setupExports } from './explorer_export.js';
 import { registerPanel } from './panels.js';
 import { setState, state } from './state.js';
 import { EMPTY_TEXT, NO_TOKENIZER, isEmptyText, readText, splitNote, truncationNote } from './run_notes.js';
-import { MERGE_RULE, baseViews, parseViewSpec, requiredOutputs, resolveView, viewSpecString } from './views.js';
+import { MERGE_RULE, baseViews, needOf, parseViewSpec, requiredOutputs, resolveView, viewSpecString } from './views.js';
 
 function fillViewSelects() {
   const views = baseViews().filter((v) => !v.hidden);
@@ -52,8 +54,13 @@ function mount(ctx) {
   api.explorer = explorer;
   const runner = ctx.runner({ bar: $('run-progress'), status: $('run-status'), cancel: $('cancel'), error: $('run-error') });
   api.runner = runner;
-  const effective = setupEffective(ctx, explorer, () => ({ run: api.runData, text: api.lastRunText }));
-  api.effective = effective;
+  const needs = setupNeeds(ctx, explorer, () => ({ run: api.runData, text: api.lastRunText }));
+  api.needs = needs;
+  const effectiveControls = setupEffectiveControls(needs);
+  const showControls = (view) => {
+    needs.showControls(view);
+    effectiveControls.showHelp();
+  };
   setupExports(ctx, explorer, () => ({ run: api.runData, text: api.lastRunText }));
   api.hasRun = () => !!api.lastRunText;
 
@@ -89,8 +96,8 @@ function mount(ctx) {
       show($('explorer'), true);
       // Token spans and their layout in one task, the heatmaps in the next: no single long task.
       await job.pause();
-      if (explorer.view.needs === 'effective') {
-        await effective.load(run, { text, pair });
+      if (needOf(explorer.view)) {
+        await needs.load(run, { text, pair }, explorer.view);
         job.check();
       }
       api.runData = run;
@@ -110,9 +117,10 @@ function mount(ctx) {
   async function viewChanged() {
     show($('diff-controls'), $('view-select').value === 'diff');
     const spec = currentViewSpec();
-    effective.showControls(resolveView(spec));
-    if (resolveView(spec).needs === 'effective' && api.runData && !effective.current(api.runData)) {
-      await effective.load(api.runData, api.lastRunText);
+    const view = resolveView(spec);
+    showControls(view);
+    if (api.runData && !needs.current(api.runData, view)) {
+      await needs.load(api.runData, api.lastRunText, view);
       if (spec !== currentViewSpec()) return; // the user moved on meanwhile
     }
     explorer.setView(spec);
@@ -132,8 +140,8 @@ function mount(ctx) {
   // The state (from a link) into the controls, before the first run.
   ctx.on('link', () => {
     applyViewSpec(state.view);
-    effective.restore();
-    effective.showControls(resolveView(currentViewSpec()));
+    effectiveControls.restore();
+    showControls(resolveView(currentViewSpec()));
     explorer.setView(currentViewSpec());
     $('view-help').textContent = explorer.view.help ?? '';
     $('merge-words').checked = state.merge;

@@ -19,7 +19,7 @@ import { EARLY_STAGES, SweepProgress } from './papa_progress.js';
 import { CONSTANTS_SHOWN, constantsOf, exampleIndex, loadExample, timeOf } from './papa_examples.js';
 import { checkResult, compactResult, compareResult, metricRange, provenanceOf, seriesOf, toCsv } from './papa_record.js';
 import {
-  BUILTIN_TASKS, COMPARE_EXAMPLE, CONSTANT_KINDS, EXAMPLES, HEAD_ORDERS, IMPORT_FORMATS, MODEL_SCOPES, PAPA_KEYS, PRESETS, buildRequest,
+  BUILTIN_TASKS, COMPARE_EXAMPLE, CONSTANT_KINDS, HEAD_ORDERS, IMPORT_FORMATS, MODEL_SCOPES, PAPA_KEYS, PRESETS, buildRequest, examples,
   valuesOf,
 } from './papa_request.js';
 import { comparisonTable, resultTable, storedTable } from './papa_table.js';
@@ -60,7 +60,7 @@ const controls = [
   { kind: 'note', id: 'papa-models-help', showIf: (v) => v.papa_models === 'embedded',
     text: () => 'The same sweep runs on each model in turn; a table puts them side by side.' },
   { kind: 'select', key: 'papa_task', id: 'papa-task', label: 'Task', row: 'task',
-    options: [...BUILTIN_TASKS, ['file', 'Import a task file (GLUE TSV, CoNLL-2003, CSV, JSONL)']] },
+    options: () => [...BUILTIN_TASKS, ['file', 'Import a task file (GLUE TSV, CoNLL-2003, CSV, JSONL)']] },
   { kind: 'select', key: 'papa_preset', id: 'papa-preset', label: 'Preset', row: 'task',
     options: Object.keys(PRESETS).map((p) => [p, p]) },
   { kind: 'note', id: 'papa-preset-help', text: (v) => PRESETS[v.papa_preset] + (v.papa_preset === 'page' && presetTimes.length
@@ -599,7 +599,7 @@ function mount(ctx) {
       : `Runs ${what} No measured time for these models: the progress bar gives the time left.`;
     const index = await exampleIndex();
     const ids = new Set(withWeights().map((e) => e.id));
-    const listed = index.filter((e) => ids.has(e.model) && EXAMPLES.some((x) => x.id === e.example && !x.compare));
+    const listed = index.filter((e) => ids.has(e.model) && examples().some((x) => x.id === e.example && !x.compare));
     storedSelect.replaceChildren(...listed.map((e) => new Option(`${taskName(e.task)} \u2014 ${e.model} (page preset; computed in ${timeOf(e)})`, e.file)));
     storedRow.hidden = !listed.length;
     presetTimes = index.filter((e) => e.example === 'pos' && ids.has(e.model));

@@ -1,4 +1,5 @@
-// papa_record.js: what a PAPA result keeps, shows and exports, without the DOM (node tests import it).
+// papa_record.js: what a PAPA result keeps, shows and exports, without the DOM (node tests
+// import it).
 //   compactResult(reply, modelRef)  the summary a link carries (state key papa_result): the digest, the
 //                                   hashes and every number the digest covers except the MLM accuracies
 //   compareResult(stored, reply)    after a recompute: identical, or where the numbers differ
@@ -11,6 +12,7 @@
 //   storedReply(stored)             a link's summary as the parts of a reply the table reads (configs from
 //                                   their labels, summary with the drop), so both tables read alike
 
+import { METRICS } from './engine_tables.js';
 import { plainSettings, provenance } from './provenance.js';
 
 export const RESULT_VERSION = 1;
@@ -72,9 +74,8 @@ export function compactResult(reply) {
 // The values a metric can take (the engine's metrics, src/methods/task.h): Matthews correlation from -1 to 1,
 // the others (accuracies, F1s) from 0 to 1; null for anything else (the MLM score: a log-probability).
 export function metricRange(metric) {
-  if (metric === 'mcc') return { min: -1, max: 1 };
-  if (['accuracy', 'token_accuracy', 'f1', 'macro_f1', 'entity_f1'].includes(metric)) return { min: 0, max: 1 };
-  return null;
+  const m = METRICS.get(metric); // the engine's metric table (engine_tables.js): Matthews correlation -1..1, the rest 0..1
+  return m ? { min: m.min, max: m.max } : null;
 }
 
 const fmtNum = (x) => (x === null || x === undefined ? 'none' : String(x));

@@ -1,16 +1,13 @@
 // papa_request.js: the PAPA panel's state keys and the "papa" request they make (every field is
-// described in docs/papa-op.md). No DOM access: node tests import this module.
+// described in docs/papa-op.md). No DOM access: node tests import this module. The built-in tasks
+// are the engine's (engine_tables.js), filled before a link is read or a request is built.
+import { BUILTIN_TASKS } from './engine_tables.js';
 //
 // Lists (constant kinds, head orders, fractions, seeds) live in the page state as comma-separated
 // text, so a link stays short and readable; hyper-parameters left at their "preset" value (blank
 // fields, -1 or 0 below) are not sent, and the engine fills them from the preset.
 
-export const BUILTIN_TASKS = [
-  ['pos', 'Part of speech (Brown, token accuracy)'],
-  ['agreement', 'Subject-verb agreement at the [MASK] (token accuracy, by attractor count)'],
-  ['definition', 'Definitions (sequence accuracy)'],
-  ['order', 'Sentence order: two Brown sentences in order or swapped (pair accuracy)'],
-];
+export { BUILTIN_TASKS };
 export const CONSTANT_KINDS = ['average', 'identity', 'toeplitz', 'zeros', 'uniform'];
 export const HEAD_ORDERS = ['lambda', 'first_to_last', 'last_to_first', 'random', 'reversed_lambda'];
 export const IMPORT_FORMATS = ['auto', 'cola', 'sst2', 'mrpc', 'mnli', 'rte', 'qnli', 'qqp', 'conll2003', 'csv', 'jsonl'];
@@ -65,7 +62,7 @@ export const COMPARE_EXAMPLE = {
 // page's defaults, and the first example's request, each on every embedded model with weights. patch: the
 // state keys that differ from their defaults (papa_models stays "current": a record is one model's reply).
 const { papa_models: _scope, ...COMPARE_SETTINGS } = COMPARE_EXAMPLE;
-export const EXAMPLES = [
+export const examples = () => [
   ...BUILTIN_TASKS.map(([task]) => ({ id: task, patch: { papa_task: task } })),
   { id: 'compare-agreement', patch: COMPARE_SETTINGS, compare: true },
 ];
@@ -80,7 +77,7 @@ export function valuesOf(patch) {
 
 export const PAPA_KEYS = {
   papa_models: { type: 'enum', default: 'current', values: MODEL_SCOPES.map(([id]) => id) },
-  papa_task: { type: 'enum', default: 'pos', values: [...BUILTIN_TASKS.map(([id]) => id), 'file'] },
+  papa_task: { type: 'enum', default: 'pos', get values() { return [...BUILTIN_TASKS.map(([id]) => id), 'file']; } },
   papa_files: { type: 'object', default: null, check: checkFiles },
   papa_fmt: { type: 'enum', default: 'auto', values: IMPORT_FORMATS },
   papa_text_col: { type: 'string', default: 'text', maxLength: 100, pattern: NAME },

@@ -57,7 +57,8 @@ export function defineKeys(owner, keys) {
     if (specs.has(key) && specs.get(key).owner !== owner) {
       throw new Error(`state key ${key}: already owned by ${specs.get(key).owner}`);
     }
-    specs.set(key, { ...spec, owner });
+    // the spec's own properties as they are: a getter (values read from the engine's tables) stays live
+    specs.set(key, Object.defineProperties({ owner }, Object.getOwnPropertyDescriptors(spec)));
     state[key] = clone(spec.default);
   }
 }

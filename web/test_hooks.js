@@ -9,9 +9,9 @@ export function installTestHooks(ctx) {
     app: {
       get run() { return explorerPanel().runData; },
       get job() { return explorerPanel().runner.current; },
-      get effJob() { return explorerPanel().effective.runner.current; },
+      get effJob() { return explorerPanel().needs.job(); },
       get runCount() { return explorerPanel().runCount; },
-      get effCount() { return explorerPanel().effective.count; },
+      get effCount() { return explorerPanel().needs.count; },
       get timings() { return explorerPanel().timings; },
       get modelId() { return ctx.models.modelId; },
       get modelJob() { return ctx.models.runner.current; },

@@ -6,7 +6,7 @@
 // A view: { id, label, help, signed, probability (weights in 0..1: the shared 0-1 scale of scales.js),
 //           outputs: [names the run must request], available(run),
 //           matrix(run, layer, head) -> Float32Array(size * size),
-//           optional: needs ('effective': data from another worker op, see effective.js),
+//           optional: needs (the name of a registered need: data from another worker op, below),
 //                     dims(run) -> {size, labels} when the matrix is not n x n (padded inputs),
 //                     headNote(run, layer, head) -> a short text under the head's thumbnail,
 //                     companion: the id of a view drawn next to this one (side by side),
@@ -14,6 +14,31 @@
 //                     the map is blank, in plain words, or undefined }
 
 const registry = new Map();
+
+// A need: what a view requires beyond the attention run, registered once (effective.js registers
+// "effective") and named by the views that use it; the explorer, its export and its controls ask
+// for it through needOf() and never by name.
+// { name (the run holds the data as run[name]), op (the worker op), label (the status line's words),
+//   controls (id of its settings' element), status (id of its status line), error (id given to its error
+//   message, shown under the status line), settings(state) -> the settings it is fetched with,
+//   fit(settings, modelInfo) -> { settings, warning } (settings the model can run),
+//   request(modelId, runText, settings, n) -> the op's arguments, read(result, settings) -> run[name],
+//   current(data, settings) -> true when data was fetched with these settings,
+//   summary(data) -> the status line, exportFields(data, layer, head) -> the JSON export's run[name] }
+const needs = new Map();
+
+export function registerNeed(need) {
+  needs.set(need.name, need);
+}
+
+export function allNeeds() {
+  return [...needs.values()];
+}
+
+// The need of a view (or undefined when the attention run is all it reads).
+export function needOf(view) {
+  return view?.needs ? needs.get(view.needs) : undefined;
+}
 
 export function registerView(view) {
   registry.set(view.id, { outputs: [], signed: false, available: () => true, ...view });

@@ -8,7 +8,7 @@
  *   {"op": "load_model", "model": ID, "path": DIR}      native only: loads a directory under ID
  *   {"op": "unload_model", "model": ID}
  *   {"op": "models"}                                    -> {"models": [ID, ...]}
- *   {"op": "version"}                                   -> {"version", "kernels", "ops"}
+ *   {"op": "version"}                                   -> {"version", "kernels", "threads", "ops", "tasks", "metrics"}
  *   {"op": "info", "model": ID}                         -> config, arch, parameter count, weights
  *                                                          file and dtype, tokenizer, special ids,
  *                                                          family_rule (what decided the family), unused_files

@@ -292,8 +292,8 @@ static al_status load_task(const cJSON *req, al_reply_builder *rb, al_task **tas
     }
     if (!id) {
         char ids[128] = "";
-        for (int k = 0; al_task_builtin_ids[k]; k++) /* the one list of built-in ids (task_jsonl.c) */
-            snprintf(ids + strlen(ids), sizeof ids - strlen(ids), "%s%s", k ? ", " : "", al_task_builtin_ids[k]);
+        for (int k = 0; al_task_builtins[k].id; k++) /* the one list of built-in tasks (task_jsonl.c) */
+            snprintf(ids + strlen(ids), sizeof ids - strlen(ids), "%s%s", k ? ", " : "", al_task_builtins[k].id);
         return al_err(err, AL_ERR_INVALID, "request: field 'task' (a built-in id: %s), "
                       "'task_jsonl' (a task file's text) or 'import' (a GLUE, CoNLL, CSV or JSONL file) is required", ids);
     }

@@ -9,6 +9,7 @@
 #include "../kernels/kernels.h"
 #include "api_internal.h"
 #include "op_analysis.h"
+#include "../methods/task.h"
 
 static al_status op_version(al_op_ctx *ctx, al_error *err);
 
@@ -65,6 +66,21 @@ static al_status op_version(al_op_ctx *ctx, al_error *err) {
         al_rb_str(rb, op, "name", k_ops[i].name);
         al_rb_str(rb, op, "summary", k_ops[i].summary);
         al_rb_bool(rb, op, "worker", k_ops[i].worker);
+    }
+    /* The built-in tasks and the metrics: the page and the scripts read them here, not from lists of their own. */
+    cJSON *tasks = al_rb_add(rb, rb->root, "tasks", cJSON_CreateArray());
+    for (int i = 0; tasks && al_task_builtins[i].id; i++) {
+        cJSON *t = al_rb_add(rb, tasks, NULL, cJSON_CreateObject());
+        al_rb_str(rb, t, "id", al_task_builtins[i].id);
+        al_rb_str(rb, t, "label", al_task_builtins[i].label);
+    }
+    cJSON *metrics = al_rb_add(rb, rb->root, "metrics", cJSON_CreateArray());
+    for (int i = 0; metrics && al_task_metrics[i].name; i++) {
+        cJSON *m = al_rb_add(rb, metrics, NULL, cJSON_CreateObject());
+        al_rb_str(rb, m, "name", al_task_metrics[i].name);
+        al_rb_str(rb, m, "summary", al_task_metrics[i].summary);
+        al_rb_num(rb, m, "min", al_task_metrics[i].min);
+        al_rb_num(rb, m, "max", al_task_metrics[i].max);
     }
     (void)err;
     return AL_OK;

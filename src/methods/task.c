@@ -1,6 +1,7 @@
 /* task.c: an al_task's memory (one arena for every string and array examples point to), its label
  * list, its two splits and the seeded split of one file. Contracts in task.h and task_build.h. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +27,16 @@ struct al_task_store {
     int cap[2];           /* capacity of train / validation */
 };
 
-static const char *const METRICS[] = {"accuracy", "f1", "macro_f1", "mcc", "entity_f1", "token_accuracy"};
+/* docs/probes.md, "Metrics", says how each is computed (metrics.h). */
+const al_task_metric al_task_metrics[] = {
+    {"accuracy", "fraction of examples predicted right", 0, 1},
+    {"f1", "F1 of the positive class (label 1)", 0, 1},
+    {"macro_f1", "unweighted mean of the per-class F1", 0, 1},
+    {"mcc", "Matthews correlation", -1, 1},
+    {"entity_f1", "entity-level micro F1 (seqeval)", 0, 1},
+    {"token_accuracy", "fraction of labelled tokens predicted right", 0, 1},
+    {NULL, NULL, 0, 0},
+};
 
 const char *al_task_kind_name(al_task_kind kind) { return kind == AL_TASK_TOKEN ? "token" : "sequence"; }
 
@@ -37,8 +47,8 @@ int al_task_kind_from_name(const char *name) {
 }
 
 int al_task_metric_valid(const char *name) {
-    for (size_t i = 0; name && i < sizeof METRICS / sizeof METRICS[0]; i++)
-        if (strcmp(name, METRICS[i]) == 0) return 1;
+    for (int i = 0; name && al_task_metrics[i].name; i++)
+        if (strcmp(name, al_task_metrics[i].name) == 0) return 1;
     return 0;
 }
 
@@ -166,10 +176,13 @@ int al_task_label_index(al_task *task, const char *name, size_t len) {
 }
 
 al_status al_task_set_metric(al_task *task, const char *metric, al_error *err) {
-    if (!al_task_metric_valid(metric))
-        return al_err(err, AL_ERR_INVALID,
-                      "task %s: metric '%.40s' is not one of accuracy, f1, macro_f1, mcc, entity_f1, token_accuracy",
-                      task->id, metric ? metric : "");
+    if (!al_task_metric_valid(metric)) {
+        char names[128] = "";
+        for (int i = 0; al_task_metrics[i].name; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", al_task_metrics[i].name);
+        return al_err(err, AL_ERR_INVALID, "task %s: metric '%.40s' is not one of %s", task->id, metric ? metric : "",
+                      names);
+    }
     strcpy(task->metric, metric);
     return AL_OK;
 }

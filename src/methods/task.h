@@ -43,7 +43,7 @@ typedef struct al_task {
     al_task_kind kind;
     int n_labels;
     char **label_names;            /* [n_labels]; index = the label's class id */
-    char metric[16];               /* "accuracy", "f1", "macro_f1", "mcc", "entity_f1", "token_accuracy" */
+    char metric[16];               /* a name of al_task_metrics */
     al_task_example *train;
     int n_train;
     al_task_example *validation;
@@ -57,7 +57,7 @@ void al_task_free(al_task *task);
 /* ---- names */
 const char *al_task_kind_name(al_task_kind kind);           /* "sequence" / "token" */
 int al_task_kind_from_name(const char *name);                /* -1 when unknown */
-int al_task_metric_valid(const char *name);                  /* 1 for the six metric names */
+int al_task_metric_valid(const char *name);                  /* 1 for a name of al_task_metrics */
 const char *al_task_split_name(al_task_split split);        /* "train" / "validation" */
 
 /* ---- content hash: SHA-256 of the canonical serialisation of kind, labels and both splits (not the
@@ -72,8 +72,22 @@ al_status al_task_load_jsonl(const char *data, size_t len, const char *filename,
                              al_error *err);
 /* Reads <dir>/<id>.jsonl (the built-in tasks live in build/data/tasks). */
 al_status al_task_load_builtin(const char *dir, const char *id, al_task **out, al_error *err);
-/* The built-in task ids, NULL-terminated: "pos", "agreement", "definition". */
-extern const char *const al_task_builtin_ids[];
+/* The built-in tasks (task_jsonl.c), one row each, ended by a row with id NULL: the one list of them.
+ * The "version" reply publishes it (src/api/ops.c): the page's task choices and the scripts read it there.
+ * label: what the page shows, with the metric in brackets. */
+typedef struct al_task_builtin {
+    const char *id, *label;
+} al_task_builtin;
+extern const al_task_builtin al_task_builtins[];
+
+/* The task metrics (task.c), one row each, ended by a row with name NULL: the one list of their names,
+ * published by the "version" reply as the built-in tasks are. [min, max]: the values a score can take
+ * (a chart's axis stays inside them). */
+typedef struct al_task_metric {
+    const char *name, *summary;
+    double min, max;
+} al_task_metric;
+extern const al_task_metric al_task_metrics[];
 /* Writes the task in the same format (header with "sha256"; examples train first), malloc'd and
  * NUL-terminated; *len excludes the NUL. */
 al_status al_task_write_jsonl(const al_task *task, char **out, size_t *len, al_error *err);

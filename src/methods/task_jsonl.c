@@ -10,7 +10,14 @@
 #include "cJSON.h"
 #include "task_import.h"
 
-const char *const al_task_builtin_ids[] = {"pos", "agreement", "definition", "order", NULL};
+/* scripts/build_tasks.py writes their files (build/data/tasks/<id>.jsonl); docs/tasks.md describes them. */
+const al_task_builtin al_task_builtins[] = {
+    {"pos", "Part of speech (Brown, token accuracy)"},
+    {"agreement", "Subject-verb agreement at the [MASK] (token accuracy, by attractor count)"},
+    {"definition", "Definitions (sequence accuracy)"},
+    {"order", "Sentence order: two Brown sentences in order or swapped (pair accuracy)"},
+    {NULL, NULL},
+};
 
 /* ---------------------------------------------------------------- reading */
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "api/api_internal.h"
+#include "methods/task.h"
 #include "attnlab.h"
 #include "cJSON.h"
 #include "check.h"
@@ -511,6 +512,35 @@ static void test_op_table(al_session *s) {
     expect_error(s, "{\"op\":\"explode\"}", AL_ERR_INVALID, needle);
 }
 
+/* The built-in tasks and the metrics: "version" publishes the core's tables (task.h), every row, in order. */
+static void test_version_tables(al_session *s) {
+    al_reply reply;
+    cJSON *r = run(s, "{\"op\":\"version\"}", AL_OK, &reply);
+    const cJSON *tasks = cJSON_GetObjectItem(r, "tasks");
+    const cJSON *metrics = cJSON_GetObjectItem(r, "metrics");
+    CHECK(cJSON_IsArray(tasks) && cJSON_IsArray(metrics));
+    int k = 0;
+    for (const cJSON *t = tasks ? tasks->child : NULL; t; t = t->next, k++) {
+        const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(t, "id"));
+        const char *label = cJSON_GetStringValue(cJSON_GetObjectItem(t, "label"));
+        CHECK(al_task_builtins[k].id && id && label && label[0] && strcmp(id, al_task_builtins[k].id) == 0);
+    }
+    CHECK(k == 4 && !al_task_builtins[k].id);
+    CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(tasks->child, "id")), "pos") == 0);
+    int m = 0, mcc = 0;
+    for (const cJSON *x = metrics ? metrics->child : NULL; x; x = x->next, m++) {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(x, "name"));
+        double lo = cJSON_GetNumberValue(cJSON_GetObjectItem(x, "min"));
+        double hi = cJSON_GetNumberValue(cJSON_GetObjectItem(x, "max"));
+        CHECK(name && al_task_metric_valid(name) && cJSON_GetStringValue(cJSON_GetObjectItem(x, "summary")));
+        CHECK(lo < hi && hi == 1);
+        if (name && strcmp(name, "mcc") == 0) mcc = lo == -1;
+    }
+    CHECK(m == 6 && !al_task_metrics[m].name && mcc);
+    cJSON_Delete(r);
+    al_reply_free(&reply);
+}
+
 /* A NUL character inside a text is refused, naming the field: cJSON would cut the string at it and the
  * request would silently run on "a" (docs/fuzzing.md, "No silent wrong answers"). */
 static void test_nul(al_session *s) {
@@ -775,6 +805,7 @@ int main(void) {
     test_policies(s);
     test_errors(s);
     test_op_table(s);
+    test_version_tables(s);
     test_random_model_ids(s);
     test_progress_and_cancel(s);
     test_load_model_op(s);

@@ -702,10 +702,10 @@ static int test_builtin(void) {
     if (!f) return 0;
     fclose(f);
     static const int sizes[4][2] = {{3000, 1000}, {3000, 800}, {3000, 1000}, {3000, 1000}};
-    for (int k = 0; al_task_builtin_ids[k]; k++) {
-        CHECK_MSG(al_task_load_builtin(BUILTIN, al_task_builtin_ids[k], &t, &err) == AL_OK, "%s", err.message);
+    for (int k = 0; al_task_builtins[k].id; k++) {
+        CHECK_MSG(al_task_load_builtin(BUILTIN, al_task_builtins[k].id, &t, &err) == AL_OK, "%s", err.message);
         if (!t) continue;
-        CHECK(strcmp(t->id, al_task_builtin_ids[k]) == 0);
+        CHECK(strcmp(t->id, al_task_builtins[k].id) == 0);
         CHECK_MSG(t->n_train == sizes[k][0] && t->n_validation == sizes[k][1], "%s %d %d", t->id, t->n_train, t->n_validation);
         printf("task %-10s train %d validation %d labels %d metric %s sha256 %s\n", t->id, t->n_train,
                t->n_validation, t->n_labels, t->metric, t->hash);

@@ -18,12 +18,14 @@ import path from 'node:path';
 
 import { embeddedModelOnly, launchChromium, linkUrl, newContext, newPage, root, skipReason, startServer, waitIdle } from './helpers.mjs';
 import { readText } from '../../web/png_text.js';
-import { EXAMPLES } from '../../web/papa_request.js';
+import { loadEngineTables } from '../../scripts/engine_tables.mjs';
+import { examples } from '../../web/papa_request.js';
 
 const MODEL = 'attnlab-mini-bert';
+loadEngineTables(); // the built-in tasks, from the CLI's version reply
 const indexFile = path.join(root, 'web/examples/index.json');
 const index = existsSync(indexFile) ? JSON.parse(readFileSync(indexFile, 'utf8')) : [];
-const single = index.filter((e) => e.model === MODEL && EXAMPLES.some((x) => x.id === e.example && !x.compare));
+const single = index.filter((e) => e.model === MODEL && examples().some((x) => x.id === e.example && !x.compare));
 const smallest = single.sort((a, b) => a.cpu_seconds - b.cpu_seconds)[0];
 const skip = skipReason || (!smallest ? `no stored example for ${MODEL} in web/examples` : false);
 

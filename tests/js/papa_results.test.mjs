@@ -10,20 +10,22 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { EXAMPLES, exampleFile, valuesOf } from '../../web/papa_request.js';
+import { loadEngineTables } from '../../scripts/engine_tables.mjs';
+import { exampleFile, examples, valuesOf } from '../../web/papa_request.js';
 import { compactResult, configOfLabel, describeConfig, metricRange, provenanceOf, storedReply } from '../../web/papa_record.js';
 import { SweepProgress } from '../../web/papa_progress.js';
 import { decodeTaskText, fileShape, firstInvalidUtf8 } from '../../web/papa_task.js';
 import { plainSettings, shortFloat } from '../../web/provenance.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+loadEngineTables(); // the built-in tasks, from the CLI's version reply
 const index = JSON.parse(readFileSync(path.join(root, 'web/examples/index.json'), 'utf8'));
 const records = index.map((e) => JSON.parse(readFileSync(path.join(root, 'web/examples', e.file), 'utf8')));
 
 test('the stored examples: one per example and embedded model, each small and the page\'s own request', () => {
   assert.ok(records.length >= 1);
   for (const [i, r] of records.entries()) {
-    const ex = EXAMPLES.find((e) => e.id === r.example);
+    const ex = examples().find((e) => e.id === r.example);
     assert.ok(ex, r.example);
     assert.equal(index[i].file, exampleFile(r.example, r.model));
     assert.deepEqual(r.settings, ex.patch);
@@ -143,5 +145,5 @@ test('task files: invalid UTF-8 names the file and the line; a file\'s look deci
 
 test('the stored examples exist for every example on both embedded models', { skip: !existsSync(path.join(root, 'models/index.json')) }, () => {
   const models = JSON.parse(readFileSync(path.join(root, 'models/index.json'), 'utf8')).map((m) => m.id);
-  for (const ex of EXAMPLES) for (const m of models) assert.ok(index.some((e) => e.example === ex.id && e.model === m), `${ex.id} on ${m}`);
+  for (const ex of examples()) for (const m of models) assert.ok(index.some((e) => e.example === ex.id && e.model === m), `${ex.id} on ${m}`);
 });

@@ -76,6 +76,9 @@ test('every op: init, loadModel, info, tokenize, attention', { skip }, async () 
   const init = last(await send('init', { cancelBoard: board }).done);
   assert.match(init.result.reply.version, /\d/);
   assert.equal(init.result.reply.sharedCancel, true);
+  // The core's tables the page lists (engine_tables.js): its built-in tasks and metrics, as "version" lists them.
+  assert.deepEqual(init.result.reply.tasks.map((t) => t.id), ['pos', 'agreement', 'definition', 'order']);
+  assert.deepEqual(init.result.reply.metrics.find((m) => m.name === 'mcc'), { name: 'mcc', summary: 'Matthews correlation', min: -1, max: 1 });
 
   const files = readModel(golden);
   const buffers = Object.values(files);

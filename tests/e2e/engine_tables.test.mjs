@@ -1,0 +1,56 @@
+// The page's built-in tasks and metric ranges are the engine's tables (src/methods/task.h), as the
+// worker passes on the core's "version" reply (web/engine_tables.js): the PAPA panel's task choices and
+// a link's task come from them, the page keeps no list of its own.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+
+import { launchChromium, linkUrl, newContext, newPage, root, skipReason, startServer } from './helpers.mjs';
+
+const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
+const skip = skipReason || (!existsSync(cli) ? `no CLI at ${cli}` : false);
+let server;
+let browser;
+
+before(async () => {
+  if (skip) return;
+  server = await startServer();
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  server?.child.kill();
+});
+
+test('the task choices and the chart axes are the engine\'s tables, from the worker\'s version reply', { skip }, async () => {
+  const context = await newContext(browser);
+  const p = await newPage(context);
+  await p.goto(server.url);
+  await p.evaluate(() => window.attnlab.started);
+  // a link naming a built-in task other than the default: its check, in a fresh page, needs the engine's table
+  await p.selectOption('#papa-task', 'agreement');
+  const url = await linkUrl(p);
+  await p.goto('about:blank');
+  await p.goto(url);
+  await p.evaluate(() => window.attnlab.started);
+  const page = await p.evaluate(async () => ({
+    options: [...document.getElementById('papa-task').options].map((o) => [o.value, o.textContent]),
+    chosen: document.getElementById('papa-task').value,
+    reply: (await window.attnlab.client.ready).reply,
+    mcc: (await import('/papa_record.js')).metricRange('mcc'),
+    accuracy: (await import('/papa_record.js')).metricRange('accuracy'),
+  }));
+  const engine = JSON.parse(execFileSync(cli, ['run', '-'], { input: '{"op": "version"}', encoding: 'utf8' }));
+  assert.deepEqual(page.reply.tasks, engine.tasks, 'the worker passes on the core\'s table');
+  assert.deepEqual(page.reply.metrics, engine.metrics);
+  assert.deepEqual(page.options.slice(0, -1), engine.tasks.map((t) => [t.id, t.label]));
+  assert.equal(page.options.at(-1)[0], 'file');
+  assert.equal(page.chosen, 'agreement');
+  assert.deepEqual(page.mcc, { min: -1, max: 1 });
+  assert.deepEqual(page.accuracy, { min: 0, max: 1 });
+  assert.deepEqual(p.errors, []);
+  await context.close();
+});

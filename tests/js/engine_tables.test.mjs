@@ -1,0 +1,47 @@
+// The page's built-in tasks and metrics are the engine's tables (src/methods/task.h), as its "version"
+// reply publishes them (web/engine_tables.js): the task choices, the link's check of a task and a chart's
+// axis follow the table, whatever it holds.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import test from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { loadEngineTables } from '../../scripts/engine_tables.mjs';
+import { BUILTIN_TASKS, METRICS, setEngineTables } from '../../web/engine_tables.js';
+import { metricRange } from '../../web/papa_charts.js';
+import { PAPA_KEYS, examples } from '../../web/papa_request.js';
+import { defineKeys, whyRefused } from '../../web/state.js';
+
+defineKeys('papa', PAPA_KEYS); // as the panel declares them, before the engine's tables arrive
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const cli = path.join(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
+const skip = existsSync(cli) ? false : `no CLI at ${cli}`;
+
+test('the CLI\'s version reply lists the built-in tasks and the metrics, and the page reads them', { skip }, () => {
+  const reply = JSON.parse(execFileSync(cli, ['run', '-'], { input: '{"op": "version"}', encoding: 'utf8' }));
+  assert.deepEqual(reply.tasks.map((t) => t.id), ['pos', 'agreement', 'definition', 'order']);
+  assert.deepEqual(reply.metrics.map((m) => m.name), ['accuracy', 'f1', 'macro_f1', 'mcc', 'entity_f1', 'token_accuracy']);
+  loadEngineTables(cli);
+  assert.deepEqual(BUILTIN_TASKS, reply.tasks.map((t) => [t.id, t.label]));
+  assert.deepEqual(PAPA_KEYS.papa_task.values, ['pos', 'agreement', 'definition', 'order', 'file']);
+  assert.deepEqual(examples().map((e) => e.id), ['pos', 'agreement', 'definition', 'order', 'compare-agreement']);
+  assert.deepEqual(metricRange('mcc'), { min: -1, max: 1 });
+  assert.deepEqual(metricRange('token_accuracy'), { min: 0, max: 1 });
+  assert.equal(metricRange('mlm'), null);
+});
+
+test('another table gives other choices: the page keeps no list of its own', () => {
+  setEngineTables({ tasks: [{ id: 'parity', label: 'Parity (accuracy)' }], metrics: [{ name: 'score', summary: 's', min: -5, max: 5 }] });
+  assert.deepEqual(BUILTIN_TASKS, [['parity', 'Parity (accuracy)']]);
+  assert.deepEqual(PAPA_KEYS.papa_task.values, ['parity', 'file']);
+  // a link's task is checked against the table as it is now, not as it was when the keys were declared
+  assert.equal(whyRefused('papa_task', 'parity'), null);
+  assert.equal(whyRefused('papa_task', 'pos'), 'not one of parity, file');
+  assert.deepEqual(metricRange('score'), { min: -5, max: 5 });
+  assert.equal(metricRange('mcc'), null);
+  assert.equal(METRICS.size, 1);
+  assert.throws(() => setEngineTables({ version: '1' }), /does not list its built-in tasks and metrics/);
+});
