@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 
 import { loadEngineTables } from '../../scripts/engine_tables.mjs';
 import { BUILTIN_TASKS, METRICS, setEngineTables } from '../../web/engine_tables.js';
-import { metricRange } from '../../web/papa_charts.js';
+import { metricRange } from '../../web/papa_record.js';
 import { PAPA_KEYS, examples } from '../../web/papa_request.js';
 import { defineKeys, whyRefused } from '../../web/state.js';
 
