@@ -276,7 +276,7 @@ void al_session_free(al_session *s);
 int al_session_threads(const al_session *s); /* the pool's actual size */
 
 typedef struct al_tensor_out {
-    char name[64];
+    char name[192];  /* a tensor name as long as the loader accepts (src/model/weights.c) */
     char dtype[8];   /* "F32" or "I32" (files may also be written as "F16") */
     int ndim;
     int64_t shape[6];
