@@ -231,8 +231,16 @@ export class Explorer {
       this.els.note.textContent = why ?? '';
       this.els.note.hidden = !why;
     }
-    this._drawCompanion(scale, companion, box);
-    this.onDrawn({ detail: true });
+    // The companion in a task of its own: with 512 tokens, both maps in one task held the main thread
+    // over 100 ms (tests/e2e/analyses.test.mjs). A newer draw supersedes a pending one.
+    const pending = (this.companionDraw = (this.companionDraw ?? 0) + 1);
+    if (this.els.companion) this.els.companion.dataset.pending = '1';
+    setTimeout(() => {
+      if (pending !== this.companionDraw) return;
+      this._drawCompanion(scale, companion, box);
+      if (this.els.companion) delete this.els.companion.dataset.pending;
+      this.onDrawn({ detail: true });
+    }, 0);
   }
 
   // The companion view (standard attention next to effective attention), on the same colour scale
