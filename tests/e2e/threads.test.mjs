@@ -91,7 +91,8 @@ test('the repository\'s models: every embedded model listed, the default loaded,
   assert.deepEqual(r.listed, index.map((m) => m.id));
   assert.equal(r.shown, byDefault.id);
   assert.deepEqual(r.hashes, nativeHashes(byDefault.path));
-  // every embedded model has weights (one file or float16 shards), so the PAPA example compares them all
-  assert.match(r.example, new RegExp(`^Runs agreement on ${index.map((m) => m.id).join(' and ')} `), r.example);
+  // every embedded model has weights (one file or float16 shards), so the PAPA example compares them all,
+  // from their stored records (web/examples/)
+  assert.match(r.example, new RegExp(`^Opens the stored results of agreement on ${index.map((m) => m.id).join(' and ')} `), r.example);
   console.log(`page on the repository's models: ${r.listed.join(', ')}; opened ${r.shown}`);
 });
