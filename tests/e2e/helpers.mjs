@@ -91,6 +91,13 @@ export async function newPage(context) {
   return p;
 }
 
+// A page of its own context at url.
+export async function openUrl(browser, url) {
+  const p = await newPage(await newContext(browser));
+  await p.goto(url);
+  return p;
+}
+
 // Waits until the latest run finished and every thumbnail of it is drawn.
 export async function waitIdle(p, timeout = 30000) {
   await p.waitForFunction(() => {

@@ -22,7 +22,7 @@ import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 
 import { plainSettings } from '../../web/provenance.js';
-import { embeddedModelOnly, launchChromium, linkUrl, newContext, newPage, root, runText, skipReason, startServer, waitIdle } from './helpers.mjs';
+import { embeddedModelOnly, launchChromium, linkUrl, newContext, newPage, openUrl, root, runText, skipReason, startServer, waitIdle } from './helpers.mjs';
 
 const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
 const skip = skipReason || (!existsSync(cli) ? `no native CLI at ${cli}`
@@ -51,11 +51,7 @@ after(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-async function openPage(url) {
-  const p = await newPage(await newContext(browser));
-  await p.goto(url);
-  return p;
-}
+const openPage = (url) => openUrl(browser, url);
 
 // Sets controls by id (value, then a change event, as a user's edit ends).
 async function setControls(p, values) {

@@ -16,7 +16,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { embeddedModelOnly, launchChromium, linkUrl, newContext, newPage, root, skipReason, startServer, waitIdle } from './helpers.mjs';
+import { embeddedModelOnly, launchChromium, linkUrl, openUrl, root, skipReason, startServer, waitIdle } from './helpers.mjs';
 import { readText } from '../../web/png_text.js';
 import { loadEngineTables } from '../../scripts/engine_tables.mjs';
 import { examples } from '../../web/papa_request.js';
@@ -47,11 +47,7 @@ after(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-async function openPage(url) {
-  const p = await newPage(await newContext(browser));
-  await p.goto(url);
-  return p;
-}
+const openPage = (url) => openUrl(browser, url);
 
 async function modelReady(p) {
   await p.waitForFunction(() => window.attnlab?.app?.run, null, { timeout: 120000 });
