@@ -209,7 +209,9 @@ static al_status read_words(const al_op_ctx *ctx, const al_tokenizer *tok, int a
         for (const cJSON *w = row->child; w; w = w->next, k++) {
             if (!cJSON_IsString(w)) {
                 free(list);
-                return al_err(err, AL_ERR_INVALID, "%s[%d] must be a string", what, k);
+                if (nested)
+                    return al_err(err, AL_ERR_INVALID, "request: field 'words[%d][%d]' must be a string", i, k);
+                return al_err(err, AL_ERR_INVALID, "request: field 'words[%d]' must be a string", k);
             }
             list[k] = w->valuestring;
         }
