@@ -356,14 +356,24 @@ def main():
         w("task (docs/tasks.md), beside the other embedded model. `scripts/papa_models.sh` writes these tables:")
         w("5 probe seeds, 2,000 training and 800 validation examples, probes trained to convergence (4 epochs for")
         w("POS, 20 for the tasks with one label a sentence), heads replaced in order of the learned weight (lambda)")
-        w("and at random; each score is the mean over seeds with its 95% interval.")
+        w("and at random; each score is the mean over seeds with its 95% interval, and beside it the paired")
+        w("difference, the full model's score minus the configuration's seed by seed (both train their probe with")
+        w("the same seed). The tables say which rule made the verdicts (docs/papa.md, \"What a sweep finds\").")
         w("")
+        missing = []
         for task in ["summary"] + builtin_tasks():
             path = os.path.join(args.papa, task + ".md")
             if os.path.exists(path):
                 with open(path) as f:
                     w(f.read().strip())
                 w("")
+            elif task != "summary":
+                missing.append(task)
+        if missing:
+            w("No table for %s: %s sweep%s had not finished when this card was written." % (
+                ", ".join("`%s`" % t for t in missing), "its" if len(missing) == 1 else "their",
+                "" if len(missing) == 1 else "s"))
+            w("")
         if args.papa_note:
             with open(args.papa_note) as f:
                 w(f.read().strip())

@@ -1,11 +1,14 @@
 #!/usr/bin/python3
 """papa_table.py: the Markdown table of one or more `attnlab papa` replies (JSON), for model cards and
 notes. Per configuration: the probe score as mean ± 95% interval over seeds (the reply's own summary,
-docs/papa-op.md), the drop relative to the full model, the MLM top-1 accuracy when the model has an
-MLM head, and the accuracy per group when the task has groups (agreement: attractor nouns 0, 1, 2, 3+).
+docs/papa-op.md), the drop relative to the full model, the paired difference (full minus the configuration,
+seed by seed, mean ± 95%), the MLM top-1 accuracy when the model has an MLM head, and the accuracy per group
+when the task has groups (agreement: attractor nouns 0, 1, 2, 3+). Below the table: which rule made the
+verdicts (read from the replies), each model's verdict sentence and its seed-by-seed differences, full model
+minus every head constant.
 Several replies (one per model, same task) give one column block per model. With --summary the replies
 may be of any tasks and models: one row each, with the full model, every head constant (average), the
-embeddings alone and the engine's two verdicts (docs/papa.md, "What a sweep finds").
+embeddings alone, the paired differences and the engine's two verdicts (docs/papa.md, "What a sweep finds").
 
 Usage: /usr/bin/python3 scripts/papa_table.py REPLY.json [REPLY2.json ...] [--title TEXT] [--summary]"""
 import argparse
@@ -71,23 +74,49 @@ def word(findings, key):
     return findings.get("words", {}).get(findings[key], findings[key])
 
 
+def paired_cell(p):
+    """A paired difference (full minus the configuration, seed by seed): mean ± 95% half-width."""
+    return "–" if not p else "%+.4f ± %.4f" % (p["mean"], p["ci95"])
+
+
+def verdict_rule(replies):
+    """Which rule made the verdicts, from the replies themselves: a reply whose findings carry the paired
+    differences was judged by the paired rule; an older one by the two intervals alone."""
+    engines = ", ".join(sorted({str(r.get("engine", "?")) for r in replies}))
+    if all("full_minus_constant" in r.get("findings", {}) for r in replies):
+        return ("the engine's (%s) by the paired rule of docs/papa.md (\"What a sweep finds\"): "
+                "the seed-by-seed difference's 95%% interval, or the two configurations' intervals apart" % engines)
+    return ("the engine's (%s) by the rule before the seeds were paired, from the two 95%% "
+            "intervals alone (recompute them with papa_merge for the paired rule)" % engines)
+
+
+def seed_differences(reply, config):
+    """Full model minus the configuration, seed by seed, over the seeds both ran (the paired rule's data)."""
+    full = {x["seed_index"]: x["score"] for x in reply["runs"] if x["config"] == reply["findings"]["full"]}
+    return [full[x["seed_index"]] - x["score"] for x in reply["runs"]
+            if x["config"] == config and x["seed_index"] in full]
+
+
 def summary(paths, replies):
-    """One row per reply: the three configurations the verdicts compare, and the verdicts."""
+    """One row per reply: the three configurations the verdicts compare, their paired differences, and the
+    verdicts."""
+    seeds = sorted({r["summary"][0]["n"] for r in replies})
     print("Summary: every head input-dependent (full) against every head constant and the embeddings alone, "
-          "mean ± 95%% interval over %d seeds; the verdicts follow docs/papa.md (\"What a sweep finds\")."
-          % replies[0]["summary"][0]["n"])
+          "mean ± 95%% interval over %s seeds, and full minus each, seed by seed (mean ± 95%%); the verdicts are %s."
+          % (" or ".join(str(n) for n in seeds), verdict_rule(replies)))
     print()
-    print("| task | model | full | every head constant | drop | embeddings only | layers beat embeddings | "
-          "constant heads cost |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| task | model | full | every head constant | drop | full − constant, paired | embeddings only | "
+          "full − embeddings, paired | layers beat embeddings | constant heads cost |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for p, r in zip(paths, replies):
         f = r.get("findings")
         if not f:
             sys.exit("papa_table: %s has no findings (an older reply: recompute them with papa_merge)" % p)
         at = lambda i: "%.4f ± %.4f" % (r["summary"][i]["mean"], r["summary"][i]["ci95"])
-        print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["task"]["id"], model_name(r), at(f["full"]), at(f["all_constant"]),
-            drop_cell(r["summary"][f["all_constant"]]["drop"]), at(f["embeddings_only"]), word(f, "informative"),
+            drop_cell(r["summary"][f["all_constant"]]["drop"]), paired_cell(f.get("full_minus_constant")),
+            at(f["embeddings_only"]), paired_cell(f.get("full_minus_embeddings")), word(f, "informative"),
             word(f, "constant_costs")))
 
 
@@ -113,10 +142,14 @@ def main():
         replies[0]["summary"][0]["n"], config["preset"], config["probe"]["epochs"]))
     print()
     head, rule = ["configuration"], ["---"]
-    for r in replies:
+    paired = [any(s.get("paired") for s in r["summary"]) for r in replies]
+    for r, has_paired in zip(replies, paired):
         name = model_name(r)
         head += ["%s score ± 95%%" % name, "drop"]
         rule += ["---", "---"]
+        if has_paired:
+            head.append("full − this, paired")
+            rule.append("---")
         if any("mlm_accuracy" in c for c in r["configs"]):
             head.append("MLM top-1")
             rule.append("---")
@@ -131,9 +164,11 @@ def main():
     print("|" + "|".join(rule) + "|")
     for i, label in enumerate(labels):
         row = [label]
-        for r in replies:
+        for r, has_paired in zip(replies, paired):
             s = r["summary"][i]
             row += ["%.4f ± %.4f" % (s["mean"], s["ci95"]), drop_cell(s["drop"])]
+            if has_paired:
+                row.append(paired_cell(s.get("paired")))
             if any("mlm_accuracy" in c for c in r["configs"]):
                 row.append(cell(r["configs"][i].get("mlm_accuracy")))
         if groups:
@@ -142,11 +177,21 @@ def main():
         print("| " + " | ".join(row) + " |")
     print()
     print("Drop: relative to the full model, (full - configuration) / full; positive is worse. "
-          "The interval is Student's t over the seeds.")
-    for r in replies:  # the engine's verdicts (docs/papa.md, "What a sweep finds"); older replies have none
-        if "findings" in r:
+          "The interval is Student's t over the seeds. Paired: the full model's score minus the configuration's, "
+          "seed by seed (both train their probe with the same seed), its mean and 95% interval.")
+    judged = [r for r in replies if "findings" in r]  # the engine's verdicts; older replies have none
+    if judged:
+        print()
+        print("Verdicts: %s." % verdict_rule(judged))
+    for r in judged:
+        f = r["findings"]
+        print()
+        print("%s: %s" % (model_name(r), f["text"]))
+        if "full_minus_constant" in f:
+            d = seed_differences(r, f["all_constant"])
             print()
-            print("%s: %s" % (model_name(r), r["findings"]["text"]))
+            print("%s, full − every head constant, seed by seed: %s." % (
+                model_name(r), ", ".join("%+.4f" % x for x in d)))
 
 
 if __name__ == "__main__":

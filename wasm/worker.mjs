@@ -4,9 +4,9 @@
 // Protocol (structured clone; tensors as typed arrays whose ArrayBuffers are transferred):
 //   page -> worker  {id, op, args}
 //     op 'init'      {cancelBoard?: SharedArrayBuffer, threads?: n}   optional, sent by the client first;
-//                    -> {version, sharedCancel, threads, isolated, tasks, metrics}: the threads the core
-//                    really runs (one when the page is not cross-origin isolated: docs/threads.md); the
-//                    core's built-in tasks and metrics as its "version" op lists them
+//                    -> {version, sharedCancel, threads, isolated, tasks, metrics, families}: the threads the
+//                    core really runs (one when the page is not cross-origin isolated: docs/threads.md); the
+//                    core's built-in tasks, metrics and model families as its "version" op lists them
 //     op 'loadModel' {modelId, files: {name: ArrayBuffer}} (buffers transferred) -> info reply
 //     op 'info'      {model}                              -> the JSON API's info reply
 //     op 'tokenize'  {model, text, text_pair?, ...}       -> the JSON API's tokenize reply
@@ -39,10 +39,11 @@ function workerOps(api) {
   return new Set(reply.ops.filter((o) => o.worker).map((o) => o.name));
 }
 
-// The core's built-in tasks and metrics (its "version" reply; src/methods/task.h): the page lists them.
+// The core's built-in tasks, metrics and model families (its "version" reply; src/methods/task.h,
+// src/model/families.c): the page lists them and checks a model's config.json against the families.
 function engineTables(api) {
   const { reply } = api.run({ op: 'version' });
-  return { tasks: reply.tasks, metrics: reply.metrics };
+  return { tasks: reply.tasks, metrics: reply.metrics, families: reply.families };
 }
 
 function errorOf(e) {

@@ -3,7 +3,8 @@
 // Each source returns { files: { name: ArrayBuffer }, config, label }; the page hands the files to
 // the worker (transferred). Errors are ModelSourceError with a message written for the user.
 
-export const BERT_FAMILY = ['bert', 'roberta', 'distilbert', 'electra'];
+import { FAMILIES } from './engine_tables.js';
+
 export const DEFAULT_HUB = 'https://huggingface.co';
 const TOKENIZER_FILES = ['vocab.txt', 'tokenizer.json', 'vocab.json', 'merges.txt', 'tokenizer_config.json',
                          'special_tokens_map.json'];
@@ -49,14 +50,19 @@ export function checkConfig(bytes, where) {
     throw new ModelSourceError(`${where}: config.json is not valid JSON (a corrupt or wrong file).`);
   }
   const type = String(config?.model_type ?? '');
-  const archs = Array.isArray(config?.architectures) ? config.architectures.join(', ') : '';
-  // A classic config.json (neither model_type nor architectures) names no family: the core decides by its
-  // fields before the download and by the weights' tensor names on load (docs/families.md).
-  const known = BERT_FAMILY.includes(type) ||
-    (!type && /^(Bert|Roberta|DistilBert|Electra)/.test(archs)) || (!type && !archs);
+  const classes = Array.isArray(config?.architectures) ? config.architectures.map(String) : [];
+  const archs = classes.join(', ');
+  // The families are the engine's registry (its "version" reply, engine_tables.js): a family the core gains is
+  // accepted here without a change. Before the engine has listed them (a prefetch while it starts) the check is
+  // the core's own (check_config, then the load). A classic config.json (neither model_type nor architectures) names no family: the
+  // core decides by its fields before the download and by the weights' tensor names on load (docs/families.md).
+  if (!FAMILIES.length) return config;
+  const known = FAMILIES.some((f) => f.model_types.includes(type)) ||
+    (!type && classes.some((c) => FAMILIES.some((f) => f.class_prefixes.some((p) => c.startsWith(p))))) ||
+    (!type && !classes.length);
   if (!known) {
     throw new ModelSourceError(`${where}: not a BERT-family model (model_type "${type || '?'}"${archs ? `, ${archs}` : ''}). ` +
-      'attnlab runs BERT, RoBERTa, DistilBERT and ELECTRA encoders.');
+      `attnlab runs the model families ${FAMILIES.map((f) => f.name).join(', ')}.`);
   }
   return config;
 }

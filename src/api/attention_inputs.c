@@ -122,20 +122,109 @@ static al_status encode_one(const al_tokenizer *tok, const char *text, const cha
     return AL_OK;
 }
 
-/* One text (and pair) in the PAPA layout of L positions, as a sweep encodes it (al_papa_encode): truncated
- * to L longest first, then laid out with its padding inside; raw_ids gets ids, mask and type ids. */
-static al_status encode_papa(const al_tokenizer *tok, const char *text, const char *pair, int L, int index,
-                             const char *what, al_reply_builder *rb, al_api_seq *seq, al_error *err) {
-    seq->raw_ids = malloc(sizeof(int32_t) * 3 * (size_t)L);
+/* One text (and pair), or one word list, in the PAPA layout of L positions, as a sweep encodes a task's example
+ * (al_papa_inputs_build): a literal "[MASK]" becomes the tokenizer's mask token, the tokens are truncated to L
+ * (longest first), then laid out with their padding inside (a word list in the token tasks' layout, its first
+ * [SEP] moved to L - 1). raw_ids gets ids, mask and type ids, and for words each position's first_word. */
+static al_status encode_papa(const al_tokenizer *tok, const char *text, const char *pair, const char *const *words,
+                             int n_words, int L, int index, const char *what, al_reply_builder *rb, al_api_seq *seq,
+                             al_error *err) {
+    seq->raw_ids = malloc(sizeof(int32_t) * (words ? 4 : 3) * (size_t)L);
     if (!seq->raw_ids) return al_err(err, AL_ERR_OOM, "request: out of memory for %d positions", L);
-    al_papa_example ex = {seq->raw_ids, seq->raw_ids + L, seq->raw_ids + 2 * L, NULL, 0};
-    al_status st = al_papa_encode(tok, AL_LAYOUT_PAPA, text, pair, L, &ex, err);
+    al_papa_example ex = {seq->raw_ids, seq->raw_ids + L, seq->raw_ids + 2 * L, words ? seq->raw_ids + 3 * L : NULL, 0};
+    al_status st;
+    if (words) {
+        const char **masked = al_papa_mask_words(tok, words, n_words);
+        st = al_papa_encode_words(tok, AL_LAYOUT_PAPA, masked ? masked : words, n_words, L, &ex, err);
+        free(masked);
+    } else {
+        char *a = al_papa_mask_text(tok, text), *b = al_papa_mask_text(tok, pair);
+        st = al_papa_encode(tok, AL_LAYOUT_PAPA, a ? a : text, b ? b : pair, L, &ex, err);
+        free(a);
+        free(b);
+    }
     if (st) return al_err_prefix(err, what);
     seq->n_tokens = seq->n_before_truncation = L;
     seq->truncated = ex.truncated;
-    if (ex.truncated && index < 0) al_rb_warn(rb, "text truncated to fit the papa layout's %d positions", L);
-    else if (ex.truncated) al_rb_warn(rb, "texts[%d]: text truncated to fit the papa layout's %d positions", index, L);
+    const char *field = words ? "words" : "texts", *thing = words ? "words" : "text";
+    if (ex.truncated && index < 0) al_rb_warn(rb, "%s truncated to fit the papa layout's %d positions", thing, L);
+    else if (ex.truncated)
+        al_rb_warn(rb, "%s[%d]: %s truncated to fit the papa layout's %d positions", field, index, thing, L);
     return AL_OK;
+}
+
+/* One word list encoded as a token task's example is (al_tokenizer_encode_words), cut to limit tokens with a
+ * warning naming limit_reason, as encode_one cuts a text. */
+static al_status encode_words(const al_tokenizer *tok, const char *const *words, int n_words, int add_special,
+                              int limit, int index, const char *what, const char *limit_reason,
+                              al_reply_builder *rb, al_api_seq *seq, al_error *err) {
+    al_encode_options opt = al_encode_default_options();
+    opt.add_special_tokens = add_special;
+    opt.max_length = 0;
+    opt.truncation = 0;
+    opt.pad_to = 0;
+    al_status st = al_tokenizer_encode_words(tok, words, n_words, &opt, &seq->enc, err);
+    if (st) return al_err_prefix(err, what);
+    seq->n_before_truncation = seq->enc.n_tokens;
+    if (limit > 0 && seq->enc.n_tokens > limit) {
+        al_encoding_free(&seq->enc);
+        memset(&seq->enc, 0, sizeof seq->enc);
+        opt.max_length = limit;
+        opt.truncation = 1;
+        st = al_tokenizer_encode_words(tok, words, n_words, &opt, &seq->enc, err);
+        if (st) return al_err_prefix(err, what);
+        seq->truncated = 1;
+        if (limit_reason && index < 0)
+            al_rb_warn(rb, "words truncated from %d to %d tokens (%s)", seq->n_before_truncation, seq->enc.n_tokens,
+                       limit_reason);
+        else if (limit_reason)
+            al_rb_warn(rb, "words[%d]: truncated from %d to %d tokens (%s)", index, seq->n_before_truncation,
+                       seq->enc.n_tokens, limit_reason);
+    }
+    seq->n_tokens = seq->enc.n_tokens;
+    return AL_OK;
+}
+
+/* "words": ["The", "cat"] (one sequence) or [["The", "cat"], ["A", "dog"]]: pre-split words, as a token task's
+ * examples are; in the papa layout laid out as a sweep lays out a token task. */
+static al_status read_words(const al_op_ctx *ctx, const al_tokenizer *tok, int add_special, int limit,
+                            const char *limit_reason, al_api_inputs *out, al_error *err) {
+    const cJSON *words = cJSON_GetObjectItemCaseSensitive(ctx->req, "words");
+    if (!cJSON_IsArray(words) || !words->child)
+        return al_err(err, AL_ERR_INVALID,
+                      "request: field 'words' must be a non-empty array of strings or of arrays of strings");
+    const int nested = cJSON_IsArray(words->child);
+    const int n = nested ? cJSON_GetArraySize(words) : 1;
+    al_status st = alloc_seqs(out, n, err);
+    const cJSON *row = nested ? words->child : words;
+    char what[64];
+    for (int i = 0; !st && i < n; i++, row = row->next) {
+        if (nested) snprintf(what, sizeof what, "request: field 'words[%d]'", i);
+        else snprintf(what, sizeof what, "request: field 'words'");
+        const int nw = cJSON_IsArray(row) ? cJSON_GetArraySize(row) : 0;
+        if (nw < 1) return al_err(err, AL_ERR_INVALID, "%s must be a non-empty array of strings", what);
+        const char **list = malloc(sizeof *list * (size_t)nw);
+        if (!list) return al_err(err, AL_ERR_OOM, "request: out of memory for %d words", nw);
+        int k = 0;
+        for (const cJSON *w = row->child; w; w = w->next, k++) {
+            if (!cJSON_IsString(w)) {
+                free(list);
+                if (nested)
+                    return al_err(err, AL_ERR_INVALID, "request: field 'words[%d][%d]' must be a string", i, k);
+                return al_err(err, AL_ERR_INVALID, "request: field 'words[%d]' must be a string", k);
+            }
+            list[k] = w->valuestring;
+        }
+        const int index = nested ? i : -1;
+        if (out->papa_layout)
+            st = encode_papa(tok, NULL, NULL, list, nw, limit, index, what, ctx->rb, &out->seqs[i], err);
+        else
+            st = encode_words(tok, list, nw, add_special, limit, index, what, limit_reason, ctx->rb, &out->seqs[i],
+                              err);
+        free(list);
+        if (!st && (i & 15) == 15) al_api_progress(ctx->params, "tokenize", (double)(i + 1) / n);
+    }
+    return st;
 }
 
 static al_status read_texts(const al_op_ctx *ctx, const al_tokenizer *tok, int add_special,
@@ -154,7 +243,8 @@ static al_status read_texts(const al_op_ctx *ctx, const al_tokenizer *tok, int a
         if (!st) st = al_req_string(req, "text_pair", "text_pair", 0, &pair, err);
         if (!st) st = alloc_seqs(out, 1, err);
         const char *what1 = pair ? "request: field 'text' or 'text_pair'" : "request: field 'text'";
-        if (!st && papa_L) st = encode_papa(tok, text, pair, papa_L, -1, what1, ctx->rb, &out->seqs[0], err);
+        if (!st && papa_L)
+            st = encode_papa(tok, text, pair, NULL, 0, papa_L, -1, what1, ctx->rb, &out->seqs[0], err);
         else if (!st)
             st = encode_one(tok, text, pair, add_special, limit, -1, what1, limit_reason, ctx->rb, &out->seqs[0], err);
         return st;
@@ -182,7 +272,8 @@ static al_status read_texts(const al_op_ctx *ctx, const al_tokenizer *tok, int a
                           "request: field 'text_pairs[%d]' must be a string or null", i);
         const char *pair = p && cJSON_IsString(p) ? p->valuestring : NULL;
         snprintf(what, sizeof what, "request: field 'texts[%d]'", i);
-        if (papa_L) st = encode_papa(tok, t->valuestring, pair, papa_L, i, what, ctx->rb, &out->seqs[i], err);
+        if (papa_L)
+            st = encode_papa(tok, t->valuestring, pair, NULL, 0, papa_L, i, what, ctx->rb, &out->seqs[i], err);
         else
             st = encode_one(tok, t->valuestring, pair, add_special, limit, i, what, limit_reason, ctx->rb,
                             &out->seqs[i], err);
@@ -245,17 +336,22 @@ al_status al_api_read_inputs(const al_op_ctx *ctx, const al_model *model, int ad
     const cJSON *req = ctx->req;
     int has_text = present(req, "text") || present(req, "texts");
     int has_ids = present(req, "input_ids");
+    int has_words = lim->takes_words && present(req, "words");
     al_status st;
-    if (has_text && has_ids)
+    if (has_words && (has_text || has_ids || present(req, "text_pair") || present(req, "text_pairs")))
+        st = al_err(err, AL_ERR_INVALID, "request: field 'words' excludes 'text', 'texts', their pairs and 'input_ids'");
+    else if (has_text && has_ids)
         st = al_err(err, AL_ERR_INVALID, "request: field 'input_ids' excludes 'text' and 'texts'");
-    else if (lim->papa_layout && !has_text)
-        st = al_err(err, AL_ERR_INVALID, "request: field 'layout' 'papa' lays out 'text' or 'texts', not 'input_ids'");
+    else if (lim->papa_layout && !has_text && !has_words)
+        st = al_err(err, AL_ERR_INVALID,
+                    "request: field 'layout' 'papa' lays out 'text', 'texts' or 'words', not 'input_ids'");
     else if (lim->papa_layout && !add_special)
         st = al_err(err, AL_ERR_INVALID, "request: field 'layout' 'papa' needs the special tokens ('add_special_tokens')");
     else if (has_ids)
         st = read_ids(ctx, al_model_config(model), limit, out, err);
-    else if (!has_text)
-        st = al_err(err, AL_ERR_INVALID, "request: missing field 'text' (or 'texts' or 'input_ids')");
+    else if (!has_text && !has_words)
+        st = al_err(err, AL_ERR_INVALID, "request: missing field 'text' (or 'texts'%s or 'input_ids')",
+                    lim->takes_words ? ", 'words'" : "");
     else if (!al_model_tokenizer(model))
         st = al_err(err, AL_ERR_INVALID,
                     "request: field 'model': model '%s' has no tokenizer files (vocab.txt, "
@@ -263,8 +359,10 @@ al_status al_api_read_inputs(const al_op_ctx *ctx, const al_model *model, int ad
                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "model")));
     else {
         out->from_text = 1;
+        out->from_words = has_words;
         out->papa_layout = lim->papa_layout;
-        st = read_texts(ctx, al_model_tokenizer(model), add_special, limit, limit_reason, out, err);
+        if (has_words) st = read_words(ctx, al_model_tokenizer(model), add_special, limit, limit_reason, out, err);
+        else st = read_texts(ctx, al_model_tokenizer(model), add_special, limit, limit_reason, out, err);
     }
     if (!st) st = al_api_inputs_index(out, err);
     if (st) al_api_inputs_free(out);

@@ -13,13 +13,15 @@ typedef struct al_api_seq {
     int n_before_truncation; /* tokens the text had before any truncation */
     int truncated;
     al_encoding enc;         /* filled for texts; ids owned by enc */
-    int32_t *raw_ids;        /* filled for "input_ids" requests (owned) */
+    int32_t *raw_ids;        /* filled for "input_ids" requests (owned); in the papa layout ids, mask and type ids
+                                of L positions back to back, then (for "words") each position's first_word */
 } al_api_seq;
 
 typedef struct al_api_inputs {
     int n_seqs;
     al_api_seq *seqs;
-    int from_text;           /* 1: texts were tokenized; 0: ids were given */
+    int from_text;           /* 1: texts (or words) were tokenized; 0: ids were given */
+    int from_words;          /* 1: "words" (pre-split, as a token task's example) were tokenized */
     int papa_layout;         /* 1: texts laid out as a PAPA sweep lays them out (docs/papa.md, "Input layout"): each
                                 seq's raw_ids holds ids, mask and type ids of pad_to positions back to back */
     al_run_example *examples; /* [n_seqs] the sequences for al_batch_run (pointers into seqs) */
@@ -35,6 +37,7 @@ typedef struct al_api_limits {
                            (truncation is then silent) */
     char reason_buf[96];
     int papa_layout; /* 1: the "papa" layout of the attention op (needs pad_to, the sweep's L) */
+    int takes_words; /* 1: the op reads "words" (pre-split word lists, a token task's examples) */
 } al_api_limits;
 
 /* pad_to, max_length: the request's fields (0: absent). const_size / const_name: the policies'
@@ -42,8 +45,8 @@ typedef struct al_api_limits {
 al_status al_api_limits_make(const al_model *model, int pad_to, int max_length, int const_size,
                              const char *const_name, al_api_limits *out, al_error *err);
 
-/* Reads "text"/"texts"/"input_ids" (+ pairs), tokenizes, truncates to lim->max_tokens tokens (with a
- * warning naming lim->reason) and fills out->examples. */
+/* Reads "text"/"texts"/"input_ids" (+ pairs) or, when lim->takes_words, "words", tokenizes, truncates to
+ * lim->max_tokens tokens (with a warning naming lim->reason) and fills out->examples. */
 al_status al_api_read_inputs(const al_op_ctx *ctx, const al_model *model, int add_special,
                              const al_api_limits *lim, al_api_inputs *out, al_error *err);
 /* Fills in->examples from in->seqs (al_api_read_inputs does it; ops that build seqs themselves call it). */

@@ -1,4 +1,4 @@
-/* op_attention.c: the "attention" (alias "forward") op: texts -> one padded batch through the batch
+/* op_attention.c: the "attention" (alias "forward") op: texts (or pre-split words) -> one padded batch through the batch
  * runner (src/methods/batch_runner.c) with per-head policies -> attention probabilities and the other
  * requested tensors, written straight into the reply. */
 #include <stdio.h>
@@ -33,6 +33,7 @@ static al_status read_limits(const al_op_ctx *ctx, const al_model *model,
         return al_err(err, AL_ERR_INVALID, "request: field 'max_length' does not go with layout 'papa' (it fills "
                       "'pad_to' positions)");
     lim->papa_layout = papa;
+    lim->takes_words = 1;
     return st;
 }
 
@@ -50,6 +51,8 @@ static void describe_sequences(al_reply_builder *rb, const al_model *model, cons
         if (in->papa_layout) {
             al_rb_int_array(rb, obj, "attention_mask", seq->raw_ids + L, L);
             al_rb_int_array(rb, obj, "type_ids", seq->raw_ids + 2 * L, L);
+            /* the word whose first sub-token sits at each position (-1: none): where a token task's labels go */
+            if (in->from_words) al_rb_int_array(rb, obj, "first_word", seq->raw_ids + 3 * L, L);
         } else if (in->from_text) {
             al_rb_int_array(rb, obj, "word_ids", seq->enc.word_ids, seq->n_tokens);
             al_rb_int_array(rb, obj, "type_ids", seq->enc.type_ids, seq->n_tokens);
@@ -87,7 +90,7 @@ static al_status copy_batch(void *user, const al_run_chunk *c, al_error *err) {
 }
 
 al_status al_op_attention(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", "model", "text", "text_pair", "texts", "text_pairs",
+    static const char *const known[] = {"op", "model", "text", "text_pair", "texts", "text_pairs", "words",
                                         "input_ids", "max_length", "pad_to", "add_special_tokens",
                                         "policies", "outputs", "layout", NULL};
     const al_api_model *m;

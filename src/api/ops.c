@@ -10,6 +10,7 @@
 #include "api_internal.h"
 #include "op_analysis.h"
 #include "../methods/task.h"
+#include "../model/family.h"
 
 static al_status op_version(al_op_ctx *ctx, al_error *err);
 
@@ -20,7 +21,8 @@ static const al_api_op k_ops[] = {
     {"load_model", al_op_load_model, "loads a model directory under an id (native only)", 0},
     {"unload_model", al_op_unload_model, "frees the model loaded under an id", 0},
     {"models", al_op_models, "the ids of the loaded models", 0},
-    {"version", op_version, "the core's version, its kernels and this list of ops", 0},
+    {"version", op_version, "the core's version, its kernels, this list of ops, the built-in tasks, the metrics and "
+                            "the model families", 0},
     {"info", al_op_info, "a loaded model's config, weights and tokenizer", 1},
     {"tokenize", al_op_tokenize, "one text (or pair) to tokens, ids and offsets", 1},
     {"attention", al_op_attention, "attention (and hidden states, values, MLM logits) with per-head policies", 1},
@@ -81,6 +83,20 @@ static al_status op_version(al_op_ctx *ctx, al_error *err) {
         al_rb_str(rb, m, "summary", al_task_metrics[i].summary);
         al_rb_num(rb, m, "min", al_task_metrics[i].min);
         al_rb_num(rb, m, "max", al_task_metrics[i].max);
+    }
+    /* The model families (the registry, src/model/families.c) and the config.json names that pick each: the page
+     * checks a config before downloading its weights against this list, not a list of its own. */
+    cJSON *families = al_rb_add(rb, rb->root, "families", cJSON_CreateArray());
+    for (int i = 0; families && i < al_family_count(); i++) {
+        const al_family *f = al_family_at(i);
+        cJSON *fo = al_rb_add(rb, families, NULL, cJSON_CreateObject());
+        al_rb_str(rb, fo, "name", f->name);
+        cJSON *types = al_rb_add(rb, fo, "model_types", cJSON_CreateArray());
+        for (const char *const *t = f->model_types; types && *t; t++)
+            al_rb_add(rb, types, NULL, cJSON_CreateString(*t));
+        cJSON *classes = al_rb_add(rb, fo, "class_prefixes", cJSON_CreateArray());
+        for (const char *const *p = f->class_prefixes; classes && *p; p++)
+            al_rb_add(rb, classes, NULL, cJSON_CreateString(*p));
     }
     (void)err;
     return AL_OK;

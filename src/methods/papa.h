@@ -39,6 +39,13 @@ al_status al_papa_encode(const al_tokenizer *tok, al_papa_layout layout, const c
 al_status al_papa_encode_words(const al_tokenizer *tok, al_papa_layout layout, const char *const *words,
                                int n_words, int L, al_papa_example *out, al_error *err);
 
+/* A task's literal "[MASK]" as the tokenizer's own mask token (RoBERTa's "<mask>"), the rule a sweep reads
+ * its examples by (papa_inputs.c) and the attention op's "papa" layout follows: text with every "[MASK]"
+ * replaced, or the words with each word "[MASK]" replaced (the strings not copied), malloc'd; NULL when
+ * nothing needs replacing. */
+char *al_papa_mask_text(const al_tokenizer *tok, const char *text);
+const char **al_papa_mask_words(const al_tokenizer *tok, const char *const *words, int n);
+
 /* ---------------------------------------------------------------- constant matrices (docs/papa.md#constant-matrices) */
 
 typedef enum al_papa_constant_kind {

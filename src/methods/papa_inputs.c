@@ -18,9 +18,7 @@ void al_papa_inputs_free(al_papa_inputs *in) {
     memset(in, 0, sizeof *in);
 }
 
-/* text with every literal "[MASK]" replaced by the tokenizer's mask token (RoBERTa's "<mask>"), malloc'd;
- * NULL when nothing needs replacing. */
-static char *with_mask_token(const al_tokenizer *tok, const char *text) {
+char *al_papa_mask_text(const al_tokenizer *tok, const char *text) {
     static const char lit[] = "[MASK]";
     const al_special_ids sp = al_tokenizer_special_ids(tok);
     const char *mask = sp.mask >= 0 ? al_tokenizer_id_to_token(tok, sp.mask) : NULL;
@@ -43,9 +41,7 @@ static char *with_mask_token(const al_tokenizer *tok, const char *text) {
     return out;
 }
 
-/* token tasks: the words with each word "[MASK]" replaced by the tokenizer's mask token, malloc'd (the
- * strings are not copied); NULL when nothing needs replacing. */
-static const char **words_with_mask_token(const al_tokenizer *tok, const char *const *words, int n) {
+const char **al_papa_mask_words(const al_tokenizer *tok, const char *const *words, int n) {
     const al_special_ids sp = al_tokenizer_special_ids(tok);
     const char *mask = sp.mask >= 0 ? al_tokenizer_id_to_token(tok, sp.mask) : NULL;
     if (!mask || strcmp(mask, "[MASK]") == 0) return NULL;
@@ -85,7 +81,7 @@ al_status al_papa_inputs_build(const al_tokenizer *tok, const al_task *task, int
         const size_t at = (size_t)x * L;
         al_papa_example e = {out->ids + at, out->mask + at, out->type_ids + at, first, 0};
         if (token) {
-            const char **w = words_with_mask_token(tok, ex[x].words, ex[x].n_words);
+            const char **w = al_papa_mask_words(tok, ex[x].words, ex[x].n_words);
             st = al_papa_encode_words(tok, layout, w ? w : ex[x].words, ex[x].n_words, L, &e, err);
             free(w);
             for (int i = 0; !st && i < L; i++)
@@ -93,7 +89,7 @@ al_status al_papa_inputs_build(const al_tokenizer *tok, const al_task *task, int
                                           ? ex[x].word_labels[first[i]]
                                           : AL_IGNORE_INDEX;
         } else {
-            char *a = with_mask_token(tok, ex[x].text), *b = with_mask_token(tok, ex[x].text_pair);
+            char *a = al_papa_mask_text(tok, ex[x].text), *b = al_papa_mask_text(tok, ex[x].text_pair);
             st = al_papa_encode(tok, layout, a ? a : ex[x].text, b ? b : ex[x].text_pair, L, &e, err);
             free(a);
             free(b);

@@ -146,11 +146,13 @@ al_status al_task_import(const al_task_import_options *opt, const char *train_na
     if (st == AL_OK) st = read_file(t, fmt, AL_TASK_TRAIN, tname, train_data, train_len, opt, report, err);
     if (st == AL_OK && val_data)
         st = read_file(t, fmt, AL_TASK_VALIDATION, vname, val_data, val_len, opt, report, err);
-    if (st == AL_OK && !val_data) st = al_task_split_off(t, opt->validation_fraction, opt->seed, err);
-    /* an empty file is named: "dev.conll: no validation examples", not "import: ..." */
+    /* an empty file is named: "dev.conll: no validation examples", not "import: ...", and a train file too
+     * small to split off a validation part is named too */
     if (st == AL_OK && t->n_train < 1) st = al_err(err, AL_ERR_FORMAT, "%s: no train examples", tname);
     if (st == AL_OK && val_data && t->n_validation < 1)
         st = al_err(err, AL_ERR_FORMAT, "%s: no validation examples", vname);
+    if (st == AL_OK && !val_data && (st = al_task_split_off(t, opt->validation_fraction, opt->seed, err)))
+        al_err_prefix(err, tname);
     if (st == AL_OK) st = al_task_finish(t, val_data ? "import" : tname, err);
     if (st) {
         al_task_free(t);

@@ -74,10 +74,11 @@ al_status al_reader_oom(al_task_reader *rd, al_error *err) {
     return al_err(err, AL_ERR_OOM, "%s: out of memory at line %d", rd->filename, rd->line);
 }
 
-int al_reader_text_check(al_task_reader *rd, const char *s, size_t n, char *why, size_t why_len) {
+/* al_reader_text_check, bytes counted in `unit` ("field", or "line" for a JSON line). */
+static int check_text(al_task_reader *rd, const char *s, size_t n, const char *unit, char *why, size_t why_len) {
     const char *nul = memchr(s, '\0', n);
     if (nul) {
-        snprintf(why, why_len, "NUL byte at byte %zu", (size_t)(nul - s));
+        snprintf(why, why_len, "NUL byte at byte %zu of the %s", (size_t)(nul - s), unit);
         return 1;
     }
     if (n > 0x7fffffff) {
@@ -101,14 +102,18 @@ int al_reader_text_check(al_task_reader *rd, const char *s, size_t n, char *why,
             const size_t len = lead >= 0xF0 && lead <= 0xF4 ? 4 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xC2 && lead <= 0xDF ? 2 : 0;
             if (len > at - (j - 1)) at = j - 1;
         }
-        snprintf(why, why_len, "invalid UTF-8 at byte %zu of the field (0x%02X)", at, u[at]);
+        snprintf(why, why_len, "invalid UTF-8 at byte %zu of the %s (0x%02X)", at, unit, u[at]);
         return 1;
     }
     return 0;
 }
 
+int al_reader_text_check(al_task_reader *rd, const char *s, size_t n, char *why, size_t why_len) {
+    return check_text(rd, s, n, "field", why, why_len);
+}
+
 int al_reader_json_check(al_task_reader *rd, const char *s, size_t n, char *why, size_t why_len) {
-    int rc = al_reader_text_check(rd, s, n, why, why_len);
+    int rc = check_text(rd, s, n, "line", why, why_len);
     if (rc) return rc;
     size_t at = 0;
     if (al_json_find_nul(s, n, &at, NULL, 0)) {

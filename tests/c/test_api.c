@@ -559,6 +559,30 @@ static void test_nul(al_session *s) {
     al_reply_free(&reply);
 }
 
+/* "words" as a token task gives them: the ordinary encoding's word_ids index the words; in the papa layout the
+ * words fill the front, the final [SEP] sits at L - 1 and first_word marks each word's first sub-token. */
+static void test_words(al_session *s) {
+    al_reply a, b;
+    cJSON *r = run(s, "{\"op\":\"attention\",\"model\":\"tiny\",\"words\":[[\"the\",\"cat\"],[\"a\"]]}", AL_OK, &a);
+    const cJSON *seq = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "sequences"), 0);
+    const cJSON *wid = cJSON_GetObjectItemCaseSensitive(seq, "word_ids");
+    CHECK(cJSON_GetArraySize(wid) >= 4 && cJSON_GetArrayItem(wid, 0)->valueint == -1 &&
+          cJSON_GetArrayItem(wid, 1)->valueint == 0);
+    cJSON *p = run(s, "{\"op\":\"attention\",\"model\":\"tiny\",\"words\":[\"the\",\"cat\"],\"layout\":\"papa\","
+                      "\"pad_to\":8}", AL_OK, &b);
+    seq = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(p, "sequences"), 0);
+    const cJSON *first = cJSON_GetObjectItemCaseSensitive(seq, "first_word");
+    const cJSON *mask = cJSON_GetObjectItemCaseSensitive(seq, "attention_mask");
+    CHECK(cJSON_GetArraySize(first) == 8 && cJSON_GetArrayItem(first, 0)->valueint == -1 &&
+          cJSON_GetArrayItem(first, 1)->valueint == 0 && cJSON_GetArrayItem(first, 7)->valueint == -1);
+    CHECK(cJSON_GetArraySize(mask) == 8 && cJSON_GetArrayItem(mask, 7)->valueint == 1 &&
+          cJSON_GetArrayItem(mask, 6)->valueint == 0);
+    cJSON_Delete(r);
+    cJSON_Delete(p);
+    al_reply_free(&a);
+    al_reply_free(&b);
+}
+
 static void test_errors(al_session *s) {
     test_nul(s);
     expect_error(s, "{\"op\":", AL_ERR_FORMAT, "request: malformed JSON");
@@ -580,6 +604,19 @@ static void test_errors(al_session *s) {
     expect_error(s, "{\"op\":\"tokenize\",\"model\":\"rand\",\"text\":\"a\"}", AL_ERR_INVALID,
                  "model 'rand' has no tokenizer");
     expect_error(s, "{\"op\":\"attention\",\"model\":\"tiny\"}", AL_ERR_INVALID,
+                 "missing field 'text' (or 'texts', 'words' or 'input_ids')");
+    /* "words": pre-split, one list or one per sequence (a token task's examples); the other ops take none */
+    expect_error(s, "{\"op\":\"attention\",\"model\":\"tiny\",\"words\":[[\"a\",7]]}", AL_ERR_INVALID,
+                 "field 'words[0][1]' must be a string");
+    expect_error(s, "{\"op\":\"attention\",\"model\":\"tiny\",\"words\":[\"a\",null]}", AL_ERR_INVALID,
+                 "field 'words[1]' must be a string");
+    expect_error(s, "{\"op\":\"attention\",\"model\":\"tiny\",\"words\":[[\"a\"],[]]}", AL_ERR_INVALID,
+                 "field 'words[1]' must be a non-empty array of strings");
+    expect_error(s, "{\"op\":\"attention\",\"model\":\"tiny\",\"words\":[\"a\"],\"text\":\"b\"}", AL_ERR_INVALID,
+                 "field 'words' excludes 'text', 'texts', their pairs and 'input_ids'");
+    expect_error(s, "{\"op\":\"attention\",\"model\":\"tiny\",\"words\":[\"a\"],\"text_pairs\":[\"b\"]}",
+                 AL_ERR_INVALID, "field 'words' excludes");
+    expect_error(s, "{\"op\":\"attention_stats\",\"model\":\"tiny\",\"words\":[\"a\"]}", AL_ERR_INVALID,
                  "missing field 'text' (or 'texts' or 'input_ids')");
     expect_error(s, "{\"op\":\"attention\",\"model\":\"tiny\",\"text\":\"a\",\"texts\":[\"b\"]}",
                  AL_ERR_INVALID, "fields 'text' and 'texts' exclude each other");
@@ -803,6 +840,7 @@ int main(void) {
     test_batch(s);
     test_truncation(s);
     test_policies(s);
+    test_words(s);
     test_errors(s);
     test_op_table(s);
     test_version_tables(s);

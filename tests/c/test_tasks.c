@@ -855,6 +855,12 @@ static void test_import_messages(void) {
     CHECK_MSG(has(err.message, "dev.conll: no validation examples"), "%s", err.message);
     CHECK(al_task_import(&opt, "train.conll", "", 0, "dev.conll", train, strlen(train), &t, &rep, &err) == AL_ERR_FORMAT);
     CHECK_MSG(has(err.message, "train.conll: no train examples"), "%s", err.message);
+    /* one empty file, the format forced, validation split off it: still the file, not "0 example(s)" */
+    CHECK(al_task_import(&opt, "empty.conll", "", 0, NULL, NULL, 0, &t, &rep, &err) == AL_ERR_FORMAT);
+    CHECK_MSG(has(err.message, "empty.conll: no train examples"), "%s", err.message);
+    const char *one = "EU NNP B-NP B-ORG\n\n";
+    CHECK(al_task_import(&opt, "one.conll", one, strlen(one), NULL, NULL, 0, &t, &rep, &err) != AL_OK);
+    CHECK_MSG(has(err.message, "one.conll:") && has(err.message, "1 example(s) cannot be split"), "%s", err.message);
     /* a Latin-1 e-acute (0xE9) in the NER column: the column is named and the byte is the lead byte (the
      * field's byte 1), not the one after it */
     const char *latin1 = "EU NNP B-NP B-ORG\ncaf\xe9 NN I-NP B\xe9-LOC\n\n";
@@ -875,6 +881,12 @@ static void test_import_messages(void) {
     const char *csv2 = "text,label\ngood,pos\n";
     CHECK(al_task_import(&opt, "r.csv", csv, strlen(csv), "d.csv", csv2, strlen(csv2), &t, &rep, &err) == AL_ERR_FORMAT);
     CHECK_MSG(has(err.message, "r.csv: line 2:") && has(err.message, "at byte 2 of the field (0xEF)"), "%s", err.message);
+    /* attnlab's task file (JSONL): the byte is counted in the line, and said so */
+    const char *jsonl = "{\"task\":\"t\",\"kind\":\"sequence\",\"labels\":[\"a\",\"b\"],\"metric\":\"accuracy\"}\n"
+                        "{\"split\":\"train\",\"text\":\"caf\xe9 x\",\"label\":\"a\"}\n";
+    CHECK(al_task_load_jsonl(jsonl, strlen(jsonl), "t.jsonl", &t, &err) == AL_ERR_FORMAT);
+    CHECK_MSG(has(err.message, "t.jsonl: line 2:") && has(err.message, "at byte 28 of the line (0xE9)"), "%s",
+              err.message);
     al_task_free(t);
 }
 

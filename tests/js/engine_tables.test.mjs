@@ -9,7 +9,8 @@ import test from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { loadEngineTables } from '../../scripts/engine_tables.mjs';
-import { BUILTIN_TASKS, METRICS, setEngineTables } from '../../web/engine_tables.js';
+import { BUILTIN_TASKS, FAMILIES, METRICS, setEngineTables } from '../../web/engine_tables.js';
+import { checkConfig } from '../../web/models.js';
 import { metricRange } from '../../web/papa_record.js';
 import { PAPA_KEYS, examples } from '../../web/papa_request.js';
 import { defineKeys, whyRefused } from '../../web/state.js';
@@ -31,10 +32,16 @@ test('the CLI\'s version reply lists the built-in tasks and the metrics, and the
   assert.deepEqual(metricRange('mcc'), { min: -1, max: 1 });
   assert.deepEqual(metricRange('token_accuracy'), { min: 0, max: 1 });
   assert.equal(metricRange('mlm'), null);
+  // the model families: the registry (src/model/families.c) with the config.json names that pick each
+  const bert = reply.families.find((f) => f.name === 'bert');
+  assert.deepEqual(bert, { name: 'bert', model_types: ['bert'], class_prefixes: ['Bert'] });
+  for (const name of ['roberta', 'distilbert', 'electra']) assert.ok(reply.families.some((f) => f.name === name), name);
+  assert.deepEqual(FAMILIES, reply.families);
 });
 
 test('another table gives other choices: the page keeps no list of its own', () => {
-  setEngineTables({ tasks: [{ id: 'parity', label: 'Parity (accuracy)' }], metrics: [{ name: 'score', summary: 's', min: -5, max: 5 }] });
+  setEngineTables({ tasks: [{ id: 'parity', label: 'Parity (accuracy)' }], metrics: [{ name: 'score', summary: 's', min: -5, max: 5 }],
+                    families: [{ name: 'deberta-v2', model_types: ['deberta-v2'], class_prefixes: ['DebertaV2'] }] });
   assert.deepEqual(BUILTIN_TASKS, [['parity', 'Parity (accuracy)']]);
   assert.deepEqual(PAPA_KEYS.papa_task.values, ['parity', 'file']);
   // a link's task is checked against the table as it is now, not as it was when the keys were declared
@@ -43,5 +50,11 @@ test('another table gives other choices: the page keeps no list of its own', () 
   assert.deepEqual(metricRange('score'), { min: -5, max: 5 });
   assert.equal(metricRange('mcc'), null);
   assert.equal(METRICS.size, 1);
-  assert.throws(() => setEngineTables({ version: '1' }), /does not list its built-in tasks and metrics/);
+  // a config.json is checked against the engine's families as they are now: a family the registry gains is taken
+  const cfg = (o) => new TextEncoder().encode(JSON.stringify({ hidden_size: 8, ...o }));
+  assert.ok(checkConfig(cfg({ model_type: 'deberta-v2' }), 'm'));
+  assert.ok(checkConfig(cfg({ architectures: ['DebertaV2ForMaskedLM'] }), 'm'));
+  assert.throws(() => checkConfig(cfg({ model_type: 'bert' }), 'm'), /model_type "bert"\).*runs the model families deberta-v2\./);
+  assert.throws(() => setEngineTables({ version: '1' }), /does not list its built-in tasks, metrics and model families/);
+  assert.throws(() => setEngineTables({ tasks: [], metrics: [] }), /model families/);
 });

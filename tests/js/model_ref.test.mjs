@@ -1,14 +1,20 @@
 // model_ref.test.mjs: how a link names a model (web/model_ref.js): the checks on a reference read
 // from a link, SHA-256 of local files (crypto.subtle, the same call as in the browser), and the
 // matching of given files against the files a link names; and which entry of models/index.json is the default and
-// which entries have weights (web/models.js).
+// which entries have weights (web/models.js), and the config.json family check against the engine's families.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { loadEngineTables } from '../../scripts/engine_tables.mjs';
 
 import { checkModelRef, matchFiles, recordFiles, refOf, sha256Hex } from '../../web/model_ref.js';
 import { checkConfig, defaultEmbedded, hasWeights } from '../../web/models.js';
 
 const bytes = (s) => new TextEncoder().encode(s).buffer;
+const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..', process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
 
 test('SHA-256: the FIPS 180-2 test vectors', async () => {
   assert.equal(await sha256Hex(bytes('abc')), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
@@ -75,11 +81,16 @@ test('models/index.json: the default entry, and which entries have weights', () 
   assert.ok(!hasWeights({ id: 'm' }), 'no file list');
 });
 
-test('config.json family check before a download: a classic config (no model_type, no architectures) passes', () => {
+test('config.json family check before a download: a classic config (no model_type, no architectures) passes',
+     { skip: existsSync(cli) ? false : `no CLI at ${cli}` }, () => {
+  loadEngineTables(cli); // the families are the engine's (its version reply), as the page gets them from the worker
   const cfg = (o) => new TextEncoder().encode(JSON.stringify(o));
   const classic = { hidden_size: 8, num_hidden_layers: 2, num_attention_heads: 2, intermediate_size: 16, vocab_size: 32 };
   assert.equal(checkConfig(cfg(classic), 'm').hidden_size, 8, 'the core decides by its fields, the loader by tensor names');
   assert.ok(checkConfig(cfg({ ...classic, architectures: ['BertForMaskedLM'] }), 'm'));
   assert.throws(() => checkConfig(cfg({ ...classic, model_type: 'gpt2' }), 'm'), /not a BERT-family model \(model_type "gpt2"\)/);
   assert.throws(() => checkConfig(cfg({ ...classic, architectures: ['GPT2LMHeadModel'] }), 'm'), /BERT-family/);
+  assert.throws(() => checkConfig(cfg({ ...classic, model_type: 'gpt2' }), 'm'), /runs the model families bert, roberta, distilbert, electra/);
+  assert.ok(checkConfig(cfg({ ...classic, architectures: ['DistilBertForMaskedLM'] }), 'm'));
+  assert.ok(checkConfig(cfg({ ...classic, model_type: 'electra' }), 'm'));
 });

@@ -141,9 +141,28 @@ test('scripts/papa_table.py: a reply\'s table and its one-line summary carry the
     const f = reply.findings;
     const line = execFileSync('/usr/bin/python3', [script, '--summary', file], { encoding: 'utf8' }).split('\n')[4];
     const at = (i) => `${reply.summary[i].mean.toFixed(4)} ± ${reply.summary[i].ci95.toFixed(4)}`;
+    const paired = (p) => `${p.mean < 0 ? '-' : '+'}${Math.abs(p.mean).toFixed(4)} ± ${p.ci95.toFixed(4)}`;
     assert.equal(line, `| cola | attnlab-mini-bert | ${at(f.full)} | ${at(f.all_constant)} | ` +
-                       `${drop(reply.summary[f.all_constant].drop)} | ` +
-                       `${at(f.embeddings_only)} | ${f.words[f.informative]} | ${f.words[f.constant_costs]} |`);
+                       `${drop(reply.summary[f.all_constant].drop)} | ${paired(f.full_minus_constant)} | ` +
+                       `${at(f.embeddings_only)} | ${paired(f.full_minus_embeddings)} | ` +
+                       `${f.words[f.informative]} | ${f.words[f.constant_costs]} |`);
+    // the table says which rule made the verdicts: a reply with paired differences was judged by the paired rule
+    assert.match(table, /\nVerdicts: the engine's \(0\.\d+\.\d+\) by the paired rule of docs\/papa\.md/);
+    assert.ok(table.includes(`| average all | ${at(f.all_constant)} | ${drop(reply.summary[f.all_constant].drop)} | ` +
+                             `${paired(reply.summary[f.all_constant].paired)} |`), table);
+    // and gives the seed-by-seed differences the paired rule reads, full minus every head constant
+    for (const x of reply.runs) if (x.config === f.full || x.config === f.all_constant) {
+      x.score = x.config === f.full ? [0.5, 0.3][x.seed_index] : [0.25, 0.4][x.seed_index];
+    }
+    writeFileSync(file, JSON.stringify(reply));
+    const seeds = execFileSync('/usr/bin/python3', [script, file], { encoding: 'utf8' });
+    assert.match(seeds, /\nattnlab-mini-bert, full − every head constant, seed by seed: \+0\.2500, -0\.1000\./);
+    // an older reply (verdicts from the two intervals alone) is said to be one
+    const unpaired = JSON.parse(JSON.stringify(reply));
+    delete unpaired.findings.full_minus_constant;
+    writeFileSync(file, JSON.stringify(unpaired));
+    const before = execFileSync('/usr/bin/python3', [script, '--summary', file], { encoding: 'utf8' });
+    assert.match(before, /the verdicts are the engine's \(0\.\d+\.\d+\) by the rule before the seeds were paired/);
     // this fixture's MCC is 0, so its drops are null ("–"); a reply with drops shows them signed, in percent
     reply.summary[f.all_constant].drop = 0.0234;
     reply.summary[f.embeddings_only].drop = -0.011;

@@ -79,6 +79,7 @@ test('every op: init, loadModel, info, tokenize, attention', { skip }, async () 
   // The core's tables the page lists (engine_tables.js): its built-in tasks and metrics, as "version" lists them.
   assert.deepEqual(init.result.reply.tasks.map((t) => t.id), ['pos', 'agreement', 'definition', 'order']);
   assert.deepEqual(init.result.reply.metrics.find((m) => m.name === 'mcc'), { name: 'mcc', summary: 'Matthews correlation', min: -1, max: 1 });
+  assert.deepEqual(init.result.reply.families.find((f) => f.name === 'bert'), { name: 'bert', model_types: ['bert'], class_prefixes: ['Bert'] });
 
   const files = readModel(golden);
   const buffers = Object.values(files);
