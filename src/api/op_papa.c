@@ -14,6 +14,7 @@
 #include "../methods/metrics.h"
 #include "../methods/papa_summary.h"
 #include "api_internal.h"
+#include "op_papa.h"
 #include "reply_digest.h"
 
 /* ------------------------------------------------------------ reading the request */
@@ -143,8 +144,8 @@ static al_status read_shard(const cJSON *req, al_papa_sweep_request *r, al_error
     return AL_OK;
 }
 
-static al_status read_request(const cJSON *req, const al_task *task, al_papa_sweep_request *r, const char **preset,
-                              al_error *err) {
+al_status al_papa_read_request(const cJSON *req, const al_task *task, al_papa_sweep_request *r, const char **preset,
+                               al_error *err) {
     *r = al_papa_sweep_default_request();
     al_status st = al_req_string(req, "preset", "preset", 0, preset, err);
     if (!st && !*preset) *preset = "quick";
@@ -268,7 +269,7 @@ static al_status import_task(const cJSON *imp, al_reply_builder *rb, al_task **t
     return AL_OK;
 }
 
-static al_status load_task(const cJSON *req, al_reply_builder *rb, al_task **task, al_error *err) {
+al_status al_papa_load_task(const cJSON *req, al_reply_builder *rb, al_task **task, al_error *err) {
     const char *id = NULL, *jsonl = NULL, *dir = NULL;
     al_status st = al_req_string(req, "task", "task", 0, &id, err);
     if (!st) st = al_req_string(req, "task_jsonl", "task_jsonl", 0, &jsonl, err);
@@ -524,7 +525,7 @@ static void cache_name(const char *what, const char *key, char name[64]) {
     snprintf(name, 64, "papa:%s:%.32s", what, hex);
 }
 
-static void cache_keys(const char *model_hash, const al_task *task, const al_papa_sweep_request *q, char c_name[64],
+void al_papa_cache_keys(const char *model_hash, const al_task *task, const al_papa_sweep_request *q, char c_name[64],
                        char t_name[64]) {
     char key[1024];
     int n = snprintf(key, sizeof key, "constants %s %s L=%d layout=%d max_train=%d examples=%d", model_hash, task->hash,
@@ -536,7 +537,7 @@ static void cache_keys(const char *model_hash, const al_task *task, const al_pap
     cache_name("theta", key, t_name);
 }
 
-static void cache_put(al_session *session, const char *name, int ndim, const int64_t *shape, const float *data) {
+void al_papa_cache_put(al_session *session, const char *name, int ndim, const int64_t *shape, const float *data) {
     al_error ignored;
     if (data && !al_api_find_tensor(session, name)) al_session_set_tensor(session, name, ndim, shape, data, &ignored);
 }
@@ -550,11 +551,11 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
     al_status st = al_req_model(ctx->session, ctx->req, &m, err);
     if (st) return st;
     al_task *task = NULL;
-    st = load_task(ctx->req, ctx->rb, &task, err);
+    st = al_papa_load_task(ctx->req, ctx->rb, &task, err);
     if (st) return st;
     al_papa_sweep_request q;
     const char *preset = NULL;
-    st = read_request(ctx->req, task, &q, &preset, err);
+    st = al_papa_read_request(ctx->req, task, &q, &preset, err);
     int outputs = 0;
     static const char *const out_names[] = {"constants", "theta"};
     if (!st) st = al_req_flags(ctx->req, "outputs", out_names, 2, 0, &outputs, err);
@@ -575,7 +576,7 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
     const int NL = cfg->n_layers, H = cfg->n_heads;
     char model_hash[65], c_name[64], t_name[64];
     al_model_content_hash(m->model, model_hash);
-    cache_keys(model_hash, task, &q, c_name, t_name);
+    al_papa_cache_keys(model_hash, task, &q, c_name, t_name);
     const al_api_tensor *c_cached = al_api_find_tensor(ctx->session, c_name);
     const al_api_tensor *t_cached = al_api_find_tensor(ctx->session, t_name);
     if (c_cached) q.constants = c_cached->data;
@@ -594,13 +595,13 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
     char dig[72], buf[80];
     if (t_cached) r.rank_loss = t_cached->data[NL * H]; /* stored after the logits */
     const int64_t c_shape[4] = {NL, H, q.L, q.L}, t_shape[1] = {NL * H + 1};
-    cache_put(ctx->session, c_name, 4, c_shape, r.constants);
+    al_papa_cache_put(ctx->session, c_name, 4, c_shape, r.constants);
     if (r.theta && !t_cached) {
         float *tl = malloc(sizeof(float) * ((size_t)NL * H + 1));
         if (tl) {
             memcpy(tl, r.theta, sizeof(float) * (size_t)NL * H);
             tl[NL * H] = (float)r.rank_loss;
-            cache_put(ctx->session, t_name, 1, t_shape, tl);
+            al_papa_cache_put(ctx->session, t_name, 1, t_shape, tl);
             free(tl);
         }
     }
