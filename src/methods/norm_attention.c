@@ -30,8 +30,9 @@ al_status al_norm_attention_weights(const float *o_w, const float *o_b, const fl
     double *F = malloc(sizeof(double) * (size_t)L * H * D);
     double *fn = malloc(sizeof(double) * (size_t)H * L);
     double *y = malloc(sizeof(double) * (size_t)L * D); /* one query's y_ij for every j */
-    if (!F || !fn || !y) {
-        free(F), free(fn), free(y);
+    double *u = malloc(sizeof(double) * (size_t)D);      /* the LayerNorm's input for that query */
+    if (!F || !fn || !y || !u) {
+        free(F), free(fn), free(y), free(u);
         return al_err(err, AL_ERR_OOM, "norm_attention: out of memory for %d tokens", L);
     }
     for (int j = 0; j < L; j++)
@@ -85,14 +86,11 @@ al_status al_norm_attention_weights(const float *o_w, const float *o_b, const fl
         for (int r = 0; r < D; r++) {
             double s = (double)o_b[r];
             for (int j = 0; j < L; j++) s += y[(size_t)j * D + r];
+            u[r] = s;
             u_mean += s;
         }
         u_mean /= D;
-        for (int r = 0; r < D; r++) {
-            double s = (double)o_b[r];
-            for (int j = 0; j < L; j++) s += y[(size_t)j * D + r];
-            u_var += (s - u_mean) * (s - u_mean);
-        }
+        for (int r = 0; r < D; r++) u_var += (u[r] - u_mean) * (u[r] - u_mean);
         u_var /= D;
         const double inv_s = 1.0 / sqrt(u_var + (double)ln_eps);
         for (int j = 0; j < L; j++) {
@@ -109,6 +107,6 @@ al_status al_norm_attention_weights(const float *o_w, const float *o_b, const fl
             rrow[j] = (float)sqrt(ss);
         }
     }
-    free(F), free(fn), free(y);
+    free(F), free(fn), free(y), free(u);
     return AL_OK;
 }
