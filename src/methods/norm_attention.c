@@ -19,36 +19,69 @@ al_status al_norm_attention_layer(const al_model *model, int layer, const float 
                                      c->n_heads, x, attn, values, mask, L, out, err);
 }
 
+/* Why Gram matrices: ||sum_h a_h f_h||^2 = sum_h sum_h' a_h a_h' <f_h, f_h'>, so with the H x H inner products
+ * of each key's head vectors every (query, key) pair costs H^2 instead of H * D; the LayerNorm's linear part
+ * g_i is linear in its argument (centering, then gamma / s_i), so the same holds for the centred, gamma-scaled
+ * vectors, plus the residual x_i on the diagonal. Everything in double: the differences of squares this
+ * could cancel are far below float32 output precision. */
 al_status al_norm_attention_weights(const float *o_w, const float *o_b, const float *ln_g, float ln_eps, int D,
                                     int H, const float *x, const float *attn, const float *values,
                                     const int32_t *mask, int L, const al_norm_outputs *out, al_error *err) {
-    if (D < 1 || H < 1 || D % H || L < 1)
-        return al_err(err, AL_ERR_INVALID, "norm_attention: bad shape (D %d, H %d, L %d)", D, H, L);
-    const int dh = D / H;
-    const int want_sum = out->layer_norms || out->res_ln;
-    /* F [L, H, D]: f_h(x_j) for every real j; norms [H, L] */
-    double *F = malloc(sizeof(double) * (size_t)L * H * D);
+    if (D < 1 || H < 1 || H > 1023 || D % H || L < 1)
+        return al_err(err, AL_ERR_INVALID, "norm_attention: bad shape (D %d, H %d (at most 1023), L %d)", D, H, L);
+    const int dh = D / H, H1 = H + 1;
+    const int want_layer = out->layer_norms != NULL, want_res = out->res_ln != NULL;
+    double *WT = malloc(sizeof(double) * (size_t)D * D);      /* W_O as x W: WT[c * D + r] = o_w[r * D + c] */
+    double *F = malloc(sizeof(double) * (size_t)H1 * D);       /* one key's f_h, then (res) x_j, row by row */
     double *fn = malloc(sizeof(double) * (size_t)H * L);
-    double *y = malloc(sizeof(double) * (size_t)L * D); /* one query's y_ij for every j */
-    double *u = malloc(sizeof(double) * (size_t)D);      /* the LayerNorm's input for that query */
-    if (!F || !fn || !y || !u) {
-        free(F), free(fn), free(y), free(u);
+    double *G = calloc((size_t)L * H * H, sizeof(double));     /* <f_h(x_j), f_h'(x_j)> per key */
+    double *E = calloc((size_t)L * H1 * H1, sizeof(double));   /* the same for gamma * centred vectors, x_j last */
+    double *ctx = malloc(sizeof(double) * (size_t)D), *u = malloc(sizeof(double) * (size_t)D);
+    double *mean = malloc(sizeof(double) * (size_t)H1);
+    if (!WT || !F || !fn || !G || !E || !ctx || !u || !mean) {
+        free(WT), free(F), free(fn), free(G), free(E), free(ctx), free(u), free(mean);
         return al_err(err, AL_ERR_OOM, "norm_attention: out of memory for %d tokens", L);
     }
-    for (int j = 0; j < L; j++)
-        for (int h = 0; h < H; h++) {
-            double *f = F + ((size_t)j * H + h) * D;
+    for (int r = 0; r < D; r++)
+        for (int c = 0; c < D; c++) WT[(size_t)c * D + r] = o_w[(size_t)r * D + c];
+    for (int j = 0; j < L; j++) {
+        for (int h = 0; h < H; h++) { /* f_h(x_j)[r] = sum_k v[k] W_O[h dh + k, r], k ascending */
+            double *f = F + (size_t)h * D;
             const float *v = values + ((size_t)h * L + j) * dh;
-            double ss = 0.0;
-            for (int r = 0; r < D; r++) {
-                const float *w = o_w + (size_t)r * D + (size_t)h * dh;
-                double acc = 0.0;
-                for (int k = 0; k < dh; k++) acc += (double)w[k] * v[k];
-                f[r] = mask[j] ? acc : 0.0;
-                ss += f[r] * f[r];
+            memset(f, 0, sizeof(double) * (size_t)D);
+            for (int k = 0; mask[j] && k < dh; k++) {
+                const double vk = v[k];
+                const double *w = WT + ((size_t)h * dh + k) * D;
+                for (int r = 0; r < D; r++) f[r] += vk * w[r];
             }
+            double ss = 0.0;
+            for (int r = 0; r < D; r++) ss += f[r] * f[r];
             fn[(size_t)h * L + j] = sqrt(ss);
         }
+        if (!mask[j]) continue;
+        for (int h = 0; want_layer && h < H; h++)
+            for (int g = 0; g <= h; g++) {
+                double d = 0.0;
+                for (int r = 0; r < D; r++) d += F[(size_t)h * D + r] * F[(size_t)g * D + r];
+                G[((size_t)j * H + h) * H + g] = G[((size_t)j * H + g) * H + h] = d;
+            }
+        if (!want_res) continue;
+        for (int r = 0; r < D; r++) F[(size_t)H * D + r] = x[(size_t)j * D + r];
+        for (int h = 0; h < H1; h++) {
+            double m = 0.0;
+            for (int r = 0; r < D; r++) m += F[(size_t)h * D + r];
+            mean[h] = m / D;
+        }
+        for (int h = 0; h < H1; h++)
+            for (int g = 0; g <= h; g++) {
+                double d = 0.0;
+                for (int r = 0; r < D; r++) {
+                    const double gr = ln_g[r];
+                    d += gr * (F[(size_t)h * D + r] - mean[h]) * gr * (F[(size_t)g * D + r] - mean[g]);
+                }
+                E[((size_t)j * H1 + h) * H1 + g] = E[((size_t)j * H1 + g) * H1 + h] = d;
+            }
+    }
     if (out->value_norms)
         for (int i = 0; i < H * L; i++) out->value_norms[i] = (float)fn[i];
     if (out->head_norms)
@@ -58,55 +91,52 @@ al_status al_norm_attention_weights(const float *o_w, const float *o_b, const fl
                     const size_t at = ((size_t)h * L + i) * L + j;
                     out->head_norms[at] = mask[i] && mask[j] ? (float)((double)attn[at] * fn[(size_t)h * L + j]) : 0.0f;
                 }
-    for (int i = 0; want_sum && i < L; i++) {
-        float *lrow = out->layer_norms ? out->layer_norms + (size_t)i * L : NULL;
-        float *rrow = out->res_ln ? out->res_ln + (size_t)i * L : NULL;
+    double a[1024]; /* one (query, key) pair's weights per head, then the residual's 0 or 1 */
+    for (int i = 0; (want_layer || want_res) && i < L; i++) {
+        float *lrow = want_layer ? out->layer_norms + (size_t)i * L : NULL;
+        float *rrow = want_res ? out->res_ln + (size_t)i * L : NULL;
         if (lrow) memset(lrow, 0, sizeof(float) * (size_t)L);
         if (rrow) memset(rrow, 0, sizeof(float) * (size_t)L);
         if (!mask[i]) continue;
-        /* y_ij = sum_h alpha_h[i, j] f_h(x_j), and u_i = sum_j y_ij + b_O + x_i (the LayerNorm's input) */
-        double u_mean = 0.0, u_var = 0.0;
+        double inv_s = 0.0;
+        if (want_res) { /* u_i = sum_h (sum_j alpha_h[i, j] v_h(x_j)) W_O^h + b_O + x_i over the real keys */
+            for (int r = 0; r < D; r++) u[r] = (double)o_b[r] + x[(size_t)i * D + r];
+            for (int h = 0; h < H; h++)
+                for (int k = 0; k < dh; k++) {
+                    double c = 0.0;
+                    for (int j = 0; j < L; j++)
+                        if (mask[j]) c += (double)attn[((size_t)h * L + i) * L + j] * values[((size_t)h * L + j) * dh + k];
+                    ctx[k] = c;
+                    const double *w = WT + ((size_t)h * dh + k) * D;
+                    for (int r = 0; r < D; r++) u[r] += c * w[r];
+                }
+            double um = 0.0, uv = 0.0;
+            for (int r = 0; r < D; r++) um += u[r];
+            um /= D;
+            for (int r = 0; r < D; r++) uv += (u[r] - um) * (u[r] - um);
+            uv /= D;
+            inv_s = 1.0 / sqrt(uv + (double)ln_eps);
+        }
         for (int j = 0; j < L; j++) {
-            double *yj = y + (size_t)j * D;
-            memset(yj, 0, sizeof(double) * (size_t)D);
             if (!mask[j]) continue;
-            for (int h = 0; h < H; h++) {
-                const double a = attn[((size_t)h * L + i) * L + j];
-                const double *f = F + ((size_t)j * H + h) * D;
-                for (int r = 0; r < D; r++) yj[r] += a * f[r];
-            }
+            for (int h = 0; h < H; h++) a[h] = attn[((size_t)h * L + i) * L + j];
+            a[H] = i == j; /* the residual: token i's own input, on the diagonal only */
             if (lrow) {
-                double ss = 0.0;
-                for (int r = 0; r < D; r++) ss += yj[r] * yj[r];
-                lrow[j] = (float)sqrt(ss);
+                const double *g = G + (size_t)j * H * H;
+                double q = 0.0;
+                for (int h = 0; h < H; h++)
+                    for (int k = 0; k < H; k++) q += a[h] * a[k] * g[(size_t)h * H + k];
+                lrow[j] = (float)sqrt(q > 0.0 ? q : 0.0);
             }
-        }
-        if (!rrow) continue;
-        for (int r = 0; r < D; r++) y[(size_t)i * D + r] += x[(size_t)i * D + r]; /* the residual is token i's */
-        for (int r = 0; r < D; r++) {
-            double s = (double)o_b[r];
-            for (int j = 0; j < L; j++) s += y[(size_t)j * D + r];
-            u[r] = s;
-            u_mean += s;
-        }
-        u_mean /= D;
-        for (int r = 0; r < D; r++) u_var += (u[r] - u_mean) * (u[r] - u_mean);
-        u_var /= D;
-        const double inv_s = 1.0 / sqrt(u_var + (double)ln_eps);
-        for (int j = 0; j < L; j++) {
-            if (!mask[j]) continue;
-            const double *yj = y + (size_t)j * D;
-            double m = 0.0;
-            for (int r = 0; r < D; r++) m += yj[r];
-            m /= D;
-            double ss = 0.0;
-            for (int r = 0; r < D; r++) {
-                const double g = (double)ln_g[r] * (yj[r] - m) * inv_s;
-                ss += g * g;
+            if (rrow) {
+                const double *e = E + (size_t)j * H1 * H1;
+                double q = 0.0;
+                for (int h = 0; h < H1; h++)
+                    for (int k = 0; k < H1; k++) q += a[h] * a[k] * e[(size_t)h * H1 + k];
+                rrow[j] = (float)(sqrt(q > 0.0 ? q : 0.0) * inv_s);
             }
-            rrow[j] = (float)sqrt(ss);
         }
     }
-    free(F), free(fn), free(y), free(u);
+    free(WT), free(F), free(fn), free(G), free(E), free(ctx), free(u), free(mean);
     return AL_OK;
 }
