@@ -13,6 +13,8 @@
 //     op 'attention' {model, text, ..., policies?, outputs?, inputs?: {name: {shape, data}}}
 //     op 'effective_attention' | 'attention_diff' | 'attention_stats' | 'attention_patterns' |
 //        'attention_by_pos' | 'attention_similarity'  {model, ...}  -> the JSON API's reply
+//     op 'norm_attention' | 'attention_rollout' | 'head_stats'  {model, ...}  -> the JSON API's reply
+//        (docs/measures.md)
 //     (the JSON API ops the worker passes through are those its "version" op marks "worker": the
 //     op table in src/api/ops.c)
 //     op 'cancel'    {targetId}                           -> {cancelled: bool}

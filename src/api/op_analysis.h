@@ -13,6 +13,9 @@ al_status al_op_attention_stats(al_op_ctx *ctx, al_error *err);
 al_status al_op_attention_patterns(al_op_ctx *ctx, al_error *err);
 al_status al_op_attention_by_pos(al_op_ctx *ctx, al_error *err);
 al_status al_op_attention_similarity(al_op_ctx *ctx, al_error *err);
+al_status al_op_norm_attention(al_op_ctx *ctx, al_error *err);    /* op_measures.c */
+al_status al_op_attention_rollout(al_op_ctx *ctx, al_error *err); /* op_measures.c */
+al_status al_op_head_stats(al_op_ctx *ctx, al_error *err);        /* op_head_stats.c */
 
 /* Request fields every analysis op reads: "mode" ("exact" | "paper"), "average" ("exact" |
  * "paper", default: as "mode"), "pad_to", "max_length", "add_special_tokens", "batch_size". */
@@ -41,6 +44,11 @@ int al_an_length(const al_api_inputs *in, const al_an_opts *o);
 al_status al_an_run(const al_op_ctx *ctx, const al_model *model, const al_model *model_b,
                     const al_api_inputs *in, const al_an_opts *o, al_batch_run_fn fn, void *user,
                     al_error *err);
+
+/* The same with the runner's outputs (AL_RUN_*) and effective attention (0: none) chosen by the op. */
+al_status al_an_run_outputs(const al_op_ctx *ctx, const al_model *model, const al_model *model_b,
+                            const al_api_inputs *in, const al_an_opts *o, int outputs, int effective,
+                            al_batch_run_fn fn, void *user, al_error *err);
 
 /* A [rows][cols] JSON array of numbers from doubles divided by `div` (div 0: left as is). */
 cJSON *al_an_matrix(al_reply_builder *rb, cJSON *obj, const char *key, const double *v, int rows,

@@ -78,9 +78,15 @@ static void report_batches(void *user, const char *stage, double fraction) {
 al_status al_an_run(const al_op_ctx *ctx, const al_model *model, const al_model *model_b,
                     const al_api_inputs *in, const al_an_opts *o, al_batch_run_fn fn, void *user,
                     al_error *err) {
+    return al_an_run_outputs(ctx, model, model_b, in, o, AL_RUN_ATTENTIONS | AL_RUN_VALUES, 1, fn, user, err);
+}
+
+al_status al_an_run_outputs(const al_op_ctx *ctx, const al_model *model, const al_model *model_b,
+                            const al_api_inputs *in, const al_an_opts *o, int outputs, int effective,
+                            al_batch_run_fn fn, void *user, al_error *err) {
     al_batch_run_params p = al_batch_run_default_params();
-    p.outputs = AL_RUN_ATTENTIONS | AL_RUN_VALUES;
-    p.effective = 1;
+    p.outputs = outputs;
+    p.effective = effective;
     p.effective_mode = o->mode;
     p.batch_size = o->batch_size;
     p.pad_to = o->pad_to;

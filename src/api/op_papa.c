@@ -1,9 +1,9 @@
 /* op_papa.c: the "papa" op, the PAPA experiment as one JSON request (docs/papa-op.md): the request is
  * read into an al_papa_sweep_request (presets first, then every field the user gives), the sweep runs
  * (src/methods/papa_sweep.c), and the reply holds the resolved configuration, the content hashes of model
- * and task, every run's score, the summaries with 95% intervals and relative drops, the lambdas, the head
- * orders, the MLM scores, timings, and a digest of the numbers (a repeat of the request must give the same
- * digest on any build). */
+ * and task, every run's score, the summaries with 95% intervals, relative drops and findings (computed by
+ * src/methods/papa_summary.c), the lambdas, the head orders, the MLM scores, timings, and a digest of the
+ * numbers (reply_digest.h: a repeat of the request must give the same digest on any build). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,11 +11,11 @@
 #include <string.h>
 
 #include "../core/error.h"
-#include "../core/sha256.h"
 #include "../methods/metrics.h"
-#include "../methods/papa_findings.h"
-#include "../methods/papa_sweep.h"
+#include "../methods/papa_summary.h"
 #include "api_internal.h"
+#include "op_papa.h"
+#include "reply_digest.h"
 
 /* ------------------------------------------------------------ reading the request */
 
@@ -144,8 +144,8 @@ static al_status read_shard(const cJSON *req, al_papa_sweep_request *r, al_error
     return AL_OK;
 }
 
-static al_status read_request(const cJSON *req, const al_task *task, al_papa_sweep_request *r, const char **preset,
-                              al_error *err) {
+al_status al_papa_read_request(const cJSON *req, const al_task *task, al_papa_sweep_request *r, const char **preset,
+                               al_error *err) {
     *r = al_papa_sweep_default_request();
     al_status st = al_req_string(req, "preset", "preset", 0, preset, err);
     if (!st && !*preset) *preset = "quick";
@@ -269,7 +269,7 @@ static al_status import_task(const cJSON *imp, al_reply_builder *rb, al_task **t
     return AL_OK;
 }
 
-static al_status load_task(const cJSON *req, al_reply_builder *rb, al_task **task, al_error *err) {
+al_status al_papa_load_task(const cJSON *req, al_reply_builder *rb, al_task **task, al_error *err) {
     const char *id = NULL, *jsonl = NULL, *dir = NULL;
     al_status st = al_req_string(req, "task", "task", 0, &id, err);
     if (!st) st = al_req_string(req, "task_jsonl", "task_jsonl", 0, &jsonl, err);
@@ -304,51 +304,32 @@ static al_status load_task(const cJSON *req, al_reply_builder *rb, al_task **tas
 
 /* ------------------------------------------------------------ the reply */
 
-static void hash_line(al_sha256 *s, const char *fmt, double a, double b) {
-    char line[96];
-    int n = snprintf(line, sizeof line, fmt, a, b);
-    al_sha256_update(s, line, (size_t)n);
-}
-
-/* The digest covers every number a reader compares: scores, accuracies, lambda logits, MLM scores. */
-static void digest(const al_papa_sweep_result *r, int n_heads, char hex[65]) {
+/* The digest covers every number a reader compares: scores, accuracies, lambda logits, MLM scores
+ * (the replies' digest rule: reply_digest.h). */
+static void digest(const al_papa_sweep_result *r, int n_heads, char out[72]) {
     al_sha256 s;
-    al_sha256_init(&s);
+    al_digest_begin(&s);
     for (int i = 0; i < r->n_runs; i++) {
         const al_papa_run_result *x = &r->runs[i];
-        hash_line(&s, "run %.0f %.17g\n", x->config * 1000.0 + x->seed_index, x->score);
-        hash_line(&s, "acc %.0f %.17g\n", x->config * 1000.0 + x->seed_index, x->accuracy);
+        al_digest_line(&s, "run %.0f %.17g\n", x->config * 1000.0 + x->seed_index, x->score);
+        al_digest_line(&s, "acc %.0f %.17g\n", x->config * 1000.0 + x->seed_index, x->accuracy);
     }
-    for (int i = 0; r->theta && i < n_heads; i++) hash_line(&s, "theta %.0f %.9g\n", i, r->theta[i]);
+    for (int i = 0; r->theta && i < n_heads; i++) al_digest_line(&s, "theta %.0f %.9g\n", i, r->theta[i]);
     for (int c = 0; c < r->plan.n_configs; c++)
-        if (!isnan(r->mlm_score[c])) hash_line(&s, "mlm %.0f %.17g\n", c, r->mlm_score[c]);
-    uint8_t d[32];
-    al_sha256_final(&s, d);
-    al_sha256_hex(d, hex);
+        if (!isnan(r->mlm_score[c])) al_digest_line(&s, "mlm %.0f %.17g\n", c, r->mlm_score[c]);
+    al_digest_end(&s, out);
 }
 
-/* The value a reader gets back from the reply: cJSON prints 15 significant digits when they read back
- * within an epsilon, so a reply's numbers are not always the computed doubles. Summaries and the digest are
- * computed from these canonical values, so a merged or re-read reply gives the same bits. */
-static double json_canonical(double v) {
-    if (!isfinite(v)) return v;
-    cJSON *n = cJSON_CreateNumber(v);
-    char *text = n ? cJSON_PrintUnformatted(n) : NULL;
-    double back = text ? strtod(text, NULL) : v;
-    cJSON_free(text);
-    cJSON_Delete(n);
-    return back;
-}
-
+/* Summaries and the digest are computed from the values the reply prints (al_json_canonical). */
 static void canonical_results(al_papa_sweep_result *r) {
     for (int i = 0; i < r->n_runs; i++) {
-        r->runs[i].score = json_canonical(r->runs[i].score);
-        r->runs[i].accuracy = json_canonical(r->runs[i].accuracy);
-        for (int k = 0; k < AL_PAPA_MAX_GROUPS; k++) r->runs[i].group_accuracy[k] = json_canonical(r->runs[i].group_accuracy[k]);
+        r->runs[i].score = al_json_canonical(r->runs[i].score);
+        r->runs[i].accuracy = al_json_canonical(r->runs[i].accuracy);
+        for (int k = 0; k < AL_PAPA_MAX_GROUPS; k++) r->runs[i].group_accuracy[k] = al_json_canonical(r->runs[i].group_accuracy[k]);
     }
     for (int c = 0; c < r->plan.n_configs; c++) {
-        r->mlm_score[c] = json_canonical(r->mlm_score[c]);
-        r->mlm_accuracy[c] = json_canonical(r->mlm_accuracy[c]);
+        r->mlm_score[c] = al_json_canonical(r->mlm_score[c]);
+        r->mlm_accuracy[c] = al_json_canonical(r->mlm_accuracy[c]);
     }
 }
 
@@ -414,21 +395,16 @@ static void paired_json(al_reply_builder *rb, cJSON *parent, const char *key, co
     if (o) cJSON_AddItemToObject(o, "ci95", number_or_null(p->ci95));
 }
 
-static void reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, int NL, int H, const char *metric,
-                          int n_validation) {
+static al_status reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, int NL, int H, const char *metric,
+                               int n_validation, al_error *err) {
+    al_papa_summary *sm = malloc(sizeof *sm);
+    if (!sm) return al_err(err, AL_ERR_OOM, "papa: out of memory for the summary");
+    al_status st = al_papa_summarize(r, NL * H, metric, n_validation, sm, err);
+    if (st) {
+        free(sm);
+        return st;
+    }
     const int n_total = NL * H;
-    /* every run's score by configuration and seed, for the paired differences (configurations share each
-     * probe seed) */
-    int n_seeds = 0;
-    for (int i = 0; i < r->n_runs; i++)
-        if (r->runs[i].seed_index >= n_seeds && r->runs[i].seed_index < AL_PAPA_MAX_SEEDS) n_seeds = r->runs[i].seed_index + 1;
-    double *scores = malloc(sizeof(double) * ((size_t)r->plan.n_configs * (size_t)n_seeds + 1));
-    for (int i = 0; scores && i < r->plan.n_configs * n_seeds; i++) scores[i] = NAN;
-    for (int i = 0; scores && i < r->n_runs; i++)
-        if (r->runs[i].seed_index < n_seeds) scores[(size_t)r->runs[i].config * n_seeds + r->runs[i].seed_index] = r->runs[i].score;
-    int full_config = -1;
-    for (int c = 0; c < r->plan.n_configs && full_config < 0; c++)
-        if (r->plan.configs[c].what == AL_CFG_SWEEP && r->plan.configs[c].k == 0) full_config = c;
     cJSON *cfgs = al_rb_add(rb, rb->root, "configs", cJSON_CreateArray());
     for (int c = 0; cfgs && c < r->plan.n_configs; c++) {
         const al_papa_config *x = &r->plan.configs[c];
@@ -459,58 +435,34 @@ static void reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, i
             for (int k = 0; g && k < AL_PAPA_MAX_GROUPS; k++) al_rb_add(rb, g, NULL, number_or_null(x->group_accuracy[k]));
         }
     }
-    /* summaries: mean over seeds with a 95% interval; drop relative to the full model's mean */
-    double full = NAN;
-    al_papa_config_summary cs[AL_PAPA_MAX_CONFIGS];
-    memset(cs, 0, sizeof cs);
+    /* summaries: mean over seeds with a 95% interval; drop relative to the full model's mean; beside the
+     * drop, the full model minus this configuration seed by seed (src/methods/papa_summary.c) */
     cJSON *sum = al_rb_add(rb, rb->root, "summary", cJSON_CreateArray());
-    for (int pass = 0; pass < 2; pass++)
-        for (int c = 0; c < r->plan.n_configs; c++) {
-            double vals[AL_PAPA_MAX_SEEDS];
-            int n = 0;
-            for (int i = 0; i < r->n_runs; i++)
-                if (r->runs[i].config == c && n < AL_PAPA_MAX_SEEDS) vals[n++] = r->runs[i].score;
-            if (!n) continue;
-            al_seed_summary ss;
-            al_error e2;
-            if (al_metric_summary(vals, n, &ss, &e2)) continue;
-            const al_papa_config *x = &r->plan.configs[c];
-            if (pass == 0) {
-                if (x->what == AL_CFG_SWEEP && x->k == 0) full = ss.mean;
-                continue;
-            }
-            if (c < AL_PAPA_MAX_CONFIGS) cs[c] = (al_papa_config_summary){1, ss.mean, ss.has_interval ? ss.half_width : NAN};
-            cJSON *o = al_rb_add(rb, sum, NULL, cJSON_CreateObject());
-            al_rb_num(rb, o, "config", c);
-            al_rb_num(rb, o, "n", ss.n);
-            al_rb_num(rb, o, "mean", ss.mean);
-            al_rb_num(rb, o, "sd", ss.sd);
-            if (o) cJSON_AddItemToObject(o, "ci95", ss.has_interval ? cJSON_CreateNumber(ss.half_width) : cJSON_CreateNull());
-            double drop = NAN;
-            if (!isnan(full) && al_metric_relative_drop(full, ss.mean, &drop, &e2)) drop = NAN;
-            if (o) cJSON_AddItemToObject(o, "drop", number_or_null(drop));
-            /* beside the drop: the full model minus this configuration, seed by seed */
-            al_papa_paired pd = al_papa_paired_of(scores, n_seeds, full_config, c);
-            if (c == full_config) pd.n = 0;
-            paired_json(rb, o, "paired", &pd);
-        }
-    al_papa_findings fd;
-    const al_papa_findings_input in = {&r->plan, cs, scores, n_seeds, n_validation, n_total, metric};
-    al_papa_findings_of(&in, &fd);
+    for (int i = 0; i < sm->n_rows; i++) {
+        const al_papa_summary_row *row = &sm->rows[i];
+        cJSON *o = al_rb_add(rb, sum, NULL, cJSON_CreateObject());
+        al_rb_num(rb, o, "config", row->config);
+        al_rb_num(rb, o, "n", row->n);
+        al_rb_num(rb, o, "mean", row->mean);
+        al_rb_num(rb, o, "sd", row->sd);
+        if (o) cJSON_AddItemToObject(o, "ci95", number_or_null(row->ci95));
+        if (o) cJSON_AddItemToObject(o, "drop", number_or_null(row->drop));
+        paired_json(rb, o, "paired", &row->paired);
+    }
+    const al_papa_findings *fd = &sm->findings;
     cJSON *fo = al_rb_add(rb, rb->root, "findings", cJSON_CreateObject());
-    al_rb_str(rb, fo, "informative", al_papa_verdict_codes[fd.informative]);
-    al_rb_str(rb, fo, "constant_costs", al_papa_verdict_codes[fd.constant_costs]);
-    const int compared[3] = {fd.full, fd.embeddings, fd.all_constant};
+    al_rb_str(rb, fo, "informative", al_papa_verdict_codes[fd->informative]);
+    al_rb_str(rb, fo, "constant_costs", al_papa_verdict_codes[fd->constant_costs]);
+    const int compared[3] = {fd->full, fd->embeddings, fd->all_constant};
     static const char *const compared_names[3] = {"full", "embeddings_only", "all_constant"};
     for (int i = 0; i < 3; i++)
         if (fo) cJSON_AddItemToObject(fo, compared_names[i], compared[i] < 0 ? cJSON_CreateNull() : cJSON_CreateNumber(compared[i]));
-    paired_json(rb, fo, "full_minus_embeddings", &fd.full_minus_embeddings);
-    paired_json(rb, fo, "full_minus_constant", &fd.full_minus_constant);
+    paired_json(rb, fo, "full_minus_embeddings", &fd->full_minus_embeddings);
+    paired_json(rb, fo, "full_minus_constant", &fd->full_minus_constant);
     /* the one vocabulary of verdicts: code -> the word a reader sees (docs/papa.md) */
     cJSON *words = al_rb_add(rb, fo, "words", cJSON_CreateObject());
     for (int v = 0; words && v < AL_N_VERDICTS; v++) al_rb_str(rb, words, al_papa_verdict_codes[v], al_papa_verdict_words[v]);
-    al_rb_str(rb, fo, "text", fd.text);
-    free(scores);
+    al_rb_str(rb, fo, "text", fd->text);
     if (r->theta) {
         cJSON *lam = al_rb_add(rb, rb->root, "lambdas", cJSON_CreateArray());
         for (int l = 0; lam && l < NL; l++) {
@@ -533,6 +485,8 @@ static void reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, i
             al_rb_add(rb, pair, NULL, cJSON_CreateNumber(lh % H));
         }
     }
+    free(sm);
+    return AL_OK;
 }
 
 static void reply_task(al_reply_builder *rb, const al_papa_sweep_result *r, const al_task *task) {
@@ -571,7 +525,7 @@ static void cache_name(const char *what, const char *key, char name[64]) {
     snprintf(name, 64, "papa:%s:%.32s", what, hex);
 }
 
-static void cache_keys(const char *model_hash, const al_task *task, const al_papa_sweep_request *q, char c_name[64],
+void al_papa_cache_keys(const char *model_hash, const al_task *task, const al_papa_sweep_request *q, char c_name[64],
                        char t_name[64]) {
     char key[1024];
     int n = snprintf(key, sizeof key, "constants %s %s L=%d layout=%d max_train=%d examples=%d", model_hash, task->hash,
@@ -583,7 +537,7 @@ static void cache_keys(const char *model_hash, const al_task *task, const al_pap
     cache_name("theta", key, t_name);
 }
 
-static void cache_put(al_session *session, const char *name, int ndim, const int64_t *shape, const float *data) {
+void al_papa_cache_put(al_session *session, const char *name, int ndim, const int64_t *shape, const float *data) {
     al_error ignored;
     if (data && !al_api_find_tensor(session, name)) al_session_set_tensor(session, name, ndim, shape, data, &ignored);
 }
@@ -597,11 +551,11 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
     al_status st = al_req_model(ctx->session, ctx->req, &m, err);
     if (st) return st;
     al_task *task = NULL;
-    st = load_task(ctx->req, ctx->rb, &task, err);
+    st = al_papa_load_task(ctx->req, ctx->rb, &task, err);
     if (st) return st;
     al_papa_sweep_request q;
     const char *preset = NULL;
-    st = read_request(ctx->req, task, &q, &preset, err);
+    st = al_papa_read_request(ctx->req, task, &q, &preset, err);
     int outputs = 0;
     static const char *const out_names[] = {"constants", "theta"};
     if (!st) st = al_req_flags(ctx->req, "outputs", out_names, 2, 0, &outputs, err);
@@ -622,7 +576,7 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
     const int NL = cfg->n_layers, H = cfg->n_heads;
     char model_hash[65], c_name[64], t_name[64];
     al_model_content_hash(m->model, model_hash);
-    cache_keys(model_hash, task, &q, c_name, t_name);
+    al_papa_cache_keys(model_hash, task, &q, c_name, t_name);
     const al_api_tensor *c_cached = al_api_find_tensor(ctx->session, c_name);
     const al_api_tensor *t_cached = al_api_find_tensor(ctx->session, t_name);
     if (c_cached) q.constants = c_cached->data;
@@ -638,16 +592,16 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
         return st;
     }
     al_reply_builder *rb = ctx->rb;
-    char dig[65], buf[80];
+    char dig[72], buf[80];
     if (t_cached) r.rank_loss = t_cached->data[NL * H]; /* stored after the logits */
     const int64_t c_shape[4] = {NL, H, q.L, q.L}, t_shape[1] = {NL * H + 1};
-    cache_put(ctx->session, c_name, 4, c_shape, r.constants);
+    al_papa_cache_put(ctx->session, c_name, 4, c_shape, r.constants);
     if (r.theta && !t_cached) {
         float *tl = malloc(sizeof(float) * ((size_t)NL * H + 1));
         if (tl) {
             memcpy(tl, r.theta, sizeof(float) * (size_t)NL * H);
             tl[NL * H] = (float)r.rank_loss;
-            cache_put(ctx->session, t_name, 1, t_shape, tl);
+            al_papa_cache_put(ctx->session, t_name, 1, t_shape, tl);
             free(tl);
         }
     }
@@ -667,11 +621,10 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
     snprintf(buf, sizeof buf, "sha256:%s", task->hash);
     al_rb_str(rb, hashes, "task", buf);
     reply_config(rb, &q, preset, task);
-    reply_results(rb, &r, NL, H, task->metric, r.n_validation);
+    st = reply_results(rb, &r, NL, H, task->metric, r.n_validation, err);
     reply_task(rb, &r, task);
-    snprintf(buf, sizeof buf, "sha256:%s", dig);
-    al_rb_str(rb, rb->root, "digest", buf);
-    if ((outputs & 1) && r.constants) {
+    al_rb_str(rb, rb->root, "digest", dig);
+    if (!st && (outputs & 1) && r.constants) {
         int64_t shape[4] = {NL, H, q.L, q.L};
         void *data;
         st = al_rb_tensor(rb, "constants", "F32", 4, shape, &data, err);
@@ -860,11 +813,10 @@ al_status al_op_papa_merge(al_op_ctx *ctx, al_error *err) {
         cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(rb->root, "config"), "shard");
         al_rb_num(rb, rb->root, "merged_parts", cJSON_GetArraySize(parts));
         const cJSON *task0 = cJSON_GetObjectItemCaseSensitive(p0, "task");
-        reply_results(rb, &r, NL, H, json_text(task0, "metric"), json_int(task0, "n_validation", -1));
-        char dig[65], buf[80];
+        st = reply_results(rb, &r, NL, H, json_text(task0, "metric"), json_int(task0, "n_validation", -1), err);
+        char dig[72];
         digest(&r, NL * H, dig);
-        snprintf(buf, sizeof buf, "sha256:%s", dig);
-        al_rb_str(rb, rb->root, "digest", buf);
+        al_rb_str(rb, rb->root, "digest", dig);
     }
     al_papa_sweep_result_free(&r);
     return st;

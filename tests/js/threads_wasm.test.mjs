@@ -128,3 +128,67 @@ test('a PAPA sweep: the same digest on 1 and 3 WASM threads and natively on 2', 
   assert.equal(native.reply.digest, one.reply.digest);
   console.log(`papa digest on WASM 1 and 3 threads and native 2 threads: ${one.reply.digest}`);
 });
+
+// The measures beside PAPA (docs/measures.md): every tensor bit for bit and the same digest on every build
+// and thread count; head_stats' digest too, and its constants shared with a papa request of the same fields.
+test('norm_attention, attention_rollout and head_stats: the same bits and digests on every build and thread count', { skip: missing ?? false }, () => {
+  const sentence = 'The quick brown fox jumps over the lazy dog, while the cat watches from the window. ';
+  const texts = [sentence.repeat(3), 'A short one.'];
+  const requests = [
+    { op: 'norm_attention', model: 'mini', texts, outputs: ['norms', 'layer_norms', 'res_ln', 'value_norms'] },
+    { op: 'attention_rollout', model: 'mini', texts, source: 'raw' },
+    { op: 'attention_rollout', model: 'mini', texts, source: 'effective' },
+    { op: 'attention_rollout', model: 'mini', texts, source: 'norm' },
+  ];
+  for (const request of requests) {
+    const ref = apis.plain.run(request);
+    assert.equal(ref.status, 0, JSON.stringify(ref.reply.error ?? ''));
+    assert.match(ref.reply.digest, /^sha256:[0-9a-f]{64}$/);
+    const label = `${request.op}/${request.source ?? ''}`;
+    for (const mt of ['mt1', 'mt3']) {
+      const r = apis[mt].run(request);
+      sameBits(`${label}: plain vs ${mt}`, ref.tensors, r.tensors);
+      assert.equal(r.reply.digest, ref.reply.digest, `${label}: digest on ${mt}`);
+    }
+    const n = runNative(request, 2);
+    sameBits(`${label}: plain WASM vs native 2 threads`, ref.tensors, n.tensors);
+    assert.equal(n.reply.digest, ref.reply.digest, `${label}: native digest`);
+    if (request.op === 'attention_rollout') {  // an invariant the numbers must keep: real rows sum to 1
+      const t = ref.tensors.rollout, L = t.shape[3];
+      const rows = t.data.length / L;
+      let worst = 0;
+      for (let r = 0; r < rows; r++) {
+        let s = 0;
+        for (let j = 0; j < L; j++) s += t.data[r * L + j];
+        if (s !== 0) worst = Math.max(worst, Math.abs(s - 1));
+      }
+      assert.ok(worst < 1e-5, `${label}: rows sum to 1 within ${worst}`);
+    }
+    console.log(`${label} digest on WASM 1, 3 threads, plain and native 2 threads: ${ref.reply.digest}`);
+  }
+});
+
+test('head_stats: one digest across builds and threads; the constants shared with papa', { skip: missing ?? (existsSync(posTask) ? false : 'no built-in tasks') }, () => {
+  const task = { task: 'pos', task_jsonl: readFileSync(posTask, 'utf8') };
+  // max_train 48: constants no earlier request of these sessions left in their cache
+  const request = { op: 'head_stats', model: 'mini', ...task, max_train: 48, max_validation: 24, L: 32 };
+  const one = apis.mt1.run(request);
+  assert.equal(one.status, 0, JSON.stringify(one.reply.error ?? ''));
+  assert.equal(one.reply.reused.constants, false);
+  for (const name of ['entropy', 'confidence', 'cls', 'sep', 'first', 'punct', 'js']) {
+    assert.equal(one.reply.stats[name].length, 4, name);
+  }
+  for (const row of one.reply.stats.js) for (const v of row) assert.ok(v >= 0 && v <= Math.log(2), `js ${v}`);
+  const again = apis.mt1.run(request);
+  assert.equal(again.reply.reused.constants, true, 'the second request reuses the averaged constants');
+  assert.equal(again.reply.digest, one.reply.digest);
+  assert.equal(apis.mt3.run(request).reply.digest, one.reply.digest);
+  assert.equal(apis.plain.run(request).reply.digest, one.reply.digest);
+  assert.equal(runNative(request, 2).reply.digest, one.reply.digest);
+  const papa = apis.mt1.run({ op: 'papa', model: 'mini', ...task, max_train: 48, max_validation: 24, L: 32, seeds: [1],
+                              fractions: [1, 0], orders: ['first_to_last'], baselines: false, mlm: false,
+                              probe: { epochs: 1 } });
+  assert.equal(papa.status, 0, JSON.stringify(papa.reply.error ?? ''));
+  assert.equal(papa.reply.reused.constants, true, 'papa reuses the constants head_stats averaged');
+  console.log(`head_stats digest on WASM 1, 3 threads, plain and native 2 threads: ${one.reply.digest}`);
+});

@@ -115,6 +115,15 @@ test('every op: init, loadModel, info, tokenize, attention', { skip }, async () 
     assert.ok(Math.abs(sum - 1) < 1e-4, `row ${row} sums to ${sum}`);
   }
   assert.ok(tensors.input_ids.data instanceof Int32Array);
+
+  // The measures beside PAPA pass through as their op table entries say (docs/measures.md).
+  const norm = last(await send('norm_attention', { model: 'g', text: 'the cat sat on the mat' }).done);
+  assert.ok(norm.result, JSON.stringify(norm.error ?? ''));
+  assert.deepEqual(norm.result.tensors.norm_attentions.shape, [3, 1, 4, L, L]);
+  assert.deepEqual(norm.result.tensors.res_ln_norms.shape, [3, 1, L, L]);
+  const roll = last(await send('attention_rollout', { model: 'g', text: 'the cat sat on the mat', source: 'norm' }).done);
+  assert.deepEqual(roll.result.tensors.rollout.shape, [3, 1, L, L]);
+  assert.match(roll.result.reply.digest, /^sha256:/);
 });
 
 test('error replies name the problem and the worker keeps serving', { skip }, async () => {

@@ -1,0 +1,194 @@
+/* op_head_stats.c: the "head_stats" op, head statistics over a task's examples (docs/measures.md).
+ *
+ *   {"op": "head_stats", "model", "task" | "task_jsonl" | "import" (as papa), "preset"?, "L"?, "layout"?,
+ *    "max_train"?, "max_validation"?, "constants_examples"?, "batch_size"?, "memory_mb"?}
+ *   -> JSON: "stats" {entropy, confidence, cls, sep, first, punct, js}: each [NL][H], the mean over the
+ *      validation examples of each example's mean over its real query rows; "ci95" the same keys, the 95%
+ *      Student-t half-width over examples (src/methods/metrics_stats.c, as PAPA's summaries); "n_examples";
+ *      config, hashes, reused, digest.
+ * The examples are laid out as a PAPA sweep lays them out (the same presets and fields); the constant
+ * matrices are PAPA's averaged ones over the training examples, taken from (and left in) the session cache
+ * a papa request of the same model, task and fields uses. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "../methods/batch_runner.h"
+#include "../methods/measures.h"
+#include "../methods/metrics.h"
+#include "../methods/papa.h"
+#include "op_analysis.h"
+#include "op_papa.h"
+#include "reply_digest.h"
+
+typedef struct stats_state {
+    const al_tokenizer *tok;
+    int NL, H;
+    const float *C;
+    float *scratch;
+    uint8_t *classes;
+    double *per_example; /* [n, NL * H * AL_HS_N] */
+} stats_state;
+
+static al_status stats_chunk(void *user, const al_run_chunk *c, al_error *err) {
+    stats_state *s = user;
+    const int L = c->L;
+    const size_t LL = (size_t)L * L;
+    const float *maps[512];
+    (void)err;
+    for (int b = 0; b < c->B; b++) {
+        const int32_t *ids = c->ids + (size_t)b * L, *mask = c->mask + (size_t)b * L;
+        for (int l = 0; l < s->NL; l++) maps[l] = c->attentions + ((size_t)l * c->B + b) * s->H * LL;
+        al_key_classes(s->tok, ids, mask, L, s->classes);
+        al_head_stats_example(maps, s->NL, s->H, L, mask, s->classes, s->C, s->scratch,
+                              s->per_example + (size_t)(c->first + b) * s->NL * s->H * AL_HS_N);
+    }
+    return AL_OK;
+}
+
+static void report_batches(void *user, const char *stage, double fraction) {
+    if (strcmp(stage, "batches") == 0) al_api_progress(user, "head_stats", fraction);
+}
+
+al_status al_op_head_stats(al_op_ctx *ctx, al_error *err) {
+    static const char *const known[] = {"op", "model", "task", "task_jsonl", "task_jsonl_name", "tasks_dir", "import",
+                                        "preset", "L", "layout", "max_train", "max_validation", "constants_examples",
+                                        "batch_size", "memory_mb", NULL};
+    const al_api_model *m;
+    al_status st = al_req_model(ctx->session, ctx->req, &m, err);
+    if (st) return st;
+    const al_tokenizer *tok = al_model_tokenizer(m->model);
+    if (!tok) return al_err(err, AL_ERR_INVALID, "head_stats: model '%s' has no tokenizer to read a task with", m->id);
+    al_task *task = NULL;
+    st = al_papa_load_task(ctx->req, ctx->rb, &task, err);
+    if (st) return st;
+    al_papa_sweep_request q;
+    const char *preset = NULL;
+    st = al_papa_read_request(ctx->req, task, &q, &preset, err);
+    const al_config *cfg = al_model_config(m->model);
+    const int NL = cfg->n_layers, H = cfg->n_heads, L = q.L;
+    if (!st && NL > 512) st = al_err(err, AL_ERR_INVALID, "head_stats: %d layers (at most 512)", NL);
+    if (!st && (L > cfg->max_position_embeddings - cfg->position_offset))
+        st = al_err(err, AL_ERR_INVALID, "request: field 'L' = %d must be in [4, %d] for this model", L,
+                    cfg->max_position_embeddings - cfg->position_offset);
+    if (st) {
+        al_task_free(task);
+        return st;
+    }
+    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    al_papa_inputs train = {0}, val = {0};
+    st = al_papa_inputs_build(tok, task, AL_TASK_TRAIN, q.max_train, q.layout, L, &train, err);
+    if (!st) st = al_papa_inputs_build(tok, task, AL_TASK_VALIDATION, q.max_validation, q.layout, L, &val, err);
+    if (!st && val.n < 1) st = al_err(err, AL_ERR_INVALID, "head_stats: task '%s' has no validation examples", task->id);
+    /* PAPA's constants: the session's (a papa request with these fields left them) or averaged here */
+    char model_hash[65], c_name[64], t_name[64];
+    al_model_content_hash(m->model, model_hash);
+    al_papa_cache_keys(model_hash, task, &q, c_name, t_name);
+    const al_api_tensor *cached = al_api_find_tensor(ctx->session, c_name);
+    const size_t n_c = (size_t)NL * H * L * L;
+    float *C = NULL;
+    if (!st && !cached) {
+        C = malloc(sizeof(float) * n_c);
+        if (!C) st = al_err(err, AL_ERR_OOM, "head_stats: out of memory for the constant matrices");
+        int n = train.n;
+        if (q.constants_examples > 0 && n > q.constants_examples) n = q.constants_examples;
+        al_forward_params fp = al_forward_default_params();
+        fp.cancel = ctx->params->cancel;
+        fp.pool = ctx->session->pool;
+        fp.skip_pads = 1; /* as the sweep averages them */
+        if (!st) st = al_papa_average_constants(m->model, train.ids, train.mask, train.type_ids, n, L, q.batch_size, &fp, C, err);
+        const int64_t shape[4] = {NL, H, L, L};
+        if (!st) al_papa_cache_put(ctx->session, c_name, 4, shape, C);
+    }
+    stats_state s = {tok, NL, H, cached ? cached->data : C, malloc(sizeof(float) * (size_t)L * L), malloc((size_t)L),
+                     NULL};
+    const int per = NL * H * AL_HS_N;
+    if (!st) s.per_example = malloc(sizeof(double) * (size_t)val.n * per);
+    al_run_example *ex = !st ? malloc(sizeof *ex * (size_t)val.n) : NULL;
+    if (!st && (!s.scratch || !s.classes || !s.per_example || !ex)) st = al_err(err, AL_ERR_OOM, "head_stats: out of memory");
+    for (int x = 0; !st && x < val.n; x++)
+        ex[x] = (al_run_example){L, val.ids + (size_t)x * L, val.mask + (size_t)x * L, val.type_ids + (size_t)x * L, NULL, NULL};
+    if (!st) {
+        al_batch_run_params p = al_batch_run_default_params();
+        p.outputs = AL_RUN_ATTENTIONS;
+        p.batch_size = q.batch_size;
+        p.progress = ctx->params->progress ? report_batches : NULL;
+        p.progress_user = (void *)ctx->params;
+        p.cancel = ctx->params->cancel;
+        p.who = "head_stats";
+        p.pool = ctx->session->pool;
+        st = al_batch_run(m->model, ex, val.n, &p, stats_chunk, &s, err);
+    }
+    if (!st) {
+        al_reply_builder *rb = ctx->rb;
+        double *mean = malloc(sizeof(double) * (size_t)per), *ci = malloc(sizeof(double) * (size_t)per);
+        double *vals = malloc(sizeof(double) * (size_t)val.n);
+        if (!mean || !ci || !vals) st = al_err(err, AL_ERR_OOM, "head_stats: out of memory");
+        /* mean and 95% interval over the examples that have the statistic (the shared statistics module) */
+        for (int k = 0; !st && k < per; k++) {
+            int n = 0;
+            for (int x = 0; x < val.n; x++) {
+                const double v = s.per_example[(size_t)x * per + k];
+                if (!isnan(v)) vals[n++] = v;
+            }
+            al_seed_summary ss;
+            al_error e2;
+            const int ok = n > 0 && !al_metric_summary(vals, n, &ss, &e2);
+            mean[k] = ok ? al_json_canonical(ss.mean) : NAN;
+            ci[k] = ok && ss.has_interval ? al_json_canonical(ss.half_width) : NAN;
+        }
+        if (!st) {
+            al_rb_str(rb, rb->root, "model", m->id);
+            al_rb_str(rb, rb->root, "engine", AL_VERSION);
+            cJSON *dims = al_rb_add(rb, rb->root, "shape", cJSON_CreateObject());
+            al_rb_num(rb, dims, "n_layers", NL);
+            al_rb_num(rb, dims, "n_heads", H);
+            char buf[80];
+            cJSON *hashes = al_rb_add(rb, rb->root, "hashes", cJSON_CreateObject());
+            snprintf(buf, sizeof buf, "sha256:%s", model_hash);
+            al_rb_str(rb, hashes, "model", buf);
+            snprintf(buf, sizeof buf, "sha256:%s", task->hash);
+            al_rb_str(rb, hashes, "task", buf);
+            cJSON *c = al_rb_add(rb, rb->root, "config", cJSON_CreateObject());
+            al_rb_str(rb, c, "preset", preset);
+            al_rb_str(rb, c, "task", task->id);
+            al_rb_num(rb, c, "L", L);
+            al_rb_str(rb, c, "layout", al_papa_layout_name(q.layout));
+            al_rb_num(rb, c, "max_train", q.max_train);
+            al_rb_num(rb, c, "max_validation", q.max_validation);
+            al_rb_num(rb, c, "constants_examples", q.constants_examples);
+            al_rb_num(rb, rb->root, "n_examples", val.n);
+            al_rb_num(rb, rb->root, "n_train", train.n);
+            cJSON *reused = al_rb_add(rb, rb->root, "reused", cJSON_CreateObject());
+            al_rb_bool(rb, reused, "constants", cached != NULL);
+            cJSON *so = al_rb_add(rb, rb->root, "stats", cJSON_CreateObject());
+            cJSON *co = al_rb_add(rb, rb->root, "ci95", cJSON_CreateObject());
+            al_sha256 d;
+            char dig[72];
+            al_digest_begin(&d);
+            for (int k = 0; k < AL_HS_N; k++) {
+                cJSON *ms = al_rb_add(rb, so, al_head_stat_names[k], cJSON_CreateArray());
+                cJSON *cs = al_rb_add(rb, co, al_head_stat_names[k], cJSON_CreateArray());
+                for (int l = 0; l < NL; l++) {
+                    cJSON *mr = al_rb_add(rb, ms, NULL, cJSON_CreateArray()), *cr = al_rb_add(rb, cs, NULL, cJSON_CreateArray());
+                    for (int h = 0; h < H; h++) {
+                        const size_t at = ((size_t)l * H + h) * AL_HS_N + k;
+                        al_rb_add(rb, mr, NULL, isnan(mean[at]) ? cJSON_CreateNull() : cJSON_CreateNumber(mean[at]));
+                        al_rb_add(rb, cr, NULL, isnan(ci[at]) ? cJSON_CreateNull() : cJSON_CreateNumber(ci[at]));
+                        al_digest_line(&d, "stat %.0f %.17g\n", (double)at, mean[at]);
+                    }
+                }
+            }
+            al_digest_end(&d, dig);
+            al_rb_str(rb, rb->root, "digest", dig);
+        }
+        free(mean), free(ci), free(vals);
+    }
+    free(ex), free(s.scratch), free(s.classes), free(s.per_example), free(C);
+    al_papa_inputs_free(&train);
+    al_papa_inputs_free(&val);
+    al_task_free(task);
+    return st;
+}
