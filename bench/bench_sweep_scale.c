@@ -299,6 +299,21 @@ int main(int argc, char **argv) {
     }
     const double rate = f_sum / s_sum * 1e-9;
     printf("  %-10s %9.1f %10.1f %9.1f %11.0f%%\n", "all", s_sum, f_sum * 1e-9, rate, 100.0 * rate / gemm);
+    /* padding: the ranking's passes run the full L; the packed passes (constants, features, MLM) pad each
+     * batch to its longest example */
+    long long packed = 0, real_all = 0;
+    for (const split_counts *sc = &ctr; sc; sc = sc == &ctr ? &cva : NULL)
+        for (int b0 = 0; b0 < sc->n; b0 += req.batch_size) {
+            int longest = 0;
+            for (int x = b0; x < sc->n && x < b0 + req.batch_size; x++) {
+                if (sc->tokens[x] > longest) longest = sc->tokens[x];
+                real_all += sc->tokens[x];
+            }
+            packed += (long long)longest * (sc->n - b0 < req.batch_size ? sc->n - b0 : req.batch_size);
+        }
+    printf("  padding: the ranking runs %d positions per example for %.1f real (%.0f%% of its encoder work is on "
+           "pads); packed passes run %.0f%% pads\n",
+           req.L, (double)real / tr.n, 100.0 * (1.0 - real / ((double)tr.n * req.L)), 100.0 * (1.0 - (double)real_all / packed));
     printf("  wall %.1f s (inputs, orders and scoring included); %d configurations x %d seeds; load %.2f before, %.2f "
            "after\n",
            wall, r.plan.n_configs, seeds, load_before, load1());
