@@ -272,13 +272,16 @@ static const al_head_policy *config_policies(sweep_ctx *s, const al_papa_config 
 /* One configuration's probes, one per seed, on the same frozen features. The seeds' probes are independent
  * (each has its own weights, generator and predictions, and reads the features only), so they train side by
  * side on the pool's threads; each computes exactly what it would alone, and the runs are stored in seed
- * order, so the numbers do not depend on the thread count (docs/threads.md). */
+ * order, so the numbers do not depend on the thread count (docs/threads.md). Seeds that would leave half the
+ * threads or more idle in a last round (3 seeds on 2 threads: the third) train one after another instead,
+ * each splitting its matrix products over the whole pool, which gives the same bits. */
 typedef struct {
     const sweep_ctx *s;
     int c;
     al_probe_config pc;       /* the same probe shape for every seed */
     const al_probe_data *ftr, *fva;
     const al_papa_inputs *va;
+    al_threadpool *probe_pool; /* the probes' matrix products (NULL while seeds run side by side) */
     int n_pred;
     al_papa_run_result *runs; /* [n_seeds] */
     al_status *status;        /* [n_seeds] */
@@ -300,6 +303,7 @@ static void seed_task(void *arg, int si, int n_tasks, int thread) {
     al_status st = pred ? AL_OK : al_err(err, AL_ERR_OOM, "papa: out of memory");
     al_probe *probe = NULL;
     if (!st) st = al_probe_new(&j->pc, req->seeds[si], &probe, err);
+    if (!st) al_probe_set_pool(probe, j->probe_pool);
     al_probe_fit_options fo = al_probe_fit_default_options();
     fo.epochs = req->probe.epochs;
     fo.batch_size = req->probe.batch_size;
@@ -329,12 +333,16 @@ static al_status run_seeds(sweep_ctx *s, int c, const al_papa_config *x, const a
     pc.n_labels = s->task->n_labels;
     pc.dropout = pc.kind == AL_PROBE_TOKEN ? 0.0f : req->probe.dropout;
     pc.max_batch = req->probe.batch_size > 64 ? req->probe.batch_size : 64;
-    seed_job j = {s, c, pc, ftr, fva, va,
+    seed_job j = {s, c, pc, ftr, fva, va, NULL,
                   s->task->kind == AL_TASK_TOKEN ? al_probe_data_n_rows(fva) : va->n,
                   calloc((size_t)n, sizeof *j.runs), calloc((size_t)n, sizeof *j.status),
                   calloc((size_t)n, sizeof *j.errors)};
     al_status st = j.runs && j.status && j.errors ? AL_OK : al_err(err, AL_ERR_OOM, "papa: out of memory");
-    if (!st) al_threadpool_for(req->pool, n, seed_task, &j);
+    const int T = al_threadpool_size(req->pool), last = n % T;
+    const int side_by_side = 2 * last <= T ? n - last : n;
+    if (!st && side_by_side) al_threadpool_for(req->pool, side_by_side, seed_task, &j);
+    j.probe_pool = req->pool;
+    for (int si = side_by_side; !st && si < n; si++) seed_task(&j, si, n, 0);
     /* the first failing seed's error, as the one-seed-at-a-time loop reported it */
     for (int si = 0; si < n && !st; si++) {
         if (j.status[si]) {
