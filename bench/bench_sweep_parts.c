@@ -16,6 +16,7 @@
 #include "attnlab.h"
 #include "core/rng.h"
 #include "core/threadpool.h"
+#include "methods/papa_sweep.h"
 #include "methods/probe.h"
 #include "train/adamw.h"
 
@@ -124,7 +125,7 @@ int main(int argc, char **argv) {
         const double side = now_s() - t0;
         for (int s = 0; s < SEEDS; s++) memcpy(before[s], j.params[s], P * sizeof(float));
         t0 = now_s();
-        const int T = al_threadpool_size(pool), last = SEEDS % T, together = 2 * last <= T ? SEEDS - last : SEEDS;
+        const int together = al_papa_seeds_side_by_side(SEEDS, al_threadpool_size(pool));
         if (together) al_threadpool_for(pool, together, fit_seed, &j); /* after: run_seeds' rule */
         j.pool = pool;
         for (int s = together; s < SEEDS; s++) fit_seed(&j, s, SEEDS, 0);

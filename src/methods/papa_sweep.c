@@ -273,8 +273,8 @@ static const al_head_policy *config_policies(sweep_ctx *s, const al_papa_config 
  * (each has its own weights, generator and predictions, and reads the features only), so they train side by
  * side on the pool's threads; each computes exactly what it would alone, and the runs are stored in seed
  * order, so the numbers do not depend on the thread count (docs/threads.md). Seeds that would leave half the
- * threads or more idle in a last round (3 seeds on 2 threads: the third) train one after another instead,
- * each splitting its matrix products over the whole pool, which gives the same bits. */
+ * threads or more idle in a last round after a full one (3 seeds on 2 threads: the third) train one after
+ * another instead, each splitting its matrix products over the whole pool, which gives the same bits. */
 typedef struct {
     const sweep_ctx *s;
     int c;
@@ -287,6 +287,11 @@ typedef struct {
     al_status *status;        /* [n_seeds] */
     al_error *errors;         /* [n_seeds] */
 } seed_job;
+
+int al_papa_seeds_side_by_side(int n_seeds, int n_threads) {
+    const int last = n_seeds % n_threads;
+    return n_seeds >= n_threads && 2 * last <= n_threads ? n_seeds - last : n_seeds;
+}
 
 static void seed_task(void *arg, int si, int n_tasks, int thread) {
     (void)n_tasks;
@@ -338,8 +343,7 @@ static al_status run_seeds(sweep_ctx *s, int c, const al_papa_config *x, const a
                   calloc((size_t)n, sizeof *j.runs), calloc((size_t)n, sizeof *j.status),
                   calloc((size_t)n, sizeof *j.errors)};
     al_status st = j.runs && j.status && j.errors ? AL_OK : al_err(err, AL_ERR_OOM, "papa: out of memory");
-    const int T = al_threadpool_size(req->pool), last = n % T;
-    const int side_by_side = 2 * last <= T ? n - last : n;
+    const int side_by_side = al_papa_seeds_side_by_side(n, al_threadpool_size(req->pool));
     if (!st && side_by_side) al_threadpool_for(req->pool, side_by_side, seed_task, &j);
     j.probe_pool = req->pool;
     for (int si = side_by_side; !st && si < n; si++) seed_task(&j, si, n, 0);
