@@ -57,43 +57,6 @@ static al_status read_numbers(const cJSON *req, const char *key, int max, double
 static int constant_from_name(const char *s) { return al_papa_constant_from_name(s); }
 static int order_from_name(const char *s) { return al_papa_order_from_name(s); }
 
-/* The "quick" preset keeps a sweep interactive; "paper" follows the paper's Table 3 where it gives the task
- * type (POS: lr 5e-4, batch 8, 4 epochs, L 128) and the reference README's CoLA run otherwise (lr 2e-5,
- * batch 16, 15 epochs, L 64); its ranking is the reference's (lr 2e-5, 15 epochs, dropout on, all examples). */
-static al_status apply_preset(const char *preset, const al_task *task, al_papa_sweep_request *r, al_error *err) {
-    const int token = task->kind == AL_TASK_TOKEN;
-    const int pair = task->n_train > 0 && task->train[0].text_pair != NULL;
-    if (!strcmp(preset, "quick")) {
-        /* agreement's sentences and order's sentence pairs are longer than 64 tokens often enough */
-        r->L = !strcmp(task->id, "agreement") || !strcmp(task->id, "order") ? 128 : 64;
-        r->max_train = 1000;
-        r->max_validation = 400;
-        r->probe.epochs = 4;
-        r->probe.batch_size = 16;
-        r->probe.lr = token ? 5e-4f : 1e-3f;
-        r->rank.epochs = 2;
-        r->rank.max_examples = 1000;
-        r->rank.lr = 5e-3f;
-        r->rank.train_mode = 0;
-        return AL_OK;
-    }
-    if (!strcmp(preset, "paper")) {
-        r->L = token ? 128 : pair ? 128 : 64;
-        r->max_train = 0;
-        r->max_validation = 0;
-        r->probe.epochs = token ? 4 : 15;
-        r->probe.batch_size = token ? 8 : 16;
-        r->probe.lr = token ? 5e-4f : 2e-5f;
-        r->rank.epochs = 15;
-        r->rank.max_examples = 0;
-        r->rank.batch_size = 16;
-        r->rank.lr = 2e-5f;
-        r->rank.train_mode = 1;
-        return AL_OK;
-    }
-    return al_err(err, AL_ERR_INVALID, "request: field 'preset' is '%.40s', not 'quick' or 'paper'", preset);
-}
-
 static al_status read_object_int(const cJSON *obj, const char *key, const char *path, int lo, int hi, int *v,
                                  al_error *err) {
     return al_req_int(obj, key, path, 0, *v, lo, hi, v, err);
@@ -149,7 +112,7 @@ al_status al_papa_read_request(const cJSON *req, const al_task *task, al_papa_sw
     *r = al_papa_sweep_default_request();
     al_status st = al_req_string(req, "preset", "preset", 0, preset, err);
     if (!st && !*preset) *preset = "quick";
-    if (!st) st = apply_preset(*preset, task, r, err);
+    if (!st) st = al_papa_sweep_preset(*preset, task, r, err);
     int v[AL_N_ORDERS], n = 0;
     if (!st) st = read_names(req, "constants", constant_from_name, AL_N_CONST_KINDS, v, &n, err);
     for (int i = 0; !st && n && i < n; i++) r->plan.constants[i] = (al_papa_constant_kind)v[i];

@@ -263,6 +263,13 @@ void al_gemm_nn_pool(al_threadpool *pool, int M, int N, int K, float alpha, cons
     gemm_split(pool, &g);
 }
 
+void al_gemm_tn_pool(al_threadpool *pool, int M, int N, int K, float alpha, const float *A, int lda,
+                     const float *B, int ldb, float *C, int ldc, int accumulate) {
+    if (M <= 0 || N <= 0) return;
+    gemm_job g = {M, N, K, accumulate, 0, alpha, A, B, NULL, 1, lda, 1, ldb, ldc, C};
+    gemm_split(pool, &g);
+}
+
 void al_linear_pool(al_threadpool *pool, int M, int N, int K, const float *x, const float *W,
                     const float *bias, float *y) {
     if (M <= 0 || N <= 0) return;

@@ -35,6 +35,8 @@ void al_gemm_nt_pool(al_threadpool *pool, int M, int N, int K, float alpha, cons
                      const float *B, int ldb, float *C, int ldc, int accumulate);
 void al_gemm_nn_pool(al_threadpool *pool, int M, int N, int K, float alpha, const float *A, int lda,
                      const float *B, int ldb, float *C, int ldc, int accumulate);
+void al_gemm_tn_pool(al_threadpool *pool, int M, int N, int K, float alpha, const float *A, int lda,
+                     const float *B, int ldb, float *C, int ldc, int accumulate);
 void al_linear_pool(al_threadpool *pool, int M, int N, int K, const float *x, const float *W,
                     const float *bias, float *y);
 

@@ -38,6 +38,7 @@ static inline v4f v4f_add(v4f a, v4f b) { return wasm_f32x4_add(a, b); }
 static inline v4f v4f_sub(v4f a, v4f b) { return wasm_f32x4_sub(a, b); }
 static inline v4f v4f_mul(v4f a, v4f b) { return wasm_f32x4_mul(a, b); }
 static inline v4f v4f_div(v4f a, v4f b) { return wasm_f32x4_div(a, b); }
+static inline v4f v4f_sqrt(v4f a) { return wasm_f32x4_sqrt(a); }
 /* SSE rule: min(a, b) = a < b ? a : b (returns b when either is NaN); pmin(b, a) is exactly that. */
 static inline v4f v4f_min(v4f a, v4f b) { return wasm_f32x4_pmin(b, a); }
 static inline v4f v4f_max(v4f a, v4f b) { return wasm_f32x4_pmax(b, a); }
@@ -89,6 +90,7 @@ static inline v4f v4f_add(v4f a, v4f b) { return _mm_add_ps(a, b); }
 static inline v4f v4f_sub(v4f a, v4f b) { return _mm_sub_ps(a, b); }
 static inline v4f v4f_mul(v4f a, v4f b) { return _mm_mul_ps(a, b); }
 static inline v4f v4f_div(v4f a, v4f b) { return _mm_div_ps(a, b); }
+static inline v4f v4f_sqrt(v4f a) { return _mm_sqrt_ps(a); }
 static inline v4f v4f_min(v4f a, v4f b) { return _mm_min_ps(a, b); }
 static inline v4f v4f_max(v4f a, v4f b) { return _mm_max_ps(a, b); }
 static inline v4f v4f_lt(v4f a, v4f b) { return _mm_cmplt_ps(a, b); }
@@ -121,6 +123,7 @@ static inline v4i v4f_bits(v4f a) { return _mm_castps_si128(a); }
 static inline v4f v4i_as_float(v4i a) { return _mm_castsi128_ps(a); }
 
 #else
+#include <math.h>
 #define AL_SIMD_PATH "scalar"
 typedef struct { float f[4]; } v4f;
 typedef struct { int32_t i[4]; } v4i;
@@ -136,6 +139,7 @@ static inline v4f v4f_add(v4f a, v4f b) { AL_V4_MAP(v4f, r.f[l] = a.f[l] + b.f[l
 static inline v4f v4f_sub(v4f a, v4f b) { AL_V4_MAP(v4f, r.f[l] = a.f[l] - b.f[l]); }
 static inline v4f v4f_mul(v4f a, v4f b) { AL_V4_MAP(v4f, r.f[l] = a.f[l] * b.f[l]); }
 static inline v4f v4f_div(v4f a, v4f b) { AL_V4_MAP(v4f, r.f[l] = a.f[l] / b.f[l]); }
+static inline v4f v4f_sqrt(v4f a) { AL_V4_MAP(v4f, r.f[l] = sqrtf(a.f[l])); }
 static inline v4f v4f_min(v4f a, v4f b) { AL_V4_MAP(v4f, r.f[l] = a.f[l] < b.f[l] ? a.f[l] : b.f[l]); }
 static inline v4f v4f_max(v4f a, v4f b) { AL_V4_MAP(v4f, r.f[l] = a.f[l] > b.f[l] ? a.f[l] : b.f[l]); }
 static inline v4f v4f_lt(v4f a, v4f b) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../model/forward_internal.h"
 #include "papa_sweep.h"
 
 /* Rows a split will produce: real tokens (sequence probe) or labelled positions (token probe). */
@@ -50,7 +51,8 @@ al_status al_papa_features(const al_model *model, const al_papa_inputs *in, cons
         al_batch batch = {nb, L, in->ids + at, in->mask + at, in->type_ids + at, NULL};
         al_forward_outputs o = {0};
         o.hidden_states = hidden;
-        st = al_forward(model, &batch, &fp, &o, err);
+        /* the embeddings-only baseline reads hidden state 0: the layers would be computed for nothing */
+        st = embeddings_only ? al_forward_embeddings(model, &batch, hidden, err) : al_forward(model, &batch, &fp, &o, err);
         if (st) break;
         /* al_forward packs layer k of this batch at k * nb * L * D */
         for (int k = 0; k < S; k++) states[k] = hidden + (size_t)k * nb * L * D;

@@ -48,6 +48,43 @@ al_papa_sweep_request al_papa_sweep_default_request(void) {
     return r;
 }
 
+/* The "quick" preset keeps a sweep interactive; "paper" follows the paper's Table 3 where it gives the task
+ * type (POS: lr 5e-4, batch 8, 4 epochs, L 128) and the reference README's CoLA run otherwise (lr 2e-5,
+ * batch 16, 15 epochs, L 64); its ranking is the reference's (lr 2e-5, 15 epochs, dropout on, all examples). */
+al_status al_papa_sweep_preset(const char *preset, const al_task *task, al_papa_sweep_request *r, al_error *err) {
+    const int token = task->kind == AL_TASK_TOKEN;
+    const int pair = task->n_train > 0 && task->train[0].text_pair != NULL;
+    if (!strcmp(preset, "quick")) {
+        /* agreement's sentences and order's sentence pairs are longer than 64 tokens often enough */
+        r->L = !strcmp(task->id, "agreement") || !strcmp(task->id, "order") ? 128 : 64;
+        r->max_train = 1000;
+        r->max_validation = 400;
+        r->probe.epochs = 4;
+        r->probe.batch_size = 16;
+        r->probe.lr = token ? 5e-4f : 1e-3f;
+        r->rank.epochs = 2;
+        r->rank.max_examples = 1000;
+        r->rank.lr = 5e-3f;
+        r->rank.train_mode = 0;
+        return AL_OK;
+    }
+    if (!strcmp(preset, "paper")) {
+        r->L = token ? 128 : pair ? 128 : 64;
+        r->max_train = 0;
+        r->max_validation = 0;
+        r->probe.epochs = token ? 4 : 15;
+        r->probe.batch_size = token ? 8 : 16;
+        r->probe.lr = token ? 5e-4f : 2e-5f;
+        r->rank.epochs = 15;
+        r->rank.max_examples = 0;
+        r->rank.batch_size = 16;
+        r->rank.lr = 2e-5f;
+        r->rank.train_mode = 1;
+        return AL_OK;
+    }
+    return al_err(err, AL_ERR_INVALID, "request: field 'preset' is '%.40s', not 'quick' or 'paper'", preset);
+}
+
 void al_papa_sweep_result_free(al_papa_sweep_result *r) {
     free(r->runs);
     free(r->theta);
@@ -235,18 +272,26 @@ static const al_head_policy *config_policies(sweep_ctx *s, const al_papa_config 
 /* One configuration's probes, one per seed, on the same frozen features. The seeds' probes are independent
  * (each has its own weights, generator and predictions, and reads the features only), so they train side by
  * side on the pool's threads; each computes exactly what it would alone, and the runs are stored in seed
- * order, so the numbers do not depend on the thread count (docs/threads.md). */
+ * order, so the numbers do not depend on the thread count (docs/threads.md). Seeds that would leave half the
+ * threads or more idle in a last round after a full one (3 seeds on 2 threads: the third) train one after
+ * another instead, each splitting its matrix products over the whole pool, which gives the same bits. */
 typedef struct {
     const sweep_ctx *s;
     int c;
     al_probe_config pc;       /* the same probe shape for every seed */
     const al_probe_data *ftr, *fva;
     const al_papa_inputs *va;
+    al_threadpool *probe_pool; /* the probes' matrix products (NULL while seeds run side by side) */
     int n_pred;
     al_papa_run_result *runs; /* [n_seeds] */
     al_status *status;        /* [n_seeds] */
     al_error *errors;         /* [n_seeds] */
 } seed_job;
+
+int al_papa_seeds_side_by_side(int n_seeds, int n_threads) {
+    const int last = n_seeds % n_threads;
+    return n_seeds >= n_threads && 2 * last <= n_threads ? n_seeds - last : n_seeds;
+}
 
 static void seed_task(void *arg, int si, int n_tasks, int thread) {
     (void)n_tasks;
@@ -263,6 +308,7 @@ static void seed_task(void *arg, int si, int n_tasks, int thread) {
     al_status st = pred ? AL_OK : al_err(err, AL_ERR_OOM, "papa: out of memory");
     al_probe *probe = NULL;
     if (!st) st = al_probe_new(&j->pc, req->seeds[si], &probe, err);
+    if (!st) al_probe_set_pool(probe, j->probe_pool);
     al_probe_fit_options fo = al_probe_fit_default_options();
     fo.epochs = req->probe.epochs;
     fo.batch_size = req->probe.batch_size;
@@ -292,12 +338,15 @@ static al_status run_seeds(sweep_ctx *s, int c, const al_papa_config *x, const a
     pc.n_labels = s->task->n_labels;
     pc.dropout = pc.kind == AL_PROBE_TOKEN ? 0.0f : req->probe.dropout;
     pc.max_batch = req->probe.batch_size > 64 ? req->probe.batch_size : 64;
-    seed_job j = {s, c, pc, ftr, fva, va,
+    seed_job j = {s, c, pc, ftr, fva, va, NULL,
                   s->task->kind == AL_TASK_TOKEN ? al_probe_data_n_rows(fva) : va->n,
                   calloc((size_t)n, sizeof *j.runs), calloc((size_t)n, sizeof *j.status),
                   calloc((size_t)n, sizeof *j.errors)};
     al_status st = j.runs && j.status && j.errors ? AL_OK : al_err(err, AL_ERR_OOM, "papa: out of memory");
-    if (!st) al_threadpool_for(req->pool, n, seed_task, &j);
+    const int side_by_side = al_papa_seeds_side_by_side(n, al_threadpool_size(req->pool));
+    if (!st && side_by_side) al_threadpool_for(req->pool, side_by_side, seed_task, &j);
+    j.probe_pool = req->pool;
+    for (int si = side_by_side; !st && si < n; si++) seed_task(&j, si, n, 0);
     /* the first failing seed's error, as the one-seed-at-a-time loop reported it */
     for (int si = 0; si < n && !st; si++) {
         if (j.status[si]) {

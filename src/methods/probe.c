@@ -35,6 +35,7 @@ struct al_probe {
     int32_t *ce_labels;     /* [N] */
     int32_t *ce_items;      /* [N]      item index of each compacted row */
     int last_items;         /* items of the last forward pass */
+    al_threadpool *pool;    /* the matrix products' threads (NULL: the caller's only); same bits either way */
 };
 
 al_probe_config al_probe_default_config(void) {
@@ -173,6 +174,7 @@ void al_probe_free(al_probe *p) {
 }
 
 const al_probe_config *al_probe_get_config(const al_probe *p) { return &p->cfg; }
+void al_probe_set_pool(al_probe *p, al_threadpool *pool) { p->pool = pool; }
 size_t al_probe_n_params(const al_probe *p) { return p->n_params; }
 float *al_probe_params(al_probe *p) { return p->params; }
 float *al_probe_grads(al_probe *p) { return p->grads; }
@@ -256,7 +258,7 @@ static int forward(al_probe *p, const al_probe_batch *b, al_rng *drop_rng) {
     }
     p->last_items = N;
     if (N == 0) return 0;
-    al_linear(N, D, p->SD, x, p->pt.W1, p->pt.b1, p->z);
+    al_linear_pool(p->pool, N, D, p->SD, x, p->pt.W1, p->pt.b1, p->z);
     const size_t ND = (size_t)N * D;
     for (size_t i = 0; i < ND; i++) p->z[i] = al_tanhf(p->z[i]);
     const float *top = p->z;
@@ -266,7 +268,7 @@ static int forward(al_probe *p, const al_probe_batch *b, al_rng *drop_rng) {
         al_tr_dropout_apply(p->zd, p->keep, ND, c->dropout);
         top = p->zd;
     }
-    al_linear(N, C, D, top, p->pt.W2, p->pt.b2, p->logits);
+    al_linear_pool(p->pool, N, C, D, top, p->pt.W2, p->pt.b2, p->logits);
     return N;
 }
 
@@ -309,10 +311,10 @@ al_status al_probe_forward_backward(al_probe *p, const al_probe_batch *batch, in
     if (use_dropout) al_tr_dropout_apply(p->dz, p->keep, ND, c->dropout);
     for (size_t i = 0; i < ND; i++) p->dz[i] *= 1.0f - p->z[i] * p->z[i];
     if (!seq) {
-        al_tr_linear_bwd(N, D, p->SD, x, p->pt.W1, p->dz, d_feats, 0, p->gt.W1, p->gt.b1);
+        al_tr_linear_bwd_pool(p->pool, N, D, p->SD, x, p->pt.W1, p->dz, d_feats, 0, p->gt.W1, p->gt.b1);
         return AL_OK;
     }
-    al_tr_linear_bwd(N, D, p->SD, x, p->pt.W1, p->dz, p->d_pooled, 0, p->gt.W1, p->gt.b1);
+    al_tr_linear_bwd_pool(p->pool, N, D, p->SD, x, p->pt.W1, p->dz, p->d_pooled, 0, p->gt.W1, p->gt.b1);
     /* Pooling: dw[k, t] += <d_pooled[e, k], h_k>, d_feats[r, k] = w[k, t] d_pooled[e, k]. */
     const int S = c->n_states, L = c->max_len;
     for (int r = 0; r < batch->n_rows; r++) {

@@ -75,6 +75,9 @@ typedef struct al_probe al_probe;
 al_status al_probe_new(const al_probe_config *cfg, uint64_t seed, al_probe **out, al_error *err);
 void al_probe_free(al_probe *p);
 const al_probe_config *al_probe_get_config(const al_probe *p);
+/* Splits the probe's matrix products over pool (NULL: the calling thread only). The bits are the same for
+ * any pool (docs/threads.md); a probe trained inside a pool task leaves it NULL. */
+void al_probe_set_pool(al_probe *p, al_threadpool *pool);
 
 size_t al_probe_n_params(const al_probe *p);
 float *al_probe_params(al_probe *p);  /* [n_params] */

@@ -353,3 +353,18 @@ al_status al_forward(const al_model *model, const al_batch *batch, const al_forw
     free(pk.mem);
     return st;
 }
+
+al_status al_forward_embeddings(const al_model *model, const al_batch *batch, float *x, al_error *err) {
+    al_status st = validate(model, batch, NULL, NULL, err);
+    if (st != AL_OK) return st;
+    const al_config *c = &model->config;
+    const size_t BL = (size_t)batch->n_seqs * batch->seq_len;
+    int32_t *pos = malloc(sizeof(int32_t) * BL);
+    float *wide = model->w.emb_proj_w ? malloc(sizeof(float) * BL * c->embedding_size) : NULL;
+    if (!pos || (model->w.emb_proj_w && !wide)) st = al_err(err, AL_ERR_OOM, "forward: out of memory for the embeddings");
+    if (!st) st = al_fwd_positions(c, batch, pos, err);
+    if (!st) al_fwd_embed(model, batch, pos, 0, batch->n_seqs, wide, x);
+    free(pos);
+    free(wide);
+    return st;
+}

@@ -40,6 +40,10 @@ al_status al_fwd_positions(const al_config *c, const al_batch *batch, int32_t *p
  * LayerNorm, then ELECTRA's projection when E != D (sums in wide [rows, E]). */
 void al_fwd_embed(const al_model *m, const al_batch *batch, const int32_t *pos, int b0, int n_seqs,
                   float *wide, float *x);
+/* The embedding output alone (al_forward's hidden state 0) of a checked batch into x [B, L, D]: what a
+ * probe of the embeddings reads, without running the layers. Each token's row depends on its own id,
+ * type and position only, so the real tokens' rows are those of a packed al_forward (skip_pads). */
+al_status al_forward_embeddings(const al_model *model, const al_batch *batch, float *x, al_error *err);
 
 /* One packed sequence's rows (src [L, cols], row stride src_ld) written into the caller's [L_out, cols]
  * layout at the positions map gives (-1: a packing pad, not written); the other rows are zeroed. */

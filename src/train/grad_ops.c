@@ -59,8 +59,13 @@ void al_tr_layernorm_bwd(const float *x, const float *mean, const float *rstd, c
 
 void al_tr_linear_bwd(int rows, int n_out, int n_in, const float *x, const float *W, const float *dy, float *dx,
                       int dx_accumulate, float *dW, float *db) {
-    if (dx) al_gemm_nn(rows, n_in, n_out, 1.0f, dy, n_out, W, n_in, dx, n_in, dx_accumulate);
-    if (dW) al_gemm_tn(n_out, n_in, rows, 1.0f, dy, n_out, x, n_in, dW, n_in, 1);
+    al_tr_linear_bwd_pool(NULL, rows, n_out, n_in, x, W, dy, dx, dx_accumulate, dW, db);
+}
+
+void al_tr_linear_bwd_pool(al_threadpool *pool, int rows, int n_out, int n_in, const float *x, const float *W,
+                           const float *dy, float *dx, int dx_accumulate, float *dW, float *db) {
+    if (dx) al_gemm_nn_pool(pool, rows, n_in, n_out, 1.0f, dy, n_out, W, n_in, dx, n_in, dx_accumulate);
+    if (dW) al_gemm_tn_pool(pool, n_out, n_in, rows, 1.0f, dy, n_out, x, n_in, dW, n_in, 1);
     if (db)
         for (int o = 0; o < n_out; o++) {
             double s = 0.0;

@@ -24,6 +24,9 @@ void al_tr_layernorm_bwd(const float *x, const float *mean, const float *rstd, c
  * NULL). */
 void al_tr_linear_bwd(int rows, int n_out, int n_in, const float *x, const float *W, const float *dy, float *dx,
                       int dx_accumulate, float *dW, float *db);
+/* The same with the two products split over a pool by column blocks (the same bits for any pool). */
+void al_tr_linear_bwd_pool(al_threadpool *pool, int rows, int n_out, int n_in, const float *x, const float *W,
+                           const float *dy, float *dx, int dx_accumulate, float *dW, float *db);
 
 /* Activation in place (the inference kernels) and its backward: dx = dy * act'(pre), where pre is the
  * activation's input. dx may equal dy. */

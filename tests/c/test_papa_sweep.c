@@ -10,6 +10,7 @@
 #include "attnlab.h"
 #include "check.h"
 #include "methods/papa_sweep.h"
+#include "methods/probe_data_internal.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define N_TRAIN 48 /* smaller still under AddressSanitizer: memory safety needs no more */
@@ -145,11 +146,46 @@ static void test_task(al_model *m, const char *id, int L, int repeat) {
 #define REPEAT_POS 1
 #endif
 
+/* The embeddings-only baseline computes hidden state 0 without running the layers
+ * (al_forward_embeddings): its cached rows must equal state 0 of the full features bit for bit, on both
+ * tasks' kinds of rows (token: labelled positions; sequence: every real token). */
+static void test_embeddings_only_features(al_model *m, const char *id, int L) {
+    al_task *task = NULL;
+    al_error err;
+    if (al_task_load_builtin("build/data/tasks", id, &task, &err) != AL_OK) {
+        printf("skip %s: %s\n", id, err.message);
+        return;
+    }
+    al_papa_inputs in;
+    CHECK_MSG(al_papa_inputs_build(al_model_tokenizer(m), task, AL_TASK_TRAIN, 40, AL_LAYOUT_PAPA, L, &in, &err) == AL_OK,
+              "%s", err.message);
+    al_forward_params fp = al_forward_default_params();
+    fp.skip_pads = 1; /* as the sweep runs its features */
+    al_probe_data *full = NULL, *emb = NULL;
+    CHECK(al_papa_features(m, &in, NULL, 0, 16, 0, &fp, &full, &err) == AL_OK);
+    CHECK(al_papa_features(m, &in, NULL, 1, 16, 0, &fp, &emb, &err) == AL_OK);
+    if (full && emb) {
+        CHECK(emb->S == 1 && emb->n_rows == full->n_rows && emb->n_rows > 0);
+        int same = emb->n_rows == full->n_rows;
+        const size_t D = (size_t)full->D;
+        for (int r = 0; same && r < full->n_rows; r++)
+            same = memcmp(emb->feats + (size_t)r * D, full->feats + (size_t)r * full->S * D, D * sizeof(float)) == 0 &&
+                   emb->row_pos[r] == full->row_pos[r];
+        CHECK_MSG(same, "%s: embeddings-only rows differ from state 0 of the full features", id);
+    }
+    al_probe_data_free(full);
+    al_probe_data_free(emb);
+    al_papa_inputs_free(&in);
+    al_task_free(task);
+}
+
 int main(void) {
     al_model *m = NULL;
     al_error err;
     CHECK_MSG(al_model_load_dir("models/attnlab-mini-bert", &m, &err) == AL_OK, "%s", err.message);
     if (m) {
+        test_embeddings_only_features(m, "pos", 32);
+        test_embeddings_only_features(m, "definition", 64);
         test_task(m, "pos", 32, REPEAT_POS);
         test_task(m, "agreement", 48, 0);
     }

@@ -2,9 +2,11 @@
  *  - a sequence probe (dropout 0.1) and a token probe learn separable synthetic tasks: training and held-out
  *    accuracy near 1 (held-out predictions come in chunks smaller than the set, so evaluation's chunking
  *    is exercised); the sequence task's pads carry large misleading values, which the probe never sees;
- *  - the same seeds give the same parameters bit for bit; another seed gives others;
+ *  - the same seeds give the same parameters bit for bit; another seed gives others; a probe whose matrix
+ *    products are split over a thread pool (al_probe_set_pool) ends with the same bits as one on one thread;
  *  - the memory estimate refuses a set over the caller's limit with the size in the message; capacities,
  *    cancellation and progress reports behave as documented. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -190,9 +192,71 @@ static void test_data_limits(void) {
     al_probe_data_free(d);
 }
 
+/* The sweep trains a last round's seeds with their products split over the pool (src/methods/papa_sweep.c,
+ * run_seeds): the parameters must be those of the one-thread fit bit for bit, for both kinds. The shapes are
+ * large enough that the GEMMs really split (docs/threads.md: about 2^18 multiply-adds a task). */
+static void test_pool_same_bits(al_probe_kind kind) {
+    enum { S2 = 5, D2 = 96, L2 = 24, B2 = 16, N_BATCHES = 3 };
+    al_error err;
+    al_probe_data *d = NULL;
+    CHECK(al_probe_data_new(kind, S2, D2, L2, N_BATCHES * B2, N_BATCHES * B2 * L2, 0, &d, &err) == AL_OK);
+    static float hidden[S2 * B2 * L2 * D2];
+    const float *states[S2];
+    int32_t mask[B2 * L2], tok[B2 * L2], seq[B2];
+    al_rng rng;
+    al_rng_seed(&rng, 11);
+    for (int i = 0; d && i < N_BATCHES; i++) {
+        for (size_t j = 0; j < sizeof hidden / sizeof hidden[0]; j++) hidden[j] = al_rng_normal(&rng);
+        for (int k = 0; k < S2; k++) states[k] = hidden + (size_t)k * B2 * L2 * D2;
+        for (int b = 0; b < B2; b++) {
+            const int len = 4 + (int)al_rng_below(&rng, L2 - 4);
+            seq[b] = (int)al_rng_below(&rng, C);
+            for (int t = 0; t < L2; t++) {
+                mask[b * L2 + t] = t < len;
+                tok[b * L2 + t] = t < len ? (int)al_rng_below(&rng, C) : AL_IGNORE_INDEX;
+            }
+        }
+        al_probe_dense in = {S2, B2, L2, D2, states, mask, tok};
+        CHECK(al_probe_data_add(d, &in, seq, 1, &err) == AL_OK);
+    }
+    al_threadpool *pool = NULL;
+    CHECK(al_threadpool_new(3, &pool, &err) == AL_OK);
+    al_probe_config cfg = al_probe_default_config();
+    cfg.kind = kind;
+    cfg.n_states = S2;
+    cfg.hidden = D2;
+    cfg.max_len = L2;
+    cfg.n_labels = C;
+    cfg.dropout = kind == AL_PROBE_SEQUENCE ? 0.1f : 0.0f;
+    cfg.max_batch = B2;
+    al_probe *alone = NULL, *pooled = NULL;
+    CHECK(al_probe_new(&cfg, 7, &alone, &err) == AL_OK && al_probe_new(&cfg, 7, &pooled, &err) == AL_OK);
+    if (!d || !pool || !alone || !pooled) return;
+    al_probe_set_pool(pooled, pool);
+    al_probe_fit_options o = al_probe_fit_default_options();
+    o.epochs = 2;
+    o.batch_size = B2;
+    o.lr = 1e-3f;
+    CHECK(al_probe_fit(alone, d, &o, NULL, &err) == AL_OK);
+    CHECK(al_probe_fit(pooled, d, &o, NULL, &err) == AL_OK);
+    const size_t n = al_probe_n_params(alone);
+    CHECK_MSG(memcmp(al_probe_params(alone), al_probe_params(pooled), n * sizeof(float)) == 0,
+              "%s probe: pooled fit differs from the one-thread fit", kind == AL_PROBE_SEQUENCE ? "sequence" : "token");
+    int32_t *pa = malloc(sizeof(int32_t) * N_BATCHES * B2 * L2), *pb = malloc(sizeof(int32_t) * N_BATCHES * B2 * L2);
+    CHECK(al_probe_evaluate(alone, d, pa, &err) == AL_OK && al_probe_evaluate(pooled, d, pb, &err) == AL_OK);
+    const int items = kind == AL_PROBE_TOKEN ? al_probe_data_n_rows(d) : al_probe_data_n_examples(d);
+    CHECK(memcmp(pa, pb, sizeof(int32_t) * (size_t)items) == 0);
+    free(pa), free(pb);
+    al_probe_free(alone), al_probe_free(pooled);
+    al_threadpool_free(pool);
+    al_probe_data_free(d);
+}
+
 int main(void) {
     test_learns(AL_PROBE_SEQUENCE);
     test_learns(AL_PROBE_TOKEN);
     test_data_limits();
+    test_pool_same_bits(AL_PROBE_SEQUENCE);
+    test_pool_same_bits(AL_PROBE_TOKEN);
     return check_summary("probe_fit");
 }
