@@ -142,7 +142,9 @@ static al_status read_config(const cJSON *root, const char *file, al_config *c, 
                       "%s: field 'position_buckets' = %d needs at least 2 buckets and max_relative_positions %d above "
                       "position_buckets / 2 + 1",
                       file, c->position_buckets, c->max_relative_positions);
-    return AL_OK;
+    /* DebertaV2Config has neither field; refusing BERT's meanings keeps a BERT config that names no family and
+     * asks for relative_key or a decoder from being taken for DeBERTa by its config fields (config.c) */
+    return al_family_bert_refusals(root, file, err);
 }
 
 static const char *const model_types[] = {"deberta-v2", NULL};

@@ -123,6 +123,9 @@ static void layout(carver *cv, const al_model *m, int B, int L, int L_out, int c
     ws->s.chat = carve(cv, (size_t)n_threads * L, (size_t)L);
     ws->s.gathered = packed ? carve(cv, (size_t)n_threads * L, (size_t)L) : NULL;
     ws->logits = packed && want_logits ? carve(cv, rows, (size_t)c->vocab_size) : NULL;
+    ws->s.rel = ws->s.pos_q = ws->s.pos_k = ws->s.rel_work = NULL;
+    ws->s.rel_row = NULL;
+    ws->s.rel_work_size = 0;
     if (al_family_of(c)->scores == AL_SCORES_DISENTANGLED && c->rel_span > 0) {
         const size_t R = 2 * (size_t)c->rel_span;
         ws->s.rel = carve(cv, R, D);

@@ -7,6 +7,7 @@
 
 #include "../core/error.h"
 #include "../kernels/kernels.h"
+#include "../model/family.h"
 #include "../model/head_policy.h"
 #include "train_internal.h"
 
@@ -124,6 +125,11 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
 static al_status check_request(const al_model *model, int max_batch, int max_len, const al_train_options *o,
                                al_error *err) {
     if (!model) return al_err(err, AL_ERR_INVALID, "train: model is NULL");
+    if (al_family_of(&model->config)->scores != AL_SCORES_SCALED_DOT)
+        return al_err(err, AL_ERR_UNSUPPORTED,
+                      "train: the lambda ranking (the training forward and backward) is not built for %s yet; "
+                      "use orders random",
+                      al_arch_name(model->config.arch));
     if (max_batch < 1 || max_len < 1)
         return al_err(err, AL_ERR_INVALID, "train: max_batch %d and max_len %d must be >= 1", max_batch, max_len);
     if (!(o->hidden_dropout >= 0.0f && o->hidden_dropout < 1.0f))
