@@ -315,6 +315,11 @@ static void test_spm_model_dir(void) {
     const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(tok, "kind"));
     CHECK_MSG(kind && strcmp(kind, "unigram") == 0 && cJSON_GetArraySize(cJSON_GetObjectItem(r, "unused_files")) == 0,
               "info: %s", reply.json);
+    const cJSON *cfg_reply = cJSON_GetObjectItem(r, "config");
+    CHECK_MSG(cJSON_GetObjectItem(cfg_reply, "position_buckets")->valueint == 256 &&
+                  cJSON_GetArraySize(cJSON_GetObjectItem(cfg_reply, "pos_att_type")) == 2 &&
+                  cJSON_IsFalse(cJSON_GetObjectItem(cfg_reply, "position_biased_input")),
+              "info: %s", reply.json);
     cJSON_Delete(r);
     al_reply_free(&reply);
     /* the ids Hugging Face's tokenizer gives (../shared/families/testvectors, deberta-v3-base) */
