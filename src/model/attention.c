@@ -153,10 +153,13 @@ void al_fwd_attention(const al_model *m, int layer, const al_head_policy *polici
     const int disentangled = al_family_of(c)->scores == AL_SCORES_DISENTANGLED;
     if (disentangled && s->rel && s->pos_layer != layer) {
         /* the layer's projections of the relative embeddings, once per layer for all chunks, with its own
-         * query and key weights (share_att_key) and only for the heads that need them */
-        const int R = 2 * c->rel_span;
-        project_needed_heads(s->pool, policies, H, dh, R, D, s->rel, lw->q_w, lw->q_b, s->pos_q);
-        project_needed_heads(s->pool, policies, H, dh, R, D, s->rel, lw->k_w, lw->k_b, s->pos_k);
+         * query and key weights (share_att_key), only for the heads that need them and the rows the
+         * sequence's distances read */
+        int lo, n;
+        al_deberta_row_range(s->rel_row, s->L_out, &lo, &n);
+        const size_t at = (size_t)lo * D;
+        project_needed_heads(s->pool, policies, H, dh, n, D, s->rel + at, lw->q_w, lw->q_b, s->pos_q + at);
+        project_needed_heads(s->pool, policies, H, dh, n, D, s->rel + at, lw->k_w, lw->k_b, s->pos_k + at);
         s->pos_layer = layer;
     }
     heads_job j = {policies, mask, s, attn_out, values_out, L, H, D, dh, al_head_layer_is_static(policies, H),

@@ -19,6 +19,10 @@ float al_deberta_scale(const al_config *c);
  * rel_row [2 L_out - 1] the embedding row of each distance d = i - j at d + L_out - 1. */
 void al_deberta_prepare(const al_model *m, int L_out, float *rel, int32_t *rel_row);
 
+/* The relative embedding rows [lo, lo + n) that any distance of a sequence of L_out reads: rel_row is monotone
+ * in the distance, so they are the rows between its first and last entries. */
+void al_deberta_row_range(const int32_t *rel_row, int L_out, int *lo, int *n);
+
 /* DeBERTa's embedding of sequences [b0, b0 + n_seqs): word (+ absolute position with position_biased_input)
  * (+ token type), the projection to the hidden size when E != D, LayerNorm, times the attention mask (pads are
  * zero). sum is scratch [rows, E]. */

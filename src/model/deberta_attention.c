@@ -14,9 +14,7 @@
 #include "../kernels/kernels.h"
 #include "deberta.h"
 
-/* The embedding rows any distance of a sequence of L_out can read: rel_row is monotone in the distance, so
- * they are the rows between the first and the last entry. */
-static void row_range(const int32_t *rel_row, int L_out, int *lo, int *n) {
+void al_deberta_row_range(const int32_t *rel_row, int L_out, int *lo, int *n) {
     *lo = rel_row[0];
     *n = rel_row[2 * L_out - 2] - rel_row[0] + 1;
 }
@@ -35,7 +33,7 @@ void al_deberta_head_probs(const al_config *c, const float *q, const float *k, c
     const int c2p = c->rel_span && (c->pos_att & 1), p2c = c->rel_span && (c->pos_att & 2);
     const float scale = al_deberta_scale(c);
     int lo = 0, n = 0;
-    if (c->rel_span) row_range(rel_row, L_out, &lo, &n);
+    if (c->rel_span) al_deberta_row_range(rel_row, L_out, &lo, &n);
     float *qr = work, *kr = work + (size_t)L * n; /* [L, n]: Q_i . Kr[lo + t] and K_j . Qr[lo + t] */
     al_gemm_nt(L, L, dh, 1.0f, q, D, k, D, probs, L, 0);
     if (c2p) al_gemm_nt(L, n, dh, 1.0f, q, D, pos_k + (size_t)lo * D, D, qr, n, 0);
