@@ -208,6 +208,12 @@ static void test_hooks_threads_lmhead(void) {
             free(t);
             al_threadpool_free(pool);
         }
+        /* printed so the native and WASM builds' bits can be compared */
+        uint64_t h = 1469598103934665603ull;
+        const unsigned char *bytes = (const unsigned char *)one;
+        for (size_t e = 0; e < n1 * sizeof(float); e++) h = (h ^ bytes[e]) * 1099511628211ull;
+        printf("deberta_v3 forward outputs (%s): FNV-1a %016llx\n", with_pol ? "with policies" : "standard",
+               (unsigned long long)h);
         /* lm_predictions.lm_head names: the same weights, the same bits */
         size_t nl = 0;
         float *l2 = forward_all(lm, &batch, with_pol ? pol : NULL, NULL, &nl, NULL, NULL);
