@@ -7,7 +7,8 @@
  *     oracle of tests/golden/make_deberta_golden.py);
  *   - the newer MLM head names (lm_predictions.lm_head) load and give the legacy head's bits;
  *   - 1, 2 and 3 threads give the same bits;
- *   - the lambda ranking's training context refuses the family by name;
+ *   - the lambda ranking's training pass (a frozen encoder): its forward equals al_forward's and its lambda
+ *     gradients match finite differences; weight gradients are refused by name;
  *   - a random deberta-v3-shaped model written to build/ with the real spm.model beside it loads with that
  *     tokenizer, and the info, tokenize and attention ops run on it. */
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "attnlab.h"
 #include "cJSON.h"
 #include "check.h"
+#include "core/rng.h"
 #include "core/threadpool.h"
 #include "golden_file.h"
 #include "read_file.h"
@@ -231,18 +233,99 @@ done:
     al_model_free(lm);
 }
 
-static void test_train_refused(void) {
+static double train_loss(al_train_ctx *ctx, const al_batch *batch, const int32_t *labels) {
+    al_error err = {0};
+    float loss = 0.0f;
+    if (al_train_forward(ctx, batch, &err) != AL_OK || al_train_mlm_loss(ctx, labels, &loss, NULL, &err) != AL_OK) {
+        fprintf(stderr, "train: %s\n", err.message);
+        return NAN;
+    }
+    return loss;
+}
+
+/* The lambda ranking's training pass (a frozen encoder): its forward equals al_forward's, and the MIX heads'
+ * lambda-logit gradients (through both position terms, the static layer's renormalisation and the MLM loss)
+ * match central finite differences. Weight gradients are refused by name. */
+static void test_train(void) {
     al_model *m = NULL;
     al_error err = {0};
     CHECK(al_model_load_dir("tests/golden/deberta_v3", &m, &err) == AL_OK);
     if (!m) return;
     al_train_options opt = al_train_default_options();
     al_train_ctx *ctx = NULL;
-    CHECK(al_train_ctx_new(m, 2, 8, &opt, &ctx, &err) == AL_ERR_UNSUPPORTED && !ctx);
-    CHECK_MSG(strstr(err.message, "lambda ranking") && strstr(err.message, "deberta-v2") &&
-                  strstr(err.message, "use orders random"),
-              "%s", err.message);
-    printf("training refused: %s\n", err.message);
+    CHECK(al_train_ctx_new(m, 3, 24, &opt, &ctx, &err) == AL_ERR_UNSUPPORTED && !ctx);
+    CHECK_MSG(strstr(err.message, "weight gradients") && strstr(err.message, "deberta-v2"), "%s", err.message);
+    printf("weight gradients refused: %s\n", err.message);
+
+    opt.weight_grads = 0;
+    opt.training = 0; /* no dropout: the forward is al_forward's, and finite differences see the same function */
+    CHECK_MSG(al_train_ctx_new(m, 3, 24, &opt, &ctx, &err) == AL_OK, "%s", err.message);
+    golden_file g;
+    if (!ctx || !golden_open(&g, "tests/golden/deberta_v3/golden.safetensors")) goto done;
+    const al_config *c = al_model_config(m);
+    const int B = 3, L = 24, NL = c->n_layers, H = c->n_heads, NH = NL * H;
+    int32_t *ids = golden_i32(&g, "input_ids"), *mask = golden_i32(&g, "attention_mask");
+    int32_t labels[3 * 24];
+    for (int t = 0; t < B * L; t++) labels[t] = mask[t] && t % 3 == 1 ? (t * 7 + 5) % c->vocab_size : AL_IGNORE_INDEX;
+    float *C = malloc(sizeof(float) * L * L);
+    al_rng r;
+    al_rng_seed(&r, 3);
+    for (int i = 0; i < L * L; i++) C[i] = 0.05f + al_rng_uniform(&r);
+    al_head_policy pol[8];
+    static const int modes[8] = {AL_HEAD_MIX, AL_HEAD_CONSTANT, AL_HEAD_MIX, AL_HEAD_STANDARD,
+                                 AL_HEAD_MIX, AL_HEAD_STANDARD, AL_HEAD_MIX, AL_HEAD_STANDARD};
+    static const float lambdas[8] = {0.3f, 0, 0.6f, 0, 0.5f, 0, 0.2f, 0};
+    for (int i = 0; i < NH && i < 8; i++)
+        pol[i] = (al_head_policy){(al_head_mode)modes[i], lambdas[i], modes[i] == AL_HEAD_STANDARD ? NULL : C};
+    CHECK(NH == 8 && al_train_set_policies(ctx, pol, &err) == AL_OK);
+    al_batch batch = {B, L, ids, mask, NULL, NULL};
+
+    /* the training forward against the inference forward, lambda = sigmoid(theta) */
+    al_head_policy inf[8];
+    for (int i = 0; i < NH; i++) {
+        inf[i] = pol[i];
+        if (pol[i].mode == AL_HEAD_MIX) inf[i].lambda = 1.0f / (1.0f + expf(-al_train_lambda_logits(ctx)[i]));
+    }
+    size_t n_all = 0;
+    float *all = forward_all(m, &batch, inf, NULL, &n_all, NULL, NULL);
+    train_loss(ctx, &batch, labels);
+    const size_t n_layer = (size_t)B * L * c->hidden_size;
+    const double e_fwd = max_abs_diff(al_train_hidden(ctx, NL), all + (size_t)NL * n_layer, n_layer);
+    CHECK_MSG(e_fwd < 1e-5, "training forward differs from al_forward by %.3g", e_fwd);
+    free(all);
+
+    al_train_zero_grads(ctx);
+    float loss = 0.0f;
+    CHECK(al_train_forward(ctx, &batch, &err) == AL_OK && al_train_mlm_loss(ctx, labels, &loss, NULL, &err) == AL_OK &&
+          al_train_backward(ctx, NULL, &err) == AL_OK);
+    float dtheta[8];
+    memcpy(dtheta, al_train_lambda_grads(ctx), sizeof dtheta);
+    double scale = 0.0, worst = 0.0;
+    for (int i = 0; i < NH; i++) scale = fmax(scale, fabs(dtheta[i]));
+    for (int i = 0; i < NH; i++) {
+        if (pol[i].mode != AL_HEAD_MIX) {
+            CHECK(dtheta[i] == 0.0f);
+            continue;
+        }
+        float *theta = al_train_lambda_logits(ctx) + i;
+        const float t0 = *theta;
+        *theta = t0 + 5e-2f;
+        const double fp = train_loss(ctx, &batch, labels);
+        *theta = t0 - 5e-2f;
+        const double fm = train_loss(ctx, &batch, labels);
+        *theta = t0;
+        const double fd = (fp - fm) / 1e-1, e = fabs(fd - dtheta[i]) / scale;
+        worst = fmax(worst, e);
+        CHECK_MSG(e < 1e-2, "lambda logit %d: fd %.6g analytic %.6g", i, fd, (double)dtheta[i]);
+    }
+    CHECK(scale > 1e-6);
+    printf("training forward vs al_forward %.2e; 4 lambda logits against finite differences: rel err %.2e "
+           "(max |dtheta| %.2e, loss %.4f)\n",
+           e_fwd, worst, scale, (double)loss);
+    free(C), free(ids), free(mask);
+    golden_close(&g);
+done:
+    al_train_ctx_free(ctx);
     al_model_free(m);
 }
 
@@ -369,7 +452,7 @@ int main(void) {
     test_config_fields();
     test_real_configs();
     test_hooks_threads_lmhead();
-    test_train_refused();
+    test_train();
     test_spm_model_dir();
     return check_summary("deberta");
 }
