@@ -94,6 +94,14 @@ typedef struct al_config {
     float layer_norm_eps;
     al_act act;
     int tie_word_embeddings;     /* 1 (the default): the MLM decoder is the word embeddings, as in HF */
+    /* DeBERTa-v2/v3's disentangled attention (docs/families.md); all 0 in other families */
+    int rel_span;                /* relative position rows per side: position_buckets, else max_relative_positions;
+                                  * 0 without relative_attention */
+    int position_buckets;        /* log-bucketed relative positions when > 0 */
+    int max_relative_positions;  /* -1 in config.json means max_position_embeddings */
+    int pos_att;                 /* extra score terms: bit 1 c2p (content to position), bit 2 p2c */
+    int position_biased_input;   /* absolute position embeddings are added to the input */
+    int norm_rel_ebd;            /* 1: the relative embeddings pass a LayerNorm (norm_rel_ebd "layer_norm") */
 } al_config;
 
 /* Parses config.json text. `filename` is used in error messages. */

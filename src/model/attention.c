@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "../kernels/kernels.h"
+#include "deberta.h"
+#include "family.h"
 #include "forward_internal.h"
 #include "head_policy.h"
 
@@ -50,6 +52,8 @@ typedef struct heads_job {
     al_fwd_scratch *s;
     float *attn_out, *values_out;
     int L, H, D, dh, is_static, n_pairs;
+    const al_config *config;
+    int disentangled; /* DeBERTa's scores (deberta_attention.c) instead of al_head_softmax */
 } heads_job;
 
 /* A packed sequence's constant: C at the caller's positions of its rows (map, -1 for packing pads, whose
@@ -73,7 +77,7 @@ void al_fwd_scatter_rows(float *dst, const float *src, size_t src_ld, const int3
 }
 
 /* One (sequence, head) pair: probabilities into P, P V into ctx, the requested outputs. */
-static void one_head(const heads_job *j, int sq, int h, float *P, float *chat, float *gathered) {
+static void one_head(const heads_job *j, int sq, int h, float *P, float *chat, float *gathered, float *rel_work) {
     const al_head_policy *policies = j->policies;
     const al_fwd_scratch *s = j->s;
     const int L = j->L, D = j->D, dh = j->dh, H = j->H;
@@ -83,7 +87,11 @@ static void one_head(const heads_job *j, int sq, int h, float *P, float *chat, f
     const size_t col = (size_t)h * dh;
     const int32_t *map = s->map ? s->map + (size_t)sq * L : NULL;
     const int L_out = map ? s->L_out : L;
-    if (al_head_mode_needs_qk(mode)) al_head_softmax(s->q + row0 + col, s->k + row0 + col, D, m_seq, L, dh, P);
+    if (al_head_mode_needs_qk(mode) && j->disentangled)
+        al_deberta_head_probs(j->config, s->q + row0 + col, s->k + row0 + col, s->pos_q ? s->pos_q + col : NULL,
+                              s->pos_k ? s->pos_k + col : NULL, m_seq, map, s->rel_row, L, s->L_out, rel_work, P);
+    else if (al_head_mode_needs_qk(mode))
+        al_head_softmax(s->q + row0 + col, s->k + row0 + col, D, m_seq, L, dh, P);
     const float *constant = policies ? policies[h].constant : NULL;
     if (map && constant && al_head_mode_needs_constant(mode)) {
         gather_constant(constant, map, L, L_out, gathered);
@@ -127,7 +135,8 @@ static void heads_task(void *arg, int t, int n_tasks, int thread) {
     float *P = j->s->probs + (size_t)thread * LL, *chat = j->s->chat + (size_t)thread * LL;
     float *gathered = j->s->gathered ? j->s->gathered + (size_t)thread * LL : NULL;
     const int p0 = (int)((long long)t * j->n_pairs / n_tasks), p1 = (int)((long long)(t + 1) * j->n_pairs / n_tasks);
-    for (int p = p0; p < p1; p++) one_head(j, p / j->H, p % j->H, P, chat, gathered);
+    float *rel_work = j->s->rel_work ? j->s->rel_work + (size_t)thread * j->s->rel_work_size : NULL;
+    for (int p = p0; p < p1; p++) one_head(j, p / j->H, p % j->H, P, chat, gathered, rel_work);
 }
 
 void al_fwd_attention(const al_model *m, int layer, const al_head_policy *policies, const float *x,
@@ -141,8 +150,20 @@ void al_fwd_attention(const al_model *m, int layer, const al_head_policy *polici
     project_needed_heads(s->pool, policies, H, dh, rows, D, x, lw->k_w, lw->k_b, s->k);
     al_linear_pool(s->pool, rows, D, D, x, lw->v_w, lw->v_b, s->v);
 
+    const int disentangled = al_family_of(c)->scores == AL_SCORES_DISENTANGLED;
+    if (disentangled && s->rel && s->pos_layer != layer) {
+        /* the layer's projections of the relative embeddings, once per layer for all chunks, with its own
+         * query and key weights (share_att_key), only for the heads that need them and the rows the
+         * sequence's distances read */
+        int lo, n;
+        al_deberta_row_range(s->rel_row, s->L_out, &lo, &n);
+        const size_t at = (size_t)lo * D;
+        project_needed_heads(s->pool, policies, H, dh, n, D, s->rel + at, lw->q_w, lw->q_b, s->pos_q + at);
+        project_needed_heads(s->pool, policies, H, dh, n, D, s->rel + at, lw->k_w, lw->k_b, s->pos_k + at);
+        s->pos_layer = layer;
+    }
     heads_job j = {policies, mask, s, attn_out, values_out, L, H, D, dh, al_head_layer_is_static(policies, H),
-                   s->n_seqs * H};
+                   s->n_seqs * H, c, disentangled};
     /* per pair about 2 L^2 dh multiply-adds (Q K^T and P V) */
     int parts = al_threadpool_parts(s->pool, (double)j.n_pairs * 2.0 * L * L * dh, 1 << 17);
     if (parts > j.n_pairs) parts = j.n_pairs;

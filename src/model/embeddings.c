@@ -4,6 +4,8 @@
 
 #include "../core/error.h"
 #include "../kernels/kernels.h"
+#include "deberta.h"
+#include "family.h"
 #include "forward_internal.h"
 
 al_status al_fwd_positions(const al_config *c, const al_batch *batch, int32_t *pos, al_error *err) {
@@ -56,6 +58,10 @@ void al_fwd_embed(const al_model *m, const al_batch *batch, const int32_t *pos, 
     const al_weights *w = &m->w;
     const int L = batch->seq_len, E = c->embedding_size, D = c->hidden_size;
     const int rows = n_seqs * L;
+    if (al_family_of(c)->positions == AL_POS_RELATIVE) { /* DeBERTa's own order, projection and mask */
+        al_deberta_embed(m, batch, pos, b0, n_seqs, wide, x);
+        return;
+    }
     const int project = w->emb_proj_w != NULL;
     float *sum = project ? wide : x; /* [rows, E] */
     for (int r = 0; r < rows; r++) {

@@ -6,13 +6,15 @@
 #include "family.h"
 #include "tensor_list.h"
 
-extern const al_family al_family_bert, al_family_roberta, al_family_distilbert, al_family_electra;
+extern const al_family al_family_bert, al_family_roberta, al_family_distilbert, al_family_electra,
+    al_family_deberta_v2;
 
 static const al_family *const registry[] = {
     &al_family_bert,       /* AL_ARCH_BERT */
     &al_family_roberta,    /* AL_ARCH_ROBERTA */
     &al_family_distilbert, /* AL_ARCH_DISTILBERT */
     &al_family_electra,    /* AL_ARCH_ELECTRA */
+    &al_family_deberta_v2,
 };
 enum { N_FAMILIES = (int)(sizeof registry / sizeof registry[0]) };
 
@@ -82,7 +84,7 @@ int al_family_has_prefix(const al_family *f, const al_tensor_list *list) {
 
 int al_family_has_mlm_head(const al_family *f, const al_tensor_list *list) {
     const al_tensor_name *r = first_row(f, 2);
-    return r && al_tensor_list_find(list, r->name) != NULL;
+    return r && (al_tensor_list_find(list, r->name) || (r->alt && al_tensor_list_find(list, r->alt)));
 }
 
 /* As Hugging Face's names give a family away: the family's prefixed embedding name ("roberta.embeddings..."),

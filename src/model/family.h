@@ -13,6 +13,7 @@
  * Order within the embedding, layer and MLM groups is free: a family's table gives the order. */
 typedef enum al_weight_slot {
     AL_W_WORD_EMB, AL_W_POS_EMB, AL_W_TYPE_EMB, AL_W_EMB_LN_G, AL_W_EMB_LN_B, AL_W_EMB_PROJ_W, AL_W_EMB_PROJ_B,
+    AL_W_REL_EMB, AL_W_REL_LN_G, AL_W_REL_LN_B, /* DeBERTa's relative position embeddings and their LayerNorm */
     AL_W_FIRST_LAYER, /* per layer from here */
     AL_W_Q_W = AL_W_FIRST_LAYER, AL_W_Q_B, AL_W_K_W, AL_W_K_B, AL_W_V_W, AL_W_V_B, AL_W_O_W, AL_W_O_B,
     AL_W_LN_ATTN_G, AL_W_LN_ATTN_B, AL_W_FF_IN_W, AL_W_FF_IN_B, AL_W_FF_OUT_W, AL_W_FF_OUT_B, AL_W_LN_FFN_G,
@@ -24,12 +25,17 @@ typedef enum al_weight_slot {
 } al_weight_slot;
 
 /* A dimension of a tensor's shape, from the config: V vocabulary, E embedding, D hidden, I intermediate,
- * P positions, T token types, M the MLM transform's width (the family's mlm_width rule). */
-typedef enum al_dim { AL_DIM_NONE, AL_DIM_V, AL_DIM_E, AL_DIM_D, AL_DIM_I, AL_DIM_P, AL_DIM_T, AL_DIM_M } al_dim;
+ * P positions, T token types, M the MLM transform's width (the family's mlm_width rule), R the relative
+ * position rows (2 rel_span, DeBERTa). */
+typedef enum al_dim { AL_DIM_NONE, AL_DIM_V, AL_DIM_E, AL_DIM_D, AL_DIM_I, AL_DIM_P, AL_DIM_T, AL_DIM_M, AL_DIM_R } al_dim;
 
 /* When a tensor belongs to a model: always, only with token types (type_vocab_size > 0), only when the
- * embeddings are projected to the hidden size (embedding_size != hidden_size). */
-typedef enum al_tensor_when { AL_WHEN_ALWAYS, AL_WHEN_TYPES, AL_WHEN_PROJECTED } al_tensor_when;
+ * embeddings are projected to the hidden size (embedding_size != hidden_size); DeBERTa's: only with absolute
+ * positions (position_biased_input), only with relative attention (rel_span > 0), only when the relative
+ * embeddings are normalised (norm_rel_ebd). */
+typedef enum al_tensor_when {
+    AL_WHEN_ALWAYS, AL_WHEN_TYPES, AL_WHEN_PROJECTED, AL_WHEN_ABS_POSITIONS, AL_WHEN_RELATIVE, AL_WHEN_REL_NORM
+} al_tensor_when;
 
 /* One row of a family's tensor table. Embedding and layer names follow the family's prefix ("bert.") when
  * the file has it; "{layer}" stands for the layer index. */
@@ -50,14 +56,17 @@ typedef struct al_tensor_rows {
 #define AL_FAMILY_MAX_PARTS 4
 
 /* Position ids: 0, 1, 2, ... or, as RoBERTa, counted from pad_token_id + 1 over the real tokens with pads
- * at pad_token_id (Hugging Face's create_position_ids_from_input_ids). */
-typedef enum al_position_rule { AL_POS_ABSOLUTE, AL_POS_AFTER_PADDING } al_position_rule;
+ * at pad_token_id (Hugging Face's create_position_ids_from_input_ids); or, as DeBERTa, relative positions
+ * in the attention scores (absolute ones 0, 1, 2, ... only with position_biased_input). */
+typedef enum al_position_rule { AL_POS_ABSOLUTE, AL_POS_AFTER_PADDING, AL_POS_RELATIVE } al_position_rule;
 /* The MLM transform's activation: the config's (hidden_act / activation), or always exact GELU. */
 typedef enum al_mlm_act_rule { AL_MLM_ACT_CONFIG, AL_MLM_ACT_GELU } al_mlm_act_rule;
 /* The MLM transform's width: the hidden size, or the embedding size (ELECTRA's generator). */
 typedef enum al_mlm_width_rule { AL_MLM_WIDTH_HIDDEN, AL_MLM_WIDTH_EMBEDDING } al_mlm_width_rule;
-/* Attention scores: softmax(Q K^T / sqrt(head_dim) + mask) is every family's today (attention.c). */
-typedef enum al_score_rule { AL_SCORES_SCALED_DOT } al_score_rule;
+/* Attention scores: softmax(Q K^T / sqrt(head_dim) + mask) (attention.c), or DeBERTa's disentangled
+ * attention, content-to-content plus content-to-position and position-to-content terms over log-bucketed
+ * relative positions, with a softmax that zeroes masked entries (deberta_attention.c). */
+typedef enum al_score_rule { AL_SCORES_SCALED_DOT, AL_SCORES_DISENTANGLED } al_score_rule;
 
 typedef struct al_family {
     const char *name;                  /* al_arch_name: "bert" */

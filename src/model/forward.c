@@ -20,6 +20,8 @@
 #include "../core/error.h"
 #include "../core/memory.h"
 #include "../kernels/kernels.h"
+#include "deberta.h"
+#include "family.h"
 #include "forward_internal.h"
 #include "head_policy.h"
 
@@ -99,7 +101,7 @@ typedef struct workspace {
 } workspace;
 
 /* Carves every tensor; with cv->base == NULL it only measures. */
-static void layout(carver *cv, const al_model *m, int B, int L, int chunk_seqs, int n_threads, int packed,
+static void layout(carver *cv, const al_model *m, int B, int L, int L_out, int chunk_seqs, int n_threads, int packed,
                    int want_logits, workspace *ws) {
     const al_config *c = &m->config;
     const size_t BL = (size_t)B * L, rows = (size_t)chunk_seqs * L, D = (size_t)c->hidden_size;
@@ -121,6 +123,19 @@ static void layout(carver *cv, const al_model *m, int B, int L, int chunk_seqs, 
     ws->s.chat = carve(cv, (size_t)n_threads * L, (size_t)L);
     ws->s.gathered = packed ? carve(cv, (size_t)n_threads * L, (size_t)L) : NULL;
     ws->logits = packed && want_logits ? carve(cv, rows, (size_t)c->vocab_size) : NULL;
+    ws->s.rel = ws->s.pos_q = ws->s.pos_k = ws->s.rel_work = NULL;
+    ws->s.rel_row = NULL;
+    ws->s.rel_work_size = 0;
+    if (al_family_of(c)->scores == AL_SCORES_DISENTANGLED && c->rel_span > 0) {
+        const size_t R = 2 * (size_t)c->rel_span;
+        ws->s.rel = carve(cv, R, D);
+        ws->s.pos_q = carve(cv, R, D);
+        ws->s.pos_k = carve(cv, R, D);
+        ws->s.rel_row = (int32_t *)(void *)carve(cv, 2 * (size_t)L_out, 1);
+        ws->s.rel_work_size = al_deberta_head_scratch(c, L, L_out);
+        ws->s.rel_work = carve(cv, (size_t)n_threads, ws->s.rel_work_size);
+    }
+    ws->s.pos_layer = -1;
 }
 
 /* Rows [B, L, cols] of a packed batch written into the caller's [B, L_out, cols] (zeros at pads); without
@@ -220,7 +235,7 @@ static al_status forward_rows(const al_model *model, const al_batch *batch, cons
     const int n_threads = al_threadpool_size(pool);
     workspace ws;
     carver cv = {NULL, 0, 0.0};
-    layout(&cv, model, B, L, chunk_seqs, n_threads, map != NULL, out->mlm_logits != NULL, &ws);
+    layout(&cv, model, B, L, L_out, chunk_seqs, n_threads, map != NULL, out->mlm_logits != NULL, &ws);
     const size_t n_floats = cv.used;
     char what[96];
     snprintf(what, sizeof what, "forward: the workspace for batch [%d, %d]", B, L_out);
@@ -233,12 +248,13 @@ static al_status forward_rows(const al_model *model, const al_batch *batch, cons
                       n_floats * sizeof(float) >> 20, B, L);
     cv.base = mem;
     cv.used = 0;
-    layout(&cv, model, B, L, chunk_seqs, n_threads, map != NULL, out->mlm_logits != NULL, &ws);
+    layout(&cv, model, B, L, L_out, chunk_seqs, n_threads, map != NULL, out->mlm_logits != NULL, &ws);
     ws.s.pool = pool;
     ws.s.L_out = L_out;
 
     st = al_fwd_positions(c, batch, ws.pos, err);
     if (st != AL_OK) goto done;
+    if (ws.s.rel_row) al_deberta_prepare(model, L_out, ws.s.rel, ws.s.rel_row);
     for (size_t t = 0; t < BL; t++) ws.mask[t] = batch->attention_mask ? (float)batch->attention_mask[t] : 1.0f;
 
     const size_t layer_hidden = (size_t)B * L_out * D; /* one layer's slice of out->hidden_states */

@@ -27,6 +27,13 @@ typedef struct al_fwd_scratch {
     const int32_t *map; /* [n_seqs, L] of this chunk */
     int L_out;          /* the caller's sequence length */
     float *gathered;    /* [n_threads, L, L]  one head's constant at the packed positions, per thread */
+    /* DeBERTa's disentangled attention (deberta_attention.c); NULL in other families */
+    float *rel;         /* [2 rel_span, D]  the relative embeddings after their LayerNorm, one per call */
+    int32_t *rel_row;   /* [2 L_out - 1]    the relative embedding row of each distance (al_deberta_prepare) */
+    float *pos_q, *pos_k; /* [2 rel_span, D] the layer's query / key projections of rel, heads that need them */
+    int pos_layer;      /* the layer pos_q and pos_k hold, -1 none yet */
+    float *rel_work;    /* [n_threads, al_deberta_head_scratch]  per thread */
+    size_t rel_work_size;
 } al_fwd_scratch;
 
 /* Position ids [B, L] for the batch: given ones checked against max_position_embeddings, else the

@@ -30,6 +30,9 @@ typedef struct al_weights {
     float *mlm_ln_g, *mlm_ln_b;       /* [mlm_dim] */
     float *mlm_decoder_w;             /* [V, mlm_dim], tied to word_emb when the file omits it */
     float *mlm_decoder_b;             /* [V] */
+    /* DeBERTa: relative position embeddings and their LayerNorm, NULL elsewhere */
+    float *rel_emb;                   /* [2 rel_span, D] */
+    float *rel_ln_g, *rel_ln_b;       /* [D], NULL without norm_rel_ebd */
 } al_weights;
 
 typedef struct al_unused_file {

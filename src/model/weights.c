@@ -51,6 +51,9 @@ static const struct {
     [AL_W_EMB_LN_B] = {offsetof(al_weights, emb_ln_b), INIT_ZERO},
     [AL_W_EMB_PROJ_W] = {offsetof(al_weights, emb_proj_w), INIT_NORMAL},
     [AL_W_EMB_PROJ_B] = {offsetof(al_weights, emb_proj_b), INIT_ZERO},
+    [AL_W_REL_EMB] = {offsetof(al_weights, rel_emb), INIT_NORMAL},
+    [AL_W_REL_LN_G] = {offsetof(al_weights, rel_ln_g), INIT_ONE},
+    [AL_W_REL_LN_B] = {offsetof(al_weights, rel_ln_b), INIT_ZERO},
     [AL_W_Q_W] = {offsetof(al_layer_weights, q_w), INIT_NORMAL},
     [AL_W_Q_B] = {offsetof(al_layer_weights, q_b), INIT_ZERO},
     [AL_W_K_W] = {offsetof(al_layer_weights, k_w), INIT_NORMAL},
@@ -85,6 +88,7 @@ static int64_t dim_value(al_dim d, const al_config *c, const al_weights *w) {
     case AL_DIM_P: return c->max_position_embeddings;
     case AL_DIM_T: return c->type_vocab_size;
     case AL_DIM_M: return w->mlm_dim;
+    case AL_DIM_R: return 2 * (int64_t)c->rel_span;
     }
     return 0;
 }
@@ -94,6 +98,9 @@ static int row_applies(const al_tensor_name *r, const al_config *c) {
     case AL_WHEN_ALWAYS: return 1;
     case AL_WHEN_TYPES: return c->type_vocab_size > 0;
     case AL_WHEN_PROJECTED: return c->embedding_size != c->hidden_size;
+    case AL_WHEN_ABS_POSITIONS: return c->position_biased_input;
+    case AL_WHEN_RELATIVE: return c->rel_span > 0;
+    case AL_WHEN_REL_NORM: return c->norm_rel_ebd;
     }
     return 0;
 }

@@ -18,9 +18,22 @@
 #include <string.h>
 
 #include "../kernels/kernels.h"
+#include "../model/deberta.h"
 #include "../model/head_policy.h"
 #include "grad_ops.h"
 #include "train_internal.h"
+
+/* DeBERTa: this layer's query and key projections of the relative embeddings, the rows the distances read. */
+static void project_positions(al_train_ctx *ctx, int l) {
+    const al_config *c = &ctx->model->config;
+    const al_layer_weights *lw = &ctx->model->w.layers[l];
+    const int D = c->hidden_size;
+    int lo, n;
+    al_deberta_row_range(ctx->rel_row, ctx->L, &lo, &n);
+    const size_t at = (size_t)lo * D;
+    al_linear(n, D, D, ctx->rel + at, lw->q_w, lw->q_b, ctx->pos_q + at);
+    al_linear(n, D, D, ctx->rel + at, lw->k_w, lw->k_b, ctx->pos_k + at);
+}
 
 void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
     const al_model *m = ctx->model;
@@ -38,6 +51,7 @@ void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
     al_linear(rows, D, D, x, lw->k_w, lw->k_b, lc->k);
     al_linear(rows, D, D, x, lw->v_w, lw->v_b, lc->v);
     al_tr_dropout_draw(&ctx->rng, lc->attn_keep, (size_t)B * H * LL, p_drop);
+    if (ctx->rel) project_positions(ctx, l);
 
     for (int b = 0; b < B; b++) {
         const size_t row0 = (size_t)b * L * D;
@@ -47,7 +61,10 @@ void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
             const al_head_mode mode = layer_pol[h].mode;
             const size_t col = (size_t)h * dh, at = ((size_t)b * H + h) * LL;
             float *S = lc->S + at, *P = lc->P + at;
-            if (al_head_mode_needs_qk(mode))
+            if (al_head_mode_needs_qk(mode) && ctx->rel)
+                al_deberta_head_probs(c, lc->q + row0 + col, lc->k + row0 + col, ctx->pos_q + col, ctx->pos_k + col,
+                                      mb, NULL, ctx->rel_row, L, L, ctx->rel_work, S);
+            else if (al_head_mode_needs_qk(mode))
                 al_head_softmax(lc->q + row0 + col, lc->k + row0 + col, D, mb, L, dh, S);
             else
                 memset(S, 0, sizeof(float) * LL);
@@ -70,6 +87,23 @@ void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
     }
 }
 
+/* DeBERTa's position terms, dZ (one sequence and head) -> dQ and dK: S_ij holds scale Q_i . Kr[r(i,j)] (c2p) and
+ * scale K_j . Qr[r(i,j)] (p2c). The relative embeddings are frozen here (train_ctx.c). */
+static void position_terms_bwd(const al_train_ctx *ctx, const float *dZ, float scale, size_t col, float *dq_h,
+                               float *dk_h) {
+    const al_config *c = &ctx->model->config;
+    const int L = ctx->L, D = c->hidden_size, dh = c->head_dim;
+    const int c2p = c->pos_att & 1, p2c = c->pos_att & 2;
+    for (int i = 0; i < L; i++)
+        for (int j = 0; j < L; j++) {
+            const float g = dZ[(size_t)i * L + j] * scale;
+            if (g == 0.0f) continue;
+            const size_t t = (size_t)ctx->rel_row[i - j + L - 1] * D + col;
+            for (int e = 0; c2p && e < dh; e++) dq_h[(size_t)i * D + e] += g * ctx->pos_k[t + e];
+            for (int e = 0; p2c && e < dh; e++) dk_h[(size_t)j * D + e] += g * ctx->pos_q[t + e];
+        }
+}
+
 void al_tr_attention_bwd(al_train_ctx *ctx, int l) {
     const al_config *c = &ctx->model->config;
     al_tr_layer_cache *lc = &ctx->layers[l];
@@ -78,8 +112,9 @@ void al_tr_attention_bwd(al_train_ctx *ctx, int l) {
     const al_head_policy *layer_pol = ctx->policies + (size_t)l * H;
     const int is_static = al_head_layer_is_static(layer_pol, H);
     const float p_drop = ctx->opt.training ? ctx->opt.attention_dropout : 0.0f;
-    const float scale = 1.0f / sqrtf((float)dh);
+    const float scale = 1.0f / (ctx->rel ? al_deberta_scale(c) : sqrtf((float)dh));
     float *dP = ctx->dP, *dS = ctx->dS, *R = ctx->tmp_LL, *chat = ctx->chat;
+    if (ctx->rel) project_positions(ctx, l);
 
     for (int b = 0; b < B; b++) {
         const size_t row0 = (size_t)b * L * D;
@@ -137,6 +172,7 @@ void al_tr_attention_bwd(al_train_ctx *ctx, int l) {
             al_tr_softmax_bwd(S, dS, dS, L, L); /* dS now holds dZ */
             al_gemm_nn(L, dh, L, scale, dS, L, lc->k + row0 + col, D, dq_h, D, 0);
             al_gemm_tn(L, dh, L, scale, dS, L, lc->q + row0 + col, D, dk_h, D, 0);
+            if (ctx->rel) position_terms_bwd(ctx, dS, scale, col, dq_h, dk_h);
         }
     }
 }

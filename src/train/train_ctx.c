@@ -7,6 +7,8 @@
 
 #include "../core/error.h"
 #include "../kernels/kernels.h"
+#include "../model/deberta.h"
+#include "../model/family.h"
 #include "../model/head_policy.h"
 #include "train_internal.h"
 
@@ -116,6 +118,13 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     ctx->tmp_LL = take(&cv, LL);
     ctx->chat = take(&cv, LL);
     ctx->pd = take(&cv, LL);
+    const int rel = al_family_of(c)->scores == AL_SCORES_DISENTANGLED && c->rel_span > 0;
+    const uint64_t R = rel ? 2 * (uint64_t)c->rel_span : 0;
+    ctx->rel = rel ? take(&cv, R * D) : NULL;
+    ctx->pos_q = rel ? take(&cv, R * D) : NULL;
+    ctx->pos_k = rel ? take(&cv, R * D) : NULL;
+    ctx->rel_row = rel ? take_i32(&cv, 2 * (uint64_t)L) : NULL;
+    ctx->rel_work = rel ? take(&cv, al_deberta_head_scratch(c, L, L)) : NULL;
     ctx->B = B;
     ctx->L = L;
     return cv.used;
@@ -124,6 +133,14 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
 static al_status check_request(const al_model *model, int max_batch, int max_len, const al_train_options *o,
                                al_error *err) {
     if (!model) return al_err(err, AL_ERR_INVALID, "train: model is NULL");
+    /* DeBERTa trains with a frozen encoder only (the lambda ranking): its weight gradients (relative embeddings,
+     * position projections) and a projected embedding's dropout are not built */
+    const al_config *mc = &model->config;
+    if (al_family_of(mc)->scores == AL_SCORES_DISENTANGLED && (o->weight_grads || mc->embedding_size != mc->hidden_size))
+        return al_err(err, AL_ERR_UNSUPPORTED,
+                      "train: weight gradients (pretraining) are not built for %s yet; only the lambda ranking's "
+                      "frozen encoder is",
+                      al_arch_name(mc->arch));
     if (max_batch < 1 || max_len < 1)
         return al_err(err, AL_ERR_INVALID, "train: max_batch %d and max_len %d must be >= 1", max_batch, max_len);
     if (!(o->hidden_dropout >= 0.0f && o->hidden_dropout < 1.0f))

@@ -5,6 +5,8 @@
 
 #include "../core/error.h"
 #include "../kernels/kernels.h"
+#include "../model/deberta.h"
+#include "../model/family.h"
 #include "../model/forward_internal.h"
 #include "grad_ops.h"
 #include "train_internal.h"
@@ -44,6 +46,17 @@ static void embed(al_train_ctx *ctx) {
     const al_weights *w = &m->w;
     const int rows = ctx->B * ctx->L, E = c->embedding_size, D = c->hidden_size;
     const float p_drop = ctx->opt.training ? ctx->opt.hidden_dropout : 0.0f;
+    if (al_family_of(c)->positions == AL_POS_RELATIVE) {
+        /* DeBERTa's embedding as the forward pass's (its LayerNorm statistics feed only weight gradients, which
+         * train_ctx.c refuses for it), then its dropout; E == D there */
+        const al_batch batch = {ctx->B, ctx->L, ctx->ids, NULL, w->type_emb ? ctx->types : NULL, NULL};
+        al_deberta_embed(m, &batch, ctx->pos, 0, ctx->B, ctx->emb_sum, ctx->hidden);
+        for (int r = 0; r < rows; r++)
+            if (ctx->mask[r] == 0.0f) memset(ctx->hidden + (size_t)r * D, 0, sizeof(float) * (size_t)D);
+        al_tr_dropout_draw(&ctx->rng, ctx->emb_keep, (size_t)rows * E, p_drop);
+        al_tr_dropout_apply(ctx->hidden, ctx->emb_keep, (size_t)rows * E, p_drop);
+        return;
+    }
     for (int r = 0; r < rows; r++) {
         const float *word = w->word_emb + (size_t)ctx->ids[r] * E;
         const float *posv = w->pos_emb + (size_t)ctx->pos[r] * E;
@@ -111,6 +124,7 @@ al_status al_train_forward(al_train_ctx *ctx, const al_batch *batch, al_error *e
         ctx->types[t] = batch->type_ids ? batch->type_ids[t] : 0;
         ctx->mask[t] = batch->attention_mask ? (float)batch->attention_mask[t] : 1.0f;
     }
+    if (ctx->rel) al_deberta_prepare(ctx->model, ctx->L, ctx->rel, ctx->rel_row);
     embed(ctx);
     for (int l = 0; l < c->n_layers; l++) layer_fwd(ctx, l);
     ctx->forward_done = 1;

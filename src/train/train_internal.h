@@ -75,6 +75,11 @@ struct al_train_ctx {
     float *d_head_a, *d_head_b; /* [BL, M] */
     float *dP, *dS, *tmp_LL, *chat; /* [L, L] */
     float *pd;                 /* [L, L]        one head's dropped-out probabilities */
+    /* DeBERTa's disentangled attention (src/model/deberta.h); NULL in other families */
+    float *rel;                /* [2 rel_span, D] relative embeddings after their LayerNorm */
+    float *pos_q, *pos_k;      /* [2 rel_span, D] the current layer's projections of rel */
+    int32_t *rel_row;          /* [2 L - 1]     the relative embedding row of each distance */
+    float *rel_work;           /* al_deberta_head_scratch floats */
 };
 
 /* Carves the workspace for [B, L] (base NULL: only measures; ctx->layers NULL: layer caches not recorded).

@@ -55,6 +55,10 @@ static void test_rules(void) {
                 "tensor names (\"distilbert.embeddings.word_embeddings.weight\")");
     expect_rule("tests/golden/electra", both, AL_ARCH_ELECTRA,
                 "tensor names (\"electra.embeddings.word_embeddings.weight\")");
+    /* deberta-v2 is the registry's fifth family (src/model/families.c) */
+    expect_rule("tests/golden/deberta_v3", type, (al_arch)4, "architectures \"DebertaV2ForMaskedLM\"");
+    expect_rule("tests/golden/deberta_v3", both, (al_arch)4,
+                "tensor names (\"deberta.embeddings.word_embeddings.weight\")");
     /* saved from the bare encoder class: DistilBERT's layer names, and BERT's for the BERT-like families */
     expect_rule("tests/fixtures/distilbert_bin_noprefix", both, AL_ARCH_DISTILBERT,
                 "tensor names (\"transformer.layer.0.attention.q_lin.weight\")");

@@ -101,6 +101,7 @@ int main(void) {
         {"roberta", AL_ARCH_ROBERTA, 1},
         {"distilbert", AL_ARCH_DISTILBERT, 1},
         {"electra", AL_ARCH_ELECTRA, 1},
+        {"deberta_v3", (al_arch)4, 1}, /* deberta-v2's registry index (src/model/families.c) */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_family(&cases[i]);
     return check_summary("golden");

@@ -189,7 +189,8 @@ static void test_family(const char *dir) {
 
 int main(void) {
     static const char *const dirs[] = {"models/attnlab-mini-bert", "tests/golden/bert", "tests/golden/bert_gelu_new",
-                                       "tests/golden/roberta", "tests/golden/distilbert", "tests/golden/electra"};
+                                       "tests/golden/roberta", "tests/golden/distilbert", "tests/golden/electra",
+                                       "tests/golden/deberta_v3"};
     for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) test_family(dirs[d]);
     printf("packed vs unpacked: %d cases, %d bit-identical, largest relative difference %.3g\n", n_cases, n_identical,
            worst);
