@@ -263,13 +263,7 @@ static void seed_task(void *arg, int si, int n_tasks, int thread) {
     al_status st = pred ? AL_OK : al_err(err, AL_ERR_OOM, "papa: out of memory");
     al_probe *probe = NULL;
     if (!st) st = al_probe_new(&j->pc, req->seeds[si], &probe, err);
-    al_probe_fit_options fo = al_probe_fit_default_options();
-    fo.epochs = req->probe.epochs;
-    fo.batch_size = req->probe.batch_size;
-    fo.lr = req->probe.lr;
-    fo.schedule = req->probe.schedule;
-    fo.seed = req->seeds[si];
-    fo.cancel = req->cancel;
+    const al_probe_fit_options fo = al_papa_probe_fit_options(&req->probe, req->seeds[si], req->cancel);
     if (!st) st = al_probe_fit(probe, j->ftr, &fo, NULL, err);
     if (!st) st = al_probe_evaluate(probe, j->fva, pred, err);
     if (!st) st = score(s->task, j->fva, pred, r, err);
@@ -279,19 +273,37 @@ static void seed_task(void *arg, int si, int n_tasks, int thread) {
     j->status[si] = st;
 }
 
+al_probe_config al_papa_probe_config(const al_model *model, const al_task *task, int L, const al_papa_probe_settings *ps,
+                                     int embeddings_only) {
+    const al_config *cfg = al_model_config(model);
+    al_probe_config pc = al_probe_default_config();
+    pc.kind = task->kind == AL_TASK_TOKEN ? AL_PROBE_TOKEN : AL_PROBE_SEQUENCE;
+    pc.n_states = embeddings_only ? 1 : cfg->n_layers + 1;
+    pc.hidden = cfg->hidden_size;
+    pc.max_len = L;
+    pc.n_labels = task->n_labels;
+    pc.dropout = pc.kind == AL_PROBE_TOKEN ? 0.0f : ps->dropout;
+    pc.max_batch = ps->batch_size > 64 ? ps->batch_size : 64;
+    return pc;
+}
+
+al_probe_fit_options al_papa_probe_fit_options(const al_papa_probe_settings *ps, uint64_t seed,
+                                               const volatile int *cancel) {
+    al_probe_fit_options fo = al_probe_fit_default_options();
+    fo.epochs = ps->epochs;
+    fo.batch_size = ps->batch_size;
+    fo.lr = ps->lr;
+    fo.schedule = ps->schedule;
+    fo.seed = seed;
+    fo.cancel = cancel;
+    return fo;
+}
+
 static al_status run_seeds(sweep_ctx *s, int c, const al_papa_config *x, const al_probe_data *ftr,
                            const al_probe_data *fva, const al_papa_inputs *va, al_error *err) {
     const al_papa_sweep_request *req = s->req;
-    const al_config *cfg = al_model_config(s->model);
     const int n = req->plan.n_seeds;
-    al_probe_config pc = al_probe_default_config();
-    pc.kind = s->task->kind == AL_TASK_TOKEN ? AL_PROBE_TOKEN : AL_PROBE_SEQUENCE;
-    pc.n_states = x->what == AL_CFG_EMBEDDINGS_ONLY ? 1 : cfg->n_layers + 1;
-    pc.hidden = cfg->hidden_size;
-    pc.max_len = s->L;
-    pc.n_labels = s->task->n_labels;
-    pc.dropout = pc.kind == AL_PROBE_TOKEN ? 0.0f : req->probe.dropout;
-    pc.max_batch = req->probe.batch_size > 64 ? req->probe.batch_size : 64;
+    const al_probe_config pc = al_papa_probe_config(s->model, s->task, s->L, &req->probe, x->what == AL_CFG_EMBEDDINGS_ONLY);
     seed_job j = {s, c, pc, ftr, fva, va,
                   s->task->kind == AL_TASK_TOKEN ? al_probe_data_n_rows(fva) : va->n,
                   calloc((size_t)n, sizeof *j.runs), calloc((size_t)n, sizeof *j.status),

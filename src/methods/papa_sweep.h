@@ -54,6 +54,13 @@ typedef struct al_papa_probe_settings {
     al_lr_schedule schedule; /* constant (the reference) */
 } al_papa_probe_settings;
 
+/* The probe a sweep trains on a configuration's features (every seed the same shape). */
+al_probe_config al_papa_probe_config(const al_model *model, const al_task *task, int L, const al_papa_probe_settings *ps,
+                                     int embeddings_only);
+/* How a sweep trains that probe with one seed. */
+al_probe_fit_options al_papa_probe_fit_options(const al_papa_probe_settings *ps, uint64_t seed,
+                                               const volatile int *cancel);
+
 typedef struct al_papa_sweep_request {
     al_papa_plan_request plan;       /* constants, orders, k (n_k 0: from fractions), baselines, n_seeds */
     int n_fractions;
