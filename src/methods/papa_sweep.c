@@ -12,6 +12,7 @@
 #include "../core/error.h"
 #include "../core/threadpool.h"
 #include "../train/train.h"
+#include "head_importance.h"
 #include "metrics.h"
 
 al_papa_sweep_request al_papa_sweep_default_request(void) {
@@ -45,12 +46,15 @@ al_papa_sweep_request al_papa_sweep_default_request(void) {
     r.rank.probe_dropout = 0.1f;
     r.rank.seed = 1;
     r.mlm = 1;
+    r.importance_examples = 1000;
     return r;
 }
 
 void al_papa_sweep_result_free(al_papa_sweep_result *r) {
     free(r->runs);
     free(r->theta);
+    free(r->importance);
+    free(r->importance_raw);
     free(r->orders);
     free(r->constants);
     free(r->mlm_score);
@@ -77,6 +81,14 @@ static int uses_lambda(const al_papa_plan *plan, int n_total) {
         if (x->what == AL_CFG_SWEEP && x->k > 0 && x->k < n_total &&
             (x->order == AL_ORDER_LAMBDA || x->order == AL_ORDER_REVERSED_LAMBDA))
             return 1;
+    }
+    return 0;
+}
+
+static int uses_order(const al_papa_plan *plan, int n_total, al_papa_order order) {
+    for (int c = 0; c < plan->n_configs; c++) {
+        const al_papa_config *x = &plan->configs[c];
+        if (x->what == AL_CFG_SWEEP && x->k > 0 && x->k < n_total && x->order == order) return 1;
     }
     return 0;
 }
@@ -210,15 +222,45 @@ static al_status build_orders(sweep_ctx *s, al_error *err) {
             out->seconds_rank += now_seconds() - t0;
         }
     }
+    float *scores = NULL; /* the importance as the order sorts it */
+    if (!st && uses_order(&out->plan, n, AL_ORDER_GRADIENT)) {
+        out->importance = malloc(sizeof(double) * (size_t)n);
+        scores = malloc(sizeof(float) * (size_t)n);
+        if (!out->importance || !scores) st = al_err(err, AL_ERR_OOM, "papa: out of memory");
+        if (!st && s->req->importance) {
+            memcpy(out->importance, s->req->importance, sizeof(double) * (size_t)n);
+        } else if (!st) {
+            /* the probe's loss, the probe trained on the full model's features with the ranking's seed (as the
+             * lambda ranking's probe), the gradient over the first importance_examples training examples */
+            const double t0 = now_seconds();
+            al_probe *probe = NULL;
+            al_head_importance hi;
+            st = al_head_importance_probe(s->model, s->task, &s->train, &s->req->probe, s->req->rank.seed,
+                                          s->req->batch_size, s->req->mem_limit, &s->fp, &probe, err);
+            al_papa_inputs part = s->train;
+            if (s->req->importance_examples > 0 && part.n > s->req->importance_examples) part.n = s->req->importance_examples;
+            if (!st) st = al_head_importance_measure(s->model, &part, AL_IMPORTANCE_PROBE, probe, &s->fp, &hi, err);
+            if (!st) {
+                memcpy(out->importance, hi.normalized, sizeof(double) * (size_t)n);
+                out->importance_raw = hi.raw;
+                hi.raw = NULL;
+                al_head_importance_free(&hi);
+            }
+            al_probe_free(probe);
+            out->seconds_importance += now_seconds() - t0;
+        }
+        for (int i = 0; !st && i < n; i++) scores[i] = (float)out->importance[i];
+    }
     for (int o = 0; o < AL_N_ORDERS && !st; o++) {
         const int lambda = o == AL_ORDER_LAMBDA || o == AL_ORDER_REVERSED_LAMBDA;
-        if (lambda && !out->theta) {
+        if ((lambda && !out->theta) || (o == AL_ORDER_GRADIENT && !scores)) {
             for (int i = 0; i < n; i++) out->orders[(size_t)o * n + i] = -1;
             continue;
         }
-        st = al_papa_head_order((al_papa_order)o, s->NL, s->H, out->theta, s->req->rank.seed, out->orders + (size_t)o * n,
-                                err);
+        st = al_papa_head_order((al_papa_order)o, s->NL, s->H, o == AL_ORDER_GRADIENT ? scores : out->theta,
+                                s->req->rank.seed, out->orders + (size_t)o * n, err);
     }
+    free(scores);
     return st;
 }
 

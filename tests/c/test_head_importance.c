@@ -208,6 +208,65 @@ static void test_mlm(al_model *m) {
           strstr(err.message, "probe"));
 }
 
+/* The pruning curve: PAPA's sweep with order gradient and the zero policy. Its importance is the one
+ * al_head_importance_measure gives with the same probe, the order ascends it, and k heads removed are the
+ * first k of that order. */
+static void test_pruning_sweep(al_model *m) {
+    al_task *task = NULL;
+    al_error err;
+    if (al_task_load_builtin("build/data/tasks", "pos", &task, &err) != AL_OK) {
+        printf("skip pruning sweep: %s\n", err.message);
+        return;
+    }
+    const al_config *c = al_model_config(m);
+    const int NH = c->n_layers * c->n_heads;
+    al_papa_sweep_request req = al_papa_sweep_default_request();
+    req.max_train = 48, req.max_validation = 16, req.L = L_TEST;
+    req.plan.n_seeds = 2;
+    req.n_fractions = 3;
+    req.fractions[0] = 1.0, req.fractions[1] = 0.5, req.fractions[2] = 0.0;
+    req.plan.orders[0] = AL_ORDER_GRADIENT;
+    req.plan.constants[0] = AL_CONST_ZEROS;
+    req.plan.baselines = 0;
+    req.probe.epochs = 2;
+    req.importance_examples = 24;
+    req.mlm = 0;
+    al_papa_sweep_result r;
+    CHECK_MSG(al_papa_sweep_run(m, task, &req, &r, &err) == AL_OK, "%s", err.message);
+    CHECK(r.plan.n_configs == 3 && r.n_runs == 6 && r.importance && r.importance_raw && !r.theta);
+    /* the same importance from the parts */
+    al_papa_inputs in;
+    al_probe *probe = NULL;
+    al_head_importance hi;
+    CHECK(al_papa_inputs_build(al_model_tokenizer(m), task, AL_TASK_TRAIN, 48, AL_LAYOUT_PAPA, L_TEST, &in, &err) == AL_OK);
+    CHECK(al_head_importance_probe(m, task, &in, &req.probe, req.rank.seed, req.batch_size, 0, NULL, &probe, &err) == AL_OK);
+    in.n = 24;
+    CHECK(al_head_importance_measure(m, &in, AL_IMPORTANCE_PROBE, probe, NULL, &hi, &err) == AL_OK);
+    in.n = 48;
+    CHECK(r.importance && hi.normalized && same_doubles(r.importance, hi.normalized, NH) && same_doubles(r.importance_raw, hi.raw, NH));
+    const int *order = r.orders + (size_t)AL_ORDER_GRADIENT * NH;
+    int ascending = order[0] >= 0;
+    for (int i = 1; r.importance && i < NH; i++) ascending &= r.importance[order[i - 1]] <= r.importance[order[i]];
+    CHECK(ascending);
+    int other_orders_unset = 1;
+    for (int o = 0; o < AL_N_ORDERS; o++)
+        if (o != AL_ORDER_GRADIENT && o != AL_ORDER_FIRST_TO_LAST && o != AL_ORDER_LAST_TO_FIRST && o != AL_ORDER_RANDOM)
+            other_orders_unset &= r.orders[(size_t)o * NH] == -1;
+    CHECK(other_orders_unset);
+    for (int i = 0; i < r.n_runs; i++) {
+        char label[64];
+        al_papa_config_label(&r.plan.configs[r.runs[i].config], NH, label, sizeof label);
+        printf("  pruning %-24s seed %d  score %.4f\n", label, r.runs[i].seed_index, r.runs[i].score);
+    }
+    CHECK(r.plan.configs[1].k == NH / 2 && r.plan.configs[1].order == AL_ORDER_GRADIENT &&
+          r.plan.configs[1].constant == AL_CONST_ZEROS);
+    al_head_importance_free(&hi);
+    al_probe_free(probe);
+    al_papa_inputs_free(&in);
+    al_papa_sweep_result_free(&r);
+    al_task_free(task);
+}
+
 int main(void) {
     if (getenv("FD_STEP")) FD_STEP = atof(getenv("FD_STEP"));
     al_model *m = NULL;
@@ -217,6 +276,7 @@ int main(void) {
         test_task(m, "pos");
         test_task(m, "order");
         test_mlm(m);
+        test_pruning_sweep(m);
     }
     al_model_free(m);
     return check_summary("head_importance");
