@@ -15,6 +15,7 @@
 #include "../methods/metrics.h"
 #include "../methods/papa_findings.h"
 #include "../methods/papa_sweep.h"
+#include "op_papa_task.h"
 #include "api_internal.h"
 
 /* ------------------------------------------------------------ reading the request */
@@ -868,4 +869,15 @@ al_status al_op_papa_merge(al_op_ctx *ctx, al_error *err) {
     }
     al_papa_sweep_result_free(&r);
     return st;
+}
+
+/* op_papa_task.h: the head_importance op (op_importance.c) reads its task and sweep settings as papa does, so
+ * the importance it returns is the one a papa sweep with order "gradient" computes for the same request. */
+al_status al_api_papa_task(const cJSON *req, al_reply_builder *rb, al_task **task, al_error *err) {
+    return load_task(req, rb, task, err);
+}
+
+al_status al_api_papa_request(const cJSON *req, const al_task *task, al_papa_sweep_request *r, const char **preset,
+                              al_error *err) {
+    return read_request(req, task, r, preset, err);
 }

@@ -166,4 +166,10 @@ al_status al_papa_inputs_build(const al_tokenizer *tok, const struct al_task *ta
                                al_papa_layout layout, int L, al_papa_inputs *out, al_error *err);
 void al_papa_inputs_free(al_papa_inputs *in);
 
+/* The MLM score's examples from the first n examples (n < 0: all) of a task split (0 train, 1 validation):
+ * each example's text (and pair), or its words joined, through al_papa_mlm_examples with seed; out holds
+ * them as token-task inputs whose labels are the masked tokens' ids (groups -1). */
+al_status al_papa_mlm_task_examples(const al_tokenizer *tok, const struct al_task *task, int split, int n,
+                                    al_papa_layout layout, int L, uint64_t seed, al_papa_inputs *out, al_error *err);
+
 #endif

@@ -403,48 +403,19 @@ static al_status run_config(sweep_ctx *s, int c, al_error *err) {
     return st;
 }
 
-/* Held-out lines for the MLM score: the validation split's inputs as the probe sees them, pairs as pairs (a
- * pair task's segment A alone can be one word, and a lone masked word says nothing about the model), token
- * tasks' words joined. */
+/* Held-out lines for the MLM score: the validation split's inputs (al_papa_mlm_task_examples), at most 500. */
 static al_status build_mlm(sweep_ctx *s, al_error *err) {
     if (!s->req->mlm || !al_model_has_mlm_head(s->model)) return AL_OK;
-    const al_task *t = s->task;
-    int n = t->n_validation < 500 ? t->n_validation : 500;
+    int n = s->task->n_validation < 500 ? s->task->n_validation : 500;
     if (s->req->max_validation > 0 && n > s->req->max_validation) n = s->req->max_validation;
-    char **lines = calloc((size_t)n + 1, sizeof *lines);
-    const char **pairs = calloc((size_t)n + 1, sizeof *pairs);
-    al_status st = lines && pairs ? AL_OK : al_err(err, AL_ERR_OOM, "papa: out of memory");
-    for (int i = 0; i < n && !st; i++) pairs[i] = t->validation[i].text_pair;
-    for (int i = 0; i < n && !st; i++) {
-        const al_task_example *e = &t->validation[i];
-        size_t len = 1;
-        if (e->text) len += strlen(e->text);
-        for (int w = 0; w < e->n_words; w++) len += strlen(e->words[w]) + 1;
-        lines[i] = malloc(len);
-        if (!lines[i]) {
-            st = al_err(err, AL_ERR_OOM, "papa: out of memory");
-            break;
-        }
-        lines[i][0] = 0;
-        if (e->text) strcat(lines[i], e->text);
-        for (int w = 0; w < e->n_words; w++) {
-            if (w) strcat(lines[i], " ");
-            strcat(lines[i], e->words[w]);
-        }
-    }
-    const size_t nL = (size_t)n * s->L;
-    if (!st) {
-        s->mlm_ids = malloc(nL * 4), s->mlm_mask = malloc(nL * 4), s->mlm_types = malloc(nL * 4), s->mlm_labels = malloc(nL * 4);
-        if (!s->mlm_ids || !s->mlm_mask || !s->mlm_types || !s->mlm_labels) st = al_err(err, AL_ERR_OOM, "papa: out of memory");
-    }
-    if (!st)
-        st = al_papa_mlm_examples(al_model_tokenizer(s->model), s->req->layout, (const char *const *)lines, pairs, n,
-                                  s->L, 4321, s->mlm_ids, s->mlm_mask, s->mlm_types, s->mlm_labels, err);
-    if (!st) s->mlm_n = n;
-    for (int i = 0; lines && i < n; i++) free(lines[i]);
-    free(lines);
-    free(pairs);
-    return st;
+    al_papa_inputs in;
+    al_status st = al_papa_mlm_task_examples(al_model_tokenizer(s->model), s->task, AL_TASK_VALIDATION, n, s->req->layout,
+                                             s->L, 4321, &in, err);
+    if (st) return st;
+    s->mlm_ids = in.ids, s->mlm_mask = in.mask, s->mlm_types = in.type_ids, s->mlm_labels = in.labels;
+    s->mlm_n = in.n;
+    free(in.group);
+    return AL_OK;
 }
 
 static void sweep_free(sweep_ctx *s) {
