@@ -28,6 +28,7 @@ typedef struct layer_job {
     const float *base;   /* [L, D] the unaltered output */
     scratch *scr;        /* per thread */
     float *dist;         /* [L, L] this example's layer */
+    const volatile int *cancel;
 } layer_job;
 
 /* The layer's output with token j's values zeroed (j < 0: none) into s->y. */
@@ -45,6 +46,7 @@ static void rerun(const layer_job *J, int j, scratch *s) {
 static void token_task(void *arg, int t, int n_tasks, int thread) {
     (void)n_tasks;
     const layer_job *J = arg;
+    if (J->cancel && *J->cancel) return; /* the layer is abandoned: checked after the loop */
     scratch *s = &J->scr[thread];
     const int j = J->real[t], D = J->D;
     rerun(J, j, s);
@@ -105,10 +107,14 @@ al_status al_value_zeroing(const al_model *model, const al_batch *batch, const a
             float *dist = distances + ((size_t)b * NL + l) * L * L;
             memset(dist, 0, sizeof(float) * (size_t)L * L);
             layer_job J = {model, l, L, D, H, dh, hidden + (size_t)l * LD, att + (size_t)l * H * L * L,
-                           val + (size_t)l * H * L * dh, mask, real, n_real, base, scr, dist};
+                           val + (size_t)l * H * L * dh, mask, real, n_real, base, scr, dist, fp.cancel};
             rerun(&J, -1, &scr[0]);
             memcpy(base, scr[0].y, sizeof(float) * LD);
             al_threadpool_for(pool, n_real, token_task, &J);
+            if (fp.cancel && *fp.cancel) {
+                st = al_err(err, AL_ERR_CANCELLED, "value zeroing: cancelled at layer %d", l);
+                break;
+            }
             if (normalized) {
                 float *nrm = normalized + ((size_t)b * NL + l) * L * L;
                 for (int i = 0; i < L; i++) {

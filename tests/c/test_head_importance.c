@@ -170,6 +170,11 @@ static void test_task(al_model *m, const char *id) {
     printf("%s: %d examples, mean loss %.4f; 1 and %d threads give the same bits\n", id, r1.n_examples, r1.mean_loss,
            al_threadpool_size(pool));
     al_threadpool_free(pool);
+    volatile int cancel = 1;
+    al_forward_params fc = al_forward_default_params();
+    fc.cancel = &cancel;
+    al_head_importance rc;
+    CHECK(al_head_importance_measure(m, &in, AL_IMPORTANCE_PROBE, probe, &fc, &rc, &err) == AL_ERR_CANCELLED);
 
     for (int x = 0; x < 4; x++) al_head_importance_free(&parts[x]);
     al_head_importance_free(&r1);

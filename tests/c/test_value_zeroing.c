@@ -68,6 +68,11 @@ int main(void) {
     CHECK(memcmp(dist, dist3, n * sizeof(float)) == 0 && memcmp(norm, norm3, n * sizeof(float)) == 0);
     printf("1 and %d threads: %s\n", al_threadpool_size(pool), memcmp(dist, dist3, n * sizeof(float)) ? "differ" : "same bits");
     al_threadpool_free(pool);
+    /* a cancel flag stops it with CANCELLED */
+    volatile int cancel = 1;
+    fp = al_forward_default_params();
+    fp.cancel = &cancel;
+    CHECK(al_value_zeroing(m, &batch, &fp, dist3, NULL, &err) == AL_ERR_CANCELLED);
     /* head policies are refused: the measure is of the model as it is */
     al_head_policy pol[64];
     memset(pol, 0, sizeof pol);
