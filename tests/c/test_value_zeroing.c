@@ -18,7 +18,7 @@ int main(void) {
     al_error err;
     CHECK_MSG(al_model_load_dir("tests/golden/bert", &m, &err) == AL_OK, "%s", err.message);
     CHECK(golden_open(&g, "tests/golden/bert/golden.safetensors"));
-    CHECK(golden_open(&ref, "tests/golden/bert/value_zeroing.safetensors"));
+    CHECK(golden_open(&ref, "tests/golden/bert_value_zeroing.safetensors"));
     if (!m || !g.buf || !ref.buf) return check_summary("value_zeroing");
     int64_t shape[4] = {0};
     size_t n_ids = 0;

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes tests/golden/bert/value_zeroing.safetensors: value zeroing (Mohebbi et al. 2023; docs/importance.md)
+"""Writes tests/golden/bert_value_zeroing.safetensors: value zeroing (Mohebbi et al. 2023; docs/importance.md)
 on the golden BERT model's padded batch, computed in float64 by a layer written out here (softmax attention by
 hand, then output projection, residual, LayerNorm, feed-forward, residual, LayerNorm), sharing nothing with
 the C code.
@@ -69,7 +69,7 @@ def main():
             x = y
     s = dist.sum(-1, keepdim=True)
     norm = torch.where(s > 0, dist / torch.where(s > 0, s, torch.ones_like(s)), torch.zeros_like(dist))
-    mg.write_safetensors(os.path.join(d, "value_zeroing.safetensors"), [("distances", dist), ("normalized", norm)],
+    mg.write_safetensors(os.path.join(HERE, "bert_value_zeroing.safetensors"), [("distances", dist), ("normalized", norm)],
                          "F32", {"generator": "tests/golden/make_value_zeroing.py"})
     print("distances: max %.4g, mean over real pairs %.4g" % (dist.max().item(), dist[dist > 0].mean().item()))
 
