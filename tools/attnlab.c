@@ -48,6 +48,15 @@ static const struct command_usage {
              "      the PAPA experiment: scores per fraction of input-dependent heads, order and seed, with baselines,\n"
              "      lambdas and MLM scores, as the 'papa' op's JSON reply; --request prints the request instead;\n"
              "      --out writes the averaged constant matrices (or --outputs) with the request and reply\n"},
+    {"importance", "  attnlab importance MODEL_DIR --task ID [--task-file TASK.jsonl] [--loss probe|mlm] [--max-examples 1000]\n"
+                   "               [--preset quick|paper] [--L 64] [--max-train N] [--probe.epochs N ...] [--ranking.seed S]\n"
+                   "               [--request]\n"
+                   "      gradient head importance (Michel et al. 2019): |dL/dxi| per head over the task's training\n"
+                   "      examples, raw and normalised per layer, and the pruning order, as the 'head_importance' op's\n"
+                   "      reply; the pruning curve is `attnlab papa MODEL_DIR --task ID --orders gradient --constants zeros`\n"},
+    {"value-zeroing", "  attnlab value-zeroing MODEL_DIR TEXT [--pair TEXT_B] [--max-length N] [--out FILE.safetensors]\n"
+                      "      value zeroing (Mohebbi et al. 2023): per layer, each token's values zeroed and the layer rerun;\n"
+                      "      the reply JSON, and with --out the maps 'value_zeroing' and 'distances' [B, NL, L, L]\n"},
     {"export", "  attnlab export MODEL_DIR OUT_DIR [--dtype F16|F32] [--shard-mb N]\n"
                "      writes a BERT model again in Hugging Face layout: weights as float16 (round to nearest\n"
                "      even) or float32, in shards of at most N MB with an index; config and tokenizer files copied\n"},
@@ -467,8 +476,9 @@ static int cmd_model_op(cli *c, const cli_args *a, const char *op) {
     int want = strcmp(op, "info") == 0 ? 1 : 2;
     if (a->n_positional != want)
         return usage_error("%s", want == 1 ? "info needs MODEL_DIR" : "this command needs MODEL_DIR and TEXT");
-    if ((a->layer >= 0 || a->head >= 0 || a->out_path) && strcmp(op, "attention") != 0)
-        return usage_error("%s", "--layer, --head and --out go with the attention command");
+    const int vz = strcmp(op, "value_zeroing") == 0;
+    if ((a->layer >= 0 || a->head >= 0 || (a->out_path && !vz)) && strcmp(op, "attention") != 0)
+        return usage_error("%s", "--layer, --head and --out go with the attention command (--out also with value-zeroing)");
     const char *id;
     if (load_dir(c, a->positional[0], NULL, &id)) return 1;
     cJSON *req = new_request(op, id);
@@ -491,7 +501,7 @@ static int cmd_model_op(cli *c, const cli_args *a, const char *op) {
     }
     if (!code && a->out_path) code = write_tensors(a->out_path, &reply, req);
     if (!code) {
-        if (a->json) print_json(r);
+        if (a->json || vz) print_json(r);
         else if (strcmp(op, "info") == 0) print_info(r);
         else if (strcmp(op, "tokenize") == 0) print_tokens(r);
         else print_attention(r, &reply, a->layer, a->head);
@@ -581,7 +591,7 @@ static cJSON *csv_array(const char *value, int numbers) {
 static int papa_flag(cJSON *req, const char *key, const char *value) {
     static const char *const names[] = {"constants", "orders", "outputs", "import.labels", NULL};
     static const char *const lists[] = {"fractions", "k", "seeds", NULL};
-    static const char *const strings[] = {"task", "tasks_dir", "preset", "layout", "shard", "import.format",
+    static const char *const strings[] = {"task", "tasks_dir", "preset", "layout", "shard", "loss", "import.format",
                                           "import.id", "import.text_column", "import.text_pair_column",
                                           "import.label_column", "import.conll_column", "import.delimiter", NULL};
     static const char *const bools[] = {"baselines", "mlm", "ranking.train_mode", "import.skip_bad_rows", NULL};
@@ -614,10 +624,12 @@ static int papa_flag(cJSON *req, const char *key, const char *value) {
     return 0;
 }
 
-static int cmd_papa(cli *c, int argc, char **argv) {
-    if (argc < 2 || argv[1][0] == '-') return usage_error("%s", "papa needs MODEL_DIR (then --task ID or --task-file FILE)");
+/* papa and importance (op head_importance, which reads papa's task and settings fields). */
+static int cmd_papa(cli *c, int argc, char **argv, const char *op) {
+    if (argc < 2 || argv[1][0] == '-')
+        return usage_error("%s needs MODEL_DIR (then --task ID or --task-file FILE)", argv[0]);
     cJSON *req = cJSON_CreateObject();
-    cJSON_AddStringToObject(req, "op", "papa");
+    cJSON_AddStringToObject(req, "op", op);
     cJSON_AddStringToObject(req, "model_dir", argv[1]);
     const char *out_path = NULL;
     int request_only = 0;
@@ -629,7 +641,7 @@ static int cmd_papa(cli *c, int argc, char **argv) {
         }
         if (strncmp(arg, "--", 2) || i + 1 >= argc) {
             cJSON_Delete(req);
-            return usage_error("papa: '%s' needs --KEY VALUE", arg);
+            return usage_error("'%s' needs --KEY VALUE", arg);
         }
         const char *value = argv[++i];
         if (!strcmp(arg, "--out")) {
@@ -940,7 +952,8 @@ int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "export") == 0) return cmd_export(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "vocab") == 0) return cmd_vocab(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "pretrain") == 0) return cmd_pretrain(argc - 1, argv + 1);
-    const int papa = argc > 1 && strcmp(argv[1], "papa") == 0; /* its own --KEY VALUE flags */
+    /* its own --KEY VALUE flags */
+    const int papa = argc > 1 && (strcmp(argv[1], "papa") == 0 || strcmp(argv[1], "importance") == 0);
     cli_args a;
     memset(&a, 0, sizeof a);
     int code = papa ? -1 : parse_args(argc, argv, &a);
@@ -956,13 +969,15 @@ int main(int argc, char **argv) {
 #endif
     if (a.progress || tty) c.params.progress = print_progress;
     if (papa) {
-        code = cmd_papa(&c, argc - 1, argv + 1);
+        code = cmd_papa(&c, argc - 1, argv + 1, strcmp(argv[1], "papa") ? "head_importance" : "papa");
         al_session_free(c.session);
         return code;
     }
     if (strcmp(a.command, "info") == 0 || strcmp(a.command, "tokenize") == 0 ||
         strcmp(a.command, "attention") == 0)
         code = cmd_model_op(&c, &a, a.command);
+    else if (strcmp(a.command, "value-zeroing") == 0)
+        code = cmd_model_op(&c, &a, "value_zeroing");
     else if (strcmp(a.command, "run") == 0)
         code = cmd_run(&c, &a);
 

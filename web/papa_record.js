@@ -121,7 +121,7 @@ export function compareResult(stored, reply) {
 
 const ORDER_NAMES = {
   lambda: '\u03bb order', first_to_last: 'first to last layer', last_to_first: 'last to first layer',
-  random: 'random order', reversed_lambda: 'reversed \u03bb order',
+  random: 'random order', reversed_lambda: 'reversed \u03bb order', gradient: 'gradient-importance order',
 };
 export const orderName = (o) => ORDER_NAMES[o] ?? o;
 

@@ -9,7 +9,8 @@ import { BUILTIN_TASKS } from './engine_tables.js';
 
 export { BUILTIN_TASKS };
 export const CONSTANT_KINDS = ['average', 'identity', 'toeplitz', 'zeros', 'uniform'];
-export const HEAD_ORDERS = ['lambda', 'first_to_last', 'last_to_first', 'random', 'reversed_lambda'];
+// gradient: ascending gradient head importance; with the 'zeros' constant, the pruning curve (docs/importance.md)
+export const HEAD_ORDERS = ['lambda', 'first_to_last', 'last_to_first', 'random', 'reversed_lambda', 'gradient'];
 export const IMPORT_FORMATS = ['auto', 'cola', 'sst2', 'mrpc', 'mnli', 'rte', 'qnli', 'qqp', 'conll2003', 'csv', 'jsonl'];
 export const DELIMITERS = { comma: ',', semicolon: ';', tab: '\t' };
 

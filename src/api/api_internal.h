@@ -129,6 +129,8 @@ al_status al_op_tokenize(al_op_ctx *ctx, al_error *err);     /* op_tokenize.c */
 al_status al_op_attention(al_op_ctx *ctx, al_error *err);    /* op_attention.c */
 al_status al_op_papa(al_op_ctx *ctx, al_error *err);         /* op_papa.c */
 al_status al_op_papa_merge(al_op_ctx *ctx, al_error *err);   /* op_papa.c */
+al_status al_op_head_importance(al_op_ctx *ctx, al_error *err); /* op_importance.c */
+al_status al_op_value_zeroing(al_op_ctx *ctx, al_error *err);   /* op_importance.c */
 al_status al_op_check_config(al_op_ctx *ctx, al_error *err); /* op_check_config.c */
 al_status al_op_head_steps(al_op_ctx *ctx, al_error *err);  /* op_head_steps.c */
 /* The effective-attention and analysis ops: op_analysis.h. */

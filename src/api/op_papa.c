@@ -13,6 +13,8 @@
 #include "../core/error.h"
 #include "../methods/metrics.h"
 #include "../methods/papa_summary.h"
+#include "../methods/papa_findings.h"
+#include "../methods/papa_sweep.h"
 #include "api_internal.h"
 #include "op_papa.h"
 #include "reply_digest.h"

@@ -39,6 +39,8 @@ static const al_api_op k_ops[] = {
     {"head_steps", al_op_head_steps, "one head for one query token step by step: q, k, scores, softmax, values, context", 1},
     {"papa", al_op_papa, "PAPA: constant heads by fraction and order, probes per seed, baselines, MLM score", 1},
     {"papa_merge", al_op_papa_merge, "the replies of a sharded papa sweep merged into the unsharded one", 1},
+    {"head_importance", al_op_head_importance, "gradient head importance (Michel et al.): |dL/dxi| per head, probe or MLM loss", 1},
+    {"value_zeroing", al_op_value_zeroing, "value zeroing (Mohebbi et al.): per layer, each token's values zeroed, cosine distances", 1},
     {"check_config", al_op_check_config, "whether a config.json is a model this core runs and has the memory for", 1},
 };
 #define N_OPS ((int)(sizeof k_ops / sizeof k_ops[0]))
@@ -50,7 +52,7 @@ const al_api_op *al_api_find_op(const char *name) {
 }
 
 al_status al_api_unknown_op(const char *name, al_error *err) {
-    char list[400] = "";
+    char list[512] = "";
     for (int i = 0; i < N_OPS; i++) {
         strncat(list, k_ops[i].name, sizeof list - strlen(list) - 1);
         if (i + 1 < N_OPS) strncat(list, ", ", sizeof list - strlen(list) - 1);

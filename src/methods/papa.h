@@ -112,14 +112,16 @@ typedef enum al_papa_order {
     AL_ORDER_LAST_TO_FIRST = 2,   /* the last layer first, heads in index order within a layer */
     AL_ORDER_RANDOM = 3,          /* a seeded random permutation */
     AL_ORDER_REVERSED_LAMBDA = 4, /* descending lambda: most input-dependent first */
+    AL_ORDER_GRADIENT = 5,        /* ascending gradient importance (docs/importance.md): least important first */
 } al_papa_order;
-#define AL_N_ORDERS 5
+#define AL_N_ORDERS 6
 
 const char *al_papa_order_name(al_papa_order order); /* "lambda", "first_to_last", ... */
 int al_papa_order_from_name(const char *name);       /* -1 when unknown */
 
 /* The order in which heads are replaced: out [NL * H] holds flat head indices l * H + h. theta [NL * H]
- * (the learned lambda logits) is needed by the two lambda orders (ties keep index order); seed by random. */
+ * is needed by the two lambda orders (the learned lambda logits) and by gradient (the layer-normalised
+ * importance); ties keep index order; seed by random. */
 al_status al_papa_head_order(al_papa_order order, int n_layers, int n_heads, const float *theta, uint64_t seed,
                              int *out, al_error *err);
 /* Heads replaced for a fraction of input-dependent heads kept: NL*H - round(fraction * NL*H). */
@@ -170,5 +172,11 @@ typedef struct al_papa_inputs {
 al_status al_papa_inputs_build(const al_tokenizer *tok, const struct al_task *task, int split, int max_examples,
                                al_papa_layout layout, int L, al_papa_inputs *out, al_error *err);
 void al_papa_inputs_free(al_papa_inputs *in);
+
+/* The MLM score's examples from the first n examples (n < 0: all) of a task split (0 train, 1 validation):
+ * each example's text (and pair), or its words joined, through al_papa_mlm_examples with seed; out holds
+ * them as token-task inputs whose labels are the masked tokens' ids (groups -1). */
+al_status al_papa_mlm_task_examples(const al_tokenizer *tok, const struct al_task *task, int split, int n,
+                                    al_papa_layout layout, int L, uint64_t seed, al_papa_inputs *out, al_error *err);
 
 #endif

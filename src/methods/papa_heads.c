@@ -9,7 +9,7 @@
 #include "papa.h"
 
 static const char *const k_order_names[AL_N_ORDERS] = {"lambda", "first_to_last", "last_to_first", "random",
-                                                        "reversed_lambda"};
+                                                        "reversed_lambda", "gradient"};
 
 const char *al_papa_order_name(al_papa_order order) {
     return (unsigned)order < AL_N_ORDERS ? k_order_names[order] : "?";
@@ -42,13 +42,17 @@ al_status al_papa_head_order(al_papa_order order, int n_layers, int n_heads, con
     switch (order) {
     case AL_ORDER_LAMBDA:
     case AL_ORDER_REVERSED_LAMBDA:
-        if (!theta) return al_err(err, AL_ERR_INVALID, "head order '%s' needs the learned lambdas (run the ranking)",
-                                  al_papa_order_name(order));
+    case AL_ORDER_GRADIENT: {
+        const char *what = order == AL_ORDER_GRADIENT ? "importance" : "lambda logit";
+        if (!theta)
+            return al_err(err, AL_ERR_INVALID, "head order '%s' needs %s", al_papa_order_name(order),
+                          order == AL_ORDER_GRADIENT ? "the head importance scores" : "the learned lambdas (run the ranking)");
         for (int i = 0; i < n; i++)
-            if (!isfinite(theta[i])) return al_err(err, AL_ERR_INVALID, "head order: lambda logit of head %d is %g", i,
+            if (!isfinite(theta[i])) return al_err(err, AL_ERR_INVALID, "head order: %s of head %d is %g", what, i,
                                                    (double)theta[i]);
         sort_by_theta(theta, n, order == AL_ORDER_REVERSED_LAMBDA, out);
         return AL_OK;
+    }
     case AL_ORDER_FIRST_TO_LAST:
         for (int i = 0; i < n; i++) out[i] = i;
         return AL_OK;
@@ -70,7 +74,7 @@ al_status al_papa_head_order(al_papa_order order, int n_layers, int n_heads, con
     }
     }
     return al_err(err, AL_ERR_INVALID, "head order %d is not one of lambda, first_to_last, last_to_first, random, "
-                  "reversed_lambda", (int)order);
+                  "reversed_lambda, gradient", (int)order);
 }
 
 int al_papa_heads_replaced(double fraction_kept, int n_layers, int n_heads) {

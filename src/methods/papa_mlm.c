@@ -11,6 +11,7 @@
 #include "../model/forward_internal.h"
 #include "../model/model_internal.h"
 #include "papa.h"
+#include "task.h"
 
 al_status al_papa_mlm_examples(const al_tokenizer *tok, al_papa_layout layout, const char *const *lines,
                                const char *const *pairs, int n, int L, uint64_t seed, int32_t *ids, int32_t *mask,
@@ -34,6 +35,57 @@ al_status al_papa_mlm_examples(const al_tokenizer *tok, al_papa_layout layout, c
         al_mlm_mask_sequence(ids + at, labels + at, L, &m, &rng, cand);
     }
     free(cand);
+    return st;
+}
+
+/* A split's examples as text lines: pairs as pairs (a pair task's segment A alone can be one word, and a lone
+ * masked word says nothing about the model), token tasks' words joined by spaces. */
+al_status al_papa_mlm_task_examples(const al_tokenizer *tok, const al_task *t, int split, int n, al_papa_layout layout,
+                                    int L, uint64_t seed, al_papa_inputs *out, al_error *err) {
+    memset(out, 0, sizeof *out);
+    const al_task_example *ex = split == AL_TASK_TRAIN ? t->train : t->validation;
+    const int avail = split == AL_TASK_TRAIN ? t->n_train : t->n_validation;
+    if (n < 0 || n > avail) n = avail;
+    char **lines = calloc((size_t)n + 1, sizeof *lines);
+    const char **pairs = calloc((size_t)n + 1, sizeof *pairs);
+    al_status st = lines && pairs ? AL_OK : al_err(err, AL_ERR_OOM, "mlm examples: out of memory");
+    for (int i = 0; i < n && !st; i++) pairs[i] = ex[i].text_pair;
+    for (int i = 0; i < n && !st; i++) {
+        const al_task_example *e = &ex[i];
+        size_t len = 1;
+        if (e->text) len += strlen(e->text);
+        for (int w = 0; w < e->n_words; w++) len += strlen(e->words[w]) + 1;
+        lines[i] = malloc(len);
+        if (!lines[i]) {
+            st = al_err(err, AL_ERR_OOM, "mlm examples: out of memory");
+            break;
+        }
+        lines[i][0] = 0;
+        if (e->text) strcat(lines[i], e->text);
+        for (int w = 0; w < e->n_words; w++) {
+            if (w) strcat(lines[i], " ");
+            strcat(lines[i], e->words[w]);
+        }
+    }
+    const size_t nL = (size_t)(n ? n : 1) * L;
+    if (!st) {
+        out->ids = malloc(nL * 4), out->mask = malloc(nL * 4), out->type_ids = malloc(nL * 4), out->labels = malloc(nL * 4);
+        out->group = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+        if (!out->ids || !out->mask || !out->type_ids || !out->labels || !out->group)
+            st = al_err(err, AL_ERR_OOM, "mlm examples: out of memory");
+    }
+    if (!st)
+        st = al_papa_mlm_examples(tok, layout, (const char *const *)lines, pairs, n, L, seed, out->ids, out->mask,
+                                  out->type_ids, out->labels, err);
+    if (!st) {
+        out->n = n, out->L = L, out->token_task = 1;
+        for (int i = 0; i < n; i++) out->group[i] = -1;
+    } else {
+        al_papa_inputs_free(out);
+    }
+    for (int i = 0; lines && i < n; i++) free(lines[i]);
+    free(lines);
+    free(pairs);
     return st;
 }
 

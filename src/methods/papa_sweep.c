@@ -12,6 +12,7 @@
 #include "../core/error.h"
 #include "../core/threadpool.h"
 #include "../train/train.h"
+#include "head_importance.h"
 #include "metrics.h"
 
 al_papa_sweep_request al_papa_sweep_default_request(void) {
@@ -45,6 +46,7 @@ al_papa_sweep_request al_papa_sweep_default_request(void) {
     r.rank.probe_dropout = 0.1f;
     r.rank.seed = 1;
     r.mlm = 1;
+    r.importance_examples = 1000;
     return r;
 }
 
@@ -88,6 +90,8 @@ al_status al_papa_sweep_preset(const char *preset, const al_task *task, al_papa_
 void al_papa_sweep_result_free(al_papa_sweep_result *r) {
     free(r->runs);
     free(r->theta);
+    free(r->importance);
+    free(r->importance_raw);
     free(r->orders);
     free(r->constants);
     free(r->mlm_score);
@@ -114,6 +118,14 @@ static int uses_lambda(const al_papa_plan *plan, int n_total) {
         if (x->what == AL_CFG_SWEEP && x->k > 0 && x->k < n_total &&
             (x->order == AL_ORDER_LAMBDA || x->order == AL_ORDER_REVERSED_LAMBDA))
             return 1;
+    }
+    return 0;
+}
+
+static int uses_order(const al_papa_plan *plan, int n_total, al_papa_order order) {
+    for (int c = 0; c < plan->n_configs; c++) {
+        const al_papa_config *x = &plan->configs[c];
+        if (x->what == AL_CFG_SWEEP && x->k > 0 && x->k < n_total && x->order == order) return 1;
     }
     return 0;
 }
@@ -247,15 +259,45 @@ static al_status build_orders(sweep_ctx *s, al_error *err) {
             out->seconds_rank += now_seconds() - t0;
         }
     }
+    float *scores = NULL; /* the importance as the order sorts it */
+    if (!st && uses_order(&out->plan, n, AL_ORDER_GRADIENT)) {
+        out->importance = malloc(sizeof(double) * (size_t)n);
+        scores = malloc(sizeof(float) * (size_t)n);
+        if (!out->importance || !scores) st = al_err(err, AL_ERR_OOM, "papa: out of memory");
+        if (!st && s->req->importance) {
+            memcpy(out->importance, s->req->importance, sizeof(double) * (size_t)n);
+        } else if (!st) {
+            /* the probe's loss, the probe trained on the full model's features with the ranking's seed (as the
+             * lambda ranking's probe), the gradient over the first importance_examples training examples */
+            const double t0 = now_seconds();
+            al_probe *probe = NULL;
+            al_head_importance hi;
+            st = al_head_importance_probe(s->model, s->task, &s->train, &s->req->probe, s->req->rank.seed,
+                                          s->req->batch_size, s->req->mem_limit, &s->fp, &probe, err);
+            al_papa_inputs part = s->train;
+            if (s->req->importance_examples > 0 && part.n > s->req->importance_examples) part.n = s->req->importance_examples;
+            if (!st) st = al_head_importance_measure(s->model, &part, AL_IMPORTANCE_PROBE, probe, &s->fp, &hi, err);
+            if (!st) {
+                memcpy(out->importance, hi.normalized, sizeof(double) * (size_t)n);
+                out->importance_raw = hi.raw;
+                hi.raw = NULL;
+                al_head_importance_free(&hi);
+            }
+            al_probe_free(probe);
+            out->seconds_importance += now_seconds() - t0;
+        }
+        for (int i = 0; !st && i < n; i++) scores[i] = (float)out->importance[i];
+    }
     for (int o = 0; o < AL_N_ORDERS && !st; o++) {
         const int lambda = o == AL_ORDER_LAMBDA || o == AL_ORDER_REVERSED_LAMBDA;
-        if (lambda && !out->theta) {
+        if ((lambda && !out->theta) || (o == AL_ORDER_GRADIENT && !scores)) {
             for (int i = 0; i < n; i++) out->orders[(size_t)o * n + i] = -1;
             continue;
         }
-        st = al_papa_head_order((al_papa_order)o, s->NL, s->H, out->theta, s->req->rank.seed, out->orders + (size_t)o * n,
-                                err);
+        st = al_papa_head_order((al_papa_order)o, s->NL, s->H, o == AL_ORDER_GRADIENT ? scores : out->theta,
+                                s->req->rank.seed, out->orders + (size_t)o * n, err);
     }
+    free(scores);
     return st;
 }
 
@@ -309,13 +351,7 @@ static void seed_task(void *arg, int si, int n_tasks, int thread) {
     al_probe *probe = NULL;
     if (!st) st = al_probe_new(&j->pc, req->seeds[si], &probe, err);
     if (!st) al_probe_set_pool(probe, j->probe_pool);
-    al_probe_fit_options fo = al_probe_fit_default_options();
-    fo.epochs = req->probe.epochs;
-    fo.batch_size = req->probe.batch_size;
-    fo.lr = req->probe.lr;
-    fo.schedule = req->probe.schedule;
-    fo.seed = req->seeds[si];
-    fo.cancel = req->cancel;
+    const al_probe_fit_options fo = al_papa_probe_fit_options(&req->probe, req->seeds[si], req->cancel);
     if (!st) st = al_probe_fit(probe, j->ftr, &fo, NULL, err);
     if (!st) st = al_probe_evaluate(probe, j->fva, pred, err);
     if (!st) st = score(s->task, j->fva, pred, r, err);
@@ -325,19 +361,37 @@ static void seed_task(void *arg, int si, int n_tasks, int thread) {
     j->status[si] = st;
 }
 
+al_probe_config al_papa_probe_config(const al_model *model, const al_task *task, int L, const al_papa_probe_settings *ps,
+                                     int embeddings_only) {
+    const al_config *cfg = al_model_config(model);
+    al_probe_config pc = al_probe_default_config();
+    pc.kind = task->kind == AL_TASK_TOKEN ? AL_PROBE_TOKEN : AL_PROBE_SEQUENCE;
+    pc.n_states = embeddings_only ? 1 : cfg->n_layers + 1;
+    pc.hidden = cfg->hidden_size;
+    pc.max_len = L;
+    pc.n_labels = task->n_labels;
+    pc.dropout = pc.kind == AL_PROBE_TOKEN ? 0.0f : ps->dropout;
+    pc.max_batch = ps->batch_size > 64 ? ps->batch_size : 64;
+    return pc;
+}
+
+al_probe_fit_options al_papa_probe_fit_options(const al_papa_probe_settings *ps, uint64_t seed,
+                                               const volatile int *cancel) {
+    al_probe_fit_options fo = al_probe_fit_default_options();
+    fo.epochs = ps->epochs;
+    fo.batch_size = ps->batch_size;
+    fo.lr = ps->lr;
+    fo.schedule = ps->schedule;
+    fo.seed = seed;
+    fo.cancel = cancel;
+    return fo;
+}
+
 static al_status run_seeds(sweep_ctx *s, int c, const al_papa_config *x, const al_probe_data *ftr,
                            const al_probe_data *fva, const al_papa_inputs *va, al_error *err) {
     const al_papa_sweep_request *req = s->req;
-    const al_config *cfg = al_model_config(s->model);
     const int n = req->plan.n_seeds;
-    al_probe_config pc = al_probe_default_config();
-    pc.kind = s->task->kind == AL_TASK_TOKEN ? AL_PROBE_TOKEN : AL_PROBE_SEQUENCE;
-    pc.n_states = x->what == AL_CFG_EMBEDDINGS_ONLY ? 1 : cfg->n_layers + 1;
-    pc.hidden = cfg->hidden_size;
-    pc.max_len = s->L;
-    pc.n_labels = s->task->n_labels;
-    pc.dropout = pc.kind == AL_PROBE_TOKEN ? 0.0f : req->probe.dropout;
-    pc.max_batch = req->probe.batch_size > 64 ? req->probe.batch_size : 64;
+    const al_probe_config pc = al_papa_probe_config(s->model, s->task, s->L, &req->probe, x->what == AL_CFG_EMBEDDINGS_ONLY);
     seed_job j = {s, c, pc, ftr, fva, va, NULL,
                   s->task->kind == AL_TASK_TOKEN ? al_probe_data_n_rows(fva) : va->n,
                   calloc((size_t)n, sizeof *j.runs), calloc((size_t)n, sizeof *j.status),
@@ -398,48 +452,19 @@ static al_status run_config(sweep_ctx *s, int c, al_error *err) {
     return st;
 }
 
-/* Held-out lines for the MLM score: the validation split's inputs as the probe sees them, pairs as pairs (a
- * pair task's segment A alone can be one word, and a lone masked word says nothing about the model), token
- * tasks' words joined. */
+/* Held-out lines for the MLM score: the validation split's inputs (al_papa_mlm_task_examples), at most 500. */
 static al_status build_mlm(sweep_ctx *s, al_error *err) {
     if (!s->req->mlm || !al_model_has_mlm_head(s->model)) return AL_OK;
-    const al_task *t = s->task;
-    int n = t->n_validation < 500 ? t->n_validation : 500;
+    int n = s->task->n_validation < 500 ? s->task->n_validation : 500;
     if (s->req->max_validation > 0 && n > s->req->max_validation) n = s->req->max_validation;
-    char **lines = calloc((size_t)n + 1, sizeof *lines);
-    const char **pairs = calloc((size_t)n + 1, sizeof *pairs);
-    al_status st = lines && pairs ? AL_OK : al_err(err, AL_ERR_OOM, "papa: out of memory");
-    for (int i = 0; i < n && !st; i++) pairs[i] = t->validation[i].text_pair;
-    for (int i = 0; i < n && !st; i++) {
-        const al_task_example *e = &t->validation[i];
-        size_t len = 1;
-        if (e->text) len += strlen(e->text);
-        for (int w = 0; w < e->n_words; w++) len += strlen(e->words[w]) + 1;
-        lines[i] = malloc(len);
-        if (!lines[i]) {
-            st = al_err(err, AL_ERR_OOM, "papa: out of memory");
-            break;
-        }
-        lines[i][0] = 0;
-        if (e->text) strcat(lines[i], e->text);
-        for (int w = 0; w < e->n_words; w++) {
-            if (w) strcat(lines[i], " ");
-            strcat(lines[i], e->words[w]);
-        }
-    }
-    const size_t nL = (size_t)n * s->L;
-    if (!st) {
-        s->mlm_ids = malloc(nL * 4), s->mlm_mask = malloc(nL * 4), s->mlm_types = malloc(nL * 4), s->mlm_labels = malloc(nL * 4);
-        if (!s->mlm_ids || !s->mlm_mask || !s->mlm_types || !s->mlm_labels) st = al_err(err, AL_ERR_OOM, "papa: out of memory");
-    }
-    if (!st)
-        st = al_papa_mlm_examples(al_model_tokenizer(s->model), s->req->layout, (const char *const *)lines, pairs, n,
-                                  s->L, 4321, s->mlm_ids, s->mlm_mask, s->mlm_types, s->mlm_labels, err);
-    if (!st) s->mlm_n = n;
-    for (int i = 0; lines && i < n; i++) free(lines[i]);
-    free(lines);
-    free(pairs);
-    return st;
+    al_papa_inputs in;
+    al_status st = al_papa_mlm_task_examples(al_model_tokenizer(s->model), s->task, AL_TASK_VALIDATION, n, s->req->layout,
+                                             s->L, 4321, &in, err);
+    if (st) return st;
+    s->mlm_ids = in.ids, s->mlm_mask = in.mask, s->mlm_types = in.type_ids, s->mlm_labels = in.labels;
+    s->mlm_n = in.n;
+    free(in.group);
+    return AL_OK;
 }
 
 static void sweep_free(sweep_ctx *s) {

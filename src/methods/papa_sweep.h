@@ -54,6 +54,13 @@ typedef struct al_papa_probe_settings {
     al_lr_schedule schedule; /* constant (the reference) */
 } al_papa_probe_settings;
 
+/* The probe a sweep trains on a configuration's features (every seed the same shape). */
+al_probe_config al_papa_probe_config(const al_model *model, const al_task *task, int L, const al_papa_probe_settings *ps,
+                                     int embeddings_only);
+/* How a sweep trains that probe with one seed. */
+al_probe_fit_options al_papa_probe_fit_options(const al_papa_probe_settings *ps, uint64_t seed,
+                                               const volatile int *cancel);
+
 typedef struct al_papa_sweep_request {
     al_papa_plan_request plan;       /* constants, orders, k (n_k 0: from fractions), baselines, n_seeds */
     int n_fractions;
@@ -71,6 +78,9 @@ typedef struct al_papa_sweep_request {
     size_t mem_limit;                /* bytes the cached features may take; 0: no limit */
     const float *constants;          /* optional: averaged constants [NL, H, L, L] computed before */
     const float *theta;              /* optional: the learned lambda logits [NL * H] from a ranking before */
+    const double *importance;        /* optional: layer-normalised head importance [NL * H] for order gradient;
+                                      * else measured with the probe's loss (docs/importance.md#pruning-curve) */
+    int importance_examples;         /* training examples the importance averages over (<= 0: all used) */
     al_progress_fn progress;
     void *progress_user;
     const volatile int *cancel;
@@ -92,12 +102,13 @@ typedef struct al_papa_sweep_result {
     al_papa_run_result *runs;   /* this shard's runs, in (config, seed) order */
     float *theta;               /* [NL * H] learned lambda logits, NULL when no lambda order was asked */
     double rank_loss;
+    double *importance, *importance_raw; /* [NL * H] when order gradient was asked: normalised and raw */
     int *orders;                /* [AL_N_ORDERS, NL * H] the replacement order of each head order */
     float *constants;           /* [NL, H, L, L] the averaged constants (NULL when only data-free kinds) */
     double *mlm_score, *mlm_accuracy; /* [n_configs]: NaN where not computed */
     int64_t mlm_tokens;
     int n_train, n_validation, truncated_train, truncated_validation;
-    double seconds_constants, seconds_rank, seconds_features, seconds_probe, seconds_mlm;
+    double seconds_constants, seconds_rank, seconds_features, seconds_probe, seconds_mlm, seconds_importance;
 } al_papa_sweep_result;
 
 al_papa_sweep_request al_papa_sweep_default_request(void);

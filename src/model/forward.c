@@ -186,21 +186,26 @@ static void add_inplace(float *y, const float *x, size_t n) {
 /* One encoder layer on one chunk: x [rows, D] is updated in place. */
 static void layer_chunk(const al_model *m, int l, const al_head_policy *policies, float *x, const float *mask,
                         int L, al_fwd_scratch *s, float *attn_out, float *values_out) {
+    const int rows = s->n_seqs * L;
+    al_fwd_attention(m, l, policies, x, mask, L, s, attn_out, values_out);
+    al_fwd_layer_tail(m, l, s->pool, s->ctx, x, rows, s->tmp, s->wide);
+}
+
+void al_fwd_layer_tail(const al_model *m, int l, al_threadpool *pool, const float *ctx, float *x, int rows, float *tmp,
+                       float *wide) {
     const al_config *c = &m->config;
     const al_layer_weights *lw = &m->w.layers[l];
-    const int D = c->hidden_size, I = c->intermediate_size, rows = s->n_seqs * L;
+    const int D = c->hidden_size, I = c->intermediate_size;
     const size_t n = (size_t)rows * D;
+    al_linear_pool(pool, rows, D, D, ctx, lw->o_w, lw->o_b, tmp); /* tmp [rows, D] */
+    add_inplace(tmp, x, n);
+    al_layernorm(tmp, x, rows, D, lw->ln_attn_g, lw->ln_attn_b, c->layer_norm_eps);
 
-    al_fwd_attention(m, l, policies, x, mask, L, s, attn_out, values_out);
-    al_linear_pool(s->pool, rows, D, D, s->ctx, lw->o_w, lw->o_b, s->tmp); /* tmp [rows, D] */
-    add_inplace(s->tmp, x, n);
-    al_layernorm(s->tmp, x, rows, D, lw->ln_attn_g, lw->ln_attn_b, c->layer_norm_eps);
-
-    al_linear_pool(s->pool, rows, I, D, x, lw->ff_in_w, lw->ff_in_b, s->wide); /* wide [rows, I] */
-    activate_pool(s->pool, c->act, s->wide, (size_t)rows * I);
-    al_linear_pool(s->pool, rows, D, I, s->wide, lw->ff_out_w, lw->ff_out_b, s->tmp);
-    add_inplace(s->tmp, x, n);
-    al_layernorm(s->tmp, x, rows, D, lw->ln_ffn_g, lw->ln_ffn_b, c->layer_norm_eps);
+    al_linear_pool(pool, rows, I, D, x, lw->ff_in_w, lw->ff_in_b, wide); /* wide [rows, I] */
+    activate_pool(pool, c->act, wide, (size_t)rows * I);
+    al_linear_pool(pool, rows, D, I, wide, lw->ff_out_w, lw->ff_out_b, tmp);
+    add_inplace(tmp, x, n);
+    al_layernorm(tmp, x, rows, D, lw->ln_ffn_g, lw->ln_ffn_b, c->layer_norm_eps);
 }
 
 /* MLM head on one chunk: x [rows, D] -> logits [rows, V]. wide holds the transform [rows, mlm_dim]. */

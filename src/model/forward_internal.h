@@ -63,4 +63,10 @@ void al_fwd_scatter_rows(float *dst, const float *src, size_t src_ld, const int3
 void al_fwd_attention(const al_model *m, int layer, const al_head_policy *policies, const float *x,
                       const float *mask, int L, al_fwd_scratch *s, float *attn_out, float *values_out);
 
+/* The rest of layer l after self-attention (post-LN): x = LN(x + ctx W_O + b_O), then x = LN(x + FFN(x)),
+ * on rows [rows, D] in place; tmp [rows, D] and wide [rows, I] are scratch. al_forward's layers and value
+ * zeroing's reruns (src/methods/value_zeroing.c) both call it. */
+void al_fwd_layer_tail(const al_model *m, int l, al_threadpool *pool, const float *ctx, float *x, int rows, float *tmp,
+                       float *wide);
+
 #endif

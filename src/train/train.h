@@ -79,6 +79,10 @@ al_status al_train_set_policies(al_train_ctx *ctx, const al_head_policy *policie
 /* The lambda logits theta [NL * H] (writable; only MIX heads use theta) and their gradients. */
 float *al_train_lambda_logits(al_train_ctx *ctx);
 float *al_train_lambda_grads(al_train_ctx *ctx);
+/* The gradients with respect to lambda itself, dL/dlambda [NL * H] (double), accumulated beside the logits'.
+ * A MIX head at lambda = 1 with a zero constant computes exactly the standard head, and there dL/dlambda is
+ * the gradient wrt a head mask xi scaling the head's output (docs/importance.md). */
+const double *al_train_lambda_value_grads(const al_train_ctx *ctx);
 
 /* Gradient buffer [al_model_n_params(model)], carved like model->storage; NULL when weight_grads == 0. */
 float *al_train_grads(al_train_ctx *ctx);

@@ -165,6 +165,7 @@ void al_tr_attention_bwd(al_train_ctx *ctx, int l) {
                 double g = 0.0;
                 for (size_t e = 0; e < LL; e++) g += (double)dP[e] * ((double)S[e] - chat[e]);
                 ctx->dtheta[lh] += (float)(g * lambda * (1.0 - lambda));
+                ctx->dlambda[lh] += g; /* dL/dlambda: at lambda = 1 with C = 0, dL/dxi of a head mask */
                 for (size_t e = 0; e < LL; e++) dS[e] = lambda * dP[e];
             } else {
                 memcpy(dS, dP, sizeof(float) * LL);

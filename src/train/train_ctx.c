@@ -174,7 +174,7 @@ al_status al_train_ctx_measure(const al_model *model, int max_batch, int max_len
     out->mlm_head = (with - without) * sizeof(float);
     out->grads = o.weight_grads ? (uint64_t)model->n_floats * sizeof(float) : 0;
     out->other = sizeof(al_train_ctx) + (uint64_t)c->n_layers * sizeof(al_tr_layer_cache) +
-                 NH * (2 * sizeof(float) + sizeof(al_head_mode) + sizeof(const float *));
+                 NH * (2 * sizeof(float) + sizeof(double) + sizeof(al_head_mode) + sizeof(const float *));
     out->total = out->activations + out->mlm_head + out->grads + out->other;
     return AL_OK;
 }
@@ -224,10 +224,11 @@ al_status al_train_ctx_new(al_model *model, int max_batch, int max_len, const al
     if (ctx->opt.weight_grads) ctx->grads = calloc(model->n_floats ? model->n_floats : 1, sizeof(float));
     ctx->theta = calloc(NH, sizeof(float));
     ctx->dtheta = calloc(NH, sizeof(float));
+    ctx->dlambda = calloc(NH, sizeof(double));
     ctx->policies = calloc(NH, sizeof *ctx->policies); /* zeroed: AL_HEAD_STANDARD */
     if (ctx->layers) ctx->mem_floats = (size_t)al_tr_carve(ctx, NULL, max_batch, max_len);
     if (ctx->layers) ctx->mem = malloc(ctx->mem_floats * sizeof(float));
-    if (!ctx->layers || (ctx->opt.weight_grads && !ctx->grads) || !ctx->theta || !ctx->dtheta || !ctx->policies ||
+    if (!ctx->layers || (ctx->opt.weight_grads && !ctx->grads) || !ctx->theta || !ctx->dtheta || !ctx->dlambda || !ctx->policies ||
         !ctx->mem) {
         al_train_ctx_free(ctx);
         return size_error("train", &size, "and the allocation failed (out of memory)", err);
@@ -243,6 +244,7 @@ void al_train_ctx_free(al_train_ctx *ctx) {
     free(ctx->grads);
     free(ctx->theta);
     free(ctx->dtheta);
+    free(ctx->dlambda);
     free(ctx->policies);
     free(ctx);
 }
@@ -278,12 +280,14 @@ al_status al_train_set_policies(al_train_ctx *ctx, const al_head_policy *policie
 
 float *al_train_lambda_logits(al_train_ctx *ctx) { return ctx ? ctx->theta : NULL; }
 float *al_train_lambda_grads(al_train_ctx *ctx) { return ctx ? ctx->dtheta : NULL; }
+const double *al_train_lambda_value_grads(const al_train_ctx *ctx) { return ctx ? ctx->dlambda : NULL; }
 float *al_train_grads(al_train_ctx *ctx) { return ctx ? ctx->grads : NULL; }
 
 void al_train_zero_grads(al_train_ctx *ctx) {
     if (!ctx) return;
     if (ctx->grads) memset(ctx->grads, 0, ctx->model->n_floats * sizeof(float));
     memset(ctx->dtheta, 0, (size_t)ctx->model->config.n_layers * ctx->model->config.n_heads * sizeof(float));
+    memset(ctx->dlambda, 0, (size_t)ctx->model->config.n_layers * ctx->model->config.n_heads * sizeof(double));
 }
 
 const float *al_train_hidden(const al_train_ctx *ctx, int layer) {

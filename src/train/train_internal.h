@@ -37,6 +37,7 @@ struct al_train_ctx {
 
     float *grads;              /* [model->n_floats]; NULL when opt.weight_grads == 0 */
     float *theta, *dtheta;     /* [NL * H] lambda logits of MIX heads and their gradients */
+    double *dlambda;           /* [NL * H] gradients wrt lambda itself (head importance at lambda = 1) */
     al_head_policy *policies;  /* [NL * H] copies; constants borrowed [L, L]; MIX uses theta, not lambda */
     int has_policies;
 

@@ -182,6 +182,18 @@ test('policies with a constant tensor match the native CLI', { skip: missing ?? 
   assert.match(again.reply.error.message, /policies\[0\]\.constant.*no input tensor 'C'/);
 });
 
+test('value zeroing on every golden family matches the native CLI', { skip: missing ?? false }, () => {
+  for (const family of families) { // loaded by the golden-models test above
+    const request = { op: 'value_zeroing', model: family, input_ids: [[2, 5, 6, 7, 8, 3], [2, 9, 10, 3]] };
+    const w = api.run(request);
+    assert.equal(w.status, 0, JSON.stringify(w.reply));
+    assert.deepEqual(w.tensors.value_zeroing.shape, [2, w.reply.n_layers, 6, 6]);
+    const n = runNative(request, path.join(goldenDir, family));
+    assert.deepEqual(w.reply, n.reply, `${family}: value_zeroing reply JSON differs`);
+    compareTensors(`${family}/value_zeroing`, w.tensors, n.tensors);
+  }
+});
+
 test('a bad model file throws an error naming the file; the handle is released', { skip: missing ?? false }, () => {
   const files = modelFiles(path.join(goldenDir, 'bert'));
   files['config.json'] = new TextEncoder().encode('{"model_type": "bert", "hidden_size": ');

@@ -1,0 +1,208 @@
+/* op_importance.c: the "head_importance" and "value_zeroing" ops (docs/importance.md).
+ *
+ *   {"op": "head_importance", "model", "task" | "task_jsonl" | "import", "loss"?: "probe" (default) | "mlm",
+ *    "max_examples"? (training examples the gradient averages over; default 1000), and papa's settings
+ *    ("preset", "L", "layout", "max_train", "batch_size", "probe", "ranking" (its seed seeds the probe),
+ *    "memory_mb")}
+ *   -> "importance" [NL][H] (each layer's |dL/dxi| over its L2 norm, Michel et al.), "raw" [NL][H] (mean over
+ *      examples of |dL(x)/dxi_h|), "signed" [NL][H] (mean of dL(x)/dxi_h), "order" [[layer, head], ...] (the
+ *      pruning order: ascending importance), "n_examples", "mean_loss", "loss", "config", "seconds".
+ *      The same request as papa with "orders": ["gradient"] orders heads by exactly these numbers.
+ *   {"op": "value_zeroing", "model", "text" | "texts" | "input_ids" (+ pairs), "pad_to"?, "max_length"?,
+ *    "add_special_tokens"?}
+ *   -> tensors "value_zeroing" [B, NL, L, L] (rows normalised to sum 1) and "distances" [B, NL, L, L] (cosine
+ *      distances); JSON n_seqs, seq_len, n_layers, sequences (tokens). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../core/error.h"
+#include "../methods/head_importance.h"
+#include "../methods/value_zeroing.h"
+#include "op_analysis.h"
+#include "op_papa.h"
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void head_matrix(al_reply_builder *rb, const char *key, const double *v, int NL, int H) {
+    al_an_matrix(rb, rb->root, key, v, NL, H, 0);
+}
+
+al_status al_op_head_importance(al_op_ctx *ctx, al_error *err) {
+    static const char *const known[] = {"op", "model", "task", "task_jsonl", "task_jsonl_name", "tasks_dir", "import",
+                                        "loss", "max_examples", "preset", "L", "layout", "max_train", "batch_size",
+                                        "probe", "ranking", "memory_mb", NULL};
+    const al_api_model *m;
+    al_status st = al_req_model(ctx->session, ctx->req, &m, err);
+    if (st) return st;
+    const char *loss_name = NULL;
+    st = al_req_string(ctx->req, "loss", "loss", 0, &loss_name, err);
+    const int loss = loss_name ? al_importance_loss_from_name(loss_name) : AL_IMPORTANCE_PROBE;
+    if (!st && loss < 0)
+        st = al_err(err, AL_ERR_INVALID, "request: field 'loss' is '%.40s', not 'probe' or 'mlm'", loss_name);
+    if (!st && loss == AL_IMPORTANCE_MLM && !al_model_has_mlm_head(m->model))
+        st = al_err(err, AL_ERR_INVALID, "request: field 'loss' is 'mlm' but model '%s' has no MLM head", m->id);
+    if (st) return st;
+    al_task *task = NULL;
+    st = al_papa_load_task(ctx->req, ctx->rb, &task, err);
+    if (st) return st;
+    al_papa_sweep_request q;
+    const char *preset = NULL;
+    st = al_papa_read_request(ctx->req, task, &q, &preset, err);
+    int max_examples = q.importance_examples;
+    if (!st) st = al_req_int(ctx->req, "max_examples", "max_examples", 0, q.importance_examples, 0, 1 << 30,
+                             &max_examples, err);
+    if (st) {
+        al_task_free(task);
+        return st;
+    }
+    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    const al_config *cfg = al_model_config(m->model);
+    const int NL = cfg->n_layers, H = cfg->n_heads, NH = NL * H;
+    const al_tokenizer *tok = al_model_tokenizer(m->model);
+    al_forward_params fp = al_forward_default_params();
+    fp.progress = ctx->params->progress;
+    fp.progress_user = ctx->params->progress_user;
+    fp.cancel = ctx->params->cancel;
+    fp.pool = ctx->session->pool;
+    const double t0 = now_seconds();
+    al_papa_inputs train, mlm;
+    memset(&train, 0, sizeof train);
+    memset(&mlm, 0, sizeof mlm);
+    al_probe *probe = NULL;
+    al_head_importance r;
+    memset(&r, 0, sizeof r);
+    if (!tok) st = al_err(err, AL_ERR_INVALID, "head_importance: model '%s' has no tokenizer files", m->id);
+    if (!st && (q.L < 4 || q.L > cfg->max_position_embeddings - cfg->position_offset))
+        st = al_err(err, AL_ERR_INVALID, "request: field 'L' = %d must be in [4, %d] for this model", q.L,
+                    cfg->max_position_embeddings - cfg->position_offset);
+    if (!st && loss == AL_IMPORTANCE_PROBE) {
+        st = al_papa_inputs_build(tok, task, AL_TASK_TRAIN, q.max_train, q.layout, q.L, &train, err);
+        if (!st) st = al_head_importance_probe(m->model, task, &train, &q.probe, q.rank.seed, q.batch_size, q.mem_limit,
+                                               &fp, &probe, err);
+        al_papa_inputs part = train;
+        if (max_examples > 0 && part.n > max_examples) part.n = max_examples;
+        if (!st) st = al_head_importance_measure(m->model, &part, AL_IMPORTANCE_PROBE, probe, &fp, &r, err);
+    } else if (!st) {
+        /* the task's training text, masked as the MLM score masks it (docs/papa.md#mlm-score) */
+        st = al_papa_mlm_task_examples(tok, task, AL_TASK_TRAIN, max_examples > 0 ? max_examples : -1, q.layout, q.L, 4321,
+                                       &mlm, err);
+        if (!st) st = al_head_importance_measure(m->model, &mlm, AL_IMPORTANCE_MLM, NULL, &fp, &r, err);
+    }
+    int *order = st ? NULL : malloc(sizeof(int) * (size_t)NH);
+    float *scores = st ? NULL : malloc(sizeof(float) * (size_t)NH);
+    if (!st && (!order || !scores)) st = al_err(err, AL_ERR_OOM, "head_importance: out of memory");
+    for (int i = 0; !st && i < NH; i++) scores[i] = (float)r.normalized[i];
+    if (!st) st = al_papa_head_order(AL_ORDER_GRADIENT, NL, H, scores, 0, order, err); /* the sweep's own rule */
+    if (!st) {
+        al_reply_builder *rb = ctx->rb;
+        al_rb_str(rb, rb->root, "model", m->id);
+        al_rb_str(rb, rb->root, "task", task->id);
+        al_rb_str(rb, rb->root, "loss", al_importance_loss_name((al_importance_loss)loss));
+        al_rb_str(rb, rb->root, "normalisation", "per layer: |dL/dxi| over the layer's L2 norm (Michel et al. 2019)");
+        al_rb_num(rb, rb->root, "n_layers", NL);
+        al_rb_num(rb, rb->root, "n_heads", H);
+        al_rb_num(rb, rb->root, "n_examples", r.n_examples);
+        al_rb_num(rb, rb->root, "mean_loss", r.mean_loss);
+        head_matrix(rb, "importance", r.normalized, NL, H);
+        head_matrix(rb, "raw", r.raw, NL, H);
+        head_matrix(rb, "signed", r.signed_sum, NL, H);
+        cJSON *list = al_rb_add(rb, rb->root, "order", cJSON_CreateArray());
+        for (int i = 0; list && i < NH; i++) {
+            cJSON *pair = al_rb_add(rb, list, NULL, cJSON_CreateArray());
+            al_rb_add(rb, pair, NULL, cJSON_CreateNumber(order[i] / H));
+            al_rb_add(rb, pair, NULL, cJSON_CreateNumber(order[i] % H));
+        }
+        cJSON *c = al_rb_add(rb, rb->root, "config", cJSON_CreateObject());
+        al_rb_str(rb, c, "preset", preset);
+        al_rb_num(rb, c, "L", q.L);
+        al_rb_str(rb, c, "layout", al_papa_layout_name(q.layout));
+        al_rb_num(rb, c, "max_train", q.max_train);
+        al_rb_num(rb, c, "max_examples", max_examples);
+        al_rb_num(rb, c, "seed", (double)q.rank.seed);
+        if (loss == AL_IMPORTANCE_PROBE) {
+            cJSON *p = al_rb_add(rb, c, "probe", cJSON_CreateObject());
+            al_rb_num(rb, p, "epochs", q.probe.epochs);
+            al_rb_num(rb, p, "batch_size", q.probe.batch_size);
+            al_rb_num(rb, p, "lr", q.probe.lr);
+            al_rb_num(rb, p, "dropout", task->kind == AL_TASK_TOKEN ? 0.0 : q.probe.dropout);
+        }
+        al_rb_num(rb, rb->root, "seconds", now_seconds() - t0);
+    }
+    free(order), free(scores);
+    al_head_importance_free(&r);
+    al_probe_free(probe);
+    al_papa_inputs_free(&train);
+    al_papa_inputs_free(&mlm);
+    al_task_free(task);
+    return st;
+}
+
+al_status al_op_value_zeroing(al_op_ctx *ctx, al_error *err) {
+    static const char *const known[] = {"op", "model", "text", "text_pair", "texts", "text_pairs", "input_ids",
+                                        "max_length", "pad_to", "add_special_tokens", NULL};
+    const al_api_model *m;
+    al_an_opts o;
+    al_api_inputs in;
+    al_status st = al_an_begin(ctx, 8, known, &m, &o, &in, err);
+    if (st) return st;
+    const al_config *cfg = al_model_config(m->model);
+    const int L = al_an_length(&in, &o), B = in.n_seqs, NL = cfg->n_layers;
+    const size_t BL = (size_t)B * L;
+    int32_t *ids = malloc(sizeof(int32_t) * BL), *mask = calloc(BL, sizeof(int32_t)), *types = calloc(BL, sizeof(int32_t));
+    int32_t *pos = NULL;
+    if (!ids || !mask || !types) st = al_err(err, AL_ERR_OOM, "value_zeroing: out of memory");
+    for (int b = 0; b < B && !st; b++) {
+        const al_run_example *e = &in.examples[b];
+        for (int i = 0; i < L; i++) ids[(size_t)b * L + i] = cfg->pad_token_id;
+        for (int i = 0; i < e->n; i++) {
+            ids[(size_t)b * L + i] = e->ids[i];
+            mask[(size_t)b * L + i] = e->mask ? e->mask[i] != 0 : 1;
+            if (e->type_ids) types[(size_t)b * L + i] = e->type_ids[i];
+        }
+        if (e->position_ids) { /* given positions (a laid-out row); the padding beyond it is never attended to */
+            if (!pos) pos = calloc(BL, sizeof(int32_t));
+            if (!pos) st = al_err(err, AL_ERR_OOM, "value_zeroing: out of memory");
+            for (int i = 0; pos && i < e->n; i++) pos[(size_t)b * L + i] = e->position_ids[i];
+        }
+    }
+    al_reply_builder *rb = ctx->rb;
+    const int64_t shape[4] = {B, NL, L, L};
+    void *norm = NULL, *dist = NULL;
+    if (!st) st = al_rb_tensor(rb, "value_zeroing", "F32", 4, shape, &norm, err);
+    if (!st) st = al_rb_tensor(rb, "distances", "F32", 4, shape, &dist, err);
+    if (!st) {
+        al_batch batch = {B, L, ids, mask, types, pos};
+        al_forward_params fp = al_forward_default_params();
+        fp.progress = ctx->params->progress;
+        fp.progress_user = ctx->params->progress_user;
+        fp.cancel = ctx->params->cancel;
+        fp.pool = ctx->session->pool;
+        st = al_value_zeroing(m->model, &batch, &fp, dist, norm, err);
+    }
+    if (!st) {
+        al_rb_str(rb, rb->root, "model", m->id);
+        al_rb_str(rb, rb->root, "normalisation", "each row over its sum (Mohebbi et al. 2023)");
+        al_rb_num(rb, rb->root, "n_seqs", B);
+        al_rb_num(rb, rb->root, "seq_len", L);
+        al_rb_num(rb, rb->root, "n_layers", NL);
+        cJSON *seqs = al_rb_add(rb, rb->root, "sequences", cJSON_CreateArray());
+        const al_tokenizer *tok = al_model_tokenizer(m->model);
+        for (int b = 0; seqs && b < B; b++) {
+            cJSON *obj = al_rb_add(rb, seqs, NULL, cJSON_CreateObject());
+            if (!obj) break;
+            const al_api_seq *seq = &in.seqs[b];
+            al_rb_num(rb, obj, "n_tokens", seq->n_tokens);
+            al_rb_bool(rb, obj, "truncated", seq->truncated);
+            al_rb_add(rb, obj, "tokens", al_api_token_strings(tok, in.from_text ? seq->enc.ids : seq->raw_ids, seq->n_tokens));
+        }
+    }
+    free(ids), free(mask), free(types), free(pos);
+    al_api_inputs_free(&in);
+    return st;
+}
