@@ -3,6 +3,7 @@
  * hidden / heads, RoBERTa's position offset below the positions, a supported activation and family) and, when
  * small, al_model_new_random accepts it unchanged (one rule for parsed and built configs). */
 #include "fuzz_common.h"
+#include "model/family.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     al_config c;
@@ -15,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_REQUIRE(memcmp(&c, &zero, sizeof c) == 0, "config not cleared after an error");
         return 0;
     }
-    FUZZ_REQUIRE((unsigned)c.arch <= AL_ARCH_ELECTRA && (unsigned)c.act <= AL_ACT_RELU, "arch %d act %d", (int)c.arch,
+    FUZZ_REQUIRE((unsigned)c.arch < (unsigned)al_family_count() && (unsigned)c.act <= AL_ACT_RELU, "arch %d act %d", (int)c.arch,
                  (int)c.act);
     FUZZ_REQUIRE(memchr(c.model_type, '\0', sizeof c.model_type) && c.model_type[0], "model_type");
     FUZZ_REQUIRE(c.vocab_size >= 1 && c.hidden_size >= 1 && c.n_layers >= 1 && c.n_heads >= 1 &&
@@ -27,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                  c.pad_token_id);
     FUZZ_REQUIRE(c.position_offset >= 0 && c.position_offset < c.max_position_embeddings, "position offset %d of %d",
                  c.position_offset, c.max_position_embeddings);
-    FUZZ_REQUIRE(c.arch == AL_ARCH_ELECTRA || c.embedding_size == c.hidden_size, "embedding_size %d", c.embedding_size);
+    FUZZ_REQUIRE(al_family_at(c.arch)->projection || c.embedding_size == c.hidden_size, "embedding_size %d", c.embedding_size);
     FUZZ_REQUIRE(c.layer_norm_eps > 0.0f && c.layer_norm_eps <= 1.0f, "layer_norm_eps %g", (double)c.layer_norm_eps);
     /* small enough to build: the same config makes a random model */
     double per_layer = 4.0 * c.hidden_size * c.hidden_size + 2.0 * c.hidden_size * c.intermediate_size;
