@@ -94,6 +94,11 @@ typedef struct al_config {
     float layer_norm_eps;
     al_act act;
     int tie_word_embeddings;     /* 1 (the default): the MLM decoder is the word embeddings, as in HF */
+    /* ModernBERT (docs/families.md): layer l attends globally when l % global_attn_every_n_layers == 0,
+     * else to keys within local_attention / 2 positions; rotary bases of the two kinds of layer. */
+    int global_attn_every_n_layers;
+    int local_attention;
+    double global_rope_theta, local_rope_theta;
 } al_config;
 
 /* Parses config.json text. `filename` is used in error messages. */

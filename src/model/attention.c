@@ -16,6 +16,7 @@
 #include "../kernels/kernels.h"
 #include "forward_internal.h"
 #include "head_policy.h"
+#include "modernbert.h"
 
 static int needs_qk(const al_head_policy *policies, int h) {
     return !policies || al_head_mode_needs_qk(policies[h].mode);
@@ -35,7 +36,7 @@ static void project_needed_heads(al_threadpool *pool, const al_head_policy *poli
         while (h_end < H && needs_qk(policies, h_end)) h_end++;
         int col = h * dh, n_cols = (h_end - h) * dh;
         al_gemm_nt_pool(pool, rows, n_cols, D, 1.0f, x, D, W + (size_t)col * D, D, out + col, D, 0);
-        for (int r = 0; r < rows; r++) {
+        for (int r = 0; bias && r < rows; r++) {
             float *o = out + (size_t)r * D + col;
             for (int c = 0; c < n_cols; c++) o[c] += bias[col + c];
         }
@@ -50,6 +51,7 @@ typedef struct heads_job {
     al_fwd_scratch *s;
     float *attn_out, *values_out;
     int L, H, D, dh, is_static, n_pairs;
+    int window; /* AL_SCORES_ROTARY_WINDOW: the layer's window (-2 for the other rules) */
 } heads_job;
 
 /* A packed sequence's constant: C at the caller's positions of its rows (map, -1 for packing pads, whose
@@ -83,7 +85,11 @@ static void one_head(const heads_job *j, int sq, int h, float *P, float *chat, f
     const size_t col = (size_t)h * dh;
     const int32_t *map = s->map ? s->map + (size_t)sq * L : NULL;
     const int L_out = map ? s->L_out : L;
-    if (al_head_mode_needs_qk(mode)) al_head_softmax(s->q + row0 + col, s->k + row0 + col, D, m_seq, L, dh, P);
+    if (al_head_mode_needs_qk(mode) && j->window > -2)
+        al_modernbert_softmax(s->q + row0 + col, s->k + row0 + col, D, m_seq, s->pos + (size_t)sq * L, j->window, L,
+                              dh, P);
+    else if (al_head_mode_needs_qk(mode))
+        al_head_softmax(s->q + row0 + col, s->k + row0 + col, D, m_seq, L, dh, P);
     const float *constant = policies ? policies[h].constant : NULL;
     if (map && constant && al_head_mode_needs_constant(mode)) {
         gather_constant(constant, map, L, L_out, gathered);
@@ -137,12 +143,16 @@ void al_fwd_attention(const al_model *m, int layer, const al_head_policy *polici
     const int D = c->hidden_size, H = c->n_heads, dh = c->head_dim;
     const int rows = s->n_seqs * L;
 
-    project_needed_heads(s->pool, policies, H, dh, rows, D, x, lw->q_w, lw->q_b, s->q);
-    project_needed_heads(s->pool, policies, H, dh, rows, D, x, lw->k_w, lw->k_b, s->k);
-    al_linear_pool(s->pool, rows, D, D, x, lw->v_w, lw->v_b, s->v);
+    const float *q_w = lw->q_w, *k_w = lw->k_w, *v_w = lw->v_w;
+    if (lw->qkv_w) q_w = lw->qkv_w, k_w = q_w + (size_t)D * D, v_w = k_w + (size_t)D * D; /* fused [3D, D] */
+    project_needed_heads(s->pool, policies, H, dh, rows, D, x, q_w, lw->q_b, s->q);
+    project_needed_heads(s->pool, policies, H, dh, rows, D, x, k_w, lw->k_b, s->k);
+    al_linear_pool(s->pool, rows, D, D, x, v_w, lw->v_b, s->v);
+    const int rotary = al_family_of(c)->scores == AL_SCORES_ROTARY_WINDOW;
+    if (rotary) al_modernbert_rotate_qk(c, layer, s->q, s->k, D, s->pos, rows);
 
     heads_job j = {policies, mask, s, attn_out, values_out, L, H, D, dh, al_head_layer_is_static(policies, H),
-                   s->n_seqs * H};
+                   s->n_seqs * H, rotary ? al_modernbert_window(c, layer) : -2};
     /* per pair about 2 L^2 dh multiply-adds (Q K^T and P V) */
     int parts = al_threadpool_parts(s->pool, (double)j.n_pairs * 2.0 * L * L * dh, 1 << 17);
     if (parts > j.n_pairs) parts = j.n_pairs;

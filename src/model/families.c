@@ -7,12 +7,14 @@
 #include "tensor_list.h"
 
 extern const al_family al_family_bert, al_family_roberta, al_family_distilbert, al_family_electra;
+extern const al_family al_family_modernbert;
 
 static const al_family *const registry[] = {
     &al_family_bert,       /* AL_ARCH_BERT */
     &al_family_roberta,    /* AL_ARCH_ROBERTA */
     &al_family_distilbert, /* AL_ARCH_DISTILBERT */
     &al_family_electra,    /* AL_ARCH_ELECTRA */
+    &al_family_modernbert,
 };
 enum { N_FAMILIES = (int)(sizeof registry / sizeof registry[0]) };
 

@@ -13,10 +13,11 @@
  * Order within the embedding, layer and MLM groups is free: a family's table gives the order. */
 typedef enum al_weight_slot {
     AL_W_WORD_EMB, AL_W_POS_EMB, AL_W_TYPE_EMB, AL_W_EMB_LN_G, AL_W_EMB_LN_B, AL_W_EMB_PROJ_W, AL_W_EMB_PROJ_B,
+    AL_W_FINAL_LN_G, /* the norm after the last layer (pre-norm families); listed with the embeddings */
     AL_W_FIRST_LAYER, /* per layer from here */
     AL_W_Q_W = AL_W_FIRST_LAYER, AL_W_Q_B, AL_W_K_W, AL_W_K_B, AL_W_V_W, AL_W_V_B, AL_W_O_W, AL_W_O_B,
     AL_W_LN_ATTN_G, AL_W_LN_ATTN_B, AL_W_FF_IN_W, AL_W_FF_IN_B, AL_W_FF_OUT_W, AL_W_FF_OUT_B, AL_W_LN_FFN_G,
-    AL_W_LN_FFN_B,
+    AL_W_LN_FFN_B, AL_W_QKV_W,
     AL_W_FIRST_MLM, /* the MLM head from here; its names carry no family prefix */
     AL_W_MLM_DENSE_W = AL_W_FIRST_MLM, AL_W_MLM_DENSE_B, AL_W_MLM_LN_G, AL_W_MLM_LN_B, AL_W_MLM_DECODER_W,
     AL_W_MLM_DECODER_B,
@@ -24,12 +25,16 @@ typedef enum al_weight_slot {
 } al_weight_slot;
 
 /* A dimension of a tensor's shape, from the config: V vocabulary, E embedding, D hidden, I intermediate,
- * P positions, T token types, M the MLM transform's width (the family's mlm_width rule). */
-typedef enum al_dim { AL_DIM_NONE, AL_DIM_V, AL_DIM_E, AL_DIM_D, AL_DIM_I, AL_DIM_P, AL_DIM_T, AL_DIM_M } al_dim;
+ * P positions, T token types, M the MLM transform's width (the family's mlm_width rule), 2I a gated
+ * feed-forward's input and gate side by side, 3D a fused query-key-value projection. */
+typedef enum al_dim {
+    AL_DIM_NONE, AL_DIM_V, AL_DIM_E, AL_DIM_D, AL_DIM_I, AL_DIM_P, AL_DIM_T, AL_DIM_M, AL_DIM_2I, AL_DIM_3D
+} al_dim;
 
 /* When a tensor belongs to a model: always, only with token types (type_vocab_size > 0), only when the
- * embeddings are projected to the hidden size (embedding_size != hidden_size). */
-typedef enum al_tensor_when { AL_WHEN_ALWAYS, AL_WHEN_TYPES, AL_WHEN_PROJECTED } al_tensor_when;
+ * embeddings are projected to the hidden size (embedding_size != hidden_size), only in layers after the
+ * first (ModernBERT's layer 0 has no attention norm: the embedding norm precedes it). */
+typedef enum al_tensor_when { AL_WHEN_ALWAYS, AL_WHEN_TYPES, AL_WHEN_PROJECTED, AL_WHEN_NOT_FIRST_LAYER } al_tensor_when;
 
 /* One row of a family's tensor table. Embedding and layer names follow the family's prefix ("bert.") when
  * the file has it; "{layer}" stands for the layer index. */
@@ -51,13 +56,19 @@ typedef struct al_tensor_rows {
 
 /* Position ids: 0, 1, 2, ... or, as RoBERTa, counted from pad_token_id + 1 over the real tokens with pads
  * at pad_token_id (Hugging Face's create_position_ids_from_input_ids). */
-typedef enum al_position_rule { AL_POS_ABSOLUTE, AL_POS_AFTER_PADDING } al_position_rule;
+/* AL_POS_ROTARY: no position embeddings; the ids 0, 1, ... rotate queries and keys (rotary.c). */
+typedef enum al_position_rule { AL_POS_ABSOLUTE, AL_POS_AFTER_PADDING, AL_POS_ROTARY } al_position_rule;
 /* The MLM transform's activation: the config's (hidden_act / activation), or always exact GELU. */
 typedef enum al_mlm_act_rule { AL_MLM_ACT_CONFIG, AL_MLM_ACT_GELU } al_mlm_act_rule;
 /* The MLM transform's width: the hidden size, or the embedding size (ELECTRA's generator). */
 typedef enum al_mlm_width_rule { AL_MLM_WIDTH_HIDDEN, AL_MLM_WIDTH_EMBEDDING } al_mlm_width_rule;
-/* Attention scores: softmax(Q K^T / sqrt(head_dim) + mask) is every family's today (attention.c). */
-typedef enum al_score_rule { AL_SCORES_SCALED_DOT } al_score_rule;
+/* Attention scores: softmax(Q K^T / sqrt(head_dim) + mask) (attention.c), or ModernBERT's: rotary queries
+ * and keys from one fused projection, pad keys and (local layers) keys beyond the window excluded, a row
+ * with no key left all zeros (modernbert_attention.c). */
+typedef enum al_score_rule { AL_SCORES_SCALED_DOT, AL_SCORES_ROTARY_WINDOW } al_score_rule;
+/* Layers: BERT's post-LayerNorm (x = LN(x + attn(x)), x = LN(x + ffn(x)); forward.c), or pre-norm with a
+ * gated feed-forward and a final norm after the last layer (ModernBERT; modernbert_layer.c). */
+typedef enum al_layer_rule { AL_LAYERS_POST_LN, AL_LAYERS_PRE_LN_GLU } al_layer_rule;
 
 typedef struct al_family {
     const char *name;                  /* al_arch_name: "bert" */
@@ -76,6 +87,7 @@ typedef struct al_family {
     al_score_rule scores;
     al_mlm_act_rule mlm_act;
     al_mlm_width_rule mlm_width;
+    al_layer_rule layers;              /* 0 (post-LayerNorm) unless the family says otherwise */
 } al_family;
 
 /* The registry (families.c), in the order that breaks ties (a bare encoder's tensor names are BERT's). */

@@ -22,6 +22,7 @@
 #include "../kernels/kernels.h"
 #include "forward_internal.h"
 #include "head_policy.h"
+#include "modernbert.h"
 
 /* Rows per chunk to aim for: large enough for efficient GEMMs, small enough to keep scratch modest. */
 #define AL_FWD_CHUNK_TOKENS 256
@@ -104,7 +105,8 @@ static void layout(carver *cv, const al_model *m, int B, int L, int chunk_seqs, 
     const al_config *c = &m->config;
     const size_t BL = (size_t)B * L, rows = (size_t)chunk_seqs * L, D = (size_t)c->hidden_size;
     size_t wide = (size_t)c->embedding_size;
-    if ((size_t)c->intermediate_size > wide) wide = (size_t)c->intermediate_size;
+    const int glu = al_family_of(c)->layers == AL_LAYERS_PRE_LN_GLU; /* input and gate side by side */
+    if ((size_t)c->intermediate_size * (glu ? 2 : 1) > wide) wide = (size_t)c->intermediate_size * (glu ? 2 : 1);
     if ((size_t)m->w.mlm_dim > wide) wide = (size_t)m->w.mlm_dim;
     ws->pos = (int32_t *)(void *)carve(cv, BL, 1); /* sizeof(int32_t) == sizeof(float) */
     ws->mask = carve(cv, BL, 1);
@@ -135,7 +137,7 @@ static void store_rows(float *dst, const float *src, const int32_t *map, int B, 
                             cols);
 }
 
-static void activate(al_act act, float *x, size_t n) {
+void al_fwd_activate(al_act act, float *x, size_t n) {
     switch (act) {
     case AL_ACT_GELU: al_gelu(x, n); break;
     case AL_ACT_GELU_TANH: al_gelu_tanh(x, n); break;
@@ -155,7 +157,7 @@ static void act_task(void *arg, int t, int n_tasks, int thread) {
     const act_job *j = arg;
     size_t i0 = (size_t)t * j->per;
     if (i0 >= j->n) return;
-    activate(j->act, j->x + i0, j->n - i0 < j->per ? j->n - i0 : j->per);
+    al_fwd_activate(j->act, j->x + i0, j->n - i0 < j->per ? j->n - i0 : j->per);
 }
 
 static void activate_pool(al_threadpool *pool, al_act act, float *x, size_t n) {
@@ -175,6 +177,10 @@ static void layer_chunk(const al_model *m, int l, const al_head_policy *policies
     const al_layer_weights *lw = &m->w.layers[l];
     const int D = c->hidden_size, I = c->intermediate_size, rows = s->n_seqs * L;
     const size_t n = (size_t)rows * D;
+    if (al_family_of(c)->layers == AL_LAYERS_PRE_LN_GLU) {
+        al_modernbert_layer(m, l, policies, x, mask, L, s, attn_out, values_out);
+        return;
+    }
 
     al_fwd_attention(m, l, policies, x, mask, L, s, attn_out, values_out);
     al_linear_pool(s->pool, rows, D, D, s->ctx, lw->o_w, lw->o_b, s->tmp); /* tmp [rows, D] */
@@ -258,6 +264,7 @@ static al_status forward_rows(const al_model *model, const al_batch *batch, cons
             int nb = B - b0 < chunk_seqs ? B - b0 : chunk_seqs;
             ws.s.n_seqs = nb;
             ws.s.map = map ? map + (size_t)b0 * L : NULL;
+            ws.s.pos = ws.pos + (size_t)b0 * L;
             float *attn = out->attentions ? out->attentions + ((size_t)l * B + b0) * H * L_out * L_out : NULL;
             float *vals = out->values ? out->values + ((size_t)l * B + b0) * H * L_out * c->head_dim : NULL;
             layer_chunk(model, l, pol, ws.x + (size_t)b0 * L * D, ws.mask + (size_t)b0 * L, L, &ws.s, attn, vals);

@@ -4,6 +4,7 @@
 #ifndef AL_MODEL_FORWARD_INTERNAL_H
 #define AL_MODEL_FORWARD_INTERNAL_H
 
+#include "family.h"
 #include "model_internal.h"
 
 /* Scratch of one chunk of `n_seqs` sequences of length L (rows = n_seqs * L), carved from the call's
@@ -27,6 +28,7 @@ typedef struct al_fwd_scratch {
     const int32_t *map; /* [n_seqs, L] of this chunk */
     int L_out;          /* the caller's sequence length */
     float *gathered;    /* [n_threads, L, L]  one head's constant at the packed positions, per thread */
+    const int32_t *pos; /* [n_seqs, L] the chunk's position ids (rotary positions and windows) */
 } al_fwd_scratch;
 
 /* Position ids [B, L] for the batch: given ones checked against max_position_embeddings, else the
@@ -34,6 +36,8 @@ typedef struct al_fwd_scratch {
 /* The MLM head on rows of last-layer hidden states: x [rows, D] -> logits [rows, V]; wide is scratch of
  * [rows, mlm_dim] floats. */
 void al_fwd_mlm_rows(const al_model *m, al_threadpool *pool, const float *x, int rows, float *wide, float *logits);
+/* The activation in place over n values (elementwise: any cut gives the same bits). */
+void al_fwd_activate(al_act act, float *x, size_t n);
 al_status al_fwd_positions(const al_config *c, const al_batch *batch, int32_t *pos, al_error *err);
 
 /* Embedding output of sequences [b0, b0 + n_seqs) into x [n_seqs * L, D]: word + type + position,
