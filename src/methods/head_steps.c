@@ -7,6 +7,7 @@
 
 #include "../core/error.h"
 #include "../kernels/kernels.h"
+#include "../model/family.h"
 #include "../model/head_policy.h"
 #include "../model/model_internal.h"
 #include "head_steps.h"
@@ -36,6 +37,9 @@ al_status al_head_steps(const al_model *model, int layer, int head, int query, c
     if (query < 0 || query >= n)
         return al_err(err, AL_ERR_INVALID, "head_steps: field 'query': %d is outside the %d real tokens 0..%d",
                       query, n, n - 1);
+    if (al_family_of(c)->scores != AL_SCORES_SCALED_DOT) /* its rotary, windowed scores are not followed here */
+        return al_err(err, AL_ERR_UNSUPPORTED, "head_steps: explaining one head is not built for %s yet",
+                      al_arch_name(c->arch));
     const al_layer_weights *lw = &model->w.layers[layer];
     const int col = head * dh;
     head_linear(x + (size_t)query * D, lw->q_w, lw->q_b, D, col, dh, out->query);

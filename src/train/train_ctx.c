@@ -7,6 +7,7 @@
 
 #include "../core/error.h"
 #include "../kernels/kernels.h"
+#include "../model/family.h"
 #include "../model/head_policy.h"
 #include "train_internal.h"
 
@@ -121,9 +122,17 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     return cv.used;
 }
 
+al_status al_train_check_family(const al_model *model, const char *what, const char *instead, al_error *err) {
+    if (al_family_of(&model->config)->layers == AL_LAYERS_POST_LN) return AL_OK;
+    return al_err(err, AL_ERR_UNSUPPORTED, "%s is not built for %s yet%s", what, al_arch_name(model->config.arch),
+                  instead ? instead : "");
+}
+
 static al_status check_request(const al_model *model, int max_batch, int max_len, const al_train_options *o,
                                al_error *err) {
     if (!model) return al_err(err, AL_ERR_INVALID, "train: model is NULL");
+    al_status st = al_train_check_family(model, "training (the training forward and backward)", "", err);
+    if (st) return st;
     if (max_batch < 1 || max_len < 1)
         return al_err(err, AL_ERR_INVALID, "train: max_batch %d and max_len %d must be >= 1", max_batch, max_len);
     if (!(o->hidden_dropout >= 0.0f && o->hidden_dropout < 1.0f))

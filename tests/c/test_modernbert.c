@@ -9,7 +9,10 @@
 #include "cJSON.h"
 #include "check.h"
 #include "golden_file.h"
+#include "methods/head_steps.h"
+#include "methods/papa_sweep.h"
 #include "model/model_internal.h"
+#include "train/train.h"
 
 #define TOL_HIDDEN 1e-4
 #define TOL_ATTN 1e-5
@@ -267,8 +270,37 @@ static void test_config(void) {
     cJSON_Delete(req);
 }
 
+/* What is built for BERT's layers only refuses a ModernBERT by name: the lambda ranking (pointing to the
+ * orders that need no training), any training context, explaining one head. */
+static void test_not_built(void) {
+    al_model *m = NULL;
+    al_error err = {0};
+    CHECK(al_model_load_dir("tests/golden/modernbert", &m, &err) == AL_OK);
+    if (!m) return;
+    al_papa_inputs train;
+    memset(&train, 0, sizeof train);
+    al_papa_rank_settings rs;
+    memset(&rs, 0, sizeof rs);
+    float theta[16];
+    CHECK(al_papa_rank(m, &train, NULL, &rs, NULL, theta, NULL, &err) == AL_ERR_UNSUPPORTED);
+    CHECK_MSG(strcmp(err.message, "lambda ranking is not built for modernbert yet; use orders random") == 0, "%s",
+              err.message);
+    al_train_options opt = al_train_default_options();
+    al_train_ctx *ctx = NULL;
+    CHECK(al_train_ctx_new(m, 1, 8, &opt, &ctx, &err) == AL_ERR_UNSUPPORTED && ctx == NULL);
+    CHECK_MSG(strstr(err.message, "not built for modernbert") != NULL, "%s", err.message);
+    const int32_t mask[4] = {1, 1, 1, 1};
+    float x[4 * 32] = {0};
+    al_head_steps_out out;
+    memset(&out, 0, sizeof out);
+    CHECK(al_head_steps(m, 1, 0, 0, x, mask, 4, &out, &err) == AL_ERR_UNSUPPORTED);
+    CHECK_MSG(strstr(err.message, "not built for modernbert") != NULL, "%s", err.message);
+    al_model_free(m);
+}
+
 int main(void) {
     test_golden();
+    test_not_built();
     test_long();
     test_config();
     return check_summary("modernbert");
