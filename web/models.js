@@ -3,7 +3,7 @@
 // Each source returns { files: { name: ArrayBuffer }, config, label }; the page hands the files to
 // the worker (transferred). Errors are ModelSourceError with a message written for the user.
 
-export const BERT_FAMILY = ['bert', 'roberta', 'distilbert', 'electra'];
+export const BERT_FAMILY = ['bert', 'roberta', 'distilbert', 'electra', 'modernbert'];
 export const DEFAULT_HUB = 'https://huggingface.co';
 const TOKENIZER_FILES = ['vocab.txt', 'tokenizer.json', 'vocab.json', 'merges.txt', 'tokenizer_config.json',
                          'special_tokens_map.json'];

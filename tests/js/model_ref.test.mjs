@@ -82,4 +82,5 @@ test('config.json family check before a download: a classic config (no model_typ
   assert.ok(checkConfig(cfg({ ...classic, architectures: ['BertForMaskedLM'] }), 'm'));
   assert.throws(() => checkConfig(cfg({ ...classic, model_type: 'gpt2' }), 'm'), /not a BERT-family model \(model_type "gpt2"\)/);
   assert.throws(() => checkConfig(cfg({ ...classic, architectures: ['GPT2LMHeadModel'] }), 'm'), /BERT-family/);
+  assert.ok(checkConfig(cfg({ ...classic, model_type: 'modernbert' }), 'm'), 'ModernBERT (docs/families.md)');
 });
