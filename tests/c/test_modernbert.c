@@ -204,6 +204,12 @@ static void test_long(void) {
             }
     CHECK(outside == 0 && inside > 0);
     printf("modernbert: %d tokens ran; layer 1 reads only within 64 positions\n", L);
+    /* a config built in code without the family's fields is refused, not divided by zero */
+    al_config bad = *al_model_config(m);
+    bad.global_attn_every_n_layers = 0;
+    al_model *none = NULL;
+    CHECK(al_model_new_random(&bad, 1, 1, &none, &err) == AL_ERR_INVALID && none == NULL &&
+          strstr(err.message, "global_attn_every_n_layers"));
     run_free(&r);
     free(ids);
     al_model_free(m);
