@@ -12,6 +12,7 @@
 #include "methods/head_steps.h"
 #include "methods/papa_sweep.h"
 #include "model/model_internal.h"
+#include "model/rotary.h"
 #include "train/train.h"
 
 #define TOL_HIDDEN 1e-4
@@ -304,7 +305,32 @@ static void test_not_built(void) {
     al_model_free(m);
 }
 
+/* rotary.c's own double-precision angles against libm's: pair (i, i + dh/2) of (1, 0) vectors turned by
+ * pos * base^(-2i/dh) at positions up to 8191 (ModernBERT's 8192) gives (cos, sin) to float rounding. */
+static void test_rotary(void) {
+    const int dh = 64, half = 32, rows = 6;
+    const int32_t pos[6] = {0, 1, 2, 127, 4000, 8191};
+    const double bases[2] = {10000.0, 160000.0};
+    double worst = 0.0;
+    float *x = malloc(sizeof(float) * rows * dh);
+    for (int b = 0; b < 2; b++) {
+        for (int r = 0; r < rows; r++)
+            for (int i = 0; i < dh; i++) x[r * dh + i] = i < half ? 1.0f : 0.0f;
+        al_rotary_apply(x, dh, pos, rows, 1, dh, bases[b]);
+        for (int r = 0; r < rows; r++)
+            for (int i = 0; i < half; i++) {
+                const double a = pos[r] * pow(bases[b], -2.0 * i / dh);
+                const double e = fmax(fabs(x[r * dh + i] - cos(a)), fabs(x[r * dh + half + i] - sin(a)));
+                worst = fmax(worst, e);
+            }
+    }
+    printf("rotary: largest difference from libm's cos and sin %.2e\n", worst);
+    CHECK(worst <= 6e-8); /* half a float ulp at 1, plus libm's own last bit */
+    free(x);
+}
+
 int main(void) {
+    test_rotary();
     test_golden();
     test_not_built();
     test_long();
