@@ -44,6 +44,7 @@ function writeSafetensors(file, rows) {
 before(() => {
   if (missing) return;
   work = mkdtempSync(path.join(tmpdir(), 'attnlab-modernbert-'));
+  if (process.env.KEEP) console.log(work);
   modelDir = path.join(work, 'modernbert');
   mkdirSync(modelDir);
   let seed = 12345;
@@ -76,7 +77,7 @@ before(() => {
 });
 
 after(() => {
-  if (work) rmSync(work, { recursive: true, force: true });
+  if (work && !process.env.KEEP) rmSync(work, { recursive: true, force: true });
 });
 
 function run(...args) {
@@ -120,4 +121,17 @@ test('attnlab attention: Hugging Face ids, rows of probabilities, the local wind
     }
   }
   assert.equal(outside, 0, 'a local layer read beyond its window (two positions each side)');
+});
+
+test('attnlab papa: the lambda ranking refuses ModernBERT by name; random orders run (its [PAD] and [MASK] found)', opts, () => {
+  let r = run('papa', modelDir, '--task', 'pos', '--orders', 'lambda', '--preset', 'quick');
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /lambda ranking is not built for modernbert yet; use orders random/);
+  r = run('papa', modelDir, '--task', 'pos', '--orders', 'random', '--preset', 'quick', '--fractions', '1,0',
+    '--seeds', '1', '--max_train', '40', '--max_validation', '20', '--L', '24', '--baselines', 'false');
+  assert.equal(r.code, 0, r.stderr);
+  const reply = JSON.parse(r.stdout);
+  assert.deepEqual(reply.shape, { n_layers: NL, n_heads: H });
+  // the MLM score needs the tokenizer's [MASK] (50284) and the PAPA layout its [PAD] (50283)
+  for (const c of reply.configs.filter(x => x.what === 'sweep')) assert.ok(Number.isFinite(c.mlm_score), JSON.stringify(c));
 });
