@@ -54,8 +54,10 @@ static al_status read_config(const cJSON *root, const char *file, al_config *c, 
                          err)) ||
         (st = al_cfg_int(root, file, "local_attention", 1, 128, 0, M, &c->local_attention, err)) ||
         (st = cfg_theta(root, file, "global_rope_theta", 160000.0, &c->global_rope_theta, err)) ||
-        (st = cfg_theta(root, file, "local_rope_theta", c->global_rope_theta, &c->local_rope_theta, err)))
+        (st = cfg_theta(root, file, "local_rope_theta", 10000.0, &c->local_rope_theta, err)))
         return st;
+    /* ModernBertConfig's local_rope_theta is 10000 when absent; null means the global base */
+    if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(root, "local_rope_theta"))) c->local_rope_theta = c->global_rope_theta;
     /* Every published ModernBERT has none of these biases; attnlab computes the models without them. */
     const char *no_bias = "attnlab computes ModernBERT without this bias";
     if ((st = cfg_flag(root, file, "norm_bias", 0, 1, no_bias, err)) ||

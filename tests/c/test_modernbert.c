@@ -13,6 +13,7 @@
 #include "methods/papa_sweep.h"
 #include "model/model_internal.h"
 #include "model/rotary.h"
+#include "model/weights.h"
 #include "train/train.h"
 
 #define TOL_HIDDEN 1e-4
@@ -239,6 +240,17 @@ static void test_config(void) {
     refused(", \"global_rope_theta\": -1", "'global_rope_theta'");
     refused(", \"global_attn_every_n_layers\": 0", "'global_attn_every_n_layers'");
     refused("", "odd head size");
+    /* rotary bases as ModernBertConfig: local 10000 when absent, the global base when null */
+    const char *absent = "{\"model_type\": \"modernbert\", \"vocab_size\": 64, \"hidden_size\": 16, "
+                         "\"num_hidden_layers\": 2, \"num_attention_heads\": 2, \"intermediate_size\": 24, "
+                         "\"global_rope_theta\": 50000}";
+    const char *null = "{\"model_type\": \"modernbert\", \"vocab_size\": 64, \"hidden_size\": 16, "
+                       "\"num_hidden_layers\": 2, \"num_attention_heads\": 2, \"intermediate_size\": 24, "
+                       "\"global_rope_theta\": 50000, \"local_rope_theta\": null}";
+    al_config ca, cn;
+    al_error e2 = {0};
+    CHECK(al_config_parse(absent, strlen(absent), "config.json", &ca, &e2) == AL_OK && ca.local_rope_theta == 10000.0);
+    CHECK(al_config_parse(null, strlen(null), "config.json", &cn, &e2) == AL_OK && cn.local_rope_theta == 50000.0);
 
     /* The real ModernBERT-large config.json (not committed: ../shared/families or AL_FAMILIES). */
     const char *env = getenv("AL_FAMILIES");
@@ -329,8 +341,52 @@ static void test_rotary(void) {
     free(x);
 }
 
+/* A file saved from the bare encoder class (ModernBertModel): no "model." prefix and no MLM head. It is found
+ * by its first layer name, loads and gives the same hidden states. */
+static void test_bare_encoder(void) {
+    al_model *m = NULL, *bare = NULL;
+    al_error err = {0};
+    CHECK(al_model_load_dir("tests/golden/modernbert", &m, &err) == AL_OK);
+    if (!m) return;
+    al_tensor_out t[64];
+    const int n = al_weights_tensors(m, t, 64);
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        if (strncmp(t[i].name, "model.", 6) != 0) continue; /* the MLM head */
+        t[kept] = t[i];
+        memmove(t[kept].name, t[kept].name + 6, strlen(t[kept].name + 6) + 1);
+        kept++;
+    }
+    uint8_t *st = NULL;
+    size_t size = 0;
+    CHECK(al_safetensors_serialize(t, kept, NULL, 0, &st, &size, &err) == AL_OK);
+    static const char cfg[] = "{\"vocab_size\": 100, \"hidden_size\": 32, \"num_hidden_layers\": 4, "
+                              "\"num_attention_heads\": 4, \"intermediate_size\": 48, \"max_position_embeddings\": 64, "
+                              "\"global_attn_every_n_layers\": 3, \"local_attention\": 4, \"pad_token_id\": 3}";
+    al_fileset *fs = al_fileset_new();
+    CHECK(al_fileset_add(fs, "config.json", cfg, sizeof cfg - 1, 1, &err) == AL_OK);
+    CHECK(al_fileset_add(fs, "model.safetensors", st, size, 1, &err) == AL_OK);
+    CHECK_MSG(al_model_load(fs, &bare, &err) == AL_OK, "%s", err.message);
+    if (bare) {
+        CHECK(strcmp(al_arch_name(al_model_config(bare)->arch), "modernbert") == 0 && !al_model_has_mlm_head(bare));
+        CHECK_MSG(strcmp(al_model_family_rule(bare), "tensor names (\"layers.0.attn.Wqkv.weight\")") == 0, "%s",
+                  al_model_family_rule(bare));
+        const int32_t ids[5] = {5, 17, 42, 9, 3}, mask[5] = {1, 1, 1, 1, 0};
+        run a, b;
+        CHECK(forward(m, 1, 5, ids, mask, NULL, NULL, 0, &a, &err) == AL_OK);
+        CHECK(forward(bare, 1, 5, ids, mask, NULL, NULL, 0, &b, &err) == AL_OK);
+        CHECK(memcmp(a.hidden, b.hidden, sizeof(float) * 5 * 5 * 32) == 0);
+        run_free(&a), run_free(&b);
+    }
+    al_model_free(bare);
+    al_fileset_free(fs);
+    free(st);
+    al_model_free(m);
+}
+
 int main(void) {
     test_rotary();
+    test_bare_encoder();
     test_golden();
     test_not_built();
     test_long();
