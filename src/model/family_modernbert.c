@@ -79,6 +79,8 @@ static al_status read_config(const cJSON *root, const char *file, al_config *c, 
         return al_err(err, AL_ERR_FORMAT,
                       "%s: fields 'hidden_size' %d / 'num_attention_heads' %d give an odd head size, which rotary "
                       "embeddings cannot split in halves", file, c->hidden_size, c->n_heads);
+    const cJSON *mp = cJSON_GetObjectItemCaseSensitive(root, "max_position_embeddings");
+    if (!mp || cJSON_IsNull(mp)) c->max_position_embeddings = 8192; /* ModernBertConfig's default */
     c->type_vocab_size = 0;
     c->embedding_size = c->hidden_size;
     return AL_OK;

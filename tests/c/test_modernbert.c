@@ -249,7 +249,8 @@ static void test_config(void) {
                        "\"global_rope_theta\": 50000, \"local_rope_theta\": null}";
     al_config ca, cn;
     al_error e2 = {0};
-    CHECK(al_config_parse(absent, strlen(absent), "config.json", &ca, &e2) == AL_OK && ca.local_rope_theta == 10000.0);
+    CHECK(al_config_parse(absent, strlen(absent), "config.json", &ca, &e2) == AL_OK && ca.local_rope_theta == 10000.0 &&
+          ca.max_position_embeddings == 8192);
     CHECK(al_config_parse(null, strlen(null), "config.json", &cn, &e2) == AL_OK && cn.local_rope_theta == 50000.0);
 
     /* The real ModernBERT-large config.json (not committed: ../shared/families or AL_FAMILIES). */
