@@ -2,6 +2,7 @@
  * docs/head_policies.md (the rules themselves are in head_policy.c, shared with training):
  *
  *   STANDARD  P = softmax(Q K^T / sqrt(dh) + mask_add)           (mask_add = -10000 on pad keys, as HF)
+ *             (ModernBERT: rotary Q and K, pad and out-of-window keys excluded; modernbert_attention.c)
  *   CONSTANT  P = C_hat = mask_and_normalize(C)                  (no Q, K, QK^T or softmax for the head)
  *   MIX       P = lambda * softmax(...) + (1 - lambda) * C_hat   (softmax raw, not renormalised)
  *   ZERO      P = 0                                              (no Q, K, QK^T, softmax or P V)
