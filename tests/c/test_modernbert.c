@@ -11,6 +11,7 @@
 #include "golden_file.h"
 #include "methods/head_steps.h"
 #include "methods/papa_sweep.h"
+#include "kernels/kernels.h"
 #include "model/model_internal.h"
 #include "model/rotary.h"
 #include "model/weights.h"
@@ -51,6 +52,13 @@ static int all_finite(const float *x, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (!isfinite(x[i])) return 0;
     return 1;
+}
+
+/* FNV-1a over the bytes of n floats: the same bits in every build (native, WASM), any kernel path. */
+static uint64_t digest(const float *x, size_t n, uint64_t h) {
+    const unsigned char *p = (const unsigned char *)x;
+    for (size_t i = 0; i < n * sizeof(float); i++) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
 }
 
 static void test_golden(void) {
@@ -95,6 +103,26 @@ static void test_golden(void) {
         CHECK_MSG(el <= TOL_LOGITS, "mlm_logits %.3g", el);
     }
     CHECK(all_finite(r.hidden, n_hidden) && all_finite(r.attn, n_attn) && all_finite(r.logits, n_logits));
+    uint64_t dg = digest(r.hidden, n_hidden, 14695981039346656037ull);
+    dg = digest(r.attn, n_attn, dg);
+    dg = digest(r.logits, n_logits, dg);
+    printf("modernbert golden outputs digest %016llx\n", (unsigned long long)dg);
+    /* the same bits natively and in WebAssembly (the value both builds printed), on every kernel path */
+    CHECK(dg == 0xa44aa6c56fa66ad7ull);
+    const char *paths[8];
+    const int n_paths = al_kernels_paths(paths, 8);
+    const char *was = al_kernels_path();
+    for (int i = 0; i < n_paths; i++) {
+        CHECK(al_kernels_set_path(paths[i]) == 0);
+        run o;
+        CHECK(forward(m, B, L, ids, mask, NULL, NULL, 0, &o, &err) == AL_OK);
+        uint64_t d2 = digest(o.hidden, n_hidden, 14695981039346656037ull);
+        d2 = digest(o.attn, n_attn, d2);
+        d2 = digest(o.logits, n_logits, d2);
+        CHECK_MSG(d2 == dg, "kernel path %s: digest %016llx", paths[i], (unsigned long long)d2);
+        run_free(&o);
+    }
+    al_kernels_set_path(was);
 
     /* Row 2 holds 3 real tokens: the pads at positions 5.. see only pads in the local layers (1 and 2, window
      * 2 each side): their rows are zeros; in a global layer (0) they read the real tokens. */
