@@ -102,6 +102,11 @@ typedef struct al_config {
     int pos_att;                 /* extra score terms: bit 1 c2p (content to position), bit 2 p2c */
     int position_biased_input;   /* absolute position embeddings are added to the input */
     int norm_rel_ebd;            /* 1: the relative embeddings pass a LayerNorm (norm_rel_ebd "layer_norm") */
+    /* ModernBERT (docs/families.md): layer l attends globally when l % global_attn_every_n_layers == 0,
+     * else to keys within local_attention / 2 positions; rotary bases of the two kinds of layer. */
+    int global_attn_every_n_layers;
+    int local_attention;
+    double global_rope_theta, local_rope_theta;
 } al_config;
 
 /* Parses config.json text. `filename` is used in error messages. */

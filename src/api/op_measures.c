@@ -16,6 +16,7 @@
 
 #include "../core/error.h"
 #include "../methods/measures.h"
+#include "../model/family.h"
 #include "op_analysis.h"
 #include "reply_digest.h"
 
@@ -97,6 +98,18 @@ al_status al_op_norm_attention(al_op_ctx *ctx, al_error *err) {
     if (!st) st = al_an_begin(ctx, 8, known, &m, &o, &in, err);
     if (st) return st;
     const al_config *cfg = al_model_config(m->model);
+    /* the residual + LayerNorm variant follows a post-LayerNorm layer (docs/measures.md): a pre-norm family
+     * (ModernBERT) has none, so it is left out by default and refused when asked for */
+    if (al_family_of(cfg)->layers != AL_LAYERS_POST_LN && (flags & OUT_RES_LN)) {
+        if (cJSON_GetObjectItemCaseSensitive(ctx->req, "outputs")) {
+            al_api_inputs_free(&in);
+            return al_err(err, AL_ERR_UNSUPPORTED,
+                          "norm_attention: field 'outputs': \"res_ln\" (the residual and post-LayerNorm variant) does "
+                          "not apply to %s's pre-norm layers",
+                          al_arch_name(cfg->arch));
+        }
+        flags &= ~OUT_RES_LN;
+    }
     const int L = al_an_length(&in, &o), B = in.n_seqs, NL = cfg->n_layers, H = cfg->n_heads;
     norm_state s = {m->model, NL, H, cfg->hidden_size, cfg->head_dim, B, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     al_reply_builder *rb = ctx->rb;

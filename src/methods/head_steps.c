@@ -26,7 +26,7 @@ al_status al_head_steps(const al_model *model, int layer, int head, int query, c
                         const int32_t *mask, int L, al_head_steps_out *out, al_error *err) {
     const al_config *c = &model->config;
     const int D = c->hidden_size, dh = c->head_dim;
-    if (al_family_of(c)->scores != AL_SCORES_SCALED_DOT) /* its three score terms are not shown yet */
+    if (al_family_of(c)->scores != AL_SCORES_SCALED_DOT) /* DeBERTa's three score terms, ModernBERT's rotary windowed scores: not shown yet */
         return al_err(err, AL_ERR_UNSUPPORTED, "head_steps: explaining one head is not built for %s yet",
                       al_arch_name(c->arch));
     if (layer < 0 || layer >= c->n_layers)

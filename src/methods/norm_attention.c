@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../model/family.h"
 #include "../model/model_internal.h"
 #include "measures.h"
 
@@ -14,6 +15,9 @@ al_status al_norm_attention_layer(const al_model *model, int layer, const float 
     const al_config *c = &model->config;
     if (layer < 0 || layer >= c->n_layers)
         return al_err(err, AL_ERR_INVALID, "norm_attention: layer %d is outside 0..%d", layer, c->n_layers - 1);
+    if (out->res_ln && al_family_of(c)->layers != AL_LAYERS_POST_LN)
+        return al_err(err, AL_ERR_UNSUPPORTED, "norm_attention: the residual and post-LayerNorm variant does not apply "
+                      "to %s's pre-norm layers", al_arch_name(c->arch));
     const al_layer_weights *lw = &model->w.layers[layer];
     return al_norm_attention_weights(lw->o_w, lw->o_b, lw->ln_attn_g, c->layer_norm_eps, c->hidden_size,
                                      c->n_heads, x, attn, values, mask, L, out, err);
@@ -100,7 +104,7 @@ al_status al_norm_attention_weights(const float *o_w, const float *o_b, const fl
         if (!mask[i]) continue;
         double inv_s = 0.0;
         if (want_res) { /* u_i = sum_h (sum_j alpha_h[i, j] v_h(x_j)) W_O^h + b_O + x_i over the real keys */
-            for (int r = 0; r < D; r++) u[r] = (double)o_b[r] + x[(size_t)i * D + r];
+            for (int r = 0; r < D; r++) u[r] = (o_b ? (double)o_b[r] : 0.0) + x[(size_t)i * D + r];
             for (int h = 0; h < H; h++)
                 for (int k = 0; k < dh; k++) {
                     double c = 0.0;

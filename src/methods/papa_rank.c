@@ -81,6 +81,8 @@ static void free_shards(shard_state *ss, int n) {
 al_status al_papa_rank(al_model *model, const al_papa_inputs *train, const float *C, const al_papa_rank_settings *s,
                        const al_forward_params *params, float *theta, double *final_loss, al_error *err) {
     const al_config *cfg = al_model_config(model);
+    al_status fam_st = al_train_check_family(model, "lambda ranking", "; use orders random", err);
+    if (fam_st) return fam_st;
     const int NL = cfg->n_layers, H = cfg->n_heads, D = cfg->hidden_size, L = train->L, S = NL + 1;
     const int n_heads = NL * H;
     int n = train->n;

@@ -511,6 +511,9 @@ al_status al_papa_sweep_run(al_model *model, const al_task *task, const al_papa_
     pr.n_heads = s.H;
     if (pr.n_k == 0) pr.n_k = al_papa_k_from_fractions(req->fractions, req->n_fractions, s.NL, s.H, pr.k);
     al_status st = al_papa_plan_build(&pr, &out->plan, err);
+    /* before any pass: a family the training code does not compute cannot learn lambdas (docs/families.md) */
+    if (!st && !req->theta && uses_lambda(&out->plan, s.NL * s.H))
+        st = al_train_check_family(model, "lambda ranking", "; use orders random", err);
     const int n_cfg = out->plan.n_configs;
     if (!st) {
         out->runs = calloc((size_t)n_cfg * req->plan.n_seeds, sizeof *out->runs);

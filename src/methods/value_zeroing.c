@@ -13,7 +13,7 @@
 #include "../model/forward_internal.h"
 
 typedef struct scratch {
-    float *v, *ctx, *tmp, *wide, *y; /* [L, dh] one head's values, [L, D] x3, [L, I] */
+    float *v, *ctx, *tmp, *wide, *y; /* [L, dh] one head's values, [L, D] x3, [L, al_fwd_ffn_width] */
 } scratch;
 
 typedef struct layer_job {
@@ -63,7 +63,7 @@ static void token_task(void *arg, int t, int n_tasks, int thread) {
 al_status al_value_zeroing(const al_model *model, const al_batch *batch, const al_forward_params *params,
                            float *distances, float *normalized, al_error *err) {
     const al_config *c = al_model_config(model);
-    const int NL = c->n_layers, H = c->n_heads, D = c->hidden_size, I = c->intermediate_size, dh = c->head_dim;
+    const int NL = c->n_layers, H = c->n_heads, D = c->hidden_size, dh = c->head_dim;
     const int B = batch->n_seqs, L = batch->seq_len;
     if (params && params->policies)
         return al_err(err, AL_ERR_INVALID, "value zeroing: runs the unmodified model (no head policies)");
@@ -82,7 +82,7 @@ al_status al_value_zeroing(const al_model *model, const al_batch *batch, const a
     for (int t = 0; t < T && !st; t++) {
         scr[t].v = malloc(sizeof(float) * (size_t)L * dh);
         scr[t].ctx = malloc(sizeof(float) * LD), scr[t].tmp = malloc(sizeof(float) * LD), scr[t].y = malloc(sizeof(float) * LD);
-        scr[t].wide = malloc(sizeof(float) * (size_t)L * I);
+        scr[t].wide = malloc(sizeof(float) * (size_t)L * al_fwd_ffn_width(c));
         if (!scr[t].v || !scr[t].ctx || !scr[t].tmp || !scr[t].y || !scr[t].wide) st = al_err(err, AL_ERR_OOM, "value zeroing: out of memory");
     }
     for (int b = 0; b < B && !st; b++) {

@@ -2,6 +2,7 @@
  * docs/head_policies.md (the rules themselves are in head_policy.c, shared with training):
  *
  *   STANDARD  P = softmax(Q K^T / sqrt(dh) + mask_add)           (mask_add = -10000 on pad keys, as HF)
+ *             (ModernBERT: rotary Q and K, pad and out-of-window keys excluded; modernbert_attention.c)
  *   CONSTANT  P = C_hat = mask_and_normalize(C)                  (no Q, K, QK^T or softmax for the head)
  *   MIX       P = lambda * softmax(...) + (1 - lambda) * C_hat   (softmax raw, not renormalised)
  *   ZERO      P = 0                                              (no Q, K, QK^T, softmax or P V)
@@ -18,6 +19,7 @@
 #include "family.h"
 #include "forward_internal.h"
 #include "head_policy.h"
+#include "modernbert.h"
 
 static int needs_qk(const al_head_policy *policies, int h) {
     return !policies || al_head_mode_needs_qk(policies[h].mode);
@@ -37,7 +39,7 @@ static void project_needed_heads(al_threadpool *pool, const al_head_policy *poli
         while (h_end < H && needs_qk(policies, h_end)) h_end++;
         int col = h * dh, n_cols = (h_end - h) * dh;
         al_gemm_nt_pool(pool, rows, n_cols, D, 1.0f, x, D, W + (size_t)col * D, D, out + col, D, 0);
-        for (int r = 0; r < rows; r++) {
+        for (int r = 0; bias && r < rows; r++) {
             float *o = out + (size_t)r * D + col;
             for (int c = 0; c < n_cols; c++) o[c] += bias[col + c];
         }
@@ -54,6 +56,7 @@ typedef struct heads_job {
     int L, H, D, dh, is_static, n_pairs;
     const al_config *config;
     int disentangled; /* DeBERTa's scores (deberta_attention.c) instead of al_head_softmax */
+    int window; /* AL_SCORES_ROTARY_WINDOW: the layer's window (-2 for the other rules) */
 } heads_job;
 
 /* A packed sequence's constant: C at the caller's positions of its rows (map, -1 for packing pads, whose
@@ -90,6 +93,9 @@ static void one_head(const heads_job *j, int sq, int h, float *P, float *chat, f
     if (al_head_mode_needs_qk(mode) && j->disentangled)
         al_deberta_head_probs(j->config, s->q + row0 + col, s->k + row0 + col, s->pos_q ? s->pos_q + col : NULL,
                               s->pos_k ? s->pos_k + col : NULL, m_seq, map, s->rel_row, L, s->L_out, rel_work, P);
+    else if (al_head_mode_needs_qk(mode) && j->window > -2)
+        al_modernbert_softmax(s->q + row0 + col, s->k + row0 + col, D, m_seq, s->pos + (size_t)sq * L, j->window, L,
+                              dh, P);
     else if (al_head_mode_needs_qk(mode))
         al_head_softmax(s->q + row0 + col, s->k + row0 + col, D, m_seq, L, dh, P);
     const float *constant = policies ? policies[h].constant : NULL;
@@ -146,9 +152,13 @@ void al_fwd_attention(const al_model *m, int layer, const al_head_policy *polici
     const int D = c->hidden_size, H = c->n_heads, dh = c->head_dim;
     const int rows = s->n_seqs * L;
 
-    project_needed_heads(s->pool, policies, H, dh, rows, D, x, lw->q_w, lw->q_b, s->q);
-    project_needed_heads(s->pool, policies, H, dh, rows, D, x, lw->k_w, lw->k_b, s->k);
-    al_linear_pool(s->pool, rows, D, D, x, lw->v_w, lw->v_b, s->v);
+    const float *q_w = lw->q_w, *k_w = lw->k_w, *v_w = lw->v_w;
+    if (lw->qkv_w) q_w = lw->qkv_w, k_w = q_w + (size_t)D * D, v_w = k_w + (size_t)D * D; /* fused [3D, D] */
+    project_needed_heads(s->pool, policies, H, dh, rows, D, x, q_w, lw->q_b, s->q);
+    project_needed_heads(s->pool, policies, H, dh, rows, D, x, k_w, lw->k_b, s->k);
+    al_linear_pool(s->pool, rows, D, D, x, v_w, lw->v_b, s->v);
+    const int rotary = al_family_of(c)->scores == AL_SCORES_ROTARY_WINDOW;
+    if (rotary) al_modernbert_rotate_qk(c, layer, s->q, s->k, D, s->pos, rows);
 
     const int disentangled = al_family_of(c)->scores == AL_SCORES_DISENTANGLED;
     if (disentangled && s->rel && s->pos_layer != layer) {
@@ -163,7 +173,7 @@ void al_fwd_attention(const al_model *m, int layer, const al_head_policy *polici
         s->pos_layer = layer;
     }
     heads_job j = {policies, mask, s, attn_out, values_out, L, H, D, dh, al_head_layer_is_static(policies, H),
-                   s->n_seqs * H, c, disentangled};
+                   s->n_seqs * H, c, disentangled, rotary ? al_modernbert_window(c, layer) : -2};
     /* per pair about 2 L^2 dh multiply-adds (Q K^T and P V) */
     int parts = al_threadpool_parts(s->pool, (double)j.n_pairs * 2.0 * L * L * dh, 1 << 17);
     if (parts > j.n_pairs) parts = j.n_pairs;

@@ -67,7 +67,7 @@ void al_fwd_embed(const al_model *m, const al_batch *batch, const int32_t *pos, 
     for (int r = 0; r < rows; r++) {
         size_t t = (size_t)b0 * L + r; /* token index in the batch */
         const float *word = w->word_emb + (size_t)batch->input_ids[t] * E;
-        const float *posv = w->pos_emb + (size_t)pos[t] * E;
+        const float *posv = w->pos_emb ? w->pos_emb + (size_t)pos[t] * E : NULL; /* NULL: rotary (ModernBERT) */
         const float *type = NULL;
         if (w->type_emb) type = w->type_emb + (size_t)(batch->type_ids ? batch->type_ids[t] : 0) * E;
         float *out = sum + (size_t)r * E;
@@ -75,7 +75,7 @@ void al_fwd_embed(const al_model *m, const al_batch *batch, const int32_t *pos, 
         for (int e = 0; e < E; e++) {
             float v = word[e];
             if (type) v += type[e];
-            out[e] = v + posv[e];
+            out[e] = posv ? v + posv[e] : v;
         }
     }
     al_layernorm(sum, sum, rows, E, w->emb_ln_g, w->emb_ln_b, c->layer_norm_eps);

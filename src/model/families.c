@@ -7,7 +7,7 @@
 #include "tensor_list.h"
 
 extern const al_family al_family_bert, al_family_roberta, al_family_distilbert, al_family_electra,
-    al_family_deberta_v2;
+    al_family_deberta_v2, al_family_modernbert;
 
 static const al_family *const registry[] = {
     &al_family_bert,       /* AL_ARCH_BERT */
@@ -15,6 +15,7 @@ static const al_family *const registry[] = {
     &al_family_distilbert, /* AL_ARCH_DISTILBERT */
     &al_family_electra,    /* AL_ARCH_ELECTRA */
     &al_family_deberta_v2,
+    &al_family_modernbert,
 };
 enum { N_FAMILIES = (int)(sizeof registry / sizeof registry[0]) };
 

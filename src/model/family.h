@@ -14,10 +14,11 @@
 typedef enum al_weight_slot {
     AL_W_WORD_EMB, AL_W_POS_EMB, AL_W_TYPE_EMB, AL_W_EMB_LN_G, AL_W_EMB_LN_B, AL_W_EMB_PROJ_W, AL_W_EMB_PROJ_B,
     AL_W_REL_EMB, AL_W_REL_LN_G, AL_W_REL_LN_B, /* DeBERTa's relative position embeddings and their LayerNorm */
+    AL_W_FINAL_LN_G, /* the norm after the last layer (pre-norm families); listed with the embeddings */
     AL_W_FIRST_LAYER, /* per layer from here */
     AL_W_Q_W = AL_W_FIRST_LAYER, AL_W_Q_B, AL_W_K_W, AL_W_K_B, AL_W_V_W, AL_W_V_B, AL_W_O_W, AL_W_O_B,
     AL_W_LN_ATTN_G, AL_W_LN_ATTN_B, AL_W_FF_IN_W, AL_W_FF_IN_B, AL_W_FF_OUT_W, AL_W_FF_OUT_B, AL_W_LN_FFN_G,
-    AL_W_LN_FFN_B,
+    AL_W_LN_FFN_B, AL_W_QKV_W,
     AL_W_FIRST_MLM, /* the MLM head from here; its names carry no family prefix */
     AL_W_MLM_DENSE_W = AL_W_FIRST_MLM, AL_W_MLM_DENSE_B, AL_W_MLM_LN_G, AL_W_MLM_LN_B, AL_W_MLM_DECODER_W,
     AL_W_MLM_DECODER_B,
@@ -26,15 +27,20 @@ typedef enum al_weight_slot {
 
 /* A dimension of a tensor's shape, from the config: V vocabulary, E embedding, D hidden, I intermediate,
  * P positions, T token types, M the MLM transform's width (the family's mlm_width rule), R the relative
- * position rows (2 rel_span, DeBERTa). */
-typedef enum al_dim { AL_DIM_NONE, AL_DIM_V, AL_DIM_E, AL_DIM_D, AL_DIM_I, AL_DIM_P, AL_DIM_T, AL_DIM_M, AL_DIM_R } al_dim;
+ * position rows (2 rel_span, DeBERTa), 2I a gated feed-forward's input and gate side by side, 3D a fused
+ * query-key-value projection (ModernBERT). */
+typedef enum al_dim {
+    AL_DIM_NONE, AL_DIM_V, AL_DIM_E, AL_DIM_D, AL_DIM_I, AL_DIM_P, AL_DIM_T, AL_DIM_M, AL_DIM_R, AL_DIM_2I, AL_DIM_3D
+} al_dim;
 
 /* When a tensor belongs to a model: always, only with token types (type_vocab_size > 0), only when the
  * embeddings are projected to the hidden size (embedding_size != hidden_size); DeBERTa's: only with absolute
  * positions (position_biased_input), only with relative attention (rel_span > 0), only when the relative
- * embeddings are normalised (norm_rel_ebd). */
+ * embeddings are normalised (norm_rel_ebd); ModernBERT's: only in layers after the first (its layer 0 has no
+ * attention norm: the embedding norm precedes it). */
 typedef enum al_tensor_when {
-    AL_WHEN_ALWAYS, AL_WHEN_TYPES, AL_WHEN_PROJECTED, AL_WHEN_ABS_POSITIONS, AL_WHEN_RELATIVE, AL_WHEN_REL_NORM
+    AL_WHEN_ALWAYS, AL_WHEN_TYPES, AL_WHEN_PROJECTED, AL_WHEN_ABS_POSITIONS, AL_WHEN_RELATIVE, AL_WHEN_REL_NORM,
+    AL_WHEN_NOT_FIRST_LAYER
 } al_tensor_when;
 
 /* One row of a family's tensor table. Embedding and layer names follow the family's prefix ("bert.") when
@@ -57,16 +63,22 @@ typedef struct al_tensor_rows {
 
 /* Position ids: 0, 1, 2, ... or, as RoBERTa, counted from pad_token_id + 1 over the real tokens with pads
  * at pad_token_id (Hugging Face's create_position_ids_from_input_ids); or, as DeBERTa, relative positions
- * in the attention scores (absolute ones 0, 1, 2, ... only with position_biased_input). */
-typedef enum al_position_rule { AL_POS_ABSOLUTE, AL_POS_AFTER_PADDING, AL_POS_RELATIVE } al_position_rule;
+ * in the attention scores (absolute ones 0, 1, 2, ... only with position_biased_input); or, as ModernBERT,
+ * AL_POS_ROTARY: no position embeddings; the ids 0, 1, ... rotate queries and keys (rotary.c). */
+typedef enum al_position_rule { AL_POS_ABSOLUTE, AL_POS_AFTER_PADDING, AL_POS_RELATIVE, AL_POS_ROTARY } al_position_rule;
 /* The MLM transform's activation: the config's (hidden_act / activation), or always exact GELU. */
 typedef enum al_mlm_act_rule { AL_MLM_ACT_CONFIG, AL_MLM_ACT_GELU } al_mlm_act_rule;
 /* The MLM transform's width: the hidden size, or the embedding size (ELECTRA's generator). */
 typedef enum al_mlm_width_rule { AL_MLM_WIDTH_HIDDEN, AL_MLM_WIDTH_EMBEDDING } al_mlm_width_rule;
-/* Attention scores: softmax(Q K^T / sqrt(head_dim) + mask) (attention.c), or DeBERTa's disentangled
+/* Attention scores: softmax(Q K^T / sqrt(head_dim) + mask) (attention.c); DeBERTa's disentangled
  * attention, content-to-content plus content-to-position and position-to-content terms over log-bucketed
- * relative positions, with a softmax that zeroes masked entries (deberta_attention.c). */
-typedef enum al_score_rule { AL_SCORES_SCALED_DOT, AL_SCORES_DISENTANGLED } al_score_rule;
+ * relative positions, with a softmax that zeroes masked entries (deberta_attention.c); or ModernBERT's: rotary
+ * queries and keys from one fused projection, pad keys and (local layers) keys beyond the window excluded, a
+ * row with no key left all zeros (modernbert_attention.c). */
+typedef enum al_score_rule { AL_SCORES_SCALED_DOT, AL_SCORES_DISENTANGLED, AL_SCORES_ROTARY_WINDOW } al_score_rule;
+/* Layers: BERT's post-LayerNorm (x = LN(x + attn(x)), x = LN(x + ffn(x)); forward.c), or pre-norm with a
+ * gated feed-forward and a final norm after the last layer (ModernBERT; modernbert_layer.c). */
+typedef enum al_layer_rule { AL_LAYERS_POST_LN, AL_LAYERS_PRE_LN_GLU } al_layer_rule;
 
 typedef struct al_family {
     const char *name;                  /* al_arch_name: "bert" */
@@ -85,6 +97,7 @@ typedef struct al_family {
     al_score_rule scores;
     al_mlm_act_rule mlm_act;
     al_mlm_width_rule mlm_width;
+    al_layer_rule layers;              /* 0 (post-LayerNorm) unless the family says otherwise */
 } al_family;
 
 /* The registry (families.c), in the order that breaks ties (a bare encoder's tensor names are BERT's). */

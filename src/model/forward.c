@@ -24,6 +24,7 @@
 #include "family.h"
 #include "forward_internal.h"
 #include "head_policy.h"
+#include "modernbert.h"
 
 /* Rows per chunk to aim for: large enough for efficient GEMMs, small enough to keep scratch modest. */
 #define AL_FWD_CHUNK_TOKENS 256
@@ -106,7 +107,7 @@ static void layout(carver *cv, const al_model *m, int B, int L, int L_out, int c
     const al_config *c = &m->config;
     const size_t BL = (size_t)B * L, rows = (size_t)chunk_seqs * L, D = (size_t)c->hidden_size;
     size_t wide = (size_t)c->embedding_size;
-    if ((size_t)c->intermediate_size > wide) wide = (size_t)c->intermediate_size;
+    if ((size_t)al_fwd_ffn_width(c) > wide) wide = (size_t)al_fwd_ffn_width(c);
     if ((size_t)m->w.mlm_dim > wide) wide = (size_t)m->w.mlm_dim;
     ws->pos = (int32_t *)(void *)carve(cv, BL, 1); /* sizeof(int32_t) == sizeof(float) */
     ws->mask = carve(cv, BL, 1);
@@ -150,7 +151,7 @@ static void store_rows(float *dst, const float *src, const int32_t *map, int B, 
                             cols);
 }
 
-static void activate(al_act act, float *x, size_t n) {
+void al_fwd_activate(al_act act, float *x, size_t n) {
     switch (act) {
     case AL_ACT_GELU: al_gelu(x, n); break;
     case AL_ACT_GELU_TANH: al_gelu_tanh(x, n); break;
@@ -170,7 +171,7 @@ static void act_task(void *arg, int t, int n_tasks, int thread) {
     const act_job *j = arg;
     size_t i0 = (size_t)t * j->per;
     if (i0 >= j->n) return;
-    activate(j->act, j->x + i0, j->n - i0 < j->per ? j->n - i0 : j->per);
+    al_fwd_activate(j->act, j->x + i0, j->n - i0 < j->per ? j->n - i0 : j->per);
 }
 
 static void activate_pool(al_threadpool *pool, al_act act, float *x, size_t n) {
@@ -183,9 +184,18 @@ static void add_inplace(float *y, const float *x, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] += x[i];
 }
 
+int al_fwd_ffn_width(const al_config *c) {
+    const int glu = al_family_of(c)->layers == AL_LAYERS_PRE_LN_GLU; /* input and gate side by side */
+    return c->intermediate_size * (glu ? 2 : 1);
+}
+
 /* One encoder layer on one chunk: x [rows, D] is updated in place. */
 static void layer_chunk(const al_model *m, int l, const al_head_policy *policies, float *x, const float *mask,
                         int L, al_fwd_scratch *s, float *attn_out, float *values_out) {
+    if (al_family_of(&m->config)->layers == AL_LAYERS_PRE_LN_GLU) {
+        al_modernbert_layer(m, l, policies, x, mask, L, s, attn_out, values_out);
+        return;
+    }
     const int rows = s->n_seqs * L;
     al_fwd_attention(m, l, policies, x, mask, L, s, attn_out, values_out);
     al_fwd_layer_tail(m, l, s->pool, s->ctx, x, rows, s->tmp, s->wide);
@@ -197,6 +207,10 @@ void al_fwd_layer_tail(const al_model *m, int l, al_threadpool *pool, const floa
     const al_layer_weights *lw = &m->w.layers[l];
     const int D = c->hidden_size, I = c->intermediate_size;
     const size_t n = (size_t)rows * D;
+    if (al_family_of(c)->layers == AL_LAYERS_PRE_LN_GLU) {
+        al_modernbert_layer_tail(m, l, pool, ctx, x, rows, tmp, wide);
+        return;
+    }
     al_linear_pool(pool, rows, D, D, ctx, lw->o_w, lw->o_b, tmp); /* tmp [rows, D] */
     add_inplace(tmp, x, n);
     al_layernorm(tmp, x, rows, D, lw->ln_attn_g, lw->ln_attn_b, c->layer_norm_eps);
@@ -279,6 +293,7 @@ static al_status forward_rows(const al_model *model, const al_batch *batch, cons
             int nb = B - b0 < chunk_seqs ? B - b0 : chunk_seqs;
             ws.s.n_seqs = nb;
             ws.s.map = map ? map + (size_t)b0 * L : NULL;
+            ws.s.pos = ws.pos + (size_t)b0 * L;
             float *attn = out->attentions ? out->attentions + ((size_t)l * B + b0) * H * L_out * L_out : NULL;
             float *vals = out->values ? out->values + ((size_t)l * B + b0) * H * L_out * c->head_dim : NULL;
             layer_chunk(model, l, pol, ws.x + (size_t)b0 * L * D, ws.mask + (size_t)b0 * L, L, &ws.s, attn, vals);

@@ -4,6 +4,7 @@
 #ifndef AL_MODEL_FORWARD_INTERNAL_H
 #define AL_MODEL_FORWARD_INTERNAL_H
 
+#include "family.h"
 #include "model_internal.h"
 
 /* Scratch of one chunk of `n_seqs` sequences of length L (rows = n_seqs * L), carved from the call's
@@ -34,6 +35,7 @@ typedef struct al_fwd_scratch {
     int pos_layer;      /* the layer pos_q and pos_k hold, -1 none yet */
     float *rel_work;    /* [n_threads, al_deberta_head_scratch]  per thread */
     size_t rel_work_size;
+    const int32_t *pos; /* [n_seqs, L] the chunk's position ids (rotary positions and windows) */
 } al_fwd_scratch;
 
 /* Position ids [B, L] for the batch: given ones checked against max_position_embeddings, else the
@@ -41,6 +43,8 @@ typedef struct al_fwd_scratch {
 /* The MLM head on rows of last-layer hidden states: x [rows, D] -> logits [rows, V]; wide is scratch of
  * [rows, mlm_dim] floats. */
 void al_fwd_mlm_rows(const al_model *m, al_threadpool *pool, const float *x, int rows, float *wide, float *logits);
+/* The activation in place over n values (elementwise: any cut gives the same bits). */
+void al_fwd_activate(al_act act, float *x, size_t n);
 al_status al_fwd_positions(const al_config *c, const al_batch *batch, int32_t *pos, al_error *err);
 
 /* Embedding output of sequences [b0, b0 + n_seqs) into x [n_seqs * L, D]: word + type + position,
@@ -63,10 +67,13 @@ void al_fwd_scatter_rows(float *dst, const float *src, size_t src_ld, const int3
 void al_fwd_attention(const al_model *m, int layer, const al_head_policy *policies, const float *x,
                       const float *mask, int L, al_fwd_scratch *s, float *attn_out, float *values_out);
 
-/* The rest of layer l after self-attention (post-LN): x = LN(x + ctx W_O + b_O), then x = LN(x + FFN(x)),
- * on rows [rows, D] in place; tmp [rows, D] and wide [rows, I] are scratch. al_forward's layers and value
- * zeroing's reruns (src/methods/value_zeroing.c) both call it. */
+/* The rest of layer l after self-attention, on rows [rows, D] in place: post-LN, x = LN(x + ctx W_O + b_O) then
+ * x = LN(x + FFN(x)); in pre-norm families (ModernBERT) the residual x + ctx W_O, the gated feed-forward and,
+ * after the last layer, the final norm (modernbert_layer.c). tmp [rows, D] and wide [rows, al_fwd_ffn_width]
+ * are scratch. al_forward's layers and value zeroing's reruns (src/methods/value_zeroing.c) both call it. */
 void al_fwd_layer_tail(const al_model *m, int l, al_threadpool *pool, const float *ctx, float *x, int rows, float *tmp,
                        float *wide);
+/* The feed-forward's scratch width: the intermediate size, twice it when input and gate sit side by side. */
+int al_fwd_ffn_width(const al_config *c);
 
 #endif

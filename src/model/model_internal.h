@@ -14,6 +14,10 @@ typedef struct al_layer_weights {
     float *ff_in_w, *ff_in_b;   /* [I, D], [I] */
     float *ff_out_w, *ff_out_b; /* [D, I], [D] */
     float *ln_ffn_g, *ln_ffn_b; /* [D]           LayerNorm after FFN + residual */
+    /* ModernBERT (pre-norm): qkv_w [3D, D] holds the query, key and value rows in that order (q_w, k_w,
+     * v_w stay NULL); ln_attn_g is the norm before attention (NULL in layer 0), ln_ffn_g the one before the
+     * gated feed-forward, ff_in_w [2I, D] its input rows then its gate rows. */
+    float *qkv_w;
 } al_layer_weights;
 
 typedef struct al_weights {
@@ -33,6 +37,7 @@ typedef struct al_weights {
     /* DeBERTa: relative position embeddings and their LayerNorm, NULL elsewhere */
     float *rel_emb;                   /* [2 rel_span, D] */
     float *rel_ln_g, *rel_ln_b;       /* [D], NULL without norm_rel_ebd */
+    float *final_ln_g;                /* [D] ModernBERT's norm after the last layer, else NULL */
 } al_weights;
 
 typedef struct al_unused_file {

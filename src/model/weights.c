@@ -54,6 +54,7 @@ static const struct {
     [AL_W_REL_EMB] = {offsetof(al_weights, rel_emb), INIT_NORMAL},
     [AL_W_REL_LN_G] = {offsetof(al_weights, rel_ln_g), INIT_ONE},
     [AL_W_REL_LN_B] = {offsetof(al_weights, rel_ln_b), INIT_ZERO},
+    [AL_W_FINAL_LN_G] = {offsetof(al_weights, final_ln_g), INIT_ONE},
     [AL_W_Q_W] = {offsetof(al_layer_weights, q_w), INIT_NORMAL},
     [AL_W_Q_B] = {offsetof(al_layer_weights, q_b), INIT_ZERO},
     [AL_W_K_W] = {offsetof(al_layer_weights, k_w), INIT_NORMAL},
@@ -70,6 +71,7 @@ static const struct {
     [AL_W_FF_OUT_B] = {offsetof(al_layer_weights, ff_out_b), INIT_ZERO},
     [AL_W_LN_FFN_G] = {offsetof(al_layer_weights, ln_ffn_g), INIT_ONE},
     [AL_W_LN_FFN_B] = {offsetof(al_layer_weights, ln_ffn_b), INIT_ZERO},
+    [AL_W_QKV_W] = {offsetof(al_layer_weights, qkv_w), INIT_NORMAL},
     [AL_W_MLM_DENSE_W] = {offsetof(al_weights, mlm_dense_w), INIT_NORMAL},
     [AL_W_MLM_DENSE_B] = {offsetof(al_weights, mlm_dense_b), INIT_ZERO},
     [AL_W_MLM_LN_G] = {offsetof(al_weights, mlm_ln_g), INIT_ONE},
@@ -89,11 +91,13 @@ static int64_t dim_value(al_dim d, const al_config *c, const al_weights *w) {
     case AL_DIM_T: return c->type_vocab_size;
     case AL_DIM_M: return w->mlm_dim;
     case AL_DIM_R: return 2 * (int64_t)c->rel_span;
+    case AL_DIM_2I: return 2 * (int64_t)c->intermediate_size;
+    case AL_DIM_3D: return 3 * (int64_t)c->hidden_size;
     }
     return 0;
 }
 
-static int row_applies(const al_tensor_name *r, const al_config *c) {
+static int row_applies(const al_tensor_name *r, const al_config *c, int layer) {
     switch (r->when) {
     case AL_WHEN_ALWAYS: return 1;
     case AL_WHEN_TYPES: return c->type_vocab_size > 0;
@@ -101,6 +105,7 @@ static int row_applies(const al_tensor_name *r, const al_config *c) {
     case AL_WHEN_ABS_POSITIONS: return c->position_biased_input;
     case AL_WHEN_RELATIVE: return c->rel_span > 0;
     case AL_WHEN_REL_NORM: return c->norm_rel_ebd;
+    case AL_WHEN_NOT_FIRST_LAYER: return layer > 0;
     }
     return 0;
 }
@@ -134,7 +139,7 @@ static int add_part(plan *p, int part, const al_config *c, al_weights *w, al_lay
     for (int k = 0; k < AL_FAMILY_MAX_PARTS && fam->tensors[k]; k++)
         for (int i = 0; i < fam->tensors[k]->n; i++) {
             const al_tensor_name *r = &fam->tensors[k]->rows[i];
-            if (al_family_row_part(r) != part || !row_applies(r, c)) continue;
+            if (al_family_row_part(r) != part || !row_applies(r, c, layer)) continue;
             if (p) add_row(p, r, c, w, L, prefix, layer);
             n++;
         }
@@ -157,8 +162,9 @@ static void plan_rows(plan *p, const al_config *c, al_weights *w, al_layer_weigh
 
 /* The rows of a whole plan with the MLM head. */
 static int plan_capacity(const al_config *c) {
-    return add_part(NULL, 0, c, NULL, NULL, "", 0) + c->n_layers * add_part(NULL, 1, c, NULL, NULL, "", 0) +
-           add_part(NULL, 2, c, NULL, NULL, "", 0);
+    int n = add_part(NULL, 0, c, NULL, NULL, "", 0) + add_part(NULL, 2, c, NULL, NULL, "", 0);
+    for (int l = 0; l < c->n_layers; l++) n += add_part(NULL, 1, c, NULL, NULL, "", l);
+    return n;
 }
 
 /* Builds the plan; layer pointers go into model->layer_storage (allocated here). */

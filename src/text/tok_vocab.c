@@ -60,6 +60,10 @@ void al_tok_find_specials(al_tokenizer *tok) {
     if (s->pad < 0) s->pad = id_of(tok, bert ? "[PAD]" : "<pad>");
     if (s->mask < 0) s->mask = id_of(tok, bert ? "[MASK]" : "<mask>");
     if (s->unk < 0) s->unk = id_of(tok, bert ? "[UNK]" : "<unk>");
+    /* the other style when the vocabulary lacks this one: ModernBERT's byte-level BPE tokenizer.json names
+     * its padding and mask [PAD] and [MASK] (docs/tokenizers.md) */
+    if (s->pad < 0) s->pad = id_of(tok, bert ? "<pad>" : "[PAD]");
+    if (s->mask < 0) s->mask = id_of(tok, bert ? "<mask>" : "[MASK]");
     if (tok->bos < 0) tok->bos = s->cls;
     if (tok->eos < 0) tok->eos = s->sep;
 }

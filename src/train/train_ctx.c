@@ -130,9 +130,17 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     return cv.used;
 }
 
+al_status al_train_check_family(const al_model *model, const char *what, const char *instead, al_error *err) {
+    if (al_family_of(&model->config)->layers == AL_LAYERS_POST_LN) return AL_OK;
+    return al_err(err, AL_ERR_UNSUPPORTED, "%s is not built for %s yet%s", what, al_arch_name(model->config.arch),
+                  instead ? instead : "");
+}
+
 static al_status check_request(const al_model *model, int max_batch, int max_len, const al_train_options *o,
                                al_error *err) {
     if (!model) return al_err(err, AL_ERR_INVALID, "train: model is NULL");
+    al_status st = al_train_check_family(model, "training (the training forward and backward)", "", err);
+    if (st) return st;
     /* DeBERTa trains with a frozen encoder only (the lambda ranking): its weight gradients (relative embeddings,
      * position projections) and a projected embedding's dropout are not built */
     const al_config *mc = &model->config;

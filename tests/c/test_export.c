@@ -147,7 +147,7 @@ static int names_in(const char *path, const char *name) {
 }
 
 static void test_export_families(void) {
-    static const char *const families[] = {"bert", "roberta", "distilbert", "electra", "deberta_v3"};
+    static const char *const families[] = {"bert", "roberta", "distilbert", "electra", "deberta_v3", "modernbert"};
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
         char src[128], dir[] = "/tmp/attnlab_export_family_XXXXXX", path[256];
         snprintf(src, sizeof src, "tests/golden/%s", families[f]);

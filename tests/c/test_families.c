@@ -10,6 +10,7 @@
 #include "attnlab.h"
 #include "cJSON.h"
 #include "check.h"
+#include "model/family.h"
 #include "read_file.h"
 
 /* The files of dir with config.json rewritten: its top-level fields named in drop[] removed. */
@@ -55,10 +56,14 @@ static void test_rules(void) {
                 "tensor names (\"distilbert.embeddings.word_embeddings.weight\")");
     expect_rule("tests/golden/electra", both, AL_ARCH_ELECTRA,
                 "tensor names (\"electra.embeddings.word_embeddings.weight\")");
-    /* deberta-v2 is the registry's fifth family (src/model/families.c) */
-    expect_rule("tests/golden/deberta_v3", type, (al_arch)4, "architectures \"DebertaV2ForMaskedLM\"");
-    expect_rule("tests/golden/deberta_v3", both, (al_arch)4,
+    const al_arch deberta = (al_arch)al_family_from_model_type("deberta-v2");
+    expect_rule("tests/golden/deberta_v3", type, deberta, "architectures \"DebertaV2ForMaskedLM\"");
+    expect_rule("tests/golden/deberta_v3", both, deberta,
                 "tensor names (\"deberta.embeddings.word_embeddings.weight\")");
+    const al_arch modernbert = (al_arch)al_family_from_model_type("modernbert");
+    expect_rule("tests/golden/modernbert", type, modernbert, "architectures \"ModernBertForMaskedLM\"");
+    expect_rule("tests/golden/modernbert", both, modernbert,
+                "tensor names (\"model.embeddings.tok_embeddings.weight\")");
     /* saved from the bare encoder class: DistilBERT's layer names, and BERT's for the BERT-like families */
     expect_rule("tests/fixtures/distilbert_bin_noprefix", both, AL_ARCH_DISTILBERT,
                 "tensor names (\"transformer.layer.0.attention.q_lin.weight\")");

@@ -93,4 +93,5 @@ test('config.json family check before a download: a classic config (no model_typ
   assert.throws(() => checkConfig(cfg({ ...classic, model_type: 'gpt2' }), 'm'), /runs the model families bert, roberta, distilbert, electra/);
   assert.ok(checkConfig(cfg({ ...classic, architectures: ['DistilBertForMaskedLM'] }), 'm'));
   assert.ok(checkConfig(cfg({ ...classic, model_type: 'electra' }), 'm'));
+  assert.ok(checkConfig(cfg({ ...classic, model_type: 'modernbert' }), 'm'), 'ModernBERT (docs/families.md)');
 });

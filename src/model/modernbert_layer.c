@@ -1,0 +1,68 @@
+/* modernbert_layer.c: one ModernBERT layer on one chunk (AL_LAYERS_PRE_LN_GLU, docs/families.md):
+ *   x = x + Wo attn(attn_norm(x))          (layer 0 has no attn_norm: the embedding norm precedes it)
+ *   x = x + Wo_mlp(act(u) * g)             (u, g = the two halves of Wi mlp_norm(x), input first)
+ * and after the last layer x = final_norm(x). Norms have no bias, projections no bias. */
+#include <string.h>
+
+#include "../kernels/kernels.h"
+#include "modernbert.h"
+
+/* act(u) * g over rows of [u | g] (width 2I), u replaced in place: elementwise, so any cut of the rows
+ * gives the same bits. */
+typedef struct glu_job {
+    al_act act;
+    float *ug;
+    int rows, I;
+} glu_job;
+
+static void glu_task(void *arg, int t, int n_tasks, int thread) {
+    const glu_job *j = arg;
+    const int r0 = (int)((long long)t * j->rows / n_tasks), r1 = (int)((long long)(t + 1) * j->rows / n_tasks);
+    for (int r = r0; r < r1; r++) {
+        float *u = j->ug + (size_t)r * 2 * j->I;
+        const float *g = u + j->I;
+        al_fwd_activate(j->act, u, (size_t)j->I);
+        for (int i = 0; i < j->I; i++) u[i] *= g[i];
+    }
+}
+
+static void add_inplace(float *y, const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] += x[i];
+}
+
+void al_modernbert_layer(const al_model *m, int l, const al_head_policy *policies, float *x, const float *mask,
+                         int L, al_fwd_scratch *s, float *attn_out, float *values_out) {
+    const al_config *c = &m->config;
+    const al_layer_weights *lw = &m->w.layers[l];
+    const int D = c->hidden_size, rows = s->n_seqs * L;
+    const float eps = c->layer_norm_eps;
+    const float *attn_in = x;
+    if (lw->ln_attn_g) {
+        al_layernorm(x, s->tmp, rows, D, lw->ln_attn_g, NULL, eps);
+        attn_in = s->tmp;
+    }
+    al_fwd_attention(m, l, policies, attn_in, mask, L, s, attn_out, values_out); /* s->ctx */
+    al_modernbert_layer_tail(m, l, s->pool, s->ctx, x, rows, s->tmp, s->wide);
+}
+
+void al_modernbert_layer_tail(const al_model *m, int l, al_threadpool *pool, const float *ctx, float *x, int rows,
+                              float *tmp, float *wide) {
+    const al_config *c = &m->config;
+    const al_layer_weights *lw = &m->w.layers[l];
+    const int D = c->hidden_size, I = c->intermediate_size;
+    const size_t n = (size_t)rows * D;
+    const float eps = c->layer_norm_eps;
+    al_linear_pool(pool, rows, D, D, ctx, lw->o_w, NULL, tmp);
+    add_inplace(x, tmp, n);
+
+    al_layernorm(x, tmp, rows, D, lw->ln_ffn_g, NULL, eps);
+    al_linear_pool(pool, rows, 2 * I, D, tmp, lw->ff_in_w, NULL, wide); /* wide [rows, 2I] */
+    glu_job j = {c->act, wide, rows, I};
+    int parts = al_threadpool_parts(pool, (double)rows * I, 16384.0);
+    if (parts > rows) parts = rows;
+    al_threadpool_for(pool, parts, glu_task, &j);
+    al_gemm_nt_pool(pool, rows, D, I, 1.0f, wide, 2 * I, lw->ff_out_w, I, tmp, D, 0);
+    add_inplace(x, tmp, n);
+
+    if (l == c->n_layers - 1) al_layernorm(x, x, rows, D, m->w.final_ln_g, NULL, eps);
+}

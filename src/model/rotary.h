@@ -1,0 +1,11 @@
+/* rotary.h: rotary position embeddings (rotary.c). Not public. */
+#ifndef AL_MODEL_ROTARY_H
+#define AL_MODEL_ROTARY_H
+
+#include <stdint.h>
+
+/* Turns the first n_heads * dh columns of rows [rows, ld] of x in place, head by head (dh columns each),
+ * row r by the angles of position pos[r] with the given base. dh is even. */
+void al_rotary_apply(float *x, int ld, const int32_t *pos, int rows, int n_heads, int dh, double base);
+
+#endif

@@ -1,0 +1,424 @@
+/* test_modernbert.c: ModernBERT (docs/families.md) against the float64 goldens of
+ * tests/golden/make_modernbert_golden.py (hidden states 1e-4, attention 1e-5, MLM logits 2e-4; the measured
+ * errors are printed), and its rules: zero rows for pads whose window holds only pads, real tokens
+ * independent of padding, the local window, the same bits on any thread count and with skipped pads, head
+ * policies, sequences longer than 512 tokens, the real ModernBERT-large config.json, and refusals by name. */
+#include <string.h>
+
+#include "attnlab.h"
+#include "cJSON.h"
+#include "check.h"
+#include "golden_file.h"
+#include "methods/head_steps.h"
+#include "methods/papa_sweep.h"
+#include "kernels/kernels.h"
+#include "model/model_internal.h"
+#include "model/rotary.h"
+#include "model/weights.h"
+#include "train/train.h"
+
+#define TOL_HIDDEN 1e-4
+#define TOL_ATTN 1e-5
+#define TOL_LOGITS 2e-4 /* logits reach 19 here: 1e-5 of their size */
+
+typedef struct run {
+    float *hidden, *attn, *values, *logits;
+} run;
+
+static al_status forward(const al_model *m, int B, int L, const int32_t *ids, const int32_t *mask,
+                         const al_head_policy *pol, al_threadpool *pool, int skip_pads, run *r, al_error *err) {
+    const al_config *c = al_model_config(m);
+    const size_t NL = (size_t)c->n_layers, H = (size_t)c->n_heads;
+    memset(r, 0, sizeof *r);
+    r->hidden = calloc((NL + 1) * B * L * c->hidden_size, sizeof(float));
+    r->attn = calloc(NL * B * H * L * L, sizeof(float));
+    r->values = calloc(NL * B * H * L * c->head_dim, sizeof(float));
+    r->logits = al_model_has_mlm_head(m) ? calloc((size_t)B * L * c->vocab_size, sizeof(float)) : NULL;
+    al_forward_outputs out = {0};
+    out.hidden_states = r->hidden, out.attentions = r->attn, out.values = r->values, out.mlm_logits = r->logits;
+    al_batch batch = {B, L, ids, mask, NULL, NULL};
+    al_forward_params p = al_forward_default_params();
+    p.policies = pol;
+    p.pool = pool;
+    p.skip_pads = skip_pads;
+    return al_forward(m, &batch, &p, &out, err);
+}
+
+static void run_free(run *r) {
+    free(r->hidden), free(r->attn), free(r->values), free(r->logits);
+}
+
+static int all_finite(const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return 0;
+    return 1;
+}
+
+/* FNV-1a over the bytes of n floats: the same bits in every build (native, WASM), any kernel path. */
+static uint64_t digest(const float *x, size_t n, uint64_t h) {
+    const unsigned char *p = (const unsigned char *)x;
+    for (size_t i = 0; i < n * sizeof(float); i++) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+static void test_golden(void) {
+    al_model *m = NULL;
+    al_error err = {0};
+    CHECK_MSG(al_model_load_dir("tests/golden/modernbert", &m, &err) == AL_OK, "%s", err.message);
+    if (!m) return;
+    const al_config *c = al_model_config(m);
+    CHECK(strcmp(al_arch_name(c->arch), "modernbert") == 0 && al_model_has_mlm_head(m));
+    CHECK(c->global_attn_every_n_layers == 3 && c->local_attention == 4 && c->local_rope_theta == 10000.0 &&
+          c->global_rope_theta == 160000.0 && c->type_vocab_size == 0);
+    CHECK(m->w.layers[0].ln_attn_g == NULL && m->w.layers[1].ln_attn_g != NULL && m->w.final_ln_g != NULL);
+    CHECK(m->w.mlm_decoder_w == m->w.word_emb); /* tied */
+    golden_file g;
+    if (!golden_open(&g, "tests/golden/modernbert/golden.safetensors")) {
+        CHECK_MSG(0, "tests/golden/modernbert/golden.safetensors");
+        al_model_free(m);
+        return;
+    }
+    int64_t shape[8] = {0};
+    size_t n = 0, n_hidden = 0, n_attn = 0, n_values = 0, n_logits = 0;
+    free(golden_f32(&g, "input_ids", &n, shape));
+    const int B = (int)shape[0], L = (int)shape[1];
+    int32_t *ids = golden_i32(&g, "input_ids"), *mask = golden_i32(&g, "attention_mask");
+    float *want_hidden = golden_f32(&g, "hidden_states", &n_hidden, NULL);
+    float *want_attn = golden_f32(&g, "attentions", &n_attn, NULL);
+    float *want_values = golden_f32(&g, "values", &n_values, NULL);
+    float *want_logits = golden_f32(&g, "mlm_logits", &n_logits, NULL);
+    const size_t NL = (size_t)c->n_layers, H = (size_t)c->n_heads, D = (size_t)c->hidden_size;
+    CHECK(ids && mask && want_hidden && want_attn && want_values && want_logits);
+    CHECK(n_hidden == (NL + 1) * B * L * D && n_attn == NL * B * H * L * L && n_logits == (size_t)B * L * c->vocab_size);
+    run r;
+    CHECK_MSG(forward(m, B, L, ids, mask, NULL, NULL, 0, &r, &err) == AL_OK, "%s", err.message);
+    if (want_hidden && want_attn && want_values && want_logits) {
+        const double eh = max_abs_diff(r.hidden, want_hidden, n_hidden), ea = max_abs_diff(r.attn, want_attn, n_attn);
+        const double ev = max_abs_diff(r.values, want_values, n_values), el = max_abs_diff(r.logits, want_logits, n_logits);
+        printf("modernbert golden max abs error: hidden %.2e  attentions %.2e  values %.2e  mlm_logits %.2e\n", eh, ea,
+               ev, el);
+        CHECK_MSG(eh <= TOL_HIDDEN, "hidden %.3g", eh);
+        CHECK_MSG(ea <= TOL_ATTN, "attentions %.3g", ea);
+        CHECK_MSG(ev <= TOL_HIDDEN, "values %.3g", ev);
+        CHECK_MSG(el <= TOL_LOGITS, "mlm_logits %.3g", el);
+    }
+    CHECK(all_finite(r.hidden, n_hidden) && all_finite(r.attn, n_attn) && all_finite(r.logits, n_logits));
+    uint64_t dg = digest(r.hidden, n_hidden, 14695981039346656037ull);
+    dg = digest(r.attn, n_attn, dg);
+    dg = digest(r.logits, n_logits, dg);
+    printf("modernbert golden outputs digest %016llx\n", (unsigned long long)dg);
+    /* the same bits natively and in WebAssembly (the value both builds printed), on every kernel path */
+    CHECK(dg == 0xa44aa6c56fa66ad7ull);
+    const char *paths[8];
+    const int n_paths = al_kernels_paths(paths, 8);
+    const char *was = al_kernels_path();
+    for (int i = 0; i < n_paths; i++) {
+        CHECK(al_kernels_set_path(paths[i]) == 0);
+        run o;
+        CHECK(forward(m, B, L, ids, mask, NULL, NULL, 0, &o, &err) == AL_OK);
+        uint64_t d2 = digest(o.hidden, n_hidden, 14695981039346656037ull);
+        d2 = digest(o.attn, n_attn, d2);
+        d2 = digest(o.logits, n_logits, d2);
+        CHECK_MSG(d2 == dg, "kernel path %s: digest %016llx", paths[i], (unsigned long long)d2);
+        run_free(&o);
+    }
+    al_kernels_set_path(was);
+
+    /* Row 2 holds 3 real tokens: the pads at positions 5.. see only pads in the local layers (1 and 2, window
+     * 2 each side): their rows are zeros; in a global layer (0) they read the real tokens. */
+    int zero_rows = 0, nonzero_global = 1;
+    for (size_t l = 0; l < NL; l++)
+        for (size_t h = 0; h < H; h++)
+            for (int i = 5; i < L; i++) {
+                const float *row = r.attn + (((l * B + 2) * H + h) * L + i) * L;
+                double sum = 0.0;
+                for (int k = 0; k < L; k++) sum += row[k];
+                if (l == 1 || l == 2) zero_rows += sum == 0.0;
+                if (l == 0) nonzero_global &= fabs(sum - 1.0) < 1e-5;
+            }
+    CHECK_MSG(zero_rows == 2 * (int)H * (L - 5), "%d zero rows", zero_rows);
+    CHECK(nonzero_global);
+    /* the window: in a local layer, row 0's query 0 reads nothing beyond position 2 */
+    int outside = 0;
+    for (size_t h = 0; h < H; h++)
+        for (int k = 3; k < L; k++) outside += r.attn[(((1 * B + 0) * H + h) * L + 0) * L + k] != 0.0f;
+    CHECK(outside == 0);
+
+    /* Real tokens never read pads: row 2 alone at its length gives the same bits at its real tokens. */
+    run alone;
+    CHECK(forward(m, 1, 3, ids + 2 * L, mask + 2 * L, NULL, NULL, 0, &alone, &err) == AL_OK);
+    int same = 1;
+    for (size_t l = 0; l <= NL; l++)
+        same &= memcmp(alone.hidden + l * 3 * D, r.hidden + ((l * B + 2) * L) * D, 3 * D * sizeof(float)) == 0;
+    CHECK_MSG(same, "real tokens depend on padding");
+    run_free(&alone);
+
+    /* Threads and skipped pads: the same bits at every real token. */
+    for (int t = 1; t <= 3; t++) {
+        al_threadpool *pool = NULL;
+        CHECK(al_threadpool_new(t, &pool, &err) == AL_OK);
+        for (int skip = 0; skip <= 1; skip++) {
+            run o;
+            CHECK(forward(m, B, L, ids, mask, NULL, pool, skip, &o, &err) == AL_OK);
+            int diff = 0;
+            for (size_t l = 0; l <= NL; l++)
+                for (int b = 0; b < B; b++)
+                    for (int i = 0; i < L; i++)
+                        if (mask[b * L + i] || !skip) {
+                            const size_t at = ((l * B + b) * L + i) * D;
+                            diff += memcmp(o.hidden + at, r.hidden + at, D * sizeof(float)) != 0;
+                        }
+            CHECK_MSG(diff == 0, "threads %d skip_pads %d: %d rows differ", t, skip, diff);
+            run_free(&o);
+        }
+        al_threadpool_free(pool);
+    }
+
+    /* Head policies: a constant head's probabilities are its masked, renormalised constant; a zero head's are
+     * zeros; the other heads of a layer with a static head are renormalised over the real tokens. */
+    al_head_policy *pol = calloc(NL * H, sizeof *pol);
+    float *C = malloc(sizeof(float) * L * L);
+    for (int i = 0; i < L * L; i++) C[i] = 1.0f;
+    pol[1 * H + 0].mode = AL_HEAD_CONSTANT, pol[1 * H + 0].constant = C;
+    pol[3 * H + 1].mode = AL_HEAD_ZERO;
+    run pr;
+    CHECK_MSG(forward(m, B, L, ids, mask, pol, NULL, 0, &pr, &err) == AL_OK, "%s", err.message);
+    const float *row = pr.attn + (((1 * B + 1) * H + 0) * L + 0) * L; /* layer 1, seq 1 (7 real), head 0, query 0 */
+    int ok = 1;
+    for (int k = 0; k < L; k++) ok &= fabsf(row[k] - (k < 7 ? 1.0f / 7.0f : 0.0f)) < 1e-6f;
+    CHECK(ok);
+    int zeros = 1;
+    for (size_t e = 0; e < (size_t)L * L; e++) zeros &= pr.attn[((3 * B + 0) * H + 1) * L * L + e] == 0.0f;
+    CHECK(zeros);
+    CHECK(all_finite(pr.hidden, n_hidden) && memcmp(pr.hidden, r.hidden, (2 * B * L * D) * sizeof(float)) == 0);
+    CHECK(memcmp(pr.hidden + 2 * B * L * D, r.hidden + 2 * B * L * D, B * L * D * sizeof(float)) != 0);
+    run_free(&pr);
+    free(pol), free(C);
+
+    run_free(&r);
+    free(ids), free(mask), free(want_hidden), free(want_attn), free(want_values), free(want_logits);
+    golden_close(&g);
+    al_model_free(m);
+}
+
+/* A random ModernBERT from a config.json text. */
+static al_model *random_model(const char *json, al_error *err) {
+    al_config c;
+    if (al_config_parse(json, strlen(json), "config.json", &c, err) != AL_OK) return NULL;
+    al_model *m = NULL;
+    return al_model_new_random(&c, 7, 1, &m, err) == AL_OK ? m : NULL;
+}
+
+/* 600 tokens (more than 512) with a 128-token window: runs, finite, no key beyond the window read. */
+static void test_long(void) {
+    const char *json = "{\"model_type\": \"modernbert\", \"vocab_size\": 64, \"hidden_size\": 16, \"num_hidden_layers\": 2,"
+                       " \"num_attention_heads\": 2, \"intermediate_size\": 24, \"max_position_embeddings\": 1024,"
+                       " \"global_attn_every_n_layers\": 2, \"local_attention\": 128, \"pad_token_id\": 0}";
+    al_error err = {0};
+    al_model *m = random_model(json, &err);
+    CHECK_MSG(m != NULL, "%s", err.message);
+    if (!m) return;
+    const int L = 600, H = 2;
+    int32_t *ids = malloc(sizeof(int32_t) * L);
+    for (int i = 0; i < L; i++) ids[i] = 1 + (i * 7) % 63;
+    run r;
+    CHECK_MSG(forward(m, 1, L, ids, NULL, NULL, NULL, 0, &r, &err) == AL_OK, "%s", err.message);
+    CHECK(all_finite(r.hidden, (size_t)3 * L * 16) && all_finite(r.logits, (size_t)L * 64));
+    int outside = 0, inside = 0;
+    for (int h = 0; h < H; h++)
+        for (int i = 0; i < L; i++)
+            for (int k = 0; k < L; k++) {
+                const float p = r.attn[(((size_t)1 * H + h) * L + i) * L + k]; /* layer 1: local */
+                if (abs(i - k) > 64) outside += p != 0.0f;
+                else inside += p > 0.0f;
+            }
+    CHECK(outside == 0 && inside > 0);
+    printf("modernbert: %d tokens ran; layer 1 reads only within 64 positions\n", L);
+    /* a config built in code without the family's fields is refused, not divided by zero */
+    al_config bad = *al_model_config(m);
+    bad.global_attn_every_n_layers = 0;
+    al_model *none = NULL;
+    CHECK(al_model_new_random(&bad, 1, 1, &none, &err) == AL_ERR_INVALID && none == NULL &&
+          strstr(err.message, "global_attn_every_n_layers"));
+    run_free(&r);
+    free(ids);
+    al_model_free(m);
+}
+
+static void refused(const char *extra, const char *field) {
+    char json[512];
+    snprintf(json, sizeof json, "{\"model_type\": \"modernbert\", \"vocab_size\": 64, \"hidden_size\": %d, "
+             "\"num_hidden_layers\": 2, \"num_attention_heads\": 2, \"intermediate_size\": 24%s}",
+             strcmp(field, "odd head size") == 0 ? 18 : 16, extra);
+    al_config c;
+    al_error err = {0};
+    CHECK_MSG(al_config_parse(json, strlen(json), "config.json", &c, &err) != AL_OK && strstr(err.message, field),
+              "%s: %s", extra, err.message);
+}
+
+static void test_config(void) {
+    refused(", \"norm_bias\": true", "'norm_bias'");
+    refused(", \"attention_bias\": true", "'attention_bias'");
+    refused(", \"mlp_bias\": true", "'mlp_bias'");
+    refused(", \"classifier_bias\": true", "'classifier_bias'");
+    refused(", \"decoder_bias\": false", "'decoder_bias'");
+    refused(", \"hidden_activation\": \"silu\"", "'hidden_activation'");
+    refused(", \"classifier_activation\": \"relu\"", "'classifier_activation'");
+    refused(", \"rope_scaling\": {\"type\": \"linear\", \"factor\": 2}", "'rope_scaling'");
+    refused(", \"global_rope_theta\": -1", "'global_rope_theta'");
+    refused(", \"global_attn_every_n_layers\": 0", "'global_attn_every_n_layers'");
+    refused("", "odd head size");
+    /* rotary bases as ModernBertConfig: local 10000 when absent, the global base when null */
+    const char *absent = "{\"model_type\": \"modernbert\", \"vocab_size\": 64, \"hidden_size\": 16, "
+                         "\"num_hidden_layers\": 2, \"num_attention_heads\": 2, \"intermediate_size\": 24, "
+                         "\"global_rope_theta\": 50000}";
+    const char *null = "{\"model_type\": \"modernbert\", \"vocab_size\": 64, \"hidden_size\": 16, "
+                       "\"num_hidden_layers\": 2, \"num_attention_heads\": 2, \"intermediate_size\": 24, "
+                       "\"global_rope_theta\": 50000, \"local_rope_theta\": null}";
+    al_config ca, cn;
+    al_error e2 = {0};
+    CHECK(al_config_parse(absent, strlen(absent), "config.json", &ca, &e2) == AL_OK && ca.local_rope_theta == 10000.0 &&
+          ca.max_position_embeddings == 8192);
+    CHECK(al_config_parse(null, strlen(null), "config.json", &cn, &e2) == AL_OK && cn.local_rope_theta == 50000.0);
+
+    /* The real ModernBERT-large config.json (not committed: ../shared/families or AL_FAMILIES). */
+    const char *env = getenv("AL_FAMILIES");
+    char path[512];
+    snprintf(path, sizeof path, "%s/modernbert/config.json", env && env[0] ? env : "../shared/families");
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        printf("skipped the real config.json: %s is absent\n", path);
+        return;
+    }
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    al_config c;
+    al_error err = {0};
+    CHECK_MSG(al_config_parse(buf, n, path, &c, &err) == AL_OK, "%s", err.message);
+    CHECK(strcmp(al_arch_name(c.arch), "modernbert") == 0 && c.hidden_size == 1024 && c.n_layers == 28 &&
+          c.n_heads == 16 && c.intermediate_size == 2624 && c.vocab_size == 50368 && c.pad_token_id == 50283 &&
+          c.global_attn_every_n_layers == 3 && c.local_attention == 128 && c.global_rope_theta == 160000.0 &&
+          c.local_rope_theta == 10000.0 && c.max_position_embeddings == 8192 && c.act == AL_ACT_GELU &&
+          fabsf(c.layer_norm_eps - 1e-5f) == 0.0f && c.tie_word_embeddings);
+    /* check_config sizes it before any download */
+    cJSON *req = cJSON_CreateObject();
+    cJSON_AddStringToObject(req, "op", "check_config");
+    cJSON_AddStringToObject(req, "config", buf);
+    char *text = cJSON_PrintUnformatted(req);
+    al_session *s = al_session_new();
+    al_reply reply;
+    CHECK_MSG(al_session_run(s, text, NULL, &reply) == AL_OK, "%s", reply.json);
+    printf("check_config ModernBERT-large: %s\n", reply.json);
+    CHECK(strstr(reply.json, "\"arch\":\"modernbert\"") != NULL);
+    al_reply_free(&reply);
+    al_session_free(s);
+    free(text);
+    cJSON_Delete(req);
+}
+
+/* What is built for BERT's layers only refuses a ModernBERT by name: the lambda ranking (pointing to the
+ * orders that need no training), any training context, explaining one head. */
+static void test_not_built(void) {
+    al_model *m = NULL;
+    al_error err = {0};
+    CHECK(al_model_load_dir("tests/golden/modernbert", &m, &err) == AL_OK);
+    if (!m) return;
+    al_papa_inputs train;
+    memset(&train, 0, sizeof train);
+    al_papa_rank_settings rs;
+    memset(&rs, 0, sizeof rs);
+    float theta[16];
+    CHECK(al_papa_rank(m, &train, NULL, &rs, NULL, theta, NULL, &err) == AL_ERR_UNSUPPORTED);
+    CHECK_MSG(strcmp(err.message, "lambda ranking is not built for modernbert yet; use orders random") == 0, "%s",
+              err.message);
+    al_train_options opt = al_train_default_options();
+    al_train_ctx *ctx = NULL;
+    CHECK(al_train_ctx_new(m, 1, 8, &opt, &ctx, &err) == AL_ERR_UNSUPPORTED && ctx == NULL);
+    CHECK_MSG(strstr(err.message, "not built for modernbert") != NULL, "%s", err.message);
+    const int32_t mask[4] = {1, 1, 1, 1};
+    float x[4 * 32] = {0};
+    al_head_steps_out out;
+    memset(&out, 0, sizeof out);
+    CHECK(al_head_steps(m, 1, 0, 0, x, mask, 4, &out, &err) == AL_ERR_UNSUPPORTED);
+    CHECK_MSG(strstr(err.message, "not built for modernbert") != NULL, "%s", err.message);
+    al_model_free(m);
+}
+
+/* rotary.c's own double-precision angles against libm's: pair (i, i + dh/2) of (1, 0) vectors turned by
+ * pos * base^(-2i/dh) at positions up to 8191 (ModernBERT's 8192) gives (cos, sin) to float rounding. */
+static void test_rotary(void) {
+    const int dh = 64, half = 32, rows = 6;
+    const int32_t pos[6] = {0, 1, 2, 127, 4000, 8191};
+    const double bases[2] = {10000.0, 160000.0};
+    double worst = 0.0;
+    float *x = malloc(sizeof(float) * rows * dh);
+    for (int b = 0; b < 2; b++) {
+        for (int r = 0; r < rows; r++)
+            for (int i = 0; i < dh; i++) x[r * dh + i] = i < half ? 1.0f : 0.0f;
+        al_rotary_apply(x, dh, pos, rows, 1, dh, bases[b]);
+        for (int r = 0; r < rows; r++)
+            for (int i = 0; i < half; i++) {
+                const double a = pos[r] * pow(bases[b], -2.0 * i / dh);
+                const double e = fmax(fabs(x[r * dh + i] - cos(a)), fabs(x[r * dh + half + i] - sin(a)));
+                worst = fmax(worst, e);
+            }
+    }
+    printf("rotary: largest difference from libm's cos and sin %.2e\n", worst);
+    CHECK(worst <= 6e-8); /* half a float ulp at 1, plus libm's own last bit */
+    free(x);
+}
+
+/* A file saved from the bare encoder class (ModernBertModel): no "model." prefix and no MLM head. It is found
+ * by its first layer name, loads and gives the same hidden states. */
+static void test_bare_encoder(void) {
+    al_model *m = NULL, *bare = NULL;
+    al_error err = {0};
+    CHECK(al_model_load_dir("tests/golden/modernbert", &m, &err) == AL_OK);
+    if (!m) return;
+    al_tensor_out t[64];
+    const int n = al_weights_tensors(m, t, 64);
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        if (strncmp(t[i].name, "model.", 6) != 0) continue; /* the MLM head */
+        t[kept] = t[i];
+        memmove(t[kept].name, t[kept].name + 6, strlen(t[kept].name + 6) + 1);
+        kept++;
+    }
+    uint8_t *st = NULL;
+    size_t size = 0;
+    CHECK(al_safetensors_serialize(t, kept, NULL, 0, &st, &size, &err) == AL_OK);
+    static const char cfg[] = "{\"vocab_size\": 100, \"hidden_size\": 32, \"num_hidden_layers\": 4, "
+                              "\"num_attention_heads\": 4, \"intermediate_size\": 48, \"max_position_embeddings\": 64, "
+                              "\"global_attn_every_n_layers\": 3, \"local_attention\": 4, \"pad_token_id\": 3}";
+    al_fileset *fs = al_fileset_new();
+    CHECK(al_fileset_add(fs, "config.json", cfg, sizeof cfg - 1, 1, &err) == AL_OK);
+    CHECK(al_fileset_add(fs, "model.safetensors", st, size, 1, &err) == AL_OK);
+    CHECK_MSG(al_model_load(fs, &bare, &err) == AL_OK, "%s", err.message);
+    if (bare) {
+        CHECK(strcmp(al_arch_name(al_model_config(bare)->arch), "modernbert") == 0 && !al_model_has_mlm_head(bare));
+        CHECK_MSG(strcmp(al_model_family_rule(bare), "tensor names (\"layers.0.attn.Wqkv.weight\")") == 0, "%s",
+                  al_model_family_rule(bare));
+        const int32_t ids[5] = {5, 17, 42, 9, 3}, mask[5] = {1, 1, 1, 1, 0};
+        run a, b;
+        CHECK(forward(m, 1, 5, ids, mask, NULL, NULL, 0, &a, &err) == AL_OK);
+        CHECK(forward(bare, 1, 5, ids, mask, NULL, NULL, 0, &b, &err) == AL_OK);
+        CHECK(memcmp(a.hidden, b.hidden, sizeof(float) * 5 * 5 * 32) == 0);
+        run_free(&a), run_free(&b);
+    }
+    al_model_free(bare);
+    al_fileset_free(fs);
+    free(st);
+    al_model_free(m);
+}
+
+int main(void) {
+    test_rotary();
+    test_bare_encoder();
+    test_golden();
+    test_not_built();
+    test_long();
+    test_config();
+    return check_summary("modernbert");
+}
