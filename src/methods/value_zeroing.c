@@ -55,8 +55,10 @@ static void token_task(void *arg, int t, int n_tasks, int thread) {
         const float *a = J->base + (size_t)i * D, *b = s->y + (size_t)i * D;
         double ab = 0.0, aa = 0.0, bb = 0.0;
         for (int d = 0; d < D; d++) ab += (double)a[d] * b[d], aa += (double)a[d] * a[d], bb += (double)b[d] * b[d];
-        const double den = sqrt(aa) * sqrt(bb);
-        J->dist[(size_t)i * J->L + j] = (float)(den > 0.0 ? 1.0 - ab / den : 0.0);
+        /* sqrt(aa * bb): an unchanged output (b == a) gives ab == den exactly, so distance 0, never a rounding
+         * residue of +-2e-16; a cosine distance is never below 0 */
+        const double den = sqrt(aa * bb), d = den > 0.0 ? 1.0 - ab / den : 0.0;
+        J->dist[(size_t)i * J->L + j] = (float)(d > 0.0 ? d : 0.0);
     }
 }
 

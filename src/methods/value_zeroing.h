@@ -1,7 +1,8 @@
 /* value_zeroing.h: value zeroing (Mohebbi et al. 2023; docs/importance.md#value-zeroing). For each layer
  * and each real token j, j's value vectors are set to zero in every head, the layer is run again from its
- * input (attention output projection, residual, LayerNorm, feed-forward, residual, LayerNorm: post-LN, as
- * every family here), and token i's change is the cosine distance between its original and its altered
+ * input (the layer's tail, src/model/forward_internal.h: post-LN, output projection, residual, LayerNorm,
+ * feed-forward, residual, LayerNorm; pre-norm (ModernBERT), output projection and residual, then the normed
+ * gated feed-forward and residual, and the final norm after the last layer), and token i's change is the cosine distance between its original and its altered
  * output. Attention weights are not recomputed: zeroing a value leaves the queries and keys alone. */
 #ifndef AL_METHODS_VALUE_ZEROING_H
 #define AL_METHODS_VALUE_ZEROING_H

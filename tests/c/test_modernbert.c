@@ -2,7 +2,8 @@
  * tests/golden/make_modernbert_golden.py (hidden states 1e-4, attention 1e-5, MLM logits 2e-4; the measured
  * errors are printed), and its rules: zero rows for pads whose window holds only pads, real tokens
  * independent of padding, the local window, the same bits on any thread count and with skipped pads, head
- * policies, sequences longer than 512 tokens, the real ModernBERT-large config.json, and refusals by name. */
+ * policies, sequences longer than 512 tokens, the real ModernBERT-large config.json, refusals by name, and the
+ * measures that rerun part of a layer (value zeroing, norm-based attention). */
 #include <string.h>
 
 #include "attnlab.h"
@@ -11,6 +12,9 @@
 #include "golden_file.h"
 #include "methods/head_steps.h"
 #include "methods/papa_sweep.h"
+#include "methods/value_zeroing.h"
+#include "model/forward_internal.h"
+#include "model/modernbert.h"
 #include "kernels/kernels.h"
 #include "model/model_internal.h"
 #include "model/rotary.h"
@@ -413,6 +417,80 @@ static void test_bare_encoder(void) {
     al_model_free(m);
 }
 
+/* Value zeroing reruns a layer's tail (al_fwd_layer_tail) from the forward's attention and values: from the
+ * unaltered values it must give the forward's next hidden state (the pre-norm tail, not BERT's), and in a
+ * local layer zeroing token j can move token i only when j is inside i's window (everything after the
+ * attention is per token). Norm-based attention leaves out its post-LayerNorm variant by default and refuses
+ * it by name when asked. */
+static void test_measures(void) {
+    al_model *m = NULL;
+    al_error err = {0};
+    CHECK(al_model_load_dir("tests/golden/modernbert", &m, &err) == AL_OK);
+    if (!m) return;
+    const al_config *c = al_model_config(m);
+    enum { L = 10 };
+    const int NL = c->n_layers, H = c->n_heads, D = c->hidden_size, dh = c->head_dim;
+    const int32_t ids[L] = {5, 17, 42, 9, 3, 11, 23, 8, 30, 2}, mask[L] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    run r;
+    CHECK(forward(m, 1, L, ids, mask, NULL, NULL, 0, &r, &err) == AL_OK);
+    float *ctx = calloc((size_t)L * D, sizeof(float)), *y = malloc(sizeof(float) * L * D);
+    float *tmp = malloc(sizeof(float) * L * D), *wide = malloc(sizeof(float) * L * al_fwd_ffn_width(c));
+    double worst = 0.0;
+    for (int l = 0; l < NL; l++) {
+        const float *A = r.attn + (size_t)l * H * L * L, *V = r.values + (size_t)l * H * L * dh;
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < L; i++)
+                for (int k = 0; k < dh; k++) {
+                    double acc = 0.0;
+                    for (int j = 0; j < L; j++) acc += (double)A[((size_t)h * L + i) * L + j] * V[((size_t)h * L + j) * dh + k];
+                    ctx[(size_t)i * D + h * dh + k] = (float)acc;
+                }
+        memcpy(y, r.hidden + (size_t)l * L * D, sizeof(float) * L * D);
+        al_fwd_layer_tail(m, l, NULL, ctx, y, L, tmp, wide);
+        const float *next = r.hidden + (size_t)(l + 1) * L * D;
+        for (int i = 0; i < L * D; i++) {
+            const double e = fabs((double)y[i] - next[i]);
+            if (e > worst) worst = e;
+        }
+    }
+    printf("layer tail rerun against the forward's next hidden state: max error %.2e\n", worst);
+    CHECK(worst < 1e-4);
+
+    float *dist = calloc((size_t)NL * L * L, sizeof(float));
+    al_batch b = {1, L, ids, mask, NULL, NULL};
+    CHECK_MSG(al_value_zeroing(m, &b, NULL, dist, NULL, &err) == AL_OK, "%s", err.message);
+    int outside = 0, inside = 0;
+    for (int l = 0; l < NL; l++) {
+        const int w = al_modernbert_window(c, l);
+        for (int i = 0; i < L; i++)
+            for (int j = 0; j < L; j++) {
+                const float d = dist[((size_t)l * L + i) * L + j];
+                CHECK_MSG(isfinite(d) && d >= 0.0f && d <= 2.0f, "layer %d (%d, %d): %g", l, i, j, (double)d);
+                if (w >= 0 && abs(i - j) > w) outside += d != 0.0f;
+                if (w >= 0 && abs(i - j) <= w && i != j) inside += d != 0.0f;
+            }
+    }
+    CHECK_MSG(outside == 0 && inside > 0, "outside %d inside %d", outside, inside);
+
+    al_session *s = al_session_new();
+    al_reply reply;
+    const char *load = "{\"op\": \"load_model\", \"model\": \"mb\", \"path\": \"tests/golden/modernbert\"}";
+    CHECK_MSG(al_session_run(s, load, NULL, &reply) == AL_OK, "%s", reply.json);
+    al_reply_free(&reply);
+    CHECK_MSG(al_session_run(s, "{\"op\": \"norm_attention\", \"model\": \"mb\", \"input_ids\": [[5, 17, 42, 9]]}", NULL,
+                             &reply) == AL_OK, "%s", reply.json);
+    CHECK(strstr(reply.json, "\"norm_attentions\"") && !strstr(reply.json, "\"res_ln_norms\""));
+    al_reply_free(&reply);
+    CHECK(al_session_run(s, "{\"op\": \"norm_attention\", \"model\": \"mb\", \"input_ids\": [[5, 17, 42, 9]], "
+                            "\"outputs\": [\"res_ln\"]}", NULL, &reply) != AL_OK);
+    CHECK_MSG(strstr(reply.json, "field 'outputs'") && strstr(reply.json, "pre-norm"), "%s", reply.json);
+    al_reply_free(&reply);
+    al_session_free(s);
+    free(ctx), free(y), free(tmp), free(wide), free(dist);
+    run_free(&r);
+    al_model_free(m);
+}
+
 int main(void) {
     test_rotary();
     test_bare_encoder();
@@ -420,5 +498,6 @@ int main(void) {
     test_not_built();
     test_long();
     test_config();
+    test_measures();
     return check_summary("modernbert");
 }
