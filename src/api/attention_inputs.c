@@ -88,18 +88,31 @@ static al_status alloc_seqs(al_api_inputs *out, int n, al_error *err) {
     return AL_OK;
 }
 
-/* Tokenizes one text (and pair): first untruncated, to know its length, then cut when over limit.
- * `index` is the position in "texts", -1 for a single "text"; `what` prefixes tokenizer errors. */
-static al_status encode_one(const al_tokenizer *tok, const char *text, const char *pair,
-                            int add_special, int limit, int index, const char *what,
-                            const char *limit_reason,
-                            al_reply_builder *rb, al_api_seq *seq, al_error *err) {
+/* What encode_cut tokenizes: a text (and pair), or a word list. */
+typedef struct encode_source {
+    const char *text, *pair;
+    const char *const *words;
+    int n_words;
+} encode_source;
+
+static al_status encode_source_run(const al_tokenizer *tok, const encode_source *src, const al_encode_options *opt,
+                                   al_encoding *enc, al_error *err) {
+    return src->words ? al_tokenizer_encode_words(tok, src->words, src->n_words, opt, enc, err)
+                      : al_tokenizer_encode(tok, src->text, src->pair, opt, enc, err);
+}
+
+/* Tokenizes one source: first untruncated, to know its length, then cut when over limit with a warning naming
+ * limit_reason. `index` is the position in "texts" / "words", -1 for a single one; `what` prefixes tokenizer
+ * errors. */
+static al_status encode_cut(const al_tokenizer *tok, const encode_source *src, int add_special, int limit, int index,
+                            const char *what, const char *limit_reason, al_reply_builder *rb, al_api_seq *seq,
+                            al_error *err) {
     al_encode_options opt = al_encode_default_options();
     opt.add_special_tokens = add_special;
     opt.max_length = 0;
     opt.truncation = 0;
     opt.pad_to = 0;
-    al_status st = al_tokenizer_encode(tok, text, pair, &opt, &seq->enc, err);
+    al_status st = encode_source_run(tok, src, &opt, &seq->enc, err);
     if (st) return al_err_prefix(err, what);
     seq->n_before_truncation = seq->enc.n_tokens;
     if (limit > 0 && seq->enc.n_tokens > limit) {
@@ -107,19 +120,28 @@ static al_status encode_one(const al_tokenizer *tok, const char *text, const cha
         memset(&seq->enc, 0, sizeof seq->enc);
         opt.max_length = limit;
         opt.truncation = 1;
-        st = al_tokenizer_encode(tok, text, pair, &opt, &seq->enc, err);
+        st = encode_source_run(tok, src, &opt, &seq->enc, err);
         if (st) return al_err_prefix(err, what);
         seq->truncated = 1;
+        const char *one = src->words ? "words" : "text", *many = src->words ? "words" : "texts";
+        const char *thing = src->words ? "" : "text ";
         if (limit_reason && index < 0)
-            al_rb_warn(rb, "text truncated from %d to %d tokens (%s)", seq->n_before_truncation,
-                       seq->enc.n_tokens, limit_reason);
+            al_rb_warn(rb, "%s truncated from %d to %d tokens (%s)", one, seq->n_before_truncation, seq->enc.n_tokens,
+                       limit_reason);
         else if (limit_reason)
-            al_rb_warn(rb, "texts[%d]: text truncated from %d to %d tokens (%s)", index,
+            al_rb_warn(rb, "%s[%d]: %struncated from %d to %d tokens (%s)", many, index, thing,
                        seq->n_before_truncation, seq->enc.n_tokens, limit_reason);
     }
     seq->truncated = seq->truncated || seq->enc.truncated;
     seq->n_tokens = seq->enc.n_tokens;
     return AL_OK;
+}
+
+static al_status encode_one(const al_tokenizer *tok, const char *text, const char *pair, int add_special, int limit,
+                            int index, const char *what, const char *limit_reason, al_reply_builder *rb,
+                            al_api_seq *seq, al_error *err) {
+    const encode_source src = {text, pair, NULL, 0};
+    return encode_cut(tok, &src, add_special, limit, index, what, limit_reason, rb, seq, err);
 }
 
 /* One text (and pair), or one word list, in the PAPA layout of L positions, as a sweep encodes a task's example
@@ -153,36 +175,13 @@ static al_status encode_papa(const al_tokenizer *tok, const char *text, const ch
     return AL_OK;
 }
 
-/* One word list encoded as a token task's example is (al_tokenizer_encode_words), cut to limit tokens with a
- * warning naming limit_reason, as encode_one cuts a text. */
+/* One word list encoded as a token task's example is (al_tokenizer_encode_words), cut as encode_one cuts a
+ * text. */
 static al_status encode_words(const al_tokenizer *tok, const char *const *words, int n_words, int add_special,
                               int limit, int index, const char *what, const char *limit_reason,
                               al_reply_builder *rb, al_api_seq *seq, al_error *err) {
-    al_encode_options opt = al_encode_default_options();
-    opt.add_special_tokens = add_special;
-    opt.max_length = 0;
-    opt.truncation = 0;
-    opt.pad_to = 0;
-    al_status st = al_tokenizer_encode_words(tok, words, n_words, &opt, &seq->enc, err);
-    if (st) return al_err_prefix(err, what);
-    seq->n_before_truncation = seq->enc.n_tokens;
-    if (limit > 0 && seq->enc.n_tokens > limit) {
-        al_encoding_free(&seq->enc);
-        memset(&seq->enc, 0, sizeof seq->enc);
-        opt.max_length = limit;
-        opt.truncation = 1;
-        st = al_tokenizer_encode_words(tok, words, n_words, &opt, &seq->enc, err);
-        if (st) return al_err_prefix(err, what);
-        seq->truncated = 1;
-        if (limit_reason && index < 0)
-            al_rb_warn(rb, "words truncated from %d to %d tokens (%s)", seq->n_before_truncation, seq->enc.n_tokens,
-                       limit_reason);
-        else if (limit_reason)
-            al_rb_warn(rb, "words[%d]: truncated from %d to %d tokens (%s)", index, seq->n_before_truncation,
-                       seq->enc.n_tokens, limit_reason);
-    }
-    seq->n_tokens = seq->enc.n_tokens;
-    return AL_OK;
+    const encode_source src = {NULL, NULL, words, n_words};
+    return encode_cut(tok, &src, add_special, limit, index, what, limit_reason, rb, seq, err);
 }
 
 /* "words": ["The", "cat"] (one sequence) or [["The", "cat"], ["A", "dog"]]: pre-split words, as a token task's

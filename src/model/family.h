@@ -59,7 +59,7 @@ typedef struct al_tensor_rows {
     int n;
 } al_tensor_rows;
 #define AL_ROWS(table) {(table), (int)(sizeof(table) / sizeof((table)[0]))}
-#define AL_FAMILY_MAX_PARTS 4
+#define AL_FAMILY_MAX_PARTS 5
 
 /* Position ids: 0, 1, 2, ... or, as RoBERTa, counted from pad_token_id + 1 over the real tokens with pads
  * at pad_token_id (Hugging Face's create_position_ids_from_input_ids); or, as DeBERTa, relative positions
@@ -148,6 +148,6 @@ al_status al_family_bert_fields(const cJSON *root, const char *file, al_config *
 al_status al_family_bert_refusals(const cJSON *root, const char *file, al_error *err);
 
 /* BERT's embedding rows and layer rows (family_bert.c), which RoBERTa and ELECTRA share. */
-extern const al_tensor_rows al_bert_embedding_rows, al_bert_layer_rows;
+extern const al_tensor_rows al_bert_embedding_rows, al_bert_self_attention_rows, al_bert_layer_tail_rows;
 
 #endif

@@ -65,13 +65,18 @@ static const al_tensor_name embedding_rows[] = {
     {"embeddings.LayerNorm.bias", NULL, AL_W_EMB_LN_B, {AL_DIM_E}, AL_WHEN_ALWAYS},
 };
 
-static const al_tensor_name layer_rows[] = {
+static const al_tensor_name self_attention_rows[] = {
     {"encoder.layer.{layer}.attention.self.query.weight", NULL, AL_W_Q_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS},
     {"encoder.layer.{layer}.attention.self.query.bias", NULL, AL_W_Q_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
     {"encoder.layer.{layer}.attention.self.key.weight", NULL, AL_W_K_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS},
     {"encoder.layer.{layer}.attention.self.key.bias", NULL, AL_W_K_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
     {"encoder.layer.{layer}.attention.self.value.weight", NULL, AL_W_V_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS},
     {"encoder.layer.{layer}.attention.self.value.bias", NULL, AL_W_V_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
+};
+
+/* A layer after its query, key and value projections: shared with DeBERTa, whose projections are named
+ * query_proj, key_proj, value_proj. */
+static const al_tensor_name layer_tail_rows[] = {
     {"encoder.layer.{layer}.attention.output.dense.weight", NULL, AL_W_O_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS},
     {"encoder.layer.{layer}.attention.output.dense.bias", NULL, AL_W_O_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
     {"encoder.layer.{layer}.attention.output.LayerNorm.weight", NULL, AL_W_LN_ATTN_G, {AL_DIM_D}, AL_WHEN_ALWAYS},
@@ -94,7 +99,8 @@ static const al_tensor_name mlm_rows[] = {
 };
 
 const al_tensor_rows al_bert_embedding_rows = AL_ROWS(embedding_rows);
-const al_tensor_rows al_bert_layer_rows = AL_ROWS(layer_rows);
+const al_tensor_rows al_bert_self_attention_rows = AL_ROWS(self_attention_rows);
+const al_tensor_rows al_bert_layer_tail_rows = AL_ROWS(layer_tail_rows);
 static const al_tensor_rows mlm_part = AL_ROWS(mlm_rows);
 
 const al_family al_family_bert = {
@@ -103,7 +109,7 @@ const al_family al_family_bert = {
     .class_prefixes = class_prefixes,
     .prefix = "bert.",
     .read_config = read_config,
-    .tensors = {&al_bert_embedding_rows, &al_bert_layer_rows, &mlm_part},
+    .tensors = {&al_bert_embedding_rows, &al_bert_self_attention_rows, &al_bert_layer_tail_rows, &mlm_part},
     .token_types = 1,
     .projection = 0,
     .positions = AL_POS_ABSOLUTE,

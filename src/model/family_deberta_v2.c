@@ -163,6 +163,7 @@ static const al_tensor_name embedding_rows[] = {
 };
 static const al_tensor_rows embedding_part = AL_ROWS(embedding_rows);
 
+/* the query, key and value projections; the rest of a layer is named as BERT's */
 static const al_tensor_name layer_rows[] = {
     {"encoder.layer.{layer}.attention.self.query_proj.weight", NULL, AL_W_Q_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS},
     {"encoder.layer.{layer}.attention.self.query_proj.bias", NULL, AL_W_Q_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
@@ -170,16 +171,6 @@ static const al_tensor_name layer_rows[] = {
     {"encoder.layer.{layer}.attention.self.key_proj.bias", NULL, AL_W_K_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
     {"encoder.layer.{layer}.attention.self.value_proj.weight", NULL, AL_W_V_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS},
     {"encoder.layer.{layer}.attention.self.value_proj.bias", NULL, AL_W_V_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.attention.output.dense.weight", NULL, AL_W_O_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.attention.output.dense.bias", NULL, AL_W_O_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.attention.output.LayerNorm.weight", NULL, AL_W_LN_ATTN_G, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.attention.output.LayerNorm.bias", NULL, AL_W_LN_ATTN_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.intermediate.dense.weight", NULL, AL_W_FF_IN_W, {AL_DIM_I, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.intermediate.dense.bias", NULL, AL_W_FF_IN_B, {AL_DIM_I}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.output.dense.weight", NULL, AL_W_FF_OUT_W, {AL_DIM_D, AL_DIM_I}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.output.dense.bias", NULL, AL_W_FF_OUT_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.output.LayerNorm.weight", NULL, AL_W_LN_FFN_G, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.output.LayerNorm.bias", NULL, AL_W_LN_FFN_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
 };
 static const al_tensor_rows layer_part = AL_ROWS(layer_rows);
 
@@ -205,7 +196,7 @@ const al_family al_family_deberta_v2 = {
     .class_prefixes = class_prefixes,
     .prefix = "deberta.",
     .read_config = read_config,
-    .tensors = {&embedding_part, &layer_part, &mlm_part},
+    .tensors = {&embedding_part, &layer_part, &al_bert_layer_tail_rows, &mlm_part},
     .token_types = 1,
     .projection = 1,
     .positions = AL_POS_RELATIVE,
