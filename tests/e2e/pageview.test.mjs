@@ -162,6 +162,15 @@ test('item 10: at 390 x 844 the PAPA panel\u2019s results fit too: a stored exam
   await p.waitForFunction(() => !window.attnlab.panels.papa.job && window.attnlab.panels.papa.charts?.models);
   assert.deepEqual(await pastRightEdge(p), [], 'a stored example');
   assert.ok(await p.evaluate(() => document.scrollingElement.scrollWidth) <= 390);
+  // the score chart is drawn to its room, its subtitle clear of the top tick's label
+  const chart = await p.evaluate(() => {
+    const c = window.attnlab.panels.papa.charts.scores;
+    const sub = c.boxes.filter((b) => b.position === 'top' && b.options?.text).sort((a, b) => b.bottom - a.bottom)[0];
+    const pad = typeof sub.options.padding === 'number' ? sub.options.padding : sub.options.padding?.bottom ?? 0;
+    return { width: c.canvas.getBoundingClientRect().right, subBottom: sub.bottom - pad, yTop: c.scales.y.top, font: c.scales.y.options.ticks.font?.size ?? 12 };
+  });
+  assert.ok(chart.width <= 390, `the score chart ends at ${chart.width}`);
+  assert.ok(chart.subBottom + 2 < chart.yTop - chart.font / 2, `subtitle ends at ${chart.subBottom}, top tick at ${chart.yTop}`);
   await p.evaluate(() => window.attnlab.link.flush());
   const link = p.url();
   const shared = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 });
