@@ -11,6 +11,8 @@
 // A record: { panel, op, request (the args sent), reply, tensors, ...the request's meta }.
 import { buildControls } from './controls.js';
 import { $, el, setError } from './dom.js';
+import { pageProvenance } from './page_provenance.js';
+import { pngWithProvenance } from './provenance.js';
 import { setState, state } from './state.js';
 
 function section(panel) {
@@ -60,8 +62,10 @@ export function mountComputePanel(panel, ctx) {
     const canvas = el('canvas', { 'aria-label': caption });
     const button = el('button', { type: 'button', class: 'export-png', text: 'Export PNG' });
     button.addEventListener('click', () => canvas.toBlob(async (b) => {
-      // panel.pngBlob(blob, name, record) may add to the file (e.g. provenance text chunks)
-      if (b) ctx.download(`attnlab_${name}.png`, panel.pngBlob ? await panel.pngBlob(b, name, api.last) : b);
+      // every PNG carries its provenance in text chunks: the panel's own rule (PAPA's) or the page's
+      if (!b) return;
+      ctx.download(`attnlab_${name}.png`, panel.pngBlob ? await panel.pngBlob(b, name, api.last)
+        : await pngWithProvenance(b, caption, await pageProvenance(ctx, { figure: name })));
     }, 'image/png'));
     const fig = el('figure', { class: 'analysis-figure' }, canvas, el('figcaption', { text: caption }), button);
     fig.dataset.name = name;
@@ -131,9 +135,11 @@ export function mountComputePanel(panel, ctx) {
   }, { label: 'Drawing\u2026' });
 
   runButton.addEventListener('click', () => api.run());
-  exportJson.addEventListener('click', () => {
+  exportJson.addEventListener('click', async () => {
     if (!api.last) return;
-    const body = api.exportBody(api.last);
+    const own = api.exportBody(api.last);
+    // every JSON carries its provenance (provenance.js): the panel's own, else the page's
+    const body = own.provenance ? own : { provenance: await pageProvenance(ctx), ...own };
     ctx.download(`attnlab_${api.last.exportName ?? panel.id}.json`,
                  new Blob([JSON.stringify(body, null, 1)], { type: 'application/json' }));
   });

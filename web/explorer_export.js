@@ -4,8 +4,8 @@
 // layer, head and view above the heatmap, and the colour scale below it, so it stands on its own.
 import { $ } from './dom.js';
 import { describeSource } from './model_ref.js';
-import { pngWithProvenance, provenance } from './provenance.js';
-import { state } from './state.js';
+import { pageProvenance } from './page_provenance.js';
+import { pngWithProvenance } from './provenance.js';
 import { MERGE_RULE, needOf } from './views.js';
 
 // getRun() -> { run, text }: the explorer's current run and the text it was made from.
@@ -22,11 +22,8 @@ export function setupExports(ctx, explorer, getRun) {
 
   async function provenanceNow() {
     const c = explorer.current;
-    const engine = (await ctx.client.ready.catch(() => null))?.reply?.version ?? null;
     const { text } = getRun();
-    return provenance({
-      engine, link: ctx.link?.refused ? null : location.href,
-      model: { name: modelName(), ref: state.model ?? null },
+    return pageProvenance(ctx, {
       shown: { layer: c.layer, head: c.head, view: c.view, merged_words: c.merged, text: text?.text, text_pair: text?.pair,
                scale: { min: c.scale.min, max: c.scale.max, signed: !!c.scale.signed } },
     });

@@ -65,7 +65,7 @@ const controls = [
     options: Object.keys(PRESETS).map((p) => [p, p]) },
   { kind: 'note', id: 'papa-preset-help', text: (v) => PRESETS[v.papa_preset] + (v.papa_preset === 'page' && presetTimes.length
     ? `. Measured natively with the page's request on POS: ${presetTimes.map((e) => `${e.model} ${timeOf(e)}`).join(', ')} ` +
-      '(the page with 2 threads takes about as long: docs/papa-page.md).' : '.') },
+      '(native: the page\u2019s WebAssembly takes longer, docs/papa-page.md; its progress bar gives the time left).' : '.') },
   { kind: 'note', id: 'papa-files', showIf: (v) => v.papa_task === 'file' },
   { kind: 'select', key: 'papa_fmt', id: 'papa-format', label: 'Format', row: 'import', showIf: (v) => v.papa_task === 'file',
     options: IMPORT_FORMATS.map((f) => [f, f === 'auto' ? 'detect' : f]) },

@@ -9,6 +9,18 @@
 import { CATEGORICAL, layerHeadHeatmap, loadChart, scaleOf, whiteBackground } from './charts.js';
 import { SEQUENTIAL, matrixImage } from './heatmap.js';
 
+// A chart's width: the one asked for, or less where its figure has less room (a phone's window is narrower
+// than the 620 px a chart is drawn at), so it is drawn to fit with its text at full size; what cannot shrink
+// (the heatmaps of every head) scrolls sideways inside its figure (style.css).
+function fitted(canvas, width) {
+  const fig = canvas.closest('figure');
+  const box = fig?.parentElement;
+  if (!box || !box.clientWidth) return width;
+  const s = getComputedStyle(fig);
+  const frame = ['paddingLeft', 'paddingRight', 'borderLeftWidth', 'borderRightWidth'].reduce((a, k) => a + (parseFloat(s[k]) || 0), 0);
+  return Math.max(240, Math.min(width, Math.floor(box.clientWidth - frame)));
+}
+
 function fixedSize(canvas, width, height) {
   canvas.width = width;
   canvas.height = height;
@@ -31,7 +43,7 @@ const within = (range) => (range ? (scale) => {
 // metric's (papa_record.js metricRange): the score axis never goes outside it; or null.
 export async function fractionChart(canvas, { series, title, subtitle, yTitle, range = null, width = 620, height = 360 }) {
   const Chart = await loadChart();
-  fixedSize(canvas, width, height);
+  fixedSize(canvas, fitted(canvas, width), height);
   const datasets = [];
   series.forEach((s, i) => {
     const colour = CATEGORICAL[i % CATEGORICAL.length];
@@ -52,7 +64,7 @@ export async function fractionChart(canvas, { series, title, subtitle, yTitle, r
       responsive: false, animation: false, devicePixelRatio: 1, parsing: true,
       plugins: {
         title: { display: true, text: title },
-        subtitle: { display: !!subtitle, text: subtitle },
+        subtitle: { display: !!subtitle, text: subtitle, padding: { bottom: 14 } }, // clear of the top tick's label
         legend: { position: 'bottom', labels: { filter: (item, data) => !data.datasets[item.datasetIndex].band } },
         filler: { propagate: false },
       },
@@ -84,7 +96,7 @@ function roundBounds(values, { step, span, range = null, include = [] }) {
 // points: [{label, x (model quality), y (drop, a fraction: shown in %)}]; range: the quality metric's.
 export async function comparisonChart(canvas, { points, title, subtitle, xTitle, yTitle, range = null, width = 520, height = 340 }) {
   const Chart = await loadChart();
-  fixedSize(canvas, width, height);
+  fixedSize(canvas, fitted(canvas, width), height);
   const xs = points.map((p) => p.x);
   const ys = points.map((p) => p.y);
   const x = roundBounds(xs, { step: 0.05, span: 0.1, range });

@@ -79,25 +79,6 @@ void al_papa_sums_add(al_papa_sums *s, const float *attentions, const int32_t *m
 /* C [NL, H, L, L] = S / N where N > 0, else exactly 0. */
 void al_papa_sums_average(const al_papa_sums *s, float *C);
 
-/* Where a constant-matrix set came from: stored with it and compared before reuse. */
-typedef struct al_papa_constants_meta {
-    char kind[16];         /* al_papa_constant_name */
-    char layout[16];       /* al_papa_layout_name */
-    char model_hash[72];   /* content hash of the model's weights ("" for data-free matrices) */
-    char corpus_hash[72];  /* content hash of the corpus the average came from ("" for data-free) */
-    int L;
-    int64_t n_examples;
-} al_papa_constants_meta;
-
-/* A .safetensors buffer (malloc'd) with tensor "constants" [NL, H, L, L] F32 and the meta as metadata. */
-al_status al_papa_constants_serialize(const float *C, int n_layers, int n_heads,
-                                      const al_papa_constants_meta *meta, uint8_t **out, size_t *out_size,
-                                      al_error *err);
-/* Reads such a buffer (file names the source in messages). *C is malloc'd [NL, H, L, L]; the shape must
- * match n_layers x n_heads. */
-al_status al_papa_constants_parse(const uint8_t *buf, size_t size, const char *file, int n_layers,
-                                  int n_heads, float **C, al_papa_constants_meta *meta, al_error *err);
-
 /* The averaging pass: the model (eval mode, every head standard) over n examples already laid out
  * (ids, mask, type_ids [n, L] back to back), in batches of batch_size; C [NL, H, L, L]. */
 al_status al_papa_average_constants(const al_model *model, const int32_t *ids, const int32_t *mask,

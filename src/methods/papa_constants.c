@@ -5,13 +5,10 @@
  *   C[l, h, i, j] = sum_x A_x[l, h, i, j] m_x[i] m_x[j] / N[i, j]   (0 where N = 0).
  * Rows of C are not stochastic (entries have different counts); the forward pass masks and row-normalises
  * C per example, like every data-free matrix here. */
-#include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/error.h"
-#include "../model/tensor_list.h"
 #include "papa.h"
 
 static const char *const k_kind_names[AL_N_CONST_KINDS] = {"average", "identity", "toeplitz", "zeros", "uniform"};
@@ -141,72 +138,5 @@ al_status al_papa_average_constants(const al_model *model, const int32_t *ids, c
     if (!st) al_papa_sums_average(&sums, C);
     free(attn);
     al_papa_sums_free(&sums);
-    return st;
-}
-
-/* ---------------------------------------------------------------- storage */
-
-al_status al_papa_constants_serialize(const float *C, int n_layers, int n_heads, const al_papa_constants_meta *meta,
-                                      uint8_t **out, size_t *out_size, al_error *err) {
-    al_tensor_out t;
-    memset(&t, 0, sizeof t);
-    snprintf(t.name, sizeof t.name, "constants");
-    snprintf(t.dtype, sizeof t.dtype, "F32");
-    t.ndim = 4;
-    t.shape[0] = n_layers;
-    t.shape[1] = n_heads;
-    t.shape[2] = t.shape[3] = meta->L;
-    t.nbytes = (size_t)n_layers * n_heads * meta->L * meta->L * sizeof(float);
-    t.data = (void *)C;
-    char L_text[24], n_text[24];
-    snprintf(L_text, sizeof L_text, "%d", meta->L);
-    snprintf(n_text, sizeof n_text, "%lld", (long long)meta->n_examples);
-    const char *kv[] = {"format", "attnlab-papa-constants", "kind", meta->kind, "layout", meta->layout,
-                        "model_hash", meta->model_hash, "corpus_hash", meta->corpus_hash, "L", L_text,
-                        "n_examples", n_text};
-    return al_safetensors_serialize(&t, 1, kv, (int)(sizeof kv / sizeof kv[0]) / 2, out, out_size, err);
-}
-
-static void copy_meta(const al_tensor_list *list, const char *key, char *dst, size_t cap) {
-    const char *v = al_tensor_list_meta(list, key);
-    snprintf(dst, cap, "%s", v ? v : "");
-}
-
-al_status al_papa_constants_parse(const uint8_t *buf, size_t size, const char *file, int n_layers, int n_heads,
-                                  float **C, al_papa_constants_meta *meta, al_error *err) {
-    *C = NULL;
-    memset(meta, 0, sizeof *meta);
-    al_tensor_list list = {0};
-    al_status st = al_safetensors_read(buf, size, file, &list, err);
-    const al_tensor_entry *t = st ? NULL : al_tensor_list_find(&list, "constants");
-    if (!st && !t) st = al_err(err, AL_ERR_FORMAT, "%s: no tensor 'constants'", file);
-    if (!st && (t->ndim != 4 || t->shape[0] != n_layers || t->shape[1] != n_heads || t->shape[2] != t->shape[3] ||
-                t->shape[2] < 1 || t->shape[2] > 4096))
-        st = al_err(err, AL_ERR_INVALID, "%s: tensor 'constants' must be [%d, %d, L, L] for this model", file,
-                    n_layers, n_heads);
-    if (!st) {
-        const int64_t numel = al_tensor_numel(t);
-        *C = malloc((size_t)numel * sizeof **C);
-        if (!*C) st = al_err(err, AL_ERR_OOM, "%s: out of memory for the constants", file);
-        if (!st) st = al_tensor_to_f32(t, *C, err);
-        for (int64_t e = 0; !st && e < numel; e++)
-            if (!isfinite((*C)[e]) || (*C)[e] < 0.0f)
-                st = al_err(err, AL_ERR_INVALID, "%s: constants entry %lld is %g (must be finite and >= 0)", file,
-                            (long long)e, (double)(*C)[e]);
-    }
-    if (!st) {
-        meta->L = (int)t->shape[2];
-        copy_meta(&list, "kind", meta->kind, sizeof meta->kind);
-        copy_meta(&list, "layout", meta->layout, sizeof meta->layout);
-        copy_meta(&list, "model_hash", meta->model_hash, sizeof meta->model_hash);
-        copy_meta(&list, "corpus_hash", meta->corpus_hash, sizeof meta->corpus_hash);
-        const char *n_text = al_tensor_list_meta(&list, "n_examples");
-        meta->n_examples = n_text ? strtoll(n_text, NULL, 10) : 0;
-    }
-    if (st) {
-        free(*C);
-        *C = NULL;
-    }
-    al_tensor_list_free(&list);
     return st;
 }

@@ -1,7 +1,6 @@
 /* test_papa_constants.c: constant matrices (src/methods/papa_constants.c) against the checks of
  * docs/papa.md#constant-matrices: shape and range, exact zeros where no pair was seen, the shared count
- * matrix, the plain mean when every mask is equal, batching-independent sums, data-free matrices, and the
- * safetensors round trip with its metadata. */
+ * matrix, the plain mean when every mask is equal, batching-independent sums, and data-free matrices. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,40 +154,9 @@ static void test_data_free(void) {
     CHECK(al_papa_constant_from_name("gaussian") == -1);
 }
 
-static void test_storage(void) {
-    const int NL = 2, H = 2, n = 3;
-    float C[2 * 2 * 9];
-    for (int e = 0; e < 36; e++) C[e] = (float)e / 36.0f;
-    al_papa_constants_meta meta = {"average", "papa", "sha256:aa", "sha256:bb", n, 1234};
-    uint8_t *buf = NULL;
-    size_t size = 0;
-    al_error err;
-    CHECK(al_papa_constants_serialize(C, NL, H, &meta, &buf, &size, &err) == AL_OK);
-    float *back = NULL;
-    al_papa_constants_meta got;
-    CHECK_MSG(al_papa_constants_parse(buf, size, "c.safetensors", NL, H, &back, &got, &err) == AL_OK, "%s",
-              err.message);
-    CHECK(back && memcmp(back, C, sizeof C) == 0);
-    CHECK(got.L == n && got.n_examples == 1234 && strcmp(got.kind, "average") == 0 &&
-          strcmp(got.layout, "papa") == 0 && strcmp(got.model_hash, "sha256:aa") == 0 &&
-          strcmp(got.corpus_hash, "sha256:bb") == 0);
-    free(back);
-    /* another model's shape is refused, naming the file and the shape wanted */
-    CHECK(al_papa_constants_parse(buf, size, "c.safetensors", 3, H, &back, &got, &err) == AL_ERR_INVALID);
-    CHECK(strstr(err.message, "c.safetensors") && strstr(err.message, "[3, 2, L, L]"));
-    free(buf);
-    /* a negative entry is refused */
-    C[7] = -0.5f;
-    CHECK(al_papa_constants_serialize(C, NL, H, &meta, &buf, &size, &err) == AL_OK);
-    CHECK(al_papa_constants_parse(buf, size, "neg.safetensors", NL, H, &back, &got, &err) == AL_ERR_INVALID);
-    CHECK(strstr(err.message, "entry 7") != NULL);
-    free(buf);
-}
-
 int main(void) {
     test_same_mask();
     test_data_free();
-    test_storage();
     al_model *m = NULL;
     al_error err;
     CHECK_MSG(al_model_load_dir("models/attnlab-mini-bert", &m, &err) == AL_OK, "%s", err.message);

@@ -14,6 +14,7 @@ import {
   waitIdle,
 } from './helpers.mjs';
 import { makeWideModel, vocabTokens } from './make_test_model.mjs';
+import { readText } from '../../web/png_text.js';
 
 const artifacts = path.join(root, 'tests/artifacts/analyses');
 let work;
@@ -355,11 +356,20 @@ test('exported numbers equal the worker\'s reply to the same request; PNG export
     assert.deepEqual(body.reply, direct.reply, `${id}: the exported reply is the worker's`);
     assert.deepEqual(body.tensors, direct.tensors, `${id}: the exported tensors are the worker's`);
     assert.equal(body.n_sentences, 16);
+    // issue 28, 15: one provenance rule for every export (provenance.js): engine, model, link
+    assert.match(body.provenance?.engine ?? '', /^\d+\.\d+\.\d+/, `${id}: the engine version`);
+    assert.match(body.provenance.link, /^http:\/\/127\.0\.0\.1:\d+\/#v1\./, `${id}: the link`);
+    assert.ok(body.provenance.model?.name, `${id}: the model`);
   }
   const [png] = await Promise.all([page.waitForEvent('download'), page.click('#analysis-results figure .export-png')]);
   const file = path.join(artifacts, png.suggestedFilename());
   await png.saveAs(file);
-  assert.equal(readFileSync(file).subarray(1, 4).toString(), 'PNG');
+  const bytes = readFileSync(file);
+  assert.equal(bytes.subarray(1, 4).toString(), 'PNG');
+  const prov = JSON.parse(readText(new Uint8Array(bytes))['attnlab:provenance'] ?? 'null');
+  assert.match(prov?.engine ?? '', /^\d+\.\d+\.\d+/, 'the figure\u2019s PNG names the engine');
+  assert.match(prov.link, /#v1\./);
+  assert.ok(prov.model?.name && prov.figure, JSON.stringify(prov));
 });
 
 test('the URL keeps the analysis, its data set and settings, and reopens them', { skip }, async () => {

@@ -137,6 +137,55 @@ test('item 10: at 390 x 844 every panel fits the screen, the step cards too; the
   assert.ok(r.select <= r.card, `the select ends at ${r.select}, its card at ${r.card}`);
 });
 
+// Every visible element whose box passes the window's right edge, but for those inside a box that scrolls
+// sideways and itself ends inside the window (a wide table in its own scroller is whole: it scrolls).
+const pastRightEdge = (p) => p.evaluate(() => {
+  const W = document.documentElement.clientWidth;
+  const scrolled = (e) => {
+    for (let a = e.parentElement; a; a = a.parentElement) {
+      if (/auto|scroll/.test(getComputedStyle(a).overflowX) && a.getBoundingClientRect().right <= W + 0.5) return true;
+    }
+    return false;
+  };
+  return [...document.querySelectorAll('main *')].filter((e) => e.getClientRects().length && e.getBoundingClientRect().width > 0)
+    .filter((e) => e.getBoundingClientRect().right > W + 0.5 && !scrolled(e))
+    .map((e) => `${e.tagName.toLowerCase()}#${e.id}.${String(e.className).split(' ')[0]} to ${Math.round(e.getBoundingClientRect().right)}`);
+});
+
+test('item 10: at 390 x 844 the PAPA panel\u2019s results fit too: a stored example, a shared link, the models side by side', { skip }, async () => {
+  const p = await openPage({ width: 390, height: 844 }, { deviceScaleFactor: 2 });
+  await p.waitForSelector('#papa-examples:not([hidden])');
+  // POS on the page's own model, whose result the link carries
+  const model = await p.evaluate(() => window.attnlab.state.model?.id);
+  await p.selectOption('#papa-example-select', `pos-${model}.json`);
+  await p.click('#papa-example-open');
+  await p.waitForFunction(() => !window.attnlab.panels.papa.job && window.attnlab.panels.papa.charts?.models);
+  assert.deepEqual(await pastRightEdge(p), [], 'a stored example');
+  assert.ok(await p.evaluate(() => document.scrollingElement.scrollWidth) <= 390);
+  // the score chart is drawn to its room, its subtitle clear of the top tick's label
+  const chart = await p.evaluate(() => {
+    const c = window.attnlab.panels.papa.charts.scores;
+    const sub = c.boxes.filter((b) => b.position === 'top' && b.options?.text).sort((a, b) => b.bottom - a.bottom)[0];
+    const pad = typeof sub.options.padding === 'number' ? sub.options.padding : sub.options.padding?.bottom ?? 0;
+    return { width: c.canvas.getBoundingClientRect().right, subBottom: sub.bottom - pad, yTop: c.scales.y.top, font: c.scales.y.options.ticks.font?.size ?? 12 };
+  });
+  assert.ok(chart.width <= 390, `the score chart ends at ${chart.width}`);
+  assert.ok(chart.subBottom + 2 < chart.yTop - chart.font / 2, `subtitle ends at ${chart.subBottom}, top tick at ${chart.yTop}`);
+  await p.evaluate(() => window.attnlab.link.flush());
+  const link = p.url();
+  const shared = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 });
+  const q = await newPage(shared);
+  await q.goto(link);
+  await q.waitForSelector('#papa-stored-table');
+  assert.deepEqual(await pastRightEdge(q), [], 'a shared link as it opens');
+  await shared.close();
+  await p.click('#papa-example-compare');
+  await p.waitForFunction(() => !window.attnlab.panels.papa.job && window.attnlab.panels.papa.last?.comparison);
+  assert.deepEqual(await pastRightEdge(p), [], 'the comparison of the embedded models');
+  assert.ok(await p.evaluate(() => document.scrollingElement.scrollWidth) <= 390);
+  await p.context().close();
+});
+
 test('item 11: legend labels never overlap their captions; a map of zeros says so', { skip }, async () => {
   await recordCanvasText(page);
   await page.check('#autoscale');

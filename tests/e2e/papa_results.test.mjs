@@ -72,6 +72,13 @@ test('a stored example draws at once, marked stored, and "verify by recomputing"
   const p = await openPage(server.url);
   await modelReady(p);
   await p.waitForSelector('#papa-examples:not([hidden])');
+  // issue 28, 2: the preset's time is the stored POS example's measured one, with its threads, said to be native
+  const pos = index.find((e) => e.example === 'pos' && e.model === MODEL);
+  if (pos) {
+    assert.ok((await p.textContent('#papa-preset-help')).includes(
+      `Measured natively with the page's request on POS: ${MODEL} ${Math.round(pos.wall_seconds)} s on ${pos.threads} thread`));
+  }
+  assert.doesNotMatch(await p.textContent('#papa'), /minutes?\b|about as long|under a minute/, 'no time promised without a measurement');
   const offered = await p.$$eval('#papa-example-select option', (o) => o.map((x) => x.value));
   assert.ok(offered.includes(smallest.file), offered.join(', '));
   assert.ok(offered.every((f) => f.endsWith(`-${MODEL}.json`)), 'only the page\'s embedded models');
@@ -206,6 +213,28 @@ test('a score axis stays inside the metric\'s range on degenerate data', { skip 
   await p.context().close();
 });
 
+test('the panel draws a degenerate result with its score axis inside the metric\u2019s range', { skip }, async () => {
+  // a stored example made degenerate (a 4-row file's: chance scores, intervals wider than the scores), drawn by the
+  // panel itself, so the range comes from the reply's metric as the page reads it
+  const p = await openPage(server.url);
+  await modelReady(p);
+  await p.waitForSelector('#papa-examples:not([hidden])');
+  await p.selectOption('#papa-example-select', smallest.file);
+  await p.click('#papa-example-open');
+  await p.waitForFunction(() => !window.attnlab.panels.papa.job && window.attnlab.panels.papa.charts?.scores);
+  const y = await p.evaluate(async () => {
+    const api = window.attnlab.panels.papa;
+    const record = { ...api.last, reply: structuredClone(api.last.reply) };
+    record.reply.summary = record.reply.summary.map((s, i) => ({ ...s, mean: i % 2 ? 0.02 : 0.97, ci95: 0.4 }));
+    record.reply.findings = { ...record.reply.findings, informative: 'too_little_data' };
+    await api.show(record);
+    const sc = api.charts.scores.scales.y;
+    return { min: sc.min, max: sc.max, metric: record.reply.task.metric };
+  });
+  assert.ok(y.min >= 0 && y.max <= 1, `${y.metric} axis ${y.min}..${y.max}`);
+  await p.context().close();
+});
+
 test('the explorer\'s exports: a titled PNG with the model and colour scale, provenance in PNG and JSON', { skip }, async () => {
   const p = await openPage(server.url);
   await modelReady(p);
@@ -282,6 +311,16 @@ test('the first example shows the stored comparison of the embedded models at on
     assert.equal(await p.evaluate(() => window.attnlab.panels.papa.runs), 0, 'no sweep ran');
     const rows = await tableRows(p, 'papa-compare-table');
     assert.deepEqual(rows.map((r) => r[0]).sort(), [...models].sort());
+    // issue 28, 4: one vocabulary: the heading lists the engine's words and each row says one of them, the one
+    // its record's verdict code stands for; "unknown" appears nowhere in the results
+    const heads = await p.$$eval('#papa-compare-table thead th', (ths) => ths.map((t) => t.textContent));
+    assert.match(heads.at(-1), /\(yes \/ no \/ undecided \/ too little data\)$/);
+    for (const r of rows) {
+      const rec = JSON.parse(readFileSync(path.join(root, 'web/examples', index.find((e) => e.example === 'compare-agreement' && e.model === r[0]).file), 'utf8'));
+      const f = rec.reply.findings;
+      assert.equal(r.at(-1), f.words[f.constant_costs], `${r[0]}: ${r.at(-1)}`);
+    }
+    assert.doesNotMatch(await p.textContent('#papa-results'), /unknown/i);
     assert.equal(await p.evaluate(() => window.attnlab.panels.papa.charts.models.data.datasets.length), models.length);
     assert.equal(await p.inputValue('#papa-models'), 'embedded');
     assert.equal(await p.inputValue('#papa-seeds'), '1,2,3,4,5');

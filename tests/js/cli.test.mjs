@@ -86,6 +86,27 @@ test('setup.sh installs npm packages from the lockfile without rewriting it (npm
   assert.match(setup, /if \[\[ -f package-lock\.json \]\]; then\n\s*npm ci --ignore-scripts /);
   assert.deepEqual(npmLines.map((l) => l.trim().split(' ').slice(0, 3).join(' ')),
                    ['npm ci --ignore-scripts', 'npm install --ignore-scripts']);
+  // that very command accepts the tracked lockfile (npm ci refuses one out of step with package.json) and leaves
+  // it byte for byte; a dry run from npm's cache (a real install is 600 MB), skipped where npm cannot run offline
+  // npm ci's own condition: the lockfile's root entry lists package.json's dependencies as they are
+  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+  const lock = JSON.parse(readFileSync(path.join(root, 'package-lock.json'), 'utf8'));
+  for (const kind of ['dependencies', 'devDependencies', 'optionalDependencies']) {
+    assert.deepEqual(lock.packages[''][kind] ?? {}, pkg[kind] ?? {}, `package-lock.json's ${kind} are package.json's`);
+  }
+  const npm = spawnSync('npm', ['--version'], { encoding: 'utf8' });
+  if (npm.status !== 0) return;
+  const dir = mkdtempSync(path.join(tmpdir(), 'attnlab-npm-ci-'));
+  try {
+    for (const f of ['package.json', 'package-lock.json']) copyFileSync(path.join(root, f), path.join(dir, f));
+    const args = npmLines[0].trim().split(/\s+/).slice(1);
+    const r = spawnSync('npm', [...args, '--dry-run', '--offline'], { cwd: dir, encoding: 'utf8', timeout: 120000 });
+    if (r.status !== 0 && /ENOTCACHED|offline/i.test(r.stderr)) return; // nothing cached: nothing to tell
+    assert.equal(r.status, 0, `${npmLines[0].trim()} --dry-run: ${r.stderr}`);
+    assert.ok(readFileSync(path.join(dir, 'package-lock.json')).equals(readFileSync(path.join(root, 'package-lock.json'))));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('info prints the model description; --json the reply', opts, () => {
