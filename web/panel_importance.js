@@ -193,6 +193,10 @@ function mount(ctx) {
     ui.verdict.textContent = 'from the link: these numbers are the link\u2019s own; the page recomputes them once the model is loaded.';
     ui.verdict.className = 'verdict pending';
   });
+  // The result was made with the PAPA panel's settings: a change there means the link no longer describes it.
+  $('papa')?.addEventListener('change', (e) => {
+    if (e.target.type !== 'file' && state.imp_result) setState({ imp_result: null });
+  });
   $('importance').addEventListener('change', () => {
     if (!fromLink) return;
     fromLink = null;
