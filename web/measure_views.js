@@ -116,7 +116,7 @@ registerView({
 // ---- value zeroing -------------------------------------------------------------------------
 
 registerNeed({
-  name: 'vz',
+  name: 'value_zeroing',
   op: 'value_zeroing',
   label: 'value zeroing',
   controls: 'vz-controls',
@@ -145,7 +145,7 @@ registerView({
   help: 'How much zeroing a key token\u2019s value vectors changes each token\u2019s output of this layer (cosine distance), ' +
     'each row divided by its sum (the same for every head of a layer; docs/importance.md).',
   valueName: 'contribution',
-  needs: 'vz',
-  available: (run) => !!run.vz,
-  matrix: (run, layer) => layerSlice(run.vz.data, run.vz.L, layer),
+  needs: 'value_zeroing',
+  available: (run) => !!run.value_zeroing,
+  matrix: (run, layer) => layerSlice(run.value_zeroing.data, run.value_zeroing.L, layer),
 });

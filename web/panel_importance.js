@@ -74,8 +74,15 @@ function mount(ctx) {
         op: 'head_agreement', args: agree, running: 'Measuring the heads', meta,
         run: async (j) => {
           const report = (f, text) => j.report(f, text, 'importance');
+          // the op's stages (constants, ranking, statistics, gradients ...) each report 0 to 1: one bar that never goes back
+          const stages = [];
+          let done = 0;
           const a = await j.request('head_agreement', agree, {
-            onProgress: (p) => report(AGREEMENT_SHARE * p.fraction, `Measures: ${p.stage} ${Math.round(p.fraction * 100)}%`),
+            onProgress: (p) => {
+              if (!stages.includes(p.stage)) stages.push(p.stage);
+              done = Math.max(done, Math.min(1, (stages.indexOf(p.stage) + p.fraction) / Math.max(4, stages.length)));
+              report(AGREEMENT_SHARE * done, `Measures: ${p.stage} ${Math.round(p.fraction * 100)}%`);
+            },
           });
           j.check();
           const sweep = new SweepProgress(1 + nFractions * 4 + 2);
