@@ -54,6 +54,12 @@ static const struct command_usage {
                    "      gradient head importance (Michel et al. 2019): |dL/dxi| per head over the task's training\n"
                    "      examples, raw and normalised per layer, and the pruning order, as the 'head_importance' op's\n"
                    "      reply; the pruning curve is `attnlab papa MODEL_DIR --task ID --orders gradient --constants zeros`\n"},
+    {"agreement", "  attnlab agreement MODEL_DIR --task ID [--task-file TASK.jsonl] [--max-examples 1000] [--least-k K]\n"
+                  "               [--preset quick|paper] [--L 64] [--max-train N] [--max-validation N] [--json] [--request]\n"
+                  "      whether PAPA's lambda, gradient importance, input dependence, confidence, entropy, sink mass and\n"
+                  "      norm mass agree on which heads matter: the Spearman matrix over all heads, the overlap of each\n"
+                  "      measure's K least important heads (default a quarter of the heads) and one sentence, as the\n"
+                  "      'head_agreement' op's reply (--json prints that reply)\n"},
     {"value-zeroing", "  attnlab value-zeroing MODEL_DIR TEXT [--pair TEXT_B] [--max-length N] [--out FILE.safetensors]\n"
                       "      value zeroing (Mohebbi et al. 2023): per layer, each token's values zeroed and the layer rerun;\n"
                       "      the reply JSON, and with --out the maps 'value_zeroing' and 'distances' [B, NL, L, L]\n"},
@@ -513,7 +519,10 @@ static int cmd_model_op(cli *c, const cli_args *a, const char *op) {
 }
 
 /* Runs a parsed request (a "model_dir" becomes a loaded model's id) and prints the reply; takes req. */
-static int run_json(cli *c, cJSON *req, const char *inputs_path, const char *out_path) {
+/* Runs a parsed request (a "model_dir" becomes a loaded model's id) and prints the reply (print: NULL for the
+ * JSON, else a reader's form); takes req. */
+static int run_json_print(cli *c, cJSON *req, const char *inputs_path, const char *out_path,
+                          void (*print)(const cJSON *reply)) {
     int code = 0;
     const char *op = json_str(req, "op", "");
     const char *dir = json_str(req, "model_dir", NULL);
@@ -535,11 +544,63 @@ static int run_json(cli *c, cJSON *req, const char *inputs_path, const char *out
     cJSON *r = NULL;
     if (!code) code = run_request(c, req, &reply, &r);
     if (!code && out_path) code = write_tensors(out_path, &reply, req);
-    if (!code) puts(reply.json);
+    if (!code && print) print(r);
+    else if (!code) puts(reply.json);
     cJSON_Delete(r);
     cJSON_Delete(req);
     al_reply_free(&reply);
     return code;
+}
+
+static int run_json(cli *c, cJSON *req, const char *inputs_path, const char *out_path) {
+    return run_json_print(c, req, inputs_path, out_path, NULL);
+}
+
+/* The head_agreement reply for a terminal: the finding, the Spearman matrix, the overlaps of the least
+ * important heads and each measure's list. */
+static void print_agreement(const cJSON *r) {
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(r, "measures"), *sp = cJSON_GetObjectItemCaseSensitive(r, "spearman");
+    const cJSON *least = cJSON_GetObjectItemCaseSensitive(r, "least");
+    const cJSON *ov = cJSON_GetObjectItemCaseSensitive(least, "overlap");
+    const int M = cJSON_GetArraySize(ms), k = json_int(least, "k", 0);
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(r, "config");
+    printf("%s on task %s: %d training examples for the gradient, %d validation examples for the statistics\n",
+           json_str(r, "model", ""), json_str(cfg, "task", ""), json_int(r, "n_examples", 0), json_int(r, "n_validation", 0));
+    printf("\n%s\n\nSpearman rank correlation over all heads (null: a constant measure):\n%-18s", json_str(r, "finding", ""), "");
+    for (int y = 0; y < M; y++) printf(" %9.9s", json_str(cJSON_GetArrayItem(ms, y), "id", ""));
+    printf("\n");
+    for (int x = 0; x < M; x++) {
+        printf("%-18s", json_str(cJSON_GetArrayItem(ms, x), "id", ""));
+        for (int y = 0; y < M; y++) {
+            const cJSON *v = cJSON_GetArrayItem(cJSON_GetArrayItem(sp, x), y);
+            if (cJSON_IsNumber(v)) printf(" %9.3f", v->valuedouble);
+            else printf(" %9s", "null");
+        }
+        printf("\n");
+    }
+    printf("\nShared heads among each measure's %d least important:\n%-18s", k, "");
+    for (int y = 0; y < M; y++) printf(" %9.9s", json_str(cJSON_GetArrayItem(ms, y), "id", ""));
+    printf("\n");
+    for (int x = 0; x < M; x++) {
+        printf("%-18s", json_str(cJSON_GetArrayItem(ms, x), "id", ""));
+        for (int y = 0; y < M; y++) {
+            const cJSON *v = cJSON_GetArrayItem(cJSON_GetArrayItem(ov, x), y);
+            printf(" %9d", cJSON_IsNumber(v) ? (int)v->valuedouble : -1);
+        }
+        printf("\n");
+    }
+    printf("\nLeast important heads (layer.head):\n");
+    const cJSON *heads = cJSON_GetObjectItemCaseSensitive(least, "heads");
+    for (int x = 0; x < M; x++) {
+        const cJSON *m = cJSON_GetArrayItem(ms, x);
+        const char *id = json_str(m, "id", "");
+        printf("  %-17s (%s is least)", id, json_str(m, "least", ""));
+        const cJSON *p;
+        cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(heads, id))
+            printf(" %d.%d", (int)cJSON_GetArrayItem(p, 0)->valuedouble, (int)cJSON_GetArrayItem(p, 1)->valuedouble);
+        printf("\n");
+    }
+    printf("\ndigest %s\n", json_str(r, "digest", ""));
 }
 
 static int cmd_run(cli *c, const cli_args *a) {
@@ -624,8 +685,10 @@ static int papa_flag(cJSON *req, const char *key, const char *value) {
     return 0;
 }
 
-/* papa and importance (op head_importance, which reads papa's task and settings fields). */
+/* papa, importance and agreement (ops head_importance and head_agreement, which read papa's task and
+ * settings fields). */
 static int cmd_papa(cli *c, int argc, char **argv, const char *op) {
+    int json = strcmp(op, "head_agreement") != 0; /* papa and importance print their reply */
     if (argc < 2 || argv[1][0] == '-')
         return usage_error("%s needs MODEL_DIR (then --task ID or --task-file FILE)", argv[0]);
     cJSON *req = cJSON_CreateObject();
@@ -637,6 +700,10 @@ static int cmd_papa(cli *c, int argc, char **argv, const char *op) {
         const char *arg = argv[i];
         if (!strcmp(arg, "--request")) {
             request_only = 1;
+            continue;
+        }
+        if (!strcmp(arg, "--json")) {
+            json = 1;
             continue;
         }
         if (strncmp(arg, "--", 2) || i + 1 >= argc) {
@@ -696,7 +763,7 @@ static int cmd_papa(cli *c, int argc, char **argv, const char *op) {
         cJSON_Delete(req);
         return 0;
     }
-    return run_json(c, req, NULL, out_path);
+    return run_json_print(c, req, NULL, out_path, json ? NULL : print_agreement);
 }
 
 /* ------------------------------------------------------------ vocab and pretrain (own argument parsing) */
@@ -953,7 +1020,8 @@ int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "vocab") == 0) return cmd_vocab(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "pretrain") == 0) return cmd_pretrain(argc - 1, argv + 1);
     /* its own --KEY VALUE flags */
-    const int papa = argc > 1 && (strcmp(argv[1], "papa") == 0 || strcmp(argv[1], "importance") == 0);
+    const int papa = argc > 1 && (strcmp(argv[1], "papa") == 0 || strcmp(argv[1], "importance") == 0 ||
+                                  strcmp(argv[1], "agreement") == 0);
     cli_args a;
     memset(&a, 0, sizeof a);
     int code = papa ? -1 : parse_args(argc, argv, &a);
@@ -969,7 +1037,9 @@ int main(int argc, char **argv) {
 #endif
     if (a.progress || tty) c.params.progress = print_progress;
     if (papa) {
-        code = cmd_papa(&c, argc - 1, argv + 1, strcmp(argv[1], "papa") ? "head_importance" : "papa");
+        const char *op = !strcmp(argv[1], "papa") ? "papa" : !strcmp(argv[1], "importance") ? "head_importance"
+                                                                                             : "head_agreement";
+        code = cmd_papa(&c, argc - 1, argv + 1, op);
         al_session_free(c.session);
         return code;
     }

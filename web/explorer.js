@@ -182,7 +182,7 @@ export class Explorer {
       const pooled = this.view.signed ? poolAbsMax(matrix, size, side) : poolMax(matrix, size, side);
       if (t.canvas.width !== side) t.canvas.width = t.canvas.height = side;
       const ctx = t.canvas.getContext('2d');
-      ctx.putImageData(matrixImage(ctx, pooled, side, side, viewScale(this.view, pooled, this.autoscale)), 0, 0);
+      ctx.putImageData(matrixImage(ctx, pooled, side, side, viewScale(this.view, pooled, this.autoscale, run)), 0, 0);
       const note = this.view.headNote?.(run, t.layer, t.head);
       t.note.hidden = note === undefined;
       t.note.textContent = note ?? '';
@@ -201,7 +201,7 @@ export class Explorer {
     // The companion (standard attention next to an effective view) shares the main view's scale.
     const companion = this.view.companion ? this.displayed(this.layer, this.head, resolveView(this.view.companion)) : null;
     const scale = companion && this.view.signed ? sharedScale([matrix, companion.matrix])
-      : viewScale(this.view, matrix, this.autoscale);
+      : viewScale(this.view, matrix, this.autoscale, this.run);
     const box = this.detailBox(!!companion);
     let step = 1;
     this.lines = null;

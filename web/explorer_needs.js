@@ -7,9 +7,25 @@ import { setState, state } from './state.js';
 import { allNeeds, needOf } from './views.js';
 
 // getRun() -> { run, text }: the explorer's current run and the text it was made from.
+// A need's settings as index.html has none for it: a row of selects (need.form, each bound to a state
+// key) and the status line, after the last need's controls.
+function buildForm(need, changed) {
+  const selects = need.form.map((f) => {
+    const select = el('select', { id: f.id });
+    select.replaceChildren(...f.options.map(([value, text]) => new Option(text, value)));
+    select.addEventListener('change', () => changed({ [f.key]: select.value }));
+    return [el('label', { for: f.id, text: f.label }), select];
+  });
+  const box = el('div', { id: need.controls, class: 'effective-controls', hidden: true },
+    el('div', { class: 'row' }, ...selects.flat(), el('span', { id: need.status, class: 'status', role: 'status' })));
+  const last = [...document.querySelectorAll('#explorer .effective-controls')].pop();
+  last.after(box);
+}
+
 export function setupNeeds(ctx, explorer, getRun) {
   const api = { runners: {}, errors: {}, count: 0 }; // count: need replies drawn (tests wait on it)
   for (const need of allNeeds()) {
+    if (!$(need.controls)) buildForm(need, (values) => api.settingsChanged(values));
     api.runners[need.name] = ctx.runner({ status: $(need.status) });
     // Failures are errors in red, next to the settings, and the large view says why it is empty.
     const error = el('p', { id: need.error, class: 'error', role: 'alert', hidden: true });
@@ -53,6 +69,11 @@ export function setupNeeds(ctx, explorer, getRun) {
       explorer.els.title.textContent = `Nothing to show: ${need.label} could not be computed (the message is above).`;
     }
     return !!r.ok;
+  };
+
+  // The state (a link's) into the built settings.
+  api.restore = () => {
+    for (const need of allNeeds()) for (const f of need.form ?? []) $(f.id).value = state[f.key];
   };
 
   // A need's settings changed (its controls call this): refetch for the shown view.

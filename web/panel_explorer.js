@@ -8,10 +8,11 @@ import { Explorer } from './explorer.js';
 import { setupEffectiveControls } from './explorer_effective.js';
 import { setupNeeds } from './explorer_needs.js';
 import { setupExports } from './explorer_export.js';
+import './measure_views.js';
 import { registerPanel } from './panels.js';
 import { setState, state } from './state.js';
 import { EMPTY_TEXT, NO_TOKENIZER, isEmptyText, readText, splitNote, truncationNote } from './run_notes.js';
-import { MERGE_RULE, baseViews, needOf, parseViewSpec, requiredOutputs, resolveView, viewSpecString } from './views.js';
+import { MERGE_RULE, baseViews, needKeys, needOf, parseViewSpec, requiredOutputs, resolveView, viewSpecString } from './views.js';
 
 function fillViewSelects() {
   const views = baseViews().filter((v) => !v.hidden);
@@ -141,6 +142,7 @@ function mount(ctx) {
   ctx.on('link', () => {
     applyViewSpec(state.view);
     effectiveControls.restore();
+    needs.restore();
     showControls(resolveView(currentViewSpec()));
     explorer.setView(currentViewSpec());
     $('view-help').textContent = explorer.view.help ?? '';
@@ -165,6 +167,7 @@ registerPanel({
     merge: { type: 'bool', default: false },
     emode: { type: 'enum', default: 'exact', values: ['exact', 'paper'] },
     pad: { type: 'int', default: 0, min: 0, max: 4096 },
+    ...needKeys(), // the settings of the views' needs (measure_views.js)
   },
   mount,
 });

@@ -8,3 +8,4 @@ import './panel_explain.js';
 import './panel_display.js';
 import './panel_analyses.js';
 import './panel_papa.js';
+import './panel_importance.js';

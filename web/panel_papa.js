@@ -26,6 +26,7 @@ import { comparisonTable, resultTable, storedTable } from './papa_table.js';
 import { builtinTaskText, fileShape, matchTaskFiles, readTaskFiles, sniffColumns } from './papa_task.js';
 import { registerPanel } from './panels.js';
 import { pngWithProvenance } from './provenance.js';
+import { linkBox, showVerdict } from './result_link.js';
 import { setState, state } from './state.js';
 
 const keys = { ...PAPA_KEYS, papa_result: { type: 'object', default: null, check: checkResult } };
@@ -181,33 +182,6 @@ function filesBox(ctx) {
       reject(Object.assign(new Error('cancelled'), { code: 'cancelled' }));
     }, { once: true });
   });
-}
-
-// ---- the link's stored result -----------------------------------------------------------------
-
-function linkBox() {
-  const box = el('div', { id: 'papa-link', class: 'papa-link', 'aria-live': 'polite', tabindex: '-1' });
-  const shared = el('p', { id: 'papa-shared', class: 'papa-shared', hidden: true });
-  const verdict = el('p', { id: 'papa-verdict', class: 'verdict', role: 'status' });
-  const stored = el('div', { id: 'papa-stored' });
-  const diffs = el('ul', { id: 'papa-diffs', class: 'papa-diffs' });
-  const linkNote = el('p', { id: 'papa-link-note', class: 'note' });
-  box.append(shared, stored, verdict, diffs, linkNote);
-  return { box, shared, verdict, stored, diffs, linkNote };
-}
-
-function showVerdict(ui, cmp) {
-  ui.diffs.replaceChildren();
-  if (cmp.identical) {
-    ui.verdict.textContent = `reproduced: identical \u2014 every number and the digest (${cmp.digest.now}) equal the link's.`;
-    ui.verdict.className = 'verdict ok';
-    return;
-  }
-  ui.verdict.textContent = `not reproduced: ${cmp.problems.length ? cmp.problems.join('; ') : 'the digest matches but stored values differ'}` +
-    ` (${cmp.diffs.length} value${cmp.diffs.length === 1 ? '' : 's'} differ${cmp.diffs.length === 1 ? 's' : ''}). The page now shows the recomputed numbers.`;
-  ui.verdict.className = 'verdict bad';
-  ui.diffs.replaceChildren(...cmp.diffs.slice(0, 30).map((d) => el('li', { text: `${d.what}: ${d.stored} in the link, ${d.now} now` })),
-                           ...(cmp.diffs.length > 30 ? [el('li', { text: `\u2026 and ${cmp.diffs.length - 30} more` })] : []));
 }
 
 // ---- the panel --------------------------------------------------------------------------------
@@ -607,7 +581,7 @@ function mount(ctx) {
   };
   ctx.on('models', () => { describeExamples(); });
   describeExamples();
-  ui = linkBox();
+  ui = linkBox('papa');
   $('papa-results').before(ui.box);
   askFiles = filesBox(ctx);
   const csv = el('button', { id: 'papa-export-csv', type: 'button', disabled: true, text: 'Export CSV' });

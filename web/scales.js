@@ -7,9 +7,12 @@ import { SEQUENTIAL, scaleFor } from './heatmap.js';
 
 export const FIXED = Object.freeze({ signed: false, min: 0, max: 1, palette: SEQUENTIAL, fixed: true });
 
-export function viewScale(view, matrix, autoscale) {
+// run: the explorer's run (a view with runMax shares one scale, 0 to the run's largest value, over its heads).
+export function viewScale(view, matrix, autoscale, run = null) {
   if (view.signed) return scaleFor(matrix, true);
   if (view.probability && !autoscale) return FIXED;
+  const top = !autoscale && run && view.runMax?.(run);
+  if (top > 0) return { signed: false, min: 0, max: top, palette: SEQUENTIAL, fixed: true, run: true };
   return { ...scaleFor(matrix, false), own: true };
 }
 
@@ -24,6 +27,7 @@ export function legendText(view, scale, autoscale, shared = false) {
   if (scale.signed) {
     return shared ? 'one scale for both maps, symmetric around 0' : 'symmetric around 0 (this head\u2019s largest |value|)';
   }
+  if (scale.run) return `${valueName(view)}, one scale for every head (0 to the run\u2019s largest)`;
   if (scale.fixed) return 'attention weight, shared 0\u20131 scale';
   return view.probability && autoscale ? 'autoscale: 0 to this head\u2019s max (colours differ between heads)'
     : '0 to this head\u2019s max';

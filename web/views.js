@@ -7,6 +7,8 @@
 //           outputs: [names the run must request], available(run),
 //           matrix(run, layer, head) -> Float32Array(size * size),
 //           optional: needs (the name of a registered need: data from another worker op, below),
+//                     runMax(run) -> the largest value of the run (a view that is not a probability is
+//                     then drawn on one scale, 0 to that, for every head: scales.js),
 //                     dims(run) -> {size, labels} when the matrix is not n x n (padded inputs),
 //                     headNote(run, layer, head) -> a short text under the head's thumbnail,
 //                     companion: the id of a view drawn next to this one (side by side),
@@ -24,7 +26,10 @@ const registry = new Map();
 //   fit(settings, modelInfo) -> { settings, warning } (settings the model can run),
 //   request(modelId, runText, settings, n) -> the op's arguments, read(result, settings) -> run[name],
 //   current(data, settings) -> true when data was fetched with these settings,
-//   summary(data) -> the status line, exportFields(data, layer, head) -> the JSON export's run[name] }
+//   summary(data) -> the status line, exportFields(data, layer, head) -> the JSON export's run[name],
+//   optional: keys (its settings' state keys, which the explorer panel owns and the link carries),
+//             form ([{key, id, label, options: [[value, text], ...]}]: explorer_needs.js builds these
+//             selects and the status line when index.html has no element with the id `controls`) }
 const needs = new Map();
 
 export function registerNeed(need) {
@@ -33,6 +38,11 @@ export function registerNeed(need) {
 
 export function allNeeds() {
   return [...needs.values()];
+}
+
+// The state keys of every need's settings (the explorer panel declares them).
+export function needKeys() {
+  return Object.assign({}, ...allNeeds().map((n) => n.keys ?? {}));
 }
 
 // The need of a view (or undefined when the attention run is all it reads).

@@ -16,6 +16,7 @@ al_status al_op_attention_similarity(al_op_ctx *ctx, al_error *err);
 al_status al_op_norm_attention(al_op_ctx *ctx, al_error *err);    /* op_measures.c */
 al_status al_op_attention_rollout(al_op_ctx *ctx, al_error *err); /* op_measures.c */
 al_status al_op_head_stats(al_op_ctx *ctx, al_error *err);        /* op_head_stats.c */
+al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err);    /* op_agreement.c */
 
 /* Request fields every analysis op reads: "mode" ("exact" | "paper"), "average" ("exact" |
  * "paper", default: as "mode"), "pad_to", "max_length", "add_special_tokens", "batch_size". */

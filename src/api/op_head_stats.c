@@ -20,37 +20,8 @@
 #include "../methods/metrics.h"
 #include "../methods/papa.h"
 #include "op_analysis.h"
-#include "op_papa.h"
+#include "op_heads.h"
 #include "reply_digest.h"
-
-typedef struct stats_state {
-    const al_tokenizer *tok;
-    int NL, H;
-    const float *C;
-    float *scratch;
-    uint8_t *classes;
-    double *per_example; /* [n, NL * H * AL_HS_N] */
-} stats_state;
-
-static al_status stats_chunk(void *user, const al_run_chunk *c, al_error *err) {
-    stats_state *s = user;
-    const int L = c->L;
-    const size_t LL = (size_t)L * L;
-    const float *maps[512];
-    (void)err;
-    for (int b = 0; b < c->B; b++) {
-        const int32_t *ids = c->ids + (size_t)b * L, *mask = c->mask + (size_t)b * L;
-        for (int l = 0; l < s->NL; l++) maps[l] = c->attentions + ((size_t)l * c->B + b) * s->H * LL;
-        al_key_classes(s->tok, ids, mask, L, s->classes);
-        al_head_stats_example(maps, s->NL, s->H, L, mask, s->classes, s->C, s->scratch,
-                              s->per_example + (size_t)(c->first + b) * s->NL * s->H * AL_HS_N);
-    }
-    return AL_OK;
-}
-
-static void report_batches(void *user, const char *stage, double fraction) {
-    if (strcmp(stage, "batches") == 0) al_api_progress(user, "head_stats", fraction);
-}
 
 al_status al_op_head_stats(al_op_ctx *ctx, al_error *err) {
     static const char *const known[] = {"op", "model", "task", "task_jsonl", "task_jsonl_name", "tasks_dir", "import",
@@ -86,59 +57,16 @@ al_status al_op_head_stats(al_op_ctx *ctx, al_error *err) {
     char model_hash[65], c_name[64], t_name[64];
     al_model_content_hash(m->model, model_hash);
     al_papa_cache_keys(model_hash, task, &q, c_name, t_name);
-    const al_api_tensor *cached = al_api_find_tensor(ctx->session, c_name);
-    const size_t n_c = (size_t)NL * H * L * L;
-    float *C = NULL;
-    if (!st && !cached) {
-        C = malloc(sizeof(float) * n_c);
-        if (!C) st = al_err(err, AL_ERR_OOM, "head_stats: out of memory for the constant matrices");
-        int n = train.n;
-        if (q.constants_examples > 0 && n > q.constants_examples) n = q.constants_examples;
-        al_forward_params fp = al_forward_default_params();
-        fp.cancel = ctx->params->cancel;
-        fp.pool = ctx->session->pool;
-        fp.skip_pads = 1; /* as the sweep averages them */
-        if (!st) st = al_papa_average_constants(m->model, train.ids, train.mask, train.type_ids, n, L, q.batch_size, &fp, C, err);
-        const int64_t shape[4] = {NL, H, L, L};
-        if (!st) al_papa_cache_put(ctx->session, c_name, 4, shape, C);
-    }
-    stats_state s = {tok, NL, H, cached ? cached->data : C, malloc(sizeof(float) * (size_t)L * L), malloc((size_t)L),
-                     NULL};
+    const float *C = NULL;
+    float *owned = NULL;
+    int reused = 0;
+    if (!st) st = al_heads_constants(ctx, m->model, &q, &train, c_name, &C, &owned, &reused, err);
     const int per = NL * H * AL_HS_N;
-    if (!st) s.per_example = malloc(sizeof(double) * (size_t)val.n * per);
-    al_run_example *ex = !st ? malloc(sizeof *ex * (size_t)val.n) : NULL;
-    if (!st && (!s.scratch || !s.classes || !s.per_example || !ex)) st = al_err(err, AL_ERR_OOM, "head_stats: out of memory");
-    for (int x = 0; !st && x < val.n; x++)
-        ex[x] = (al_run_example){L, val.ids + (size_t)x * L, val.mask + (size_t)x * L, val.type_ids + (size_t)x * L, NULL, NULL};
-    if (!st) {
-        al_batch_run_params p = al_batch_run_default_params();
-        p.outputs = AL_RUN_ATTENTIONS;
-        p.batch_size = q.batch_size;
-        p.progress = ctx->params->progress ? report_batches : NULL;
-        p.progress_user = (void *)ctx->params;
-        p.cancel = ctx->params->cancel;
-        p.who = "head_stats";
-        p.pool = ctx->session->pool;
-        st = al_batch_run(m->model, ex, val.n, &p, stats_chunk, &s, err);
-    }
+    double *mean = malloc(sizeof(double) * (size_t)per), *ci = malloc(sizeof(double) * (size_t)per);
+    if (!st && (!mean || !ci)) st = al_err(err, AL_ERR_OOM, "head_stats: out of memory");
+    if (!st) st = al_heads_stats(ctx, m->model, &val, C, q.batch_size, "head_stats", mean, ci, NULL, err);
     if (!st) {
         al_reply_builder *rb = ctx->rb;
-        double *mean = malloc(sizeof(double) * (size_t)per), *ci = malloc(sizeof(double) * (size_t)per);
-        double *vals = malloc(sizeof(double) * (size_t)val.n);
-        if (!mean || !ci || !vals) st = al_err(err, AL_ERR_OOM, "head_stats: out of memory");
-        /* mean and 95% interval over the examples that have the statistic (the shared statistics module) */
-        for (int k = 0; !st && k < per; k++) {
-            int n = 0;
-            for (int x = 0; x < val.n; x++) {
-                const double v = s.per_example[(size_t)x * per + k];
-                if (!isnan(v)) vals[n++] = v;
-            }
-            al_seed_summary ss;
-            al_error e2;
-            const int ok = n > 0 && !al_metric_summary(vals, n, &ss, &e2);
-            mean[k] = ok ? al_json_canonical(ss.mean) : NAN;
-            ci[k] = ok && ss.has_interval ? al_json_canonical(ss.half_width) : NAN;
-        }
         if (!st) {
             al_rb_str(rb, rb->root, "model", m->id);
             al_rb_str(rb, rb->root, "engine", AL_VERSION);
@@ -161,8 +89,8 @@ al_status al_op_head_stats(al_op_ctx *ctx, al_error *err) {
             al_rb_num(rb, c, "constants_examples", q.constants_examples);
             al_rb_num(rb, rb->root, "n_examples", val.n);
             al_rb_num(rb, rb->root, "n_train", train.n);
-            cJSON *reused = al_rb_add(rb, rb->root, "reused", cJSON_CreateObject());
-            al_rb_bool(rb, reused, "constants", cached != NULL);
+            cJSON *reused_o = al_rb_add(rb, rb->root, "reused", cJSON_CreateObject());
+            al_rb_bool(rb, reused_o, "constants", reused);
             cJSON *so = al_rb_add(rb, rb->root, "stats", cJSON_CreateObject());
             cJSON *co = al_rb_add(rb, rb->root, "ci95", cJSON_CreateObject());
             al_sha256 d;
@@ -184,9 +112,8 @@ al_status al_op_head_stats(al_op_ctx *ctx, al_error *err) {
             al_digest_end(&d, dig);
             al_rb_str(rb, rb->root, "digest", dig);
         }
-        free(mean), free(ci), free(vals);
     }
-    free(ex), free(s.scratch), free(s.classes), free(s.per_example), free(C);
+    free(mean), free(ci), free(owned);
     al_papa_inputs_free(&train);
     al_papa_inputs_free(&val);
     al_task_free(task);

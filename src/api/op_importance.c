@@ -74,7 +74,6 @@ al_status al_op_head_importance(al_op_ctx *ctx, al_error *err) {
     al_papa_inputs train, mlm;
     memset(&train, 0, sizeof train);
     memset(&mlm, 0, sizeof mlm);
-    al_probe *probe = NULL;
     al_head_importance r;
     memset(&r, 0, sizeof r);
     if (!tok) st = al_err(err, AL_ERR_INVALID, "head_importance: model '%s' has no tokenizer files", m->id);
@@ -83,11 +82,8 @@ al_status al_op_head_importance(al_op_ctx *ctx, al_error *err) {
                     cfg->max_position_embeddings - cfg->position_offset);
     if (!st && loss == AL_IMPORTANCE_PROBE) {
         st = al_papa_inputs_build(tok, task, AL_TASK_TRAIN, q.max_train, q.layout, q.L, &train, err);
-        if (!st) st = al_head_importance_probe(m->model, task, &train, &q.probe, q.rank.seed, q.batch_size, q.mem_limit,
-                                               &fp, &probe, err);
-        al_papa_inputs part = train;
-        if (max_examples > 0 && part.n > max_examples) part.n = max_examples;
-        if (!st) st = al_head_importance_measure(m->model, &part, AL_IMPORTANCE_PROBE, probe, &fp, &r, err);
+        if (!st) st = al_head_importance_task(m->model, task, &train, &q.probe, q.rank.seed, q.batch_size, q.mem_limit,
+                                              max_examples, &fp, &r, err);
     } else if (!st) {
         /* the task's training text, masked as the MLM score masks it (docs/papa.md#mlm-score) */
         st = al_papa_mlm_task_examples(tok, task, AL_TASK_TRAIN, max_examples > 0 ? max_examples : -1, q.layout, q.L, 4321,
@@ -136,7 +132,6 @@ al_status al_op_head_importance(al_op_ctx *ctx, al_error *err) {
     }
     free(order), free(scores);
     al_head_importance_free(&r);
-    al_probe_free(probe);
     al_papa_inputs_free(&train);
     al_papa_inputs_free(&mlm);
     al_task_free(task);

@@ -70,18 +70,7 @@ static al_status norm_chunk(void *user, const al_run_chunk *c, al_error *err) {
             const float *v = c->values + ((size_t)l * c->B + b) * H * L * s->dh;
             al_status st = al_norm_attention_layer(s->model, l, x, a, v, mask, L, &o, err);
             if (st) return st;
-            int n = 0;
-            for (int t = 0; t < L; t++) n += mask[t] != 0;
-            for (int h = 0; n && h < H; h++) {
-                double mass = 0.0, vn = 0.0;
-                for (int i = 0; i < L; i++) {
-                    if (!mask[i]) continue;
-                    vn += o.value_norms[(size_t)h * L + i];
-                    for (int j = 0; j < L; j++) mass += o.head_norms[(size_t)h * LL + (size_t)i * L + j];
-                }
-                s->mass[(size_t)l * H + h] += mass / n;
-                s->vmean[(size_t)l * H + h] += vn / n;
-            }
+            al_norm_head_mass(o.head_norms, o.value_norms, mask, L, H, s->mass + (size_t)l * H, s->vmean + (size_t)l * H);
         }
     return AL_OK;
 }

@@ -16,7 +16,7 @@
 #include "../methods/papa_findings.h"
 #include "../methods/papa_sweep.h"
 #include "api_internal.h"
-#include "op_papa.h"
+#include "op_heads.h"
 #include "reply_digest.h"
 
 /* ------------------------------------------------------------ reading the request */
@@ -433,7 +433,7 @@ static al_status reply_results(al_reply_builder *rb, const al_papa_sweep_result 
         for (int l = 0; lam && l < NL; l++) {
             cJSON *row = al_rb_add(rb, lam, NULL, cJSON_CreateArray());
             for (int h = 0; row && h < H; h++)
-                al_rb_add(rb, row, NULL, cJSON_CreateNumber(1.0 / (1.0 + exp(-(double)r->theta[l * H + h]))));
+                al_rb_add(rb, row, NULL, cJSON_CreateNumber(al_heads_lambda(r->theta[l * H + h])));
         }
         al_rb_num(rb, rb->root, "ranking_loss", r->rank_loss);
         cJSON *th = al_rb_add(rb, rb->root, "theta", cJSON_CreateArray());

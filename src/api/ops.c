@@ -40,6 +40,7 @@ static const al_api_op k_ops[] = {
     {"papa", al_op_papa, "PAPA: constant heads by fraction and order, probes per seed, baselines, MLM score", 1},
     {"papa_merge", al_op_papa_merge, "the replies of a sharded papa sweep merged into the unsharded one", 1},
     {"head_importance", al_op_head_importance, "gradient head importance (Michel et al.): |dL/dxi| per head, probe or MLM loss", 1},
+    {"head_agreement", al_op_head_agreement, "whether PAPA's lambda, gradient importance, head statistics and norm mass agree on which heads matter: Spearman matrix and least-important overlaps", 1},
     {"value_zeroing", al_op_value_zeroing, "value zeroing (Mohebbi et al.): per layer, each token's values zeroed, cosine distances", 1},
     {"check_config", al_op_check_config, "whether a config.json is a model this core runs and has the memory for", 1},
 };

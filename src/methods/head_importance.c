@@ -233,3 +233,17 @@ al_status al_head_importance_probe(al_model *model, const al_task *task, const a
     else *out = probe;
     return st;
 }
+
+al_status al_head_importance_task(al_model *model, const al_task *task, const al_papa_inputs *train,
+                                  const al_papa_probe_settings *ps, uint64_t seed, int batch_size, size_t mem_limit,
+                                  int max_examples, const al_forward_params *params, al_head_importance *out,
+                                  al_error *err) {
+    memset(out, 0, sizeof *out);
+    al_probe *probe = NULL;
+    al_status st = al_head_importance_probe(model, task, train, ps, seed, batch_size, mem_limit, params, &probe, err);
+    al_papa_inputs part = *train;
+    if (max_examples > 0 && part.n > max_examples) part.n = max_examples;
+    if (!st) st = al_head_importance_measure(model, &part, AL_IMPORTANCE_PROBE, probe, params, out, err);
+    al_probe_free(probe);
+    return st;
+}

@@ -48,4 +48,12 @@ al_status al_head_importance_probe(al_model *model, const al_task *task, const a
                                    size_t mem_limit, const al_forward_params *params, al_probe **out,
                                    al_error *err);
 
+/* The probe loss's importance as a sweep measures it (docs/importance.md#pruning-curve): the full model's probe
+ * (al_head_importance_probe, seeded with seed), then al_head_importance_measure over the first max_examples
+ * (<= 0: all) examples of train. The head_importance op and the sweep's gradient order both call this. */
+al_status al_head_importance_task(al_model *model, const al_task *task, const al_papa_inputs *train,
+                                  const al_papa_probe_settings *ps, uint64_t seed, int batch_size, size_t mem_limit,
+                                  int max_examples, const al_forward_params *params, al_head_importance *out,
+                                  al_error *err);
+
 #endif

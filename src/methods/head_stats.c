@@ -5,7 +5,7 @@
 #include "../model/head_policy.h"
 #include "measures.h"
 
-const char *const al_head_stat_names[AL_HS_N] = {"entropy", "confidence", "cls", "sep", "first", "punct", "js"};
+const char *const al_head_stat_names[AL_HS_N] = {"entropy", "confidence", "cls", "sep", "first", "punct", "js", "sink"};
 
 /* KL(p || m) terms of the Jensen-Shannon divergence: 0.5 KL(p||m) + 0.5 KL(q||m), m = (p + q) / 2. */
 static double js_row(const float *p, const float *q, const int32_t *mask, int L) {
@@ -44,7 +44,7 @@ void al_head_stats_example(const float *const *attn, int NL, int H, int L, const
             for (int i = 0; i < L; i++) {
                 if (!mask[i]) continue;
                 const float *a = A + (size_t)i * L;
-                double ent = 0.0, mx = 0.0, cls = 0.0, sep = 0.0, punct = 0.0;
+                double ent = 0.0, mx = 0.0, cls = 0.0, sep = 0.0, punct = 0.0, sink = 0.0;
                 for (int j = 0; j < L; j++) {
                     if (!mask[j]) continue;
                     const double v = a[j];
@@ -53,6 +53,7 @@ void al_head_stats_example(const float *const *attn, int NL, int H, int L, const
                     if (classes[j] & AL_KEY_CLS) cls += v;
                     if (classes[j] & AL_KEY_SEP) sep += v;
                     if (classes[j] & AL_KEY_PUNCT) punct += v;
+                    if ((classes[j] & (AL_KEY_CLS | AL_KEY_SEP | AL_KEY_PUNCT)) || j == first) sink += v; /* once per key */
                 }
                 sum[AL_HS_ENTROPY] += ent;
                 sum[AL_HS_CONFIDENCE] += mx;
@@ -60,6 +61,7 @@ void al_head_stats_example(const float *const *attn, int NL, int H, int L, const
                 sum[AL_HS_SEP] += sep;
                 sum[AL_HS_FIRST] += a[first];
                 sum[AL_HS_PUNCT] += punct;
+                sum[AL_HS_SINK] += sink;
                 if (c) {
                     const float *crow = c + (size_t)i * L;
                     double mass = 0.0;

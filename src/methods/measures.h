@@ -35,6 +35,13 @@ al_status al_norm_attention_weights(const float *o_w, const float *o_b, const fl
                                     int H, const float *x, const float *attn, const float *values,
                                     const int32_t *mask, int L, const al_norm_outputs *out, al_error *err);
 
+/* One example's per-head summaries (docs/measures.md, "norm_mass"): head_norms [H, L, L] and value_norms
+ * [H, L] of one layer as al_norm_attention_layer gives them; adds to mass[h] the mean over real queries i of
+ * sum_j head_norms[h, i, j], and to vmean[h] (when not NULL) the mean over real tokens of value_norms[h, j].
+ * An example with no real token adds nothing. */
+void al_norm_head_mass(const float *head_norms, const float *value_norms, const int32_t *mask, int L, int H,
+                       double *mass, double *vmean);
+
 /* ---------------------------------------------------------------- attention rollout */
 
 /* One example: maps[l] points at layer l's [H, L, L] (raw, effective or norm-based attention), mask [L].
@@ -54,9 +61,11 @@ enum {
     AL_HS_FIRST,          /* on the first real position */
     AL_HS_PUNCT,          /* on punctuation keys */
     AL_HS_JS,             /* Jensen-Shannon divergence (nats) from the head's constant row */
+    AL_HS_SINK,           /* total sink mass: on keys that are [CLS], [SEP], the first real position or
+                           * punctuation, each key counted once */
     AL_HS_N
 };
-extern const char *const al_head_stat_names[AL_HS_N]; /* "entropy", "confidence", "cls", "sep", "first", "punct", "js" */
+extern const char *const al_head_stat_names[AL_HS_N]; /* "entropy", "confidence", "cls", "sep", "first", "punct", "js", "sink" */
 
 /* One example's statistics per head: out [NL * H * AL_HS_N] (layer-major, then head, then statistic),
  * each the mean over the example's real query rows (AL_HS_JS over the rows the constant gives mass to;

@@ -144,3 +144,20 @@ al_status al_norm_attention_weights(const float *o_w, const float *o_b, const fl
     free(WT), free(F), free(fn), free(G), free(E), free(ctx), free(u), free(mean);
     return AL_OK;
 }
+
+void al_norm_head_mass(const float *head_norms, const float *value_norms, const int32_t *mask, int L, int H,
+                       double *mass, double *vmean) {
+    const size_t LL = (size_t)L * L;
+    int n = 0;
+    for (int t = 0; t < L; t++) n += mask[t] != 0;
+    for (int h = 0; n && h < H; h++) {
+        double m = 0.0, vn = 0.0;
+        for (int i = 0; i < L; i++) {
+            if (!mask[i]) continue;
+            if (vmean) vn += value_norms[(size_t)h * L + i];
+            for (int j = 0; j < L; j++) m += head_norms[(size_t)h * LL + (size_t)i * L + j];
+        }
+        mass[h] += m / n;
+        if (vmean) vmean[h] += vn / n;
+    }
+}

@@ -270,20 +270,16 @@ static al_status build_orders(sweep_ctx *s, al_error *err) {
             /* the probe's loss, the probe trained on the full model's features with the ranking's seed (as the
              * lambda ranking's probe), the gradient over the first importance_examples training examples */
             const double t0 = now_seconds();
-            al_probe *probe = NULL;
             al_head_importance hi;
-            st = al_head_importance_probe(s->model, s->task, &s->train, &s->req->probe, s->req->rank.seed,
-                                          s->req->batch_size, s->req->mem_limit, &s->fp, &probe, err);
-            al_papa_inputs part = s->train;
-            if (s->req->importance_examples > 0 && part.n > s->req->importance_examples) part.n = s->req->importance_examples;
-            if (!st) st = al_head_importance_measure(s->model, &part, AL_IMPORTANCE_PROBE, probe, &s->fp, &hi, err);
+            st = al_head_importance_task(s->model, s->task, &s->train, &s->req->probe, s->req->rank.seed,
+                                         s->req->batch_size, s->req->mem_limit, s->req->importance_examples, &s->fp,
+                                         &hi, err);
             if (!st) {
                 memcpy(out->importance, hi.normalized, sizeof(double) * (size_t)n);
                 out->importance_raw = hi.raw;
                 hi.raw = NULL;
                 al_head_importance_free(&hi);
             }
-            al_probe_free(probe);
             out->seconds_importance += now_seconds() - t0;
         }
         for (int i = 0; !st && i < n; i++) scores[i] = (float)out->importance[i];

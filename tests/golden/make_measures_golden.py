@@ -11,7 +11,8 @@ computes from that float64 pass, with nothing shared with the C code:
   res_ln_norms    [NL,B,L,L]    ||g_i(sum_h alpha_h[i,j] f_h(x_j) + [i==j] x_i)||, g_i(z) = gamma (z - mean z) / s_i,
                                 s_i the standard deviation (with eps) of the first LayerNorm's input (Kobayashi et al. 2021)
   rollout_raw, rollout_effective, rollout_norm [NL,B,L,L]  attention rollout (Abnar & Zuidema 2020)
-  head_stats      [B,NL,H,7]    entropy, confidence, cls, sep, first, punct, js per example (mean over real queries)
+  head_stats      [B,NL,H,8]    entropy, confidence, cls, sep, first, punct, js, sink per example (mean over real
+                                queries; sink: the mass on the keys that are any of [CLS], [SEP], first, punctuation)
   constants       [NL,H,L,L]    PAPA's masked average of the three examples' attention (the js reference)
 Pads are neither queries nor keys. Stored as float32."""
 import json
@@ -142,7 +143,8 @@ def head_stats(probs, m, C):
     idx = torch.nonzero(m).flatten()
     first, last = int(idx[0]), int(idx[-1])
     NL, H = probs.shape[:2]
-    out = torch.zeros(NL, H, 7)
+    out = torch.zeros(NL, H, 8)
+    sinks = sorted({first, last})
     for l in range(NL):
         for h in range(H):
             a = probs[l, h][idx][:, idx]
@@ -152,7 +154,8 @@ def head_stats(probs, m, C):
             mid = 0.5 * (a + c)
             js = 0.5 * (a * torch.log(a / mid)).sum(-1) + 0.5 * torch.where(c > 0, c * torch.log(c / mid), torch.zeros_like(c)).sum(-1)
             out[l, h] = torch.tensor([ent.mean(), a.max(dim=-1).values.mean(), probs[l, h][idx, first].mean(),
-                                      probs[l, h][idx, last].mean(), probs[l, h][idx, first].mean(), 0.0, js.mean()])
+                                      probs[l, h][idx, last].mean(), probs[l, h][idx, first].mean(), 0.0, js.mean(),
+                                      probs[l, h][idx][:, sinks].sum(dim=-1).mean()])
     return out
 
 

@@ -75,6 +75,14 @@ function gen(seed) {
       metric: pick(['token_accuracy', 'mcc']), labels: ['full', 'average all'], mean: [r(), r()], ci95: [r() / 10, r() / 10],
       mlm: [-r() * 5, null], runs: [[r(), r()], [r(), r()]], lambdas: [[r(), r()], [r(), r()]],
     }),
+    // the importance panel's keys (web/importance_record.js)
+    imp_task: () => pick(['pos', 'agreement', 'order']),
+    imp_result: () => (r() < 0.3 ? null : {
+      v: 1, digest: `sha256:${hex64()}`, ids: ['lambda', 'gradient'], grids: [[[r(), r()]], [[r(), null]]], spearman: [[1, r()], [r(), 1]],
+      k: 1, least: [[[0, 1]], [[0, 0]]], finding: str(80),
+      curve: { v: 1, digest: `sha256:${hex64()}`, engine: '0.1.0', model: `sha256:${hex64()}`, task: `sha256:${hex64()}`,
+               metric: 'token_accuracy', labels: ['full'], mean: [r()], ci95: [r()], mlm: [null], runs: [[r()]], lambdas: [] },
+    }),
   };
   return { r, int, pick, str, special };
 }

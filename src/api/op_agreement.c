@@ -1,0 +1,257 @@
+/* op_agreement.c: the "head_agreement" op: do the measures of which heads matter agree? (docs/agreement.md)
+ *
+ *   {"op": "head_agreement", "model", "task" | "task_jsonl" | "import", papa's settings ("preset", "L",
+ *    "layout", "max_train", "max_validation", "constants_examples", "batch_size", "probe", "ranking",
+ *    "memory_mb"), "max_examples"? (the gradient's training examples, default 1000), "least_k"? (default
+ *    a quarter of the heads, at least 1)}
+ *   -> "measures" [{id, label, higher, least}], "grids" {id: [NL][H]}, "spearman" [M][M] (null where a
+ *      measure is constant), "least" {k, heads {id: [[layer, head], ...]}, overlap [M][M]}, "finding",
+ *      "n_examples", "n_validation", "n_train", "shape", "hashes", "reused", "config", "digest", "seconds".
+ * Every grid is the number the single op gives for the same request: lambda the papa sweep's (its lambda
+ * ranking), gradient head_importance's "importance", the statistics head_stats' means, norm_mass the
+ * norm_attention op's rule over the same validation examples. Nothing is computed here that a module
+ * does not compute: the measures come from op_heads.c and head_importance.c, ranks and correlations from
+ * src/methods/head_agreement.c. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../core/error.h"
+#include "../methods/head_agreement.h"
+#include "../methods/head_importance.h"
+#include "op_heads.h"
+#include "reply_digest.h"
+
+enum { M_LAMBDA, M_GRADIENT, M_JS, M_CONFIDENCE, M_ENTROPY, M_SINK, M_NORM, N_MEASURES };
+
+/* The measures in the reply's order: id, label, what a higher value means, and the direction of importance
+ * (docs/agreement.md, "Which heads each measure calls least important"). */
+static const struct {
+    al_agreement_measure m;
+    const char *label, *higher;
+} k_measures[N_MEASURES] = {
+    {{"lambda", "PAPA's λ", 1}, "PAPA λ", "the head keeps more input-dependent attention after PAPA's ranking"},
+    {{"gradient", "gradient importance", 1}, "Gradient importance", "the task's loss moves more when the head is scaled"},
+    {{"input_dependence", "input dependence", 1}, "Input dependence (JS)", "attention further from the head's PAPA constant"},
+    {{"confidence", "confidence", 1}, "Confidence", "more weight on the single most attended key"},
+    {{"entropy", "entropy", -1}, "Entropy", "attention spread more evenly over the keys"},
+    {{"sink_mass", "sink mass", -1}, "Sink mass", "more attention on [CLS], [SEP], the first token and punctuation"},
+    {{"norm_mass", "norm mass", 1}, "Norm mass", "larger vectors moved into the output (α · ‖f(x)‖ summed over keys)"},
+};
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static cJSON *number_or_null(double v) { return isnan(v) ? cJSON_CreateNull() : cJSON_CreateNumber(v); }
+
+static void head_list(al_reply_builder *rb, cJSON *parent, const char *key, const int *heads, int k, int H) {
+    cJSON *list = al_rb_add(rb, parent, key, cJSON_CreateArray());
+    for (int i = 0; list && i < k; i++) {
+        cJSON *pair = al_rb_add(rb, list, NULL, cJSON_CreateArray());
+        al_rb_add(rb, pair, NULL, cJSON_CreateNumber(heads[i] / H));
+        al_rb_add(rb, pair, NULL, cJSON_CreateNumber(heads[i] % H));
+    }
+}
+
+typedef struct agreement {
+    int NL, H, NH, k;
+    double *grid;  /* [M, NH] */
+    double rho[N_MEASURES * N_MEASURES];
+    int *least;    /* [M, k] */
+    int overlap[N_MEASURES * N_MEASURES];
+    char finding[1024];
+} agreement;
+
+static void compare(agreement *a) {
+    for (int x = 0; x < N_MEASURES; x++)
+        for (int y = 0; y < N_MEASURES; y++)
+            a->rho[x * N_MEASURES + y] = al_json_canonical(al_spearman(a->grid + (size_t)x * a->NH, a->grid + (size_t)y * a->NH, a->NH));
+    for (int x = 0; x < N_MEASURES; x++)
+        al_least_k(a->grid + (size_t)x * a->NH, a->NH, k_measures[x].m.importance_sign > 0, a->k, a->least + (size_t)x * a->k);
+    for (int x = 0; x < N_MEASURES; x++)
+        for (int y = 0; y < N_MEASURES; y++)
+            a->overlap[x * N_MEASURES + y] = al_overlap(a->least + (size_t)x * a->k, a->least + (size_t)y * a->k, a->k);
+    al_agreement_measure ms[N_MEASURES];
+    for (int x = 0; x < N_MEASURES; x++) ms[x] = k_measures[x].m;
+    al_agreement_finding(ms, N_MEASURES, a->rho, a->finding, sizeof a->finding);
+}
+
+static void reply(al_reply_builder *rb, const agreement *a) {
+    const int M = N_MEASURES, NL = a->NL, H = a->H;
+    cJSON *ms = al_rb_add(rb, rb->root, "measures", cJSON_CreateArray());
+    for (int x = 0; ms && x < M; x++) {
+        cJSON *o = al_rb_add(rb, ms, NULL, cJSON_CreateObject());
+        al_rb_str(rb, o, "id", k_measures[x].m.id);
+        al_rb_str(rb, o, "label", k_measures[x].label);
+        al_rb_str(rb, o, "higher", k_measures[x].higher);
+        al_rb_str(rb, o, "least", k_measures[x].m.importance_sign > 0 ? "low" : "high");
+    }
+    cJSON *grids = al_rb_add(rb, rb->root, "grids", cJSON_CreateObject());
+    for (int x = 0; grids && x < M; x++) {
+        cJSON *g = al_rb_add(rb, grids, k_measures[x].m.id, cJSON_CreateArray());
+        for (int l = 0; g && l < NL; l++) {
+            cJSON *row = al_rb_add(rb, g, NULL, cJSON_CreateArray());
+            for (int h = 0; row && h < H; h++) al_rb_add(rb, row, NULL, number_or_null(a->grid[(size_t)x * a->NH + l * H + h]));
+        }
+    }
+    cJSON *sp = al_rb_add(rb, rb->root, "spearman", cJSON_CreateArray());
+    for (int x = 0; sp && x < M; x++) {
+        cJSON *row = al_rb_add(rb, sp, NULL, cJSON_CreateArray());
+        for (int y = 0; row && y < M; y++) al_rb_add(rb, row, NULL, number_or_null(a->rho[x * M + y]));
+    }
+    cJSON *least = al_rb_add(rb, rb->root, "least", cJSON_CreateObject());
+    al_rb_num(rb, least, "k", a->k);
+    cJSON *heads = al_rb_add(rb, least, "heads", cJSON_CreateObject());
+    for (int x = 0; heads && x < M; x++) head_list(rb, heads, k_measures[x].m.id, a->least + (size_t)x * a->k, a->k, H);
+    cJSON *ov = al_rb_add(rb, least, "overlap", cJSON_CreateArray());
+    for (int x = 0; ov && x < M; x++) {
+        cJSON *row = al_rb_add(rb, ov, NULL, cJSON_CreateArray());
+        for (int y = 0; row && y < M; y++) al_rb_add(rb, row, NULL, cJSON_CreateNumber(a->overlap[x * M + y]));
+    }
+    al_rb_str(rb, rb->root, "finding", a->finding);
+    /* the replies' digest rule (reply_digest.h): every grid value, correlation and least-important head */
+    al_sha256 d;
+    char dig[72];
+    al_digest_begin(&d);
+    for (int i = 0; i < M * a->NH; i++) al_digest_line(&d, "grid %.0f %.17g\n", i, a->grid[i]);
+    for (int i = 0; i < M * M; i++) al_digest_line(&d, "rho %.0f %.17g\n", i, a->rho[i]);
+    for (int i = 0; i < M * a->k; i++) al_digest_line(&d, "least %.0f %.17g\n", i, a->least[i]);
+    al_digest_end(&d, dig);
+    al_rb_str(rb, rb->root, "digest", dig);
+}
+
+static void reply_config(al_reply_builder *rb, const al_papa_sweep_request *q, const char *preset, const al_task *task,
+                         int max_examples, int k) {
+    cJSON *c = al_rb_add(rb, rb->root, "config", cJSON_CreateObject());
+    al_rb_str(rb, c, "preset", preset);
+    al_rb_str(rb, c, "task", task->id);
+    al_rb_num(rb, c, "L", q->L);
+    al_rb_str(rb, c, "layout", al_papa_layout_name(q->layout));
+    al_rb_num(rb, c, "max_train", q->max_train);
+    al_rb_num(rb, c, "max_validation", q->max_validation);
+    al_rb_num(rb, c, "constants_examples", q->constants_examples);
+    al_rb_num(rb, c, "max_examples", max_examples);
+    al_rb_num(rb, c, "least_k", k);
+    al_rb_num(rb, c, "batch_size", q->batch_size);
+    cJSON *p = al_rb_add(rb, c, "probe", cJSON_CreateObject());
+    al_rb_num(rb, p, "epochs", q->probe.epochs);
+    al_rb_num(rb, p, "batch_size", q->probe.batch_size);
+    al_rb_num(rb, p, "lr", q->probe.lr);
+    al_rb_num(rb, p, "dropout", task->kind == AL_TASK_TOKEN ? 0.0 : q->probe.dropout);
+    p = al_rb_add(rb, c, "ranking", cJSON_CreateObject());
+    al_rb_num(rb, p, "epochs", q->rank.epochs);
+    al_rb_num(rb, p, "batch_size", q->rank.batch_size);
+    al_rb_num(rb, p, "max_examples", q->rank.max_examples);
+    al_rb_num(rb, p, "lr", q->rank.lr);
+    al_rb_num(rb, p, "shards", q->rank.shards);
+    al_rb_bool(rb, p, "train_mode", q->rank.train_mode);
+    al_rb_num(rb, p, "seed", (double)q->rank.seed);
+}
+
+al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
+    static const char *const known[] = {"op", "model", "task", "task_jsonl", "task_jsonl_name", "tasks_dir", "import",
+                                        "preset", "L", "layout", "max_train", "max_validation", "constants_examples",
+                                        "batch_size", "probe", "ranking", "memory_mb", "max_examples", "least_k", NULL};
+    const al_api_model *m;
+    al_status st = al_req_model(ctx->session, ctx->req, &m, err);
+    if (st) return st;
+    const al_tokenizer *tok = al_model_tokenizer(m->model);
+    if (!tok) return al_err(err, AL_ERR_INVALID, "head_agreement: model '%s' has no tokenizer to read a task with", m->id);
+    const al_config *cfg = al_model_config(m->model);
+    const int NL = cfg->n_layers, H = cfg->n_heads, NH = NL * H, L_max = cfg->max_position_embeddings - cfg->position_offset;
+    al_task *task = NULL;
+    st = al_papa_load_task(ctx->req, ctx->rb, &task, err);
+    if (st) return st;
+    al_papa_sweep_request q;
+    const char *preset = NULL;
+    st = al_papa_read_request(ctx->req, task, &q, &preset, err);
+    int max_examples = q.importance_examples, k = NH / 4 > 1 ? NH / 4 : 1;
+    if (!st) st = al_req_int(ctx->req, "max_examples", "max_examples", 0, max_examples, 0, 1 << 30, &max_examples, err);
+    if (!st) st = al_req_int(ctx->req, "least_k", "least_k", 0, k, 1, NH, &k, err);
+    if (!st && q.L > L_max) st = al_err(err, AL_ERR_INVALID, "request: field 'L' = %d must be in [4, %d] for this model", q.L, L_max);
+    if (st) {
+        al_task_free(task);
+        return st;
+    }
+    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    const double t0 = now_seconds();
+    al_papa_inputs train = {0}, val = {0};
+    st = al_papa_inputs_build(tok, task, AL_TASK_TRAIN, q.max_train, q.layout, q.L, &train, err);
+    if (!st) st = al_papa_inputs_build(tok, task, AL_TASK_VALIDATION, q.max_validation, q.layout, q.L, &val, err);
+    if (!st && val.n < 1) st = al_err(err, AL_ERR_INVALID, "head_agreement: task '%s' has no validation examples", task->id);
+    char model_hash[65], c_name[64], t_name[64];
+    al_model_content_hash(m->model, model_hash);
+    al_papa_cache_keys(model_hash, task, &q, c_name, t_name);
+    agreement a = {NL, H, NH, k, calloc((size_t)N_MEASURES * NH, sizeof(double)), {0}, malloc(sizeof(int) * N_MEASURES * (size_t)k),
+                   {0}, ""};
+    const int per = NH * AL_HS_N;
+    double *mean = malloc(sizeof(double) * (size_t)per), *ci = malloc(sizeof(double) * (size_t)per);
+    double *norm_mass = malloc(sizeof(double) * (size_t)NH);
+    float *theta = malloc(sizeof(float) * (size_t)NH);
+    if (!st && (!a.grid || !a.least || !mean || !ci || !norm_mass || !theta)) st = al_err(err, AL_ERR_OOM, "head_agreement: out of memory");
+    /* 1. PAPA's constants and lambda ranking, shared with papa and head_stats through the session cache */
+    const float *C = NULL;
+    float *owned = NULL;
+    int reused_c = 0, reused_t = 0;
+    if (!st) st = al_heads_constants(ctx, m->model, &q, &train, c_name, &C, &owned, &reused_c, err);
+    if (!st) st = al_heads_theta(ctx, m->model, &q, &train, C, t_name, theta, &reused_t, err);
+    /* 2. gradient importance as the head_importance op measures it (probe loss) */
+    al_head_importance imp;
+    memset(&imp, 0, sizeof imp);
+    if (!st) {
+        al_forward_params fp = al_forward_default_params();
+        fp.progress = ctx->params->progress;
+        fp.progress_user = ctx->params->progress_user;
+        fp.cancel = ctx->params->cancel;
+        fp.pool = ctx->session->pool;
+        st = al_head_importance_task(m->model, task, &train, &q.probe, q.rank.seed, q.batch_size, q.mem_limit,
+                                     max_examples, &fp, &imp, err);
+    }
+    /* 3. head statistics and norm mass over the validation examples, as head_stats reads them */
+    if (!st) st = al_heads_stats(ctx, m->model, &val, C, q.batch_size, "stats", mean, ci, norm_mass, err);
+    if (!st) {
+        for (int i = 0; i < NH; i++) {
+            double *g = a.grid;
+            g[M_LAMBDA * NH + i] = al_json_canonical(al_heads_lambda(theta[i]));
+            g[M_GRADIENT * NH + i] = al_json_canonical(imp.normalized[i]);
+            g[M_JS * NH + i] = mean[(size_t)i * AL_HS_N + AL_HS_JS];
+            g[M_CONFIDENCE * NH + i] = mean[(size_t)i * AL_HS_N + AL_HS_CONFIDENCE];
+            g[M_ENTROPY * NH + i] = mean[(size_t)i * AL_HS_N + AL_HS_ENTROPY];
+            g[M_SINK * NH + i] = mean[(size_t)i * AL_HS_N + AL_HS_SINK];
+            g[M_NORM * NH + i] = norm_mass[i];
+        }
+        compare(&a);
+        al_reply_builder *rb = ctx->rb;
+        al_rb_str(rb, rb->root, "model", m->id);
+        al_rb_str(rb, rb->root, "engine", AL_VERSION);
+        cJSON *dims = al_rb_add(rb, rb->root, "shape", cJSON_CreateObject());
+        al_rb_num(rb, dims, "n_layers", NL);
+        al_rb_num(rb, dims, "n_heads", H);
+        char buf[80];
+        cJSON *hashes = al_rb_add(rb, rb->root, "hashes", cJSON_CreateObject());
+        snprintf(buf, sizeof buf, "sha256:%s", model_hash);
+        al_rb_str(rb, hashes, "model", buf);
+        snprintf(buf, sizeof buf, "sha256:%s", task->hash);
+        al_rb_str(rb, hashes, "task", buf);
+        reply_config(rb, &q, preset, task, max_examples, k);
+        reply(rb, &a);
+        al_rb_num(rb, rb->root, "n_examples", imp.n_examples);
+        al_rb_num(rb, rb->root, "n_validation", val.n);
+        al_rb_num(rb, rb->root, "n_train", train.n);
+        cJSON *reused = al_rb_add(rb, rb->root, "reused", cJSON_CreateObject());
+        al_rb_bool(rb, reused, "constants", reused_c);
+        al_rb_bool(rb, reused, "ranking", reused_t);
+        al_rb_num(rb, rb->root, "seconds", now_seconds() - t0);
+    }
+    al_head_importance_free(&imp);
+    free(a.grid), free(a.least), free(mean), free(ci), free(norm_mass), free(theta), free(owned);
+    al_papa_inputs_free(&train);
+    al_papa_inputs_free(&val);
+    al_task_free(task);
+    return st;
+}

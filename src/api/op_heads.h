@@ -1,0 +1,38 @@
+/* op_heads.h: what the ops that measure heads over a task's examples share (head_stats, head_agreement):
+ * PAPA's averaged constants and learned lambdas through the session cache the papa op fills (so any of them
+ * computes them once per model, task and fields), and the statistics pass over the validation examples.
+ * Not public. */
+#ifndef AL_API_OP_HEADS_H
+#define AL_API_OP_HEADS_H
+
+#include "../methods/measures.h"
+#include "op_papa.h"
+
+/* The averaged constants [NL, H, L, L] of q over the first max_train (or constants_examples) examples of
+ * train: the session's tensor c_name when a request left it, else averaged as a sweep averages them and
+ * left under c_name. *C points at the session's copy or at *owned (the caller frees *owned); *reused
+ * says which. */
+al_status al_heads_constants(const al_op_ctx *ctx, const al_model *model, const al_papa_sweep_request *q,
+                             const al_papa_inputs *train, const char *c_name, const float **C, float **owned,
+                             int *reused, al_error *err);
+
+/* The learned lambda logits theta [NL * H] of PAPA's ranking (docs/papa.md): the session's tensor t_name
+ * (a papa sweep's or an earlier request's) or trained here as the sweep trains them (al_papa_rank on train
+ * with the constants C) and left under t_name in the papa op's form (the logits, then the ranking loss). */
+al_status al_heads_theta(const al_op_ctx *ctx, al_model *model, const al_papa_sweep_request *q,
+                         const al_papa_inputs *train, const float *C, const char *t_name, float *theta,
+                         int *reused, al_error *err);
+
+/* The lambda a logit stands for, as the papa reply gives it: 1 / (1 + exp(-theta)). */
+double al_heads_lambda(float theta);
+
+/* The head statistics over the examples of val (docs/measures.md, "Head statistics over a dataset"): mean
+ * [NL * H * AL_HS_N] the mean over examples (of those that have the statistic; NAN when none) of each
+ * example's statistics, ci [same] its 95% Student-t half-width (NAN with fewer than 2), both canonical
+ * (al_json_canonical). norm_mass [NL * H] (or NULL; then the pass needs attentions only): the mean over the
+ * examples of each example's norm mass (al_norm_head_mass), canonical. Progress: (stage, examples done). */
+al_status al_heads_stats(const al_op_ctx *ctx, const al_model *model, const al_papa_inputs *val, const float *C,
+                         int batch_size, const char *stage, double *mean, double *ci, double *norm_mass,
+                         al_error *err);
+
+#endif
