@@ -7,7 +7,7 @@
 //     the model facts and the embedded-model list name the family;
 //   - the explorer draws every head, and its attention equals the float64 reference's (golden.safetensors)
 //     within 1e-5; effective attention is drawn;
-//   - "explain one head" shows the core's refusal for the family, plainly;
+//   - "explain one head" shows the core's refusal for the family plainly (or its steps, once the core builds them);
 //   - a short PAPA run with orders random gives a result table; ModernBERT's λ ranking shows the core's
 //     refusal and offers random; a DeBERTa-v3 discriminator (no MLM head) says there is no MLM score.
 import { test, before, after } from 'node:test';
@@ -214,7 +214,7 @@ async function explainChecked(p, family) {
   }
 }
 
-test('DeBERTa-v3 from local files (tokenizer.json): the golden\'s attention, effective attention, explain refused, PAPA random', { skip }, async () => {
+test('DeBERTa-v3 from local files (tokenizer.json): the golden\'s attention, effective attention, explain one head, PAPA random', { skip }, async () => {
   const g = goldenOf('deberta_v3');
   const p = await openPage();
   await pickFolder(p, dirs.deberta, ['config.json', 'model.safetensors', 'tokenizer.json']);
@@ -297,7 +297,7 @@ test('a DeBERTa-v3 discriminator (no MLM head): the PAPA panel says there is no 
   await p.context().close();
 });
 
-test('ModernBERT from local files: the golden\'s attention (window 4 at 12 tokens), effective, explain refused, λ refused, random runs', { skip }, async () => {
+test('ModernBERT from local files: the golden\'s attention (window 4 at 12 tokens), effective, explain one head, λ refused, random runs', { skip }, async () => {
   const g = goldenOf('modernbert');
   const p = await openPage();
   await pickFolder(p, dirs.modernbert, ['config.json', 'model.safetensors', 'tokenizer.json']);
