@@ -107,6 +107,7 @@ export function mountComputePanel(panel, ctx) {
       api.last = null;
       exportJson.disabled = true;
     }
+    if (outcome.error) panel.afterError?.(outcome.error, results); // e.g. a way out of a refusal
     return outcome;
   };
 

@@ -6,8 +6,9 @@
 import { FAMILIES } from './engine_tables.js';
 
 export const DEFAULT_HUB = 'https://huggingface.co';
-const TOKENIZER_FILES = ['vocab.txt', 'tokenizer.json', 'vocab.json', 'merges.txt', 'tokenizer_config.json',
-                         'special_tokens_map.json'];
+// spm.model and added_tokens.json: DeBERTa-v2/v3's SentencePiece tokenizer (the core reads both: docs/families.md).
+const TOKENIZER_FILES = ['vocab.txt', 'tokenizer.json', 'spm.model', 'added_tokens.json', 'vocab.json', 'merges.txt',
+                         'tokenizer_config.json', 'special_tokens_map.json'];
 const CACHE_NAME = 'attnlab-models-v1';
 // The files that hold a model's weights, in the order a download tries them: one safetensors file, the
 // PyTorch zip, then a sharded safetensors index (which names its shards).
@@ -228,7 +229,7 @@ export async function readLocalFiles(fileList, onProgress = () => {}, { checkCon
   const byName = new Map(list.map((f) => [f.name.split('/').pop(), f]));
   if (!byName.has('config.json')) {
     throw new ModelSourceError('The files need a config.json (plus model.safetensors or pytorch_model.bin, and a ' +
-                               'tokenizer: vocab.txt, tokenizer.json or vocab.json + merges.txt).');
+                               'tokenizer: vocab.txt, tokenizer.json, spm.model or vocab.json + merges.txt).');
   }
   // config.json first: a model of another family, or too large, is refused before the weights are read.
   const configBytes = await byName.get('config.json').arrayBuffer();

@@ -216,7 +216,12 @@ function mount(ctx) {
       api.count++;
       job.status('');
     }, { label: 'Computing the steps\u2026' });
-    if (r.error) setError(error, `Explaining the head failed: ${r.error.message}`);
+    // A family the step-by-step view does not follow (the core refuses it by name, docs/families.md): its words, plainly.
+    if (r.error) {
+      setError(error, r.error.code === 'unsupported' ? `Not available for this model: ${r.error.message}`
+        : `Explaining the head failed: ${r.error.message}`);
+      if (r.error.code === 'unsupported') body.replaceChildren();
+    }
   };
 
   const setQuery = (q) => setState({ xq: q });

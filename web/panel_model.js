@@ -28,7 +28,7 @@ function showModelInfo(info, source, size) {
 
 // The Embedded select names the embedded model in use, or says that the model in use is not one of
 // them (a model from the Hub or from files), so it never names a model the page is not running.
-function showEmbeddedChoice(source) {
+function showEmbeddedChoice(source, arch) {
   const select = $('embedded-select');
   let none = select.querySelector('option[value=""]');
   if (source.kind === 'embedded') {
@@ -40,7 +40,7 @@ function showEmbeddedChoice(source) {
     none = new Option('', '');
     select.prepend(none);
   }
-  none.textContent = `(none: the model in use is ${source.kind === 'hub' ? 'from the Hugging Face Hub' : 'from local files'})`;
+  none.textContent = `(none: the model in use is a ${arch} ${source.kind === 'hub' ? 'from the Hugging Face Hub' : 'from local files'})`;
   select.value = '';
 }
 
@@ -138,10 +138,12 @@ function mount(ctx) {
     api.modelId = modelId;
     api.source = source;
     api.reply = reply;
-    api.loadedList.push({ modelId, label: describeSource(source), source, layers: reply.config?.num_hidden_layers,
+    // a model from the Hub or from files is named with its family (the engine's arch: bert, deberta-v2, modernbert, ...)
+    const label = source.kind === 'embedded' ? describeSource(source) : `${describeSource(source)} (${reply.arch})`;
+    api.loadedList.push({ modelId, label, source, layers: reply.config?.num_hidden_layers,
                           heads: reply.config?.num_attention_heads });
     showModelInfo(reply, source, size);
-    if (api.embeddedList.length) showEmbeddedChoice(source);
+    if (api.embeddedList.length) showEmbeddedChoice(source, reply.arch);
     $('model-status').textContent = `Loaded ${describeSource(source)} in ${Math.round(performance.now() - started)} ms.`;
     $('run').disabled = false;
     if (!reply.tokenizer) setError($('model-error'), NO_TOKENIZER); // loaded, but it cannot read text

@@ -280,6 +280,19 @@ function mount(ctx) {
       'a probe is trained per seed on the frozen model\u2019s features (docs/papa.md). The sweep runs in the engine\u2019s worker.',
     controls,
     touch: () => (state.papa_result ? { papa_result: null } : null),
+    // The core refuses an order it does not build for the model's family and names the one that runs ("... use
+    // orders random": docs/families.md); the page offers that run in one click.
+    afterError(e, results) {
+      if (e?.code !== 'unsupported' || !/use orders random/.test(e.message ?? '')) return;
+      const button = el('button', { type: 'button', id: 'papa-use-random', text: 'Run with orders random' });
+      button.addEventListener('click', () => {
+        const orders = $('papa-orders');
+        orders.value = 'random';
+        orders.dispatchEvent(new Event('change', { bubbles: true }));
+        $('papa-run').click();
+      });
+      results.append(el('p', { class: 'note' }, button));
+    },
     autoRun: (s) => s.papa_result !== null,
 
     async request(v, c, job) {
@@ -383,6 +396,10 @@ function mount(ctx) {
           figures.charts.mlm = await fractionChart(canvas, { series: mlm, title: 'MLM score vs input-dependent heads', subtitle,
                                                              yTitle: 'mean log-probability of masked tokens' });
         });
+      } else if (r.config?.mlm && !record.stored) {
+        // asked for, but the weights have no MLM head (a DeBERTa-v3 checkpoint is a discriminator): nothing is invented
+        results.append(el('p', { class: 'note', id: 'papa-no-mlm', text: 'There is no MLM score for this model: its weights ' +
+          'have no masked-language-model head (DeBERTa-v3 checkpoints ship the discriminator only), so the MLM column stays empty.' }));
       }
       if (r.lambdas?.length) {
         await figures.add('papa_lambdas', 'The learned \u03bb of every head (sigmoid of its logit): heads with the smallest \u03bb ' +

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { loadEngineTables } from '../../scripts/engine_tables.mjs';
 
 import { checkModelRef, matchFiles, recordFiles, refOf, sha256Hex } from '../../web/model_ref.js';
-import { checkConfig, defaultEmbedded, hasWeights } from '../../web/models.js';
+import { checkConfig, defaultEmbedded, hasWeights, readLocalFiles } from '../../web/models.js';
 
 const bytes = (s) => new TextEncoder().encode(s).buffer;
 const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..', process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
@@ -94,4 +94,14 @@ test('config.json family check before a download: a classic config (no model_typ
   assert.ok(checkConfig(cfg({ ...classic, architectures: ['DistilBertForMaskedLM'] }), 'm'));
   assert.ok(checkConfig(cfg({ ...classic, model_type: 'electra' }), 'm'));
   assert.ok(checkConfig(cfg({ ...classic, model_type: 'modernbert' }), 'm'), 'ModernBERT (docs/families.md)');
+});
+
+test('local files: a DeBERTa-v3 folder gives its spm.model and added_tokens.json to the core, a README stays behind', async () => {
+  const file = (name, text) => new File([text], name);
+  const config = JSON.stringify({ model_type: 'deberta-v2', architectures: ['DebertaV2ForMaskedLM'] });
+  const got = await readLocalFiles([file('config.json', config), file('model.safetensors', 'w'), file('spm.model', 's'),
+                                    file('added_tokens.json', '{"[MASK]": 128000}'), file('README.md', '# card')]);
+  assert.deepEqual(Object.keys(got.files).sort(), ['added_tokens.json', 'config.json', 'model.safetensors', 'spm.model']);
+  // without config.json the message lists spm.model among the tokenizer files
+  await assert.rejects(readLocalFiles([file('spm.model', 's')]), /tokenizer: vocab\.txt, tokenizer\.json, spm\.model or vocab\.json/);
 });
