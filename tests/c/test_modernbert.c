@@ -414,8 +414,21 @@ static void test_train(void) {
     const float *dth = al_train_lambda_grads(ctx);
     CHECK(all_finite(dth, (size_t)NH));
     printf("modernbert training forward vs al_forward %.2e (%s); %d lambda logits against finite differences: "
-           "rel err %.2e (max |dtheta| %.2e, loss %.4f)\n",
-           e_fwd, same_bits ? "the same bits" : "not bit-identical", fd.n_checked, fd.worst, fd.scale, (double)fd.loss);
+           "rel err %.2e (max |dtheta| %.2e, loss %.4f); lambda gradients digest %016llx\n",
+           e_fwd, same_bits ? "the same bits" : "not bit-identical", fd.n_checked, fd.worst, fd.scale, (double)fd.loss,
+           (unsigned long long)digest(dth, (size_t)NH, 14695981039346656037ull));
+
+    /* the encoder's backward alone (no MLM loss, whose cross-entropy uses the C library's exp and log): a fixed
+     * gradient on every hidden state, as the ranking's probe gives. Its digest is printed to compare builds: on
+     * 2026-11-27 native and WebAssembly printed different digests (not yet explained, so not pinned) */
+    float *dh = malloc(sizeof(float) * (size_t)(NL + 1) * n_layer);
+    for (size_t i = 0; dh && i < (size_t)(NL + 1) * n_layer; i++) dh[i] = (float)((int)(i * 7919 % 201) - 100) / 1024.0f;
+    al_train_zero_grads(ctx);
+    CHECK(dh && al_train_forward(ctx, &batch, &err) == AL_OK && al_train_backward(ctx, dh, &err) == AL_OK);
+    CHECK(all_finite(al_train_lambda_grads(ctx), (size_t)NH));
+    printf("modernbert lambda gradients from fixed hidden-state gradients: digest %016llx\n",
+           (unsigned long long)digest(al_train_lambda_grads(ctx), (size_t)NH, 14695981039346656037ull));
+    free(dh);
 done:
     free(C), free(ids), free(mask), free(labels), free(gids);
     golden_close(&g);
