@@ -10,6 +10,9 @@ int al_modernbert_window(const al_config *c, int layer);
 /* Turns the queries and keys of rows [rows, ld] by their positions with the layer's rotary base. */
 void al_modernbert_rotate_qk(const al_config *c, int layer, float *q, float *k, int ld, const int32_t *pos,
                              int rows);
+/* Its backward (the training path): gradients wrt the turned queries and keys -> wrt the unturned ones. */
+void al_modernbert_unrotate_qk(const al_config *c, int layer, float *dq, float *dk, int ld, const int32_t *pos,
+                               int rows);
 /* One head's probabilities [L, L]: softmax of q k^T / sqrt(dh) over the keys that are real (mask) and,
  * window >= 0, within window positions of the query; zeros in a row that has none. */
 void al_modernbert_softmax(const float *q, const float *k, int ld, const float *mask, const int32_t *pos,

@@ -18,10 +18,19 @@ int al_modernbert_window(const al_config *c, int layer) {
     return layer % c->global_attn_every_n_layers == 0 ? -1 : c->local_attention / 2;
 }
 
+static double rope_base(const al_config *c, int layer) {
+    return al_modernbert_window(c, layer) < 0 ? c->global_rope_theta : c->local_rope_theta;
+}
+
 void al_modernbert_rotate_qk(const al_config *c, int layer, float *q, float *k, int ld, const int32_t *pos, int rows) {
-    const double base = al_modernbert_window(c, layer) < 0 ? c->global_rope_theta : c->local_rope_theta;
-    al_rotary_apply(q, ld, pos, rows, c->n_heads, c->head_dim, base);
-    al_rotary_apply(k, ld, pos, rows, c->n_heads, c->head_dim, base);
+    al_rotary_apply(q, ld, pos, rows, c->n_heads, c->head_dim, rope_base(c, layer));
+    al_rotary_apply(k, ld, pos, rows, c->n_heads, c->head_dim, rope_base(c, layer));
+}
+
+void al_modernbert_unrotate_qk(const al_config *c, int layer, float *dq, float *dk, int ld, const int32_t *pos,
+                               int rows) {
+    al_rotary_apply_inverse(dq, ld, pos, rows, c->n_heads, c->head_dim, rope_base(c, layer));
+    al_rotary_apply_inverse(dk, ld, pos, rows, c->n_heads, c->head_dim, rope_base(c, layer));
 }
 
 static int key_allowed(const float *mask, const int32_t *pos, int window, int i, int j) {

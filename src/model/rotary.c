@@ -64,7 +64,9 @@ static void det_cos_sin(double a, double *c, double *s) {
     }
 }
 
-void al_rotary_apply(float *x, int ld, const int32_t *pos, int rows, int n_heads, int dh, double base) {
+/* sign +1 turns by the angle, -1 by its opposite (the transposed rotation): negating sin is exact, so the
+ * forward turn's bits do not depend on which caller asked. */
+static void turn(float *x, int ld, const int32_t *pos, int rows, int n_heads, int dh, double base, float sign) {
     const int half = dh / 2;
     const double log_base = det_log(base);
     for (int i = 0; i < half; i++) {
@@ -72,7 +74,7 @@ void al_rotary_apply(float *x, int ld, const int32_t *pos, int rows, int n_heads
         for (int r = 0; r < rows; r++) {
             double cd, sd;
             det_cos_sin((double)pos[r] * inv_freq, &cd, &sd);
-            const float c = (float)cd, s = (float)sd;
+            const float c = (float)cd, s = sign * (float)sd;
             float *row = x + (size_t)r * (size_t)ld;
             for (int h = 0; h < n_heads; h++) {
                 float *v = row + (size_t)h * dh;
@@ -82,4 +84,12 @@ void al_rotary_apply(float *x, int ld, const int32_t *pos, int rows, int n_heads
             }
         }
     }
+}
+
+void al_rotary_apply(float *x, int ld, const int32_t *pos, int rows, int n_heads, int dh, double base) {
+    turn(x, ld, pos, rows, n_heads, dh, base, 1.0f);
+}
+
+void al_rotary_apply_inverse(float *x, int ld, const int32_t *pos, int rows, int n_heads, int dh, double base) {
+    turn(x, ld, pos, rows, n_heads, dh, base, -1.0f);
 }

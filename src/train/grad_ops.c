@@ -9,17 +9,23 @@
 #include "../kernels/kernels.h"
 #include "../model/head_policy.h"
 
+/* One row's mean and 1/sqrt(var + eps), accumulated in double: the one rule for both entry points below. */
+static void row_stats(const float *xr, int dim, float eps, double *mu, double *rs) {
+    double s = 0.0;
+    for (int i = 0; i < dim; i++) s += xr[i];
+    *mu = s / dim;
+    double v = 0.0;
+    for (int i = 0; i < dim; i++) v += ((double)xr[i] - *mu) * ((double)xr[i] - *mu);
+    *rs = 1.0 / sqrt(v / dim + (double)eps);
+}
+
 void al_tr_layernorm_fwd(const float *x, float *y, int rows, int dim, const float *gamma, const float *beta,
                          float eps, float *mean, float *rstd) {
     for (int r = 0; r < rows; r++) {
         const float *xr = x + (size_t)r * dim;
         float *yr = y + (size_t)r * dim;
-        double s = 0.0;
-        for (int i = 0; i < dim; i++) s += xr[i];
-        const double mu = s / dim;
-        double v = 0.0;
-        for (int i = 0; i < dim; i++) v += ((double)xr[i] - mu) * ((double)xr[i] - mu);
-        const double rs = 1.0 / sqrt(v / dim + (double)eps);
+        double mu, rs;
+        row_stats(xr, dim, eps, &mu, &rs);
         for (int i = 0; i < dim; i++) {
             double t = ((double)xr[i] - mu) * rs;
             if (gamma) t *= gamma[i];
@@ -29,6 +35,17 @@ void al_tr_layernorm_fwd(const float *x, float *y, int rows, int dim, const floa
         mean[r] = (float)mu;
         rstd[r] = (float)rs;
     }
+}
+
+void al_tr_layernorm_kernel_fwd(const float *x, float *y, int rows, int dim, const float *gamma, const float *beta,
+                                float eps, float *mean, float *rstd) {
+    for (int r = 0; r < rows; r++) {
+        double mu, rs;
+        row_stats(x + (size_t)r * dim, dim, eps, &mu, &rs);
+        mean[r] = (float)mu;
+        rstd[r] = (float)rs;
+    }
+    al_layernorm(x, y, rows, dim, gamma, beta, eps); /* after the statistics: y may equal x */
 }
 
 void al_tr_layernorm_bwd(const float *x, const float *mean, const float *rstd, const float *dy, int rows,

@@ -14,6 +14,10 @@
  * backward pass. Row statistics are accumulated in double. y may equal x. */
 void al_tr_layernorm_fwd(const float *x, float *y, int rows, int dim, const float *gamma, const float *beta,
                          float eps, float *mean, float *rstd);
+/* The same statistics, the output by the inference kernel al_layernorm (src/kernels/layernorm.c): a training
+ * forward that must give al_forward's bits (ModernBERT's, src/train/train_modernbert.c). */
+void al_tr_layernorm_kernel_fwd(const float *x, float *y, int rows, int dim, const float *gamma, const float *beta,
+                                float eps, float *mean, float *rstd);
 /* dx = dL/dx from dy = dL/dy (written, not accumulated; dx may equal dy); dgamma and dbeta are
  * accumulated (either may be NULL). x is the forward input with its saved mean and rstd. */
 void al_tr_layernorm_bwd(const float *x, const float *mean, const float *rstd, const float *dy, int rows,

@@ -57,8 +57,9 @@ al_status al_train_ctx_measure(const al_model *model, int max_batch, int max_len
 /* AL_OK when size->total <= budget_bytes; else AL_ERR_OOM with a message naming the size, its parts and
  * what to lower (batch, length, weight_grads, mlm_head). `what` names the request in the message. */
 al_status al_train_check_budget(const char *what, const al_train_size *size, uint64_t budget_bytes, al_error *err);
-/* The training forward and backward compute BERT's post-LayerNorm layers only: "WHAT is not built for FAMILY
- * yet" + instead (may be "") for a model of another layer rule (ModernBERT, docs/families.md). */
+/* The training forward and backward compute BERT's post-LayerNorm layers and ModernBERT's pre-norm GeGLU layers
+ * (the latter, like DeBERTa's attention, for a frozen encoder only): "WHAT is not built for FAMILY yet" +
+ * instead (may be "") for a model of any other layer rule (docs/families.md). */
 al_status al_train_check_family(const al_model *model, const char *what, const char *instead, al_error *err);
 
 /* One workspace sized for batches up to [max_batch, max_len]. The model must outlive the context; its

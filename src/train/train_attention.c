@@ -13,13 +13,17 @@
  *   dPd = dctx_h V_h^T, dV_h = Pd^T dctx_h, dP = dPd * keep / (1 - p),
  *   static: dR = mn_bwd(R, dP); MIX: dtheta += sum(dR (S - C_hat)) lambda (1 - lambda), dS = lambda dR;
  *   dZ = softmax_bwd(S, dS); dQ_h = dZ K_h / sqrt(dh); dK_h = dZ^T Q_h / sqrt(dh).
+ * ModernBERT's rule (al_modernbert_softmax: rotary Q and K, pad and out-of-window keys excluded) leaves S exactly 0
+ * on the excluded keys and on a row with none left, so softmax_bwd gives them a zero gradient as it should.
  */
 #include <math.h>
 #include <string.h>
 
 #include "../kernels/kernels.h"
 #include "../model/deberta.h"
+#include "../model/family.h"
 #include "../model/head_policy.h"
+#include "../model/modernbert.h"
 #include "grad_ops.h"
 #include "train_internal.h"
 
@@ -35,6 +39,11 @@ static void project_positions(al_train_ctx *ctx, int l) {
     al_linear(n, D, D, ctx->rel + at, lw->k_w, lw->k_b, ctx->pos_k + at);
 }
 
+/* ModernBERT's window of layer l (-1 global) as attention.c passes it; -2 for the other score rules. */
+static int rotary_window(const al_config *c, int l) {
+    return al_family_of(c)->scores == AL_SCORES_ROTARY_WINDOW ? al_modernbert_window(c, l) : -2;
+}
+
 void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
     const al_model *m = ctx->model;
     const al_config *c = &m->config;
@@ -47,11 +56,16 @@ void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
     const int is_static = al_head_layer_is_static(layer_pol, H);
     const float p_drop = ctx->opt.training ? ctx->opt.attention_dropout : 0.0f;
 
-    al_linear(rows, D, D, x, lw->q_w, lw->q_b, lc->q);
-    al_linear(rows, D, D, x, lw->k_w, lw->k_b, lc->k);
-    al_linear(rows, D, D, x, lw->v_w, lw->v_b, lc->v);
+    const float *q_w, *k_w, *v_w;
+    al_tr_qkv_weights(lw, D, &q_w, &k_w, &v_w);
+    al_linear(rows, D, D, x, q_w, lw->q_b, lc->q);
+    al_linear(rows, D, D, x, k_w, lw->k_b, lc->k);
+    al_linear(rows, D, D, x, v_w, lw->v_b, lc->v);
     al_tr_dropout_draw(&ctx->rng, lc->attn_keep, (size_t)B * H * LL, p_drop);
     if (ctx->rel) project_positions(ctx, l);
+    /* ModernBERT: q and k are kept turned; the layer's backward turns their gradients back */
+    const int window = rotary_window(c, l);
+    if (window > -2) al_modernbert_rotate_qk(c, l, lc->q, lc->k, D, ctx->pos, rows);
 
     for (int b = 0; b < B; b++) {
         const size_t row0 = (size_t)b * L * D;
@@ -64,6 +78,9 @@ void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
             if (al_head_mode_needs_qk(mode) && ctx->rel)
                 al_deberta_head_probs(c, lc->q + row0 + col, lc->k + row0 + col, ctx->pos_q + col, ctx->pos_k + col,
                                       mb, NULL, ctx->rel_row, L, L, ctx->rel_work, S);
+            else if (al_head_mode_needs_qk(mode) && window > -2)
+                al_modernbert_softmax(lc->q + row0 + col, lc->k + row0 + col, D, mb, ctx->pos + (size_t)b * L, window,
+                                      L, dh, S);
             else if (al_head_mode_needs_qk(mode))
                 al_head_softmax(lc->q + row0 + col, lc->k + row0 + col, D, mb, L, dh, S);
             else

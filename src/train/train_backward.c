@@ -12,6 +12,10 @@ static void scale_by_keep(float *x, const uint8_t *keep, size_t n, float p) { al
 
 /* dy: gradient wrt layer l's output [BL, D]; dx: written with the gradient wrt its input. */
 static void layer_bwd(al_train_ctx *ctx, int l, const float *dy, float *dx) {
+    if (al_family_of(&ctx->model->config)->layers == AL_LAYERS_PRE_LN_GLU) {
+        al_tr_prenorm_layer_bwd(ctx, l, dy, dx); /* train_modernbert.c */
+        return;
+    }
     const al_model *m = ctx->model;
     const al_config *c = &m->config;
     const al_layer_weights *lw = &m->w.layers[l];

@@ -54,6 +54,8 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     const int mlm = has_mlm(ctx);
     const uint64_t M = mlm ? (uint64_t)m->w.mlm_dim : 0, LL = (uint64_t)L * L;
     const uint64_t BHLL = (uint64_t)B * H * LL;
+    const int glu = al_family_of(c)->layers == AL_LAYERS_PRE_LN_GLU; /* ff_pre and d_ff hold input and gate */
+    const uint64_t FF = glu ? 2 * I : I;
     carver cv = {base, 0};
     ctx->ids = take_i32(&cv, BL);
     ctx->types = take_i32(&cv, BL);
@@ -84,7 +86,7 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
         lc->mean1 = take(&cv, BL);
         lc->rstd1 = take(&cv, BL);
         lc->h1 = own ? (shared_h1 = take(&cv, BL * D)) : shared_h1;
-        lc->ff_pre = take(&cv, BL * I);
+        lc->ff_pre = take(&cv, BL * FF);
         lc->ff_act = own ? (shared_ff_act = take(&cv, BL * I)) : shared_ff_act;
         lc->keep2 = take_u8(&cv, BL * D);
         lc->res2 = take(&cv, BL * D);
@@ -109,7 +111,7 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     ctx->dq = take(&cv, BL * D);
     ctx->dk = take(&cv, BL * D);
     ctx->dv = take(&cv, BL * D);
-    ctx->d_ff = take(&cv, BL * I);
+    ctx->d_ff = take(&cv, BL * FF);
     ctx->d_emb = take(&cv, ctx->opt.weight_grads ? BL * E : 0); /* the embeddings' backward only feeds weights */
     ctx->d_head_a = take(&cv, BL * M);
     ctx->d_head_b = take(&cv, BL * M);
@@ -125,13 +127,18 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     ctx->pos_k = rel ? take(&cv, R * D) : NULL;
     ctx->rel_row = rel ? take_i32(&cv, 2 * (uint64_t)L) : NULL;
     ctx->rel_work = rel ? take(&cv, al_deberta_head_scratch(c, L, L)) : NULL;
+    ctx->fin_mean = glu ? take(&cv, BL) : NULL;
+    ctx->fin_rstd = glu ? take(&cv, BL) : NULL;
     ctx->B = B;
     ctx->L = L;
     return cv.used;
 }
 
 al_status al_train_check_family(const al_model *model, const char *what, const char *instead, al_error *err) {
-    if (al_family_of(&model->config)->layers == AL_LAYERS_POST_LN) return AL_OK;
+    /* the layer rules whose training twins exist: BERT's post-LayerNorm layers (train_forward.c, train_backward.c)
+     * and ModernBERT's pre-norm GeGLU layers (train_modernbert.c); a new rule is refused here until it has one */
+    const al_layer_rule rule = al_family_of(&model->config)->layers;
+    if (rule == AL_LAYERS_POST_LN || rule == AL_LAYERS_PRE_LN_GLU) return AL_OK;
     return al_err(err, AL_ERR_UNSUPPORTED, "%s is not built for %s yet%s", what, al_arch_name(model->config.arch),
                   instead ? instead : "");
 }
@@ -141,10 +148,13 @@ static al_status check_request(const al_model *model, int max_batch, int max_len
     if (!model) return al_err(err, AL_ERR_INVALID, "train: model is NULL");
     al_status st = al_train_check_family(model, "training (the training forward and backward)", "", err);
     if (st) return st;
-    /* DeBERTa trains with a frozen encoder only (the lambda ranking): its weight gradients (relative embeddings,
-     * position projections) and a projected embedding's dropout are not built */
+    /* DeBERTa and ModernBERT train with a frozen encoder only (the lambda ranking, probes): DeBERTa's weight
+     * gradients (relative embeddings, position projections) and a projected embedding's dropout, and ModernBERT's
+     * weight gradients (embedding norm, fused QKV, GeGLU, final norm) are not built */
     const al_config *mc = &model->config;
-    if (al_family_of(mc)->scores == AL_SCORES_DISENTANGLED && (o->weight_grads || mc->embedding_size != mc->hidden_size))
+    const int frozen_only = al_family_of(mc)->scores == AL_SCORES_DISENTANGLED ||
+                            al_family_of(mc)->layers == AL_LAYERS_PRE_LN_GLU;
+    if (frozen_only && (o->weight_grads || mc->embedding_size != mc->hidden_size))
         return al_err(err, AL_ERR_UNSUPPORTED,
                       "train: weight gradients (pretraining) are not built for %s yet; only the lambda ranking's "
                       "frozen encoder is",

@@ -46,6 +46,14 @@ static void embed(al_train_ctx *ctx) {
     const al_weights *w = &m->w;
     const int rows = ctx->B * ctx->L, E = c->embedding_size, D = c->hidden_size;
     const float p_drop = ctx->opt.training ? ctx->opt.hidden_dropout : 0.0f;
+    if (al_family_of(c)->positions == AL_POS_ROTARY) {
+        /* ModernBERT's embedding (word row, norm without bias) as the forward pass's; frozen encoder only */
+        const al_batch batch = {ctx->B, ctx->L, ctx->ids, NULL, NULL, NULL};
+        al_fwd_embed(m, &batch, ctx->pos, 0, ctx->B, NULL, ctx->hidden);
+        al_tr_dropout_draw(&ctx->rng, ctx->emb_keep, (size_t)rows * E, p_drop);
+        al_tr_dropout_apply(ctx->hidden, ctx->emb_keep, (size_t)rows * E, p_drop);
+        return;
+    }
     if (al_family_of(c)->positions == AL_POS_RELATIVE) {
         /* DeBERTa's embedding as the forward pass's (its LayerNorm statistics feed only weight gradients, which
          * train_ctx.c refuses for it), then its dropout; E == D there */
@@ -81,6 +89,10 @@ static void add_inplace(float *y, const float *x, size_t n) {
 }
 
 static void layer_fwd(al_train_ctx *ctx, int l) {
+    if (al_family_of(&ctx->model->config)->layers == AL_LAYERS_PRE_LN_GLU) {
+        al_tr_prenorm_layer_fwd(ctx, l); /* train_modernbert.c */
+        return;
+    }
     const al_model *m = ctx->model;
     const al_config *c = &m->config;
     const al_layer_weights *lw = &m->w.layers[l];

@@ -11,7 +11,11 @@
 #include "train.h"
 
 /* What one encoder layer keeps for its backward pass. Its input is ctx->hidden + l * BL * D and its
- * output ctx->hidden + (l + 1) * BL * D. */
+ * output ctx->hidden + (l + 1) * BL * D. The comments give BERT's post-LayerNorm meaning; ModernBERT's pre-norm
+ * layer (train_modernbert.c) uses them as: mean1, rstd1 its attention norm's statistics (of the input);
+ * q, k the rotated projections; res1 = input + attention output, the MLP norm's input, with mean2, rstd2;
+ * h1 that norm's output; ff_pre [BL, 2I] the input and gate halves side by side; ff_act [BL, I] act(u) * g;
+ * res2 = res1 + MLP output (the last layer's final-norm input, statistics in ctx->fin_mean, fin_rstd). */
 typedef struct al_tr_layer_cache {
     float *q, *k, *v;      /* [BL, D]       projections, heads side by side (bias included) */
     float *S;              /* [B, H, L, L]  softmax output of STANDARD and MIX heads */
@@ -81,6 +85,8 @@ struct al_train_ctx {
     float *pos_q, *pos_k;      /* [2 rel_span, D] the current layer's projections of rel */
     int32_t *rel_row;          /* [2 L - 1]     the relative embedding row of each distance */
     float *rel_work;           /* al_deberta_head_scratch floats */
+    /* ModernBERT's final norm after the last layer (train_modernbert.c); NULL in other families */
+    float *fin_mean, *fin_rstd; /* [BL] */
 };
 
 /* Carves the workspace for [B, L] (base NULL: only measures; ctx->layers NULL: layer caches not recorded).
@@ -100,6 +106,19 @@ static inline float *al_tr_grad(const al_train_ctx *ctx, const float *w) {
 void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x);
 /* Backward from d_ctx: writes dq, dk, dv (all heads' columns) and accumulates MIX lambda-logit gradients. */
 void al_tr_attention_bwd(al_train_ctx *ctx, int l);
+
+/* A layer's query, key and value weights [D, D] each, from the fused [3D, D] block when the family has one
+ * (ModernBERT's Wqkv, rows in that order, as src/model/attention.c reads it). */
+static inline void al_tr_qkv_weights(const al_layer_weights *lw, int D, const float **q_w, const float **k_w,
+                                     const float **v_w) {
+    *q_w = lw->q_w, *k_w = lw->k_w, *v_w = lw->v_w;
+    if (lw->qkv_w) *q_w = lw->qkv_w, *k_w = *q_w + (size_t)D * D, *v_w = *k_w + (size_t)D * D;
+}
+
+/* ModernBERT's pre-norm layer (AL_LAYERS_PRE_LN_GLU, train_modernbert.c): forward, and backward from dy
+ * (gradient wrt its output) to dx (wrt its input, written). Frozen encoder only (train_ctx.c). */
+void al_tr_prenorm_layer_fwd(al_train_ctx *ctx, int l);
+void al_tr_prenorm_layer_bwd(al_train_ctx *ctx, int l, const float *dy, float *dx);
 
 /* lambda = sigmoid(theta) as the forward pass uses it. */
 float al_tr_sigmoid(float theta);

@@ -21,6 +21,7 @@
 #include "core/rng.h"
 #include "core/threadpool.h"
 #include "golden_file.h"
+#include "lambda_fd.h"
 #include "read_file.h"
 #include "train/pretrain.h"
 #include "train/train.h"
@@ -233,16 +234,6 @@ done:
     al_model_free(lm);
 }
 
-static double train_loss(al_train_ctx *ctx, const al_batch *batch, const int32_t *labels) {
-    al_error err = {0};
-    float loss = 0.0f;
-    if (al_train_forward(ctx, batch, &err) != AL_OK || al_train_mlm_loss(ctx, labels, &loss, NULL, &err) != AL_OK) {
-        fprintf(stderr, "train: %s\n", err.message);
-        return NAN;
-    }
-    return loss;
-}
-
 /* The lambda ranking's training pass (a frozen encoder): its forward equals al_forward's, and the MIX heads'
  * lambda-logit gradients (through both position terms, the static layer's renormalisation and the MLM loss)
  * match central finite differences. Weight gradients are refused by name. */
@@ -288,40 +279,16 @@ static void test_train(void) {
     }
     size_t n_all = 0;
     float *all = forward_all(m, &batch, inf, NULL, &n_all, NULL, NULL);
-    train_loss(ctx, &batch, labels);
+    lambda_fd_loss(ctx, &batch, labels);
     const size_t n_layer = (size_t)B * L * c->hidden_size;
     const double e_fwd = max_abs_diff(al_train_hidden(ctx, NL), all + (size_t)NL * n_layer, n_layer);
     CHECK_MSG(e_fwd < 1e-5, "training forward differs from al_forward by %.3g", e_fwd);
     free(all);
 
-    al_train_zero_grads(ctx);
-    float loss = 0.0f;
-    CHECK(al_train_forward(ctx, &batch, &err) == AL_OK && al_train_mlm_loss(ctx, labels, &loss, NULL, &err) == AL_OK &&
-          al_train_backward(ctx, NULL, &err) == AL_OK);
-    float dtheta[8];
-    memcpy(dtheta, al_train_lambda_grads(ctx), sizeof dtheta);
-    double scale = 0.0, worst = 0.0;
-    for (int i = 0; i < NH; i++) scale = fmax(scale, fabs(dtheta[i]));
-    for (int i = 0; i < NH; i++) {
-        if (pol[i].mode != AL_HEAD_MIX) {
-            CHECK(dtheta[i] == 0.0f);
-            continue;
-        }
-        float *theta = al_train_lambda_logits(ctx) + i;
-        const float t0 = *theta;
-        *theta = t0 + 5e-2f;
-        const double fp = train_loss(ctx, &batch, labels);
-        *theta = t0 - 5e-2f;
-        const double fm = train_loss(ctx, &batch, labels);
-        *theta = t0;
-        const double fd = (fp - fm) / 1e-1, e = fabs(fd - dtheta[i]) / scale;
-        worst = fmax(worst, e);
-        CHECK_MSG(e < 1e-2, "lambda logit %d: fd %.6g analytic %.6g", i, fd, (double)dtheta[i]);
-    }
-    CHECK(scale > 1e-6);
-    printf("training forward vs al_forward %.2e; 4 lambda logits against finite differences: rel err %.2e "
+    const lambda_fd_result fd = lambda_fd_check(ctx, &batch, labels, pol, NH, 5e-2f);
+    printf("training forward vs al_forward %.2e; %d lambda logits against finite differences: rel err %.2e "
            "(max |dtheta| %.2e, loss %.4f)\n",
-           e_fwd, worst, scale, (double)loss);
+           e_fwd, fd.n_checked, fd.worst, fd.scale, (double)fd.loss);
     free(C), free(ids), free(mask);
     golden_close(&g);
 done:

@@ -8,8 +8,8 @@
 //   - the explorer draws every head, and its attention equals the float64 reference's (golden.safetensors)
 //     within 1e-5; effective attention is drawn;
 //   - "explain one head" shows the core's refusal for the family plainly (or its steps, once the core builds them);
-//   - a short PAPA run with orders random gives a result table; ModernBERT's λ ranking shows the core's
-//     refusal and offers random; a DeBERTa-v3 discriminator (no MLM head) says there is no MLM score.
+//   - a short PAPA run gives a result table (DeBERTa-v3 with orders random; ModernBERT with its λ ranking); a
+//     DeBERTa-v3 discriminator (no MLM head) says there is no MLM score.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -297,7 +297,7 @@ test('a DeBERTa-v3 discriminator (no MLM head): the PAPA panel says there is no 
   await p.context().close();
 });
 
-test('ModernBERT from local files: the golden\'s attention (window 4 at 12 tokens), effective, explain one head, λ refused, random runs', { skip }, async () => {
+test('ModernBERT from local files: the golden\'s attention (window 4 at 12 tokens), effective, explain one head, the λ ranking runs', { skip }, async () => {
   const g = goldenOf('modernbert');
   const p = await openPage();
   await pickFolder(p, dirs.modernbert, ['config.json', 'model.safetensors', 'tokenizer.json']);
@@ -324,19 +324,13 @@ test('ModernBERT from local files: the golden\'s attention (window 4 at 12 token
 
   await explainChecked(p, 'modernbert');
 
+  // ModernBERT's λ ranking runs through the training path (docs/families.md): the λ order gives a table and its λ
   await setControls(p, { ...SMALL, 'papa-orders': 'lambda' });
-  const refused = await runPapa(p);
-  // while the core refuses ModernBERT's λ ranking by name (docs/families.md) the page shows that message and offers random
-  assert.match(refused.error ?? '', /lambda ranking is not built for modernbert yet; use orders random/);
-  // one click sets orders random and runs
-  const runs = await p.evaluate(() => window.attnlab.panels.papa.runs);
-  await p.click('#papa-use-random');
-  await p.waitForFunction((n) => window.attnlab.panels.papa.runs > n && !window.attnlab.panels.papa.job, runs, { timeout: 240000 });
-  assert.equal(await p.inputValue('#papa-orders'), 'random');
-  const r = await p.evaluate(() => {
-    const e = document.getElementById('papa-error');
-    return { error: e.hidden ? null : e.textContent, reply: window.attnlab.panels.papa.last?.reply ?? null };
-  });
+  const r = await runPapa(p);
+  assert.ok(r.reply, `a reply: ${r.error}`);
+  assert.equal(r.reply.lambdas.length, 4);
+  assert.ok(r.reply.lambdas.flat().every((v) => v > 0 && v < 1), 'every λ in (0, 1)');
+  assert.ok(r.reply.lambdas.flat().some((v) => v !== 0.5), 'the ranking moved λ');
   assert.equal(r.error, null, r.error);
   assert.equal(r.reply.shape.n_layers, 4);
   assert.ok(await p.$$eval('#papa-table tbody tr', (rows) => rows.length) >= 3);

@@ -3,7 +3,7 @@
 // vocabulary of 50,368) written here, with the real ModernBERT tokenizer.json copied in at test time (the
 // real files are never part of the repository: ../shared/families or AL_FAMILIES; the test skips without
 // them). `attnlab info` names the family; `attnlab attention` tokenizes as Hugging Face does and its local
-// layers read only within the window.
+// layers read only within the window; `attnlab papa` runs the λ ranking and random orders.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -123,15 +123,13 @@ test('attnlab attention: Hugging Face ids, rows of probabilities, the local wind
   assert.equal(outside, 0, 'a local layer read beyond its window (two positions each side)');
 });
 
-test('attnlab papa: the lambda ranking refuses ModernBERT by name; random orders run (its [PAD] and [MASK] found)', opts, () => {
-  let r = run('papa', modelDir, '--task', 'pos', '--orders', 'lambda', '--preset', 'quick');
-  assert.equal(r.code, 1);
-  assert.match(r.stderr, /lambda ranking is not built for modernbert yet; use orders random/);
-  r = run('papa', modelDir, '--task', 'pos', '--orders', 'random', '--preset', 'quick', '--fractions', '1,0',
-    '--seeds', '1', '--max_train', '40', '--max_validation', '20', '--L', '24', '--baselines', 'false');
+test('attnlab papa: the lambda ranking and random orders run (its [PAD] and [MASK] found)', opts, () => {
+  const r = run('papa', modelDir, '--task', 'pos', '--orders', 'lambda,random', '--preset', 'quick', '--fractions',
+    '1,0.5', '--seeds', '1', '--max_train', '40', '--max_validation', '20', '--L', '24', '--baselines', 'false');
   assert.equal(r.code, 0, r.stderr);
   const reply = JSON.parse(r.stdout);
   assert.deepEqual(reply.shape, { n_layers: NL, n_heads: H });
+  assert.equal(reply.orders.lambda.length, NL * H);
   // the MLM score needs the tokenizer's [MASK] (50284) and the PAPA layout its [PAD] (50283)
   for (const c of reply.configs.filter(x => x.what === 'sweep')) assert.ok(Number.isFinite(c.mlm_score), JSON.stringify(c));
 });

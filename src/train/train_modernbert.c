@@ -1,0 +1,125 @@
+/* train_modernbert.c: ModernBERT's pre-norm layer (AL_LAYERS_PRE_LN_GLU, src/model/modernbert_layer.c) on the
+ * training path, for a frozen encoder (train_ctx.c refuses its weight gradients): the forward keeps what the
+ * lambda-logit and hidden-state gradients need, the backward computes those only.
+ *
+ *   a    = attn_norm(x)                      (layer 0: a = x; the embedding norm precedes it)
+ *   res1 = x + drop(attn(a) Wo^T)            (attention: train_attention.c, rotary and windowed)
+ *   h1   = mlp_norm(res1)
+ *   [u | g] = h1 Wi^T,  f = act(u) * g
+ *   res2 = res1 + drop(f Wo_mlp^T)
+ *   y    = res2, or final_norm(res2) after the last layer
+ *
+ * Backward, from dy: the final norm's, then d res2 reaches res1 directly and through the MLP
+ * (df = d Wo_mlp, du = df g act'(u), dg = df act(u), dh1 = [du | dg] Wi), then the MLP norm's; d res1 reaches x
+ * directly and through the attention (dctx = d Wo, attention backward, the inverse rotation of dq and dk,
+ * da = dq Wq + dk Wk + dv Wv), then the attention norm's. Dropout sits where the BERT path puts it (after
+ * each output projection, before its residual), at the context's rates. The norms' outputs come from the
+ * inference kernel and the projections from the same products, so without dropout every hidden state has
+ * al_forward's bits (tests/c/test_modernbert.c). */
+#include <string.h>
+
+#include "../kernels/kernels.h"
+#include "../model/modernbert.h"
+#include "grad_ops.h"
+#include "train_internal.h"
+
+static void add_inplace(float *y, const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] += x[i];
+}
+
+void al_tr_prenorm_layer_fwd(al_train_ctx *ctx, int l) {
+    const al_model *m = ctx->model;
+    const al_config *c = &m->config;
+    const al_layer_weights *lw = &m->w.layers[l];
+    al_tr_layer_cache *lc = &ctx->layers[l];
+    const int rows = ctx->B * ctx->L, D = c->hidden_size, I = c->intermediate_size;
+    const size_t n = (size_t)rows * D;
+    const float *x = ctx->hidden + (size_t)l * n;
+    float *y = ctx->hidden + (size_t)(l + 1) * n;
+    const float p_drop = ctx->opt.training ? ctx->opt.hidden_dropout : 0.0f;
+    const float eps = c->layer_norm_eps;
+
+    /* h1 is free until the MLP norm: it holds the attention's input */
+    const float *a = x;
+    if (lw->ln_attn_g) {
+        al_tr_layernorm_kernel_fwd(x, lc->h1, rows, D, lw->ln_attn_g, NULL, eps, lc->mean1, lc->rstd1);
+        a = lc->h1;
+    }
+    al_tr_attention_fwd(ctx, l, a);
+    al_linear(rows, D, D, lc->ctx, lw->o_w, NULL, lc->res1);
+    al_tr_dropout_draw(&ctx->rng, lc->keep1, n, p_drop);
+    al_tr_dropout_apply(lc->res1, lc->keep1, n, p_drop);
+    add_inplace(lc->res1, x, n);
+
+    al_tr_layernorm_kernel_fwd(lc->res1, lc->h1, rows, D, lw->ln_ffn_g, NULL, eps, lc->mean2, lc->rstd2);
+    al_linear(rows, 2 * I, D, lc->h1, lw->ff_in_w, NULL, lc->ff_pre);
+    for (int r = 0; r < rows; r++) { /* act(u) * g as modernbert_layer.c computes it */
+        const float *u = lc->ff_pre + (size_t)r * 2 * I, *g = u + I;
+        float *f = lc->ff_act + (size_t)r * I;
+        memcpy(f, u, sizeof(float) * (size_t)I);
+        al_tr_act_fwd(c->act, f, (size_t)I);
+        for (int i = 0; i < I; i++) f[i] *= g[i];
+    }
+    al_linear(rows, D, I, lc->ff_act, lw->ff_out_w, NULL, lc->res2);
+    al_tr_dropout_draw(&ctx->rng, lc->keep2, n, p_drop);
+    al_tr_dropout_apply(lc->res2, lc->keep2, n, p_drop);
+    add_inplace(lc->res2, lc->res1, n);
+    if (l == c->n_layers - 1)
+        al_tr_layernorm_kernel_fwd(lc->res2, y, rows, D, m->w.final_ln_g, NULL, eps, ctx->fin_mean, ctx->fin_rstd);
+    else
+        memcpy(y, lc->res2, sizeof(float) * n);
+}
+
+void al_tr_prenorm_layer_bwd(al_train_ctx *ctx, int l, const float *dy, float *dx) {
+    const al_model *m = ctx->model;
+    const al_config *c = &m->config;
+    const al_layer_weights *lw = &m->w.layers[l];
+    al_tr_layer_cache *lc = &ctx->layers[l];
+    const int rows = ctx->B * ctx->L, D = c->hidden_size, I = c->intermediate_size;
+    const size_t n = (size_t)rows * D;
+    const float *x = ctx->hidden + (size_t)l * n;
+    const float p_drop = ctx->opt.training ? ctx->opt.hidden_dropout : 0.0f;
+    float *d_res = ctx->d_res, *d_branch = ctx->d_h1, *d_ff = ctx->d_ff;
+
+    /* d res2 */
+    if (l == c->n_layers - 1)
+        al_tr_layernorm_bwd(lc->res2, ctx->fin_mean, ctx->fin_rstd, dy, rows, D, m->w.final_ln_g, d_res, NULL, NULL);
+    else
+        memcpy(d_res, dy, sizeof(float) * n);
+
+    /* MLP: df into the gate half of d_ff, then [du | dg] in place; act(u) recomputed into ff_act (the
+     * forward's copy is not kept per layer for a frozen encoder) */
+    memcpy(d_branch, d_res, sizeof(float) * n);
+    al_tr_dropout_apply(d_branch, lc->keep2, n, p_drop);
+    al_gemm_nn(rows, I, D, 1.0f, d_branch, D, lw->ff_out_w, I, d_ff + I, 2 * I, 0);
+    for (int r = 0; r < rows; r++) {
+        const float *u = lc->ff_pre + (size_t)r * 2 * I, *g = u + I;
+        float *du = d_ff + (size_t)r * 2 * I, *dg = du + I, *act_u = lc->ff_act + (size_t)r * I;
+        memcpy(act_u, u, sizeof(float) * (size_t)I);
+        al_tr_act_fwd(c->act, act_u, (size_t)I);
+        for (int i = 0; i < I; i++) {
+            du[i] = dg[i] * g[i];
+            dg[i] *= act_u[i];
+        }
+        al_tr_act_bwd(c->act, u, du, du, (size_t)I);
+    }
+    /* d h1 (in d_branch), the MLP norm's backward, and d res1 = d res2 + that */
+    al_tr_linear_bwd(rows, 2 * I, D, lc->h1, lw->ff_in_w, d_ff, d_branch, 0, NULL, NULL);
+    al_tr_layernorm_bwd(lc->res1, lc->mean2, lc->rstd2, d_branch, rows, D, lw->ln_ffn_g, d_branch, NULL, NULL);
+    add_inplace(d_res, d_branch, n);
+
+    /* attention: d ctx, the heads' backward (dq, dk wrt the turned vectors, turned back), d a into d_branch */
+    memcpy(d_branch, d_res, sizeof(float) * n);
+    al_tr_dropout_apply(d_branch, lc->keep1, n, p_drop);
+    al_tr_linear_bwd(rows, D, D, lc->ctx, lw->o_w, d_branch, ctx->d_ctx, 0, NULL, NULL);
+    al_tr_attention_bwd(ctx, l);
+    al_modernbert_unrotate_qk(c, l, ctx->dq, ctx->dk, D, ctx->pos, rows);
+    const float *q_w, *k_w, *v_w;
+    al_tr_qkv_weights(lw, D, &q_w, &k_w, &v_w);
+    al_tr_linear_bwd(rows, D, D, x, q_w, ctx->dq, d_branch, 0, NULL, NULL);
+    al_tr_linear_bwd(rows, D, D, x, k_w, ctx->dk, d_branch, 1, NULL, NULL);
+    al_tr_linear_bwd(rows, D, D, x, v_w, ctx->dv, d_branch, 1, NULL, NULL);
+    if (lw->ln_attn_g)
+        al_tr_layernorm_bwd(x, lc->mean1, lc->rstd1, d_branch, rows, D, lw->ln_attn_g, d_branch, NULL, NULL);
+    for (size_t i = 0; i < n; i++) dx[i] = d_res[i] + d_branch[i];
+}
