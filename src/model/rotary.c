@@ -2,78 +2,25 @@
  * (x[i], x[i + dh/2]) turns by the angle pos * base^(-2i/dh):
  *   x[i]        <- x[i] cos - x[i + dh/2] sin
  *   x[i + dh/2] <- x[i + dh/2] cos + x[i] sin
- * The angle, its cosine and sine are computed in double by the plain arithmetic below (no libm: its last
- * bit may differ between the native and the WebAssembly C library) and rounded to float once, so every
+ * The angle, its cosine and sine are computed in double by plain arithmetic (src/core/det_math.h, no libm: its
+ * last bit may differ between the native and the WebAssembly C library) and rounded to float once, so every
  * build and thread count turns the vectors by the same bits. */
 #include <math.h>
 #include <stddef.h>
 
+#include "../core/det_math.h"
 #include "rotary.h"
-
-#define LN2 0.693147180559945309417232121458
-
-/* log(x) for x > 0: x = m 2^e with m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s), s = (m - 1) / (m + 1). */
-static double det_log(double x) {
-    int e;
-    double m = frexp(x, &e); /* exact: m in [0.5, 1) */
-    if (m < 0.70710678118654752440) {
-        m *= 2.0;
-        e -= 1;
-    }
-    const double s = (m - 1.0) / (m + 1.0), s2 = s * s;
-    double term = s, sum = 0.0;
-    for (int k = 0; k < 30; k++) { /* |s| < 0.172: s^61 is far below a double's precision */
-        sum += term / (double)(2 * k + 1);
-        term *= s2;
-    }
-    return (double)e * LN2 + 2.0 * sum;
-}
-
-/* exp(x) for x <= 0 as used here (exponents of inverse frequencies): x = k ln2 + r, |r| <= ln2 / 2. */
-static double det_exp(double x) {
-    const double k = floor(x / LN2 + 0.5);
-    const double r = x - k * LN2;
-    double term = 1.0, sum = 1.0;
-    for (int n = 1; n < 25; n++) {
-        term *= r / (double)n;
-        sum += term;
-    }
-    return ldexp(sum, (int)k); /* exact scaling by 2^k */
-}
-
-/* cos and sin of a >= 0: a = k pi/2 + r with pi/2 in three parts (Cody-Waite), exact products for the
- * angles of any position a model holds (k < 2^20); then Taylor series on |r| <= pi/4. */
-static void det_cos_sin(double a, double *c, double *s) {
-    const double pio2_1 = 1.57079632673412561417e+00, pio2_2 = 6.07710050630396597660e-11,
-                 pio2_3 = 2.02226624871116645580e-21;
-    const double k = floor(a / 1.57079632679489661923 + 0.5);
-    const double r = ((a - k * pio2_1) - k * pio2_2) - k * pio2_3;
-    const double r2 = r * r;
-    double ct = 1.0, cs = 1.0, st = r, ss = r;
-    for (int n = 1; n < 14; n++) {
-        ct *= -r2 / (double)((2 * n - 1) * (2 * n));
-        cs += ct;
-        st *= -r2 / (double)((2 * n) * (2 * n + 1));
-        ss += st;
-    }
-    switch ((long long)k & 3) {
-    case 0: *c = cs, *s = ss; break;
-    case 1: *c = -ss, *s = cs; break;
-    case 2: *c = -cs, *s = -ss; break;
-    default: *c = ss, *s = -cs; break;
-    }
-}
 
 /* sign +1 turns by the angle, -1 by its opposite (the transposed rotation): negating sin is exact, so the
  * forward turn's bits do not depend on which caller asked. */
 static void turn(float *x, int ld, const int32_t *pos, int rows, int n_heads, int dh, double base, float sign) {
     const int half = dh / 2;
-    const double log_base = det_log(base);
+    const double log_base = al_det_log(base);
     for (int i = 0; i < half; i++) {
-        const double inv_freq = det_exp(-(double)(2 * i) / (double)dh * log_base);
+        const double inv_freq = al_det_exp(-(double)(2 * i) / (double)dh * log_base);
         for (int r = 0; r < rows; r++) {
             double cd, sd;
-            det_cos_sin((double)pos[r] * inv_freq, &cd, &sd);
+            al_det_cos_sin((double)pos[r] * inv_freq, &cd, &sd);
             const float c = (float)cd, s = sign * (float)sd;
             float *row = x + (size_t)r * (size_t)ld;
             for (int h = 0; h < n_heads; h++) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/det_math.h"
 #include "../core/error.h"
 #include "../kernels/kernels.h"
 #include "../model/deberta.h"
@@ -289,7 +290,7 @@ al_status al_train_set_policies(al_train_ctx *ctx, const al_head_policy *policie
             double lam = policies[i].lambda;
             if (lam < 1e-6) lam = 1e-6;
             if (lam > 1.0 - 1e-6) lam = 1.0 - 1e-6;
-            ctx->theta[i] = (float)log(lam / (1.0 - lam));
+            ctx->theta[i] = (float)al_det_log(lam / (1.0 - lam)); /* the same bits in every build */
         }
     }
     ctx->forward_done = 0;
