@@ -3,7 +3,7 @@
  * sequence, no MLM head), and the cost of constant heads in each family: every head CONSTANT against every
  * head standard. The passes are interleaved round by round (every model and mode once per round), so all
  * see the same machine; each figure is the best of the rounds. Prints one table of times and ratios
- * (docs/speed.md, "Families"). Builds natively and with emscripten (node build/wasm/bench_families.js).
+ * (docs/speed.md, "Families"). Measured natively; the WASM build of it was not run.
  *
  *   bench_families [--rounds N] [--threads N]   (defaults 3 and 1) */
 #include <stdio.h>
