@@ -65,6 +65,11 @@ export function explainData({ reply, tensors }, constantRow, heatmapRow = null) 
     tokens: reply.tokens, scale: reply.scale, rank: reply.rank,
     q: t('query'), keys: t('keys'), values, scores: t('scores'), scaled: t('scaled'),
     maskAdd: t('mask_add'), weights, context, output: t('output'),
+    // the family's score rule (docs/head_steps.md, "DeBERTa and ModernBERT"); older replies are BERT's
+    scoreRule: reply.score_rule ?? 'scaled_dot',
+    terms: tensors.c2c ? { c2c: t('c2c'), c2p: t('c2p'), p2c: t('p2c') } : null,
+    excluded: tensors.excluded ? t('excluded') : null,
+    window: reply.window ?? -1, rotaryBase: reply.rotary_base ?? null,
     effective: t('effective'), invisible,
     weightSum: Array.from(weights.subarray(0, n)).reduce((s, x) => s + x, 0),
     heatmapDiff: heatmapRow ? maxAbsDiff(weights, heatmapRow, n) : null,
@@ -73,6 +78,46 @@ export function explainData({ reply, tensors }, constantRow, heatmapRow = null) 
     invisibleShare: rowSq > 0 ? Math.sqrt(invisibleSq / rowSq) : 0,
     contributions,
   };
+}
+
+// The score columns of the table: DeBERTa's three terms and their sum, else the one dot product.
+export function scoreColumns(d) {
+  if (!d.terms) return [{ head: 'q \u00b7 k', values: d.scores }];
+  return [
+    { head: 'content\u2192content q \u00b7 k', values: d.terms.c2c },
+    { head: 'content\u2192position', values: d.terms.c2p },
+    { head: 'position\u2192content', values: d.terms.p2c },
+    { head: 'sum', values: d.scores },
+  ];
+}
+
+// The mask cell of key j: "excluded" where the rule leaves the key out (DeBERTa's and ModernBERT's pads,
+// ModernBERT's keys outside the window), else the number added (0, or BERT's -10000 on padding).
+export function maskCell(d, j) {
+  if (d.excluded?.[j]) return 'excluded';
+  return d.maskAdd[j] === 0 ? '0' : fmtFixed(d.maskAdd[j], 0);
+}
+
+// What the scale divides by, as the view writes it: sqrt(d), or DeBERTa's sqrt(d x (1 + terms)).
+export function scaleDivisor(d) {
+  const k = Math.round(1 / (d.scale * d.scale * d.dh));
+  return k > 1 ? `\u221a(${d.dh} \u00d7 ${k})` : `\u221a${d.dh}`;
+}
+
+// One sentence on the family's score rule for step 2, or null for the plain dot product.
+export function scoreRuleText(d) {
+  if (d.scoreRule === 'disentangled') {
+    return 'DeBERTa adds three dot products: content to content (q \u00b7 k), content to position (q against the key ' +
+      'projection of the distance between the two tokens) and position to content (k against the query projection of ' +
+      'that distance). The table shows each term and their sum.';
+  }
+  if (d.scoreRule === 'rotary_window') {
+    const where = d.window < 0 ? 'This layer is global: every real token is a key.'
+      : `This layer is local: only keys within ${d.window} positions of the query are read; the others are excluded.`;
+    return `ModernBERT first turns q and every k by their positions (rotary base ${d.rotaryBase}), so the score ` +
+      `depends on how far apart the tokens are; the vectors shown are the turned ones. ${where}`;
+  }
+  return null;
 }
 
 // The corpus average of every head's attention (docs/papa.md "Constant matrices", with ordinary

@@ -5,7 +5,7 @@
 // (caption, column and row headers), and every control is a native button or select.
 import { loadBrownSample } from './dataset.js';
 import { $, el, setError, show } from './dom.js';
-import { CorpusAverage, explainData, fmt, fmtFixed, tokenRef } from './explain_head.js';
+import { CorpusAverage, explainData, fmt, fmtFixed, maskCell, scaleDivisor, scoreColumns, scoreRuleText, tokenRef } from './explain_head.js';
 import { registerPanel } from './panels.js';
 import { onStateChange, setState, state } from './state.js';
 import { headSlice } from './views.js';
@@ -36,7 +36,8 @@ function bar(w, cls = '') {
 const MAX_ROWS = 64; // a longer input lists its largest weights only (and the query), in token order
 
 function table(d) {
-  const head = ['#', 'token', 'q \u00b7 k', '\u00f7 \u221ad', '+ mask', 'weight', 'constant weight', 'effective', 'invisible'];
+  const scoreCols = scoreColumns(d);
+  const head = ['#', 'token', ...scoreCols.map((c) => c.head), '\u00f7 \u221ad', '+ mask', 'weight', 'constant weight', 'effective', 'invisible'];
   const rows = [];
   let shown = [...Array(d.L).keys()];
   if (d.L > MAX_ROWS) {
@@ -49,9 +50,9 @@ function table(d) {
     const tr = el('tr', { class: j === d.query ? 'is-query' : null },
       el('td', { text: String(j) }),
       el('th', { scope: 'row', text: d.tokens[j] ?? '[PAD]' }),
-      el('td', { text: fmtFixed(d.scores[j]) }),
+      ...scoreCols.map((c) => el('td', { text: fmtFixed(c.values[j]) })),
       el('td', { text: fmtFixed(d.scaled[j]) }),
-      el('td', { text: d.maskAdd[j] === 0 ? '0' : fmtFixed(d.maskAdd[j], 0) }),
+      el('td', { text: maskCell(d, j) }),
       el('td', {}, el('span', { text: fmt(d.weights[j]) }), bar(d.weights[j])),
       el('td', {}, el('span', { text: real ? fmt(d.constant[j]) : '0' }), bar(real ? d.constant[j] : 0, 'const')),
       el('td', { text: fmt(d.effective[j]) }),
@@ -91,10 +92,11 @@ function render(d, constantLabel) {
     step('xs-dot', '2. Dot products',
       'Multiply q and each key number by number and add up: a large score means the key matches what the query looks for. ' +
       'The scores are in the column \u201cq \u00b7 k\u201d of the table below, to 4 decimals.',
-      's_j = q \u00b7 k_j = \u03a3 q_n k_j_n'),
+      's_j = q \u00b7 k_j = \u03a3 q_n k_j_n',
+      scoreRuleText(d) ? el('p', { class: 'score-rule', text: scoreRuleText(d) }) : null),
     step('xs-scale', '3. Scaling',
-      `Divide every score by \u221a${d.dh} = ${fmt(1 / d.scale, 6)}, so that scores do not grow just because vectors are long.`,
-      `z_j = s_j / \u221a${d.dh} = s_j \u00d7 ${fmt(d.scale, 6)}`),
+      `Divide every score by ${scaleDivisor(d)} = ${fmt(1 / d.scale, 6)}, so that scores do not grow just because vectors are long.`,
+      `z_j = s_j / ${scaleDivisor(d)} = s_j \u00d7 ${fmt(d.scale, 6)}`),
     step('xs-mask', '4. Mask',
       d.L > d.n
         ? `Padding is not text: ${d.L - d.n} padding positions get \u221210000 added, so their weight becomes 0.`

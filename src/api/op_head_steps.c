@@ -8,13 +8,18 @@
  *      "attention_row" [L] (the same row as the forward's attention output, for comparison),
  *      "context" [dh] (sum of weights x values), "output" [hidden] (W_O's head columns x context),
  *      "effective" [L], "invisible" [L] (weights - effective: times the values gives 0);
- *      JSON: layer, head, query, seq_len, n_tokens, head_dim, hidden_size, scale (1/sqrt(dh)), rank,
- *      tokens, word_ids, type_ids. */
+ *      "excluded" [L] (1 where the rule leaves the key out), "rel_distance" [L] (query - j; DeBERTa: its
+ *      bucket), and for DeBERTa "c2c", "c2p", "p2c" [L] (the three unscaled terms, summing to "scores");
+ *      JSON: layer, head, query, seq_len, n_tokens, head_dim, hidden_size, scale (what scores are
+ *      multiplied by: 1/sqrt(dh), DeBERTa 1/sqrt(dh (1 + terms))), rank, score_rule ("scaled_dot",
+ *      "disentangled", "rotary_window"), for DeBERTa terms (the names of its terms), for ModernBERT
+ *      rotary_base and window (-1 global), truncated, tokens, word_ids, type_ids. docs/head_steps.md. */
 #include <math.h>
 #include <string.h>
 
 #include "../core/error.h"
 #include "../methods/head_steps.h"
+#include "../model/family.h"
 #include "attention_parts.h"
 
 typedef struct steps_job {
@@ -86,8 +91,13 @@ al_status al_op_head_steps(al_op_ctx *ctx, al_error *err) {
         {"weights", L, 0, &job.out.weights},       {"attention_row", L, 0, &job.attention_row},
         {"context", dh, 0, &job.out.context},      {"output", D, 0, &job.out.output},
         {"effective", L, 0, &job.out.effective},   {"invisible", L, 0, &job.out.invisible},
+        {"excluded", L, 0, &job.out.excluded},     {"rel_distance", L, 0, &job.out.rel_bucket},
+        {"c2c", L, 0, &job.out.c2c},               {"c2p", L, 0, &job.out.c2p},
+        {"p2c", L, 0, &job.out.p2c},
     };
-    for (size_t i = 0; !st && i < sizeof t / sizeof t[0]; i++) {
+    const al_score_rule rule = al_family_of(cfg)->scores;
+    const size_t n_tensors = sizeof t / sizeof t[0] - (rule == AL_SCORES_DISENTANGLED ? 0 : 3);
+    for (size_t i = 0; !st && i < n_tensors; i++) {
         const int64_t shape[2] = {t[i].rows, t[i].cols};
         void *data;
         st = al_rb_tensor(rb, t[i].name, "F32", t[i].cols ? 2 : 1, shape, &data, err);
@@ -111,7 +121,20 @@ al_status al_op_head_steps(al_op_ctx *ctx, al_error *err) {
         al_rb_num(rb, rb->root, "n_tokens", n);
         al_rb_num(rb, rb->root, "head_dim", dh);
         al_rb_num(rb, rb->root, "hidden_size", D);
-        al_rb_num(rb, rb->root, "scale", 1.0f / sqrtf((float)dh));
+        al_rb_num(rb, rb->root, "scale", job.out.scale);
+        static const char *const rule_names[] = {"scaled_dot", "disentangled", "rotary_window"};
+        al_rb_str(rb, rb->root, "score_rule", rule_names[rule]);
+        if (rule == AL_SCORES_DISENTANGLED) {
+            cJSON *terms = cJSON_CreateArray();
+            cJSON_AddItemToArray(terms, cJSON_CreateString("c2c"));
+            if (cfg->rel_span && (cfg->pos_att & 1)) cJSON_AddItemToArray(terms, cJSON_CreateString("c2p"));
+            if (cfg->rel_span && (cfg->pos_att & 2)) cJSON_AddItemToArray(terms, cJSON_CreateString("p2c"));
+            al_rb_add(rb, rb->root, "terms", terms);
+        }
+        if (rule == AL_SCORES_ROTARY_WINDOW) {
+            al_rb_num(rb, rb->root, "rotary_base", job.out.rotary_base);
+            al_rb_num(rb, rb->root, "window", job.out.window);
+        }
         al_rb_num(rb, rb->root, "rank", job.out.rank);
         al_rb_bool(rb, rb->root, "truncated", seq->truncated);
         const int32_t *ids = in.from_text ? seq->enc.ids : seq->raw_ids;

@@ -4,6 +4,7 @@
  * step is checked on PyTorch's own hidden states: softmax(q.k/sqrt(d) + mask) must be PyTorch's
  * attention row, the value vectors PyTorch's, and sum(weights x values) the context those give. The
  * op is checked against the "attention" op on the same ids, and every bad field is named. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,10 +147,141 @@ static void check_golden(void) {
     al_model_free(model);
 }
 
+/* DeBERTa-v3 and ModernBERT (tests/golden/deberta_v3, tests/golden/modernbert): every (example, layer, head,
+ * query) of the golden inputs, on the layer inputs attnlab's forward computes. The row must be the forward's
+ * attention row (1e-6) and the float64 reference's (1e-5, the families' attention bound); DeBERTa's three
+ * terms must sum to the score and give the scaled score with the scale 1/sqrt(dh (1 + terms)); ModernBERT's
+ * excluded keys (pads, and beyond the window of a local layer) must be exactly the forward's zeros. */
+static void check_family(const char *dir, int disentangled) {
+    char path[256];
+    al_model *model = NULL;
+    al_error err = {0};
+    CHECK_MSG(al_model_load_dir(dir, &model, &err) == AL_OK, "%s", err.message);
+    golden_file g;
+    snprintf(path, sizeof path, "%s/golden.safetensors", dir);
+    if (!model || !golden_open(&g, path)) {
+        CHECK(0);
+        al_model_free(model);
+        return;
+    }
+    int64_t shape[8] = {0};
+    int32_t *ids = golden_i32(&g, "input_ids");
+    free(golden_f32(&g, "input_ids", NULL, shape));
+    const int B = (int)shape[0], L = (int)shape[1];
+    int32_t *mask = golden_i32(&g, "attention_mask");
+    float *ref_attn = golden_f32(&g, "attentions", NULL, NULL);
+    const al_config *c = al_model_config(model);
+    const int NL = c->n_layers, H = c->n_heads, dh = c->head_dim, D = c->hidden_size;
+    float *hidden = malloc(sizeof(float) * (size_t)(NL + 1) * B * L * D);
+    float *attn = malloc(sizeof(float) * (size_t)NL * B * H * L * L);
+    al_batch batch = {B, L, ids, mask, NULL, NULL};
+    al_forward_outputs fo = {hidden, attn, NULL, NULL};
+    al_forward_params fp = al_forward_default_params();
+    CHECK_MSG(al_forward(model, &batch, &fp, &fo, &err) == AL_OK, "%s", err.message);
+    float *buf = malloc(sizeof(float) * (size_t)(2 * dh + 2 * L * dh + 13 * L + D));
+    al_head_steps_out o = {0};
+    float *p = buf;
+    o.query = p, p += dh;
+    o.keys = p, p += (size_t)L * dh;
+    o.values = p, p += (size_t)L * dh;
+    o.scores = p, p += L;
+    o.scaled = p, p += L;
+    o.mask_add = p, p += L;
+    o.weights = p, p += L;
+    o.effective = p, p += L;
+    o.invisible = p, p += L;
+    o.excluded = p, p += L;
+    o.c2c = p, p += L;
+    o.c2p = p, p += L;
+    o.p2c = p, p += L;
+    o.rel_bucket = p, p += L;
+    o.context = p, p += dh;
+    o.output = p;
+    const int terms = 1 + ((c->pos_att & 1) != 0) + ((c->pos_att & 2) != 0);
+    const double scale = disentangled ? 1.0 / sqrt((double)dh * terms) : 1.0 / sqrt((double)dh);
+    double e_fwd = 0, e_ref = 0, e_sum = 0, e_c2c = 0, e_scaled = 0, e_softmax = 0;
+    int runs = 0, out_of_window = 0, bad_excluded = 0, pos_nonzero = 0;
+    for (int b = 0; ids && mask && ref_attn && b < B; b++) {
+        int n = 0;
+        while (n < L && mask[b * L + n]) n++;
+        for (int l = 0; l < NL; l++)
+            for (int h = 0; h < H; h++)
+                for (int q = 0; q < n; q++) {
+                    const float *x = hidden + ((size_t)l * B + b) * L * D;
+                    al_status st = al_head_steps(model, l, h, q, x, mask + b * L, L, &o, &err);
+                    CHECK_MSG(st == AL_OK, "%s", err.message);
+                    if (st) continue;
+                    runs++;
+                    const size_t at = ((((size_t)l * B + b) * H + h) * L + q) * L;
+                    CHECK(fabs(o.scale - scale) <= 1e-7);
+                    const int window = disentangled ? -1 : (l % 3 == 0 ? -1 : 2); /* config: every 3, local 4 */
+                    if (!disentangled) {
+                        CHECK(o.window == window);
+                        CHECK(o.rotary_base == (window < 0 ? 160000.0 : 10000.0));
+                    }
+                    double mx = -1e30, sum = 0.0;
+                    for (int j = 0; j < L; j++)
+                        if (!o.excluded[j]) mx = fmax(mx, (double)o.scaled[j]);
+                    for (int j = 0; j < L; j++)
+                        if (!o.excluded[j]) sum += exp((double)o.scaled[j] - mx);
+                    for (int j = 0; j < L; j++) {
+                        e_fwd = fmax(e_fwd, fabs(o.weights[j] - attn[at + j]));
+                        e_ref = fmax(e_ref, fabs(o.weights[j] - ref_attn[at + j]));
+                        const int want_ex = j >= n || (window >= 0 && abs(q - j) > window);
+                        if (j < n && want_ex) out_of_window++;
+                        if (o.excluded[j] != (float)want_ex || (want_ex && (o.weights[j] != 0.0f || o.mask_add[j] != -FLT_MAX)) ||
+                            (!want_ex && o.mask_add[j] != 0.0f))
+                            bad_excluded++;
+                        if (!want_ex) e_softmax = fmax(e_softmax, fabs(o.weights[j] - exp((double)o.scaled[j] - mx) / sum));
+                        /* float sums against exact ones, in units of their float rounding bound: a sum of
+                         * n products is within n eps sum|terms| of the exact one */
+                        double dot = 0.0, abs_dot = 0.0;
+                        for (int i = 0; i < dh; i++) {
+                            dot += (double)o.query[i] * o.keys[(size_t)j * dh + i];
+                            abs_dot += fabs((double)o.query[i] * o.keys[(size_t)j * dh + i]);
+                        }
+                        const double dot_bound = dh * FLT_EPSILON * abs_dot + 1e-30;
+                        if (disentangled) {
+                            const double total = (double)o.c2c[j] + o.c2p[j] + o.p2c[j];
+                            const double abs_terms = fabs(o.c2c[j]) + fabs(o.c2p[j]) + fabs(o.p2c[j]) + 1e-30;
+                            e_sum = fmax(e_sum, fabs(o.scores[j] - total) / (2 * FLT_EPSILON * abs_terms));
+                            e_c2c = fmax(e_c2c, fabs(o.c2c[j] - dot) / dot_bound);
+                            e_scaled = fmax(e_scaled, fabs(o.scaled[j] - total * scale) / (4 * FLT_EPSILON * abs_terms * scale));
+                            if (o.c2p[j] != 0.0f && o.p2c[j] != 0.0f) pos_nonzero++;
+                        } else {
+                            e_c2c = fmax(e_c2c, fabs(o.scores[j] - dot) / dot_bound);
+                            e_scaled = fmax(e_scaled, fabs(o.scaled[j] - dot * scale) / (2 * dot_bound * scale));
+                        }
+                    }
+                }
+    }
+    printf("head_steps %s over %d (example, layer, head, query): vs forward %.2e, vs float64 reference %.2e, "
+           "softmax %.2e; in units of their float rounding bounds: terms sum %.2f, q.k %.2f, scaled %.2f; %d real keys outside a window, %d rows with "
+           "both position terms nonzero\n",
+           dir, runs, e_fwd, e_ref, e_softmax, e_sum, e_c2c, e_scaled, out_of_window, pos_nonzero);
+    CHECK(runs == NL * H * (disentangled ? 24 + 17 + 6 : 12 + 7 + 3));
+    CHECK_MSG(e_fwd <= 1e-6, "vs forward %.3g", e_fwd);
+    CHECK_MSG(e_ref <= 1e-5, "vs reference %.3g", e_ref);
+    CHECK_MSG(e_softmax <= 1e-6, "softmax %.3g", e_softmax);
+    CHECK_MSG(e_sum <= 1 && e_c2c <= 1 && e_scaled <= 1, "sum %.3g c2c %.3g scaled %.3g", e_sum, e_c2c, e_scaled);
+    CHECK_MSG(bad_excluded == 0, "%d keys with a wrong exclusion", bad_excluded);
+    if (disentangled) CHECK(pos_nonzero > 0 && c->pos_att == 3);
+    else CHECK(out_of_window > 0); /* the local window is shorter than the text */
+    free(buf), free(hidden), free(attn), free(ids), free(mask), free(ref_attn);
+    golden_close(&g);
+    al_model_free(model);
+}
+
 static cJSON *run(al_session *s, const char *request, al_status expect, al_reply *reply) {
     al_status st = al_session_run(s, request, NULL, reply);
     CHECK_MSG(st == expect, "%s -> %s: %s", request, al_status_name(st), reply->json ? reply->json : "");
     return reply->json ? cJSON_Parse(reply->json) : NULL;
+}
+
+static const float *find_tensor(const al_reply *r, const char *name) {
+    for (int i = 0; i < r->n_tensors; i++)
+        if (strcmp(r->tensors[i].name, name) == 0) return r->tensors[i].data;
+    return NULL;
 }
 
 static const float *tensor(const al_reply *r, const char *name, int64_t numel) {
@@ -191,6 +323,11 @@ static void check_op(al_session *s) {
     const float *weights = tensor(&rs, "weights", L), *row = tensor(&rs, "attention_row", L);
     const float *values = tensor(&rs, "values", L * dh), *mask_add = tensor(&rs, "mask_add", L);
     const float *context = tensor(&rs, "context", dh);
+    /* BERT's reply keeps its fields and adds the rule's name, no DeBERTa terms, nothing excluded */
+    CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(js, "score_rule")), "scaled_dot") == 0);
+    CHECK(!find_tensor(&rs, "c2c") && !cJSON_GetObjectItem(js, "terms") && !cJSON_GetObjectItem(js, "window"));
+    const float *excluded = tensor(&rs, "excluded", L);
+    for (int j = 0; excluded && j < L; j++) CHECK(excluded[j] == 0.0f);
     CHECK(tensor(&rs, "output", 32) && tensor(&rs, "keys", L * dh) && tensor(&rs, "query", dh));
     CHECK(cJSON_GetObjectItem(js, "n_tokens")->valueint == 9 && cJSON_GetObjectItem(js, "seq_len")->valueint == 12);
     CHECK(fabs(cJSON_GetObjectItem(js, "scale")->valuedouble - 1.0 / sqrt(8.0)) < 1e-7);
@@ -227,6 +364,55 @@ static void check_op(al_session *s) {
     expect_error(s, "{\"op\":\"head_steps\",\"model\":\"g\",\"input_ids\":[2,5,3],\"layer\":\"x\",\"head\":0,\"query\":0}", "'layer'");
 }
 
+/* The op on a DeBERTa or ModernBERT model: its row is the attention op's, and the reply names the score rule
+ * with its fields (DeBERTa: the terms and their tensors; ModernBERT: the rotary base and window). */
+static void check_family_op(al_session *s, const char *id, int disentangled, int layer) {
+    const char *ids = "[1,10,20,30,40,50,60,70,2]";
+    const int L = 12, H = 4, q = 6;
+    char req[512];
+    al_reply ra, rs;
+    snprintf(req, sizeof req, "{\"op\":\"attention\",\"model\":\"%s\",\"input_ids\":[%s],\"pad_to\":12,"
+             "\"outputs\":[\"attentions\"]}", id, ids);
+    cJSON *ja = run(s, req, AL_OK, &ra);
+    snprintf(req, sizeof req, "{\"op\":\"head_steps\",\"model\":\"%s\",\"input_ids\":[%s],\"pad_to\":12,"
+             "\"layer\":%d,\"head\":1,\"query\":%d}", id, ids, layer, q);
+    cJSON *js = run(s, req, AL_OK, &rs);
+    const float *att = find_tensor(&ra, "attentions"), *row = find_tensor(&rs, "attention_row");
+    const float *weights = find_tensor(&rs, "weights"), *excluded = find_tensor(&rs, "excluded");
+    const float *scores = find_tensor(&rs, "scores"), *c2c = find_tensor(&rs, "c2c"), *c2p = find_tensor(&rs, "c2p");
+    const float *p2c = find_tensor(&rs, "p2c");
+    CHECK(att && row && weights && excluded && scores && find_tensor(&rs, "rel_distance"));
+    const char *rule = cJSON_GetStringValue(cJSON_GetObjectItem(js, "score_rule"));
+    CHECK(rule && strcmp(rule, disentangled ? "disentangled" : "rotary_window") == 0);
+    if (disentangled) {
+        const cJSON *terms = cJSON_GetObjectItem(js, "terms");
+        CHECK(c2c && c2p && p2c && cJSON_GetArraySize(terms) == 3);
+        CHECK(fabs(cJSON_GetObjectItem(js, "scale")->valuedouble - 1.0 / sqrt(24.0)) < 1e-7);
+    } else {
+        CHECK(!c2c && !c2p && !p2c);
+        CHECK(cJSON_GetObjectItem(js, "window")->valueint == 2);
+        CHECK(cJSON_GetObjectItem(js, "rotary_base")->valuedouble == 10000.0);
+    }
+    if (att && row && weights && excluded && scores) {
+        const float *want = att + (((size_t)layer * H + 1) * L + q) * L;
+        double e_row = 0, e_w = 0, e_sum = 0;
+        int n_excluded = 0;
+        for (int j = 0; j < L; j++) {
+            e_row = fmax(e_row, fabs(row[j] - want[j]));
+            e_w = fmax(e_w, fabs(weights[j] - want[j]));
+            if (c2c && c2p && p2c) e_sum = fmax(e_sum, fabs((double)c2c[j] + c2p[j] + p2c[j] - scores[j]));
+            n_excluded += excluded[j] != 0.0f;
+        }
+        printf("head_steps op (%s) vs attention op: row %.2e, weights %.2e, terms sum %.2e, %d keys excluded\n",
+               id, e_row, e_w, e_sum, n_excluded);
+        CHECK(e_row == 0.0 && e_w <= 1e-6 && e_sum <= 1e-5);
+        /* the 3 pads, and in ModernBERT's local layer 1 the real keys more than 2 from query 6: 0..3 */
+        CHECK(n_excluded == (disentangled ? 3 : 3 + 4));
+    }
+    cJSON_Delete(ja), cJSON_Delete(js);
+    al_reply_free(&ra), al_reply_free(&rs);
+}
+
 int main(void) {
     struct stat st;
     if (stat(MODEL_DIR "/model.safetensors", &st) != 0) SKIP_TEST(MODEL_DIR " is absent");
@@ -237,6 +423,15 @@ int main(void) {
     CHECK(al_fileset_add_dir(fs, MODEL_DIR, &err) == AL_OK);
     CHECK(al_session_add_model(s, "g", fs, &err) == AL_OK);
     check_op(s);
+    check_family("tests/golden/deberta_v3", 1);
+    check_family("tests/golden/modernbert", 0);
+    al_fileset *fs_d = al_fileset_new(), *fs_m = al_fileset_new();
+    CHECK(al_fileset_add_dir(fs_d, "tests/golden/deberta_v3", &err) == AL_OK);
+    CHECK(al_fileset_add_dir(fs_m, "tests/golden/modernbert", &err) == AL_OK);
+    CHECK(al_session_add_model(s, "d", fs_d, &err) == AL_OK);
+    CHECK(al_session_add_model(s, "m", fs_m, &err) == AL_OK);
+    check_family_op(s, "d", 1, 1);
+    check_family_op(s, "m", 0, 1);
     al_session_free(s);
     return check_summary("head_steps");
 }

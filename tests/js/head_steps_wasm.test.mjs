@@ -2,7 +2,8 @@
 // page's "Explain one head" view calls it: its numbers against the same module's attention op
 // (softmax(q.k / sqrt(d) + mask) must be the attention row, sum(weights x values) the context), its
 // steps against each other, and the native CLI's reply bit for bit on the golden BERT (3 layers,
-// 4 heads of dimension 8). Fields it refuses are named.
+// 4 heads of dimension 8); DeBERTa-v3's score terms and ModernBERT's windowed rows on their goldens, with
+// the teaching view's columns (web/explain_head.js). Fields it refuses are named.
 //   AL_WASM_DIR (default build/wasm), AL_BUILD_DIR (default build/native)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -111,3 +112,66 @@ test('head_steps names the field at fault', { skip: missing ?? false }, () => {
     assert.ok(r.reply.error.message.includes(needle), `${JSON.stringify(fields)}: ${r.reply.error.message}`);
   }
 });
+
+// DeBERTa-v3 and ModernBERT (tests/golden/deberta_v3, tests/golden/modernbert): the row is the attention op's,
+// DeBERTa's three terms sum to the score, ModernBERT's excluded keys weigh 0, WASM and native agree bit for bit,
+// and the page's teaching view (web/explain_head.js) shows the terms and the excluded keys from this reply.
+const FAMILIES = [
+  { id: 'deberta_v3', rule: 'disentangled', layer: 1 },
+  { id: 'modernbert', rule: 'rotary_window', layer: 1 },
+];
+const FAMILY_IDS = [1, 10, 20, 30, 40, 50, 60, 70, 2];
+for (const f of FAMILIES) {
+  const dir = path.join(root, 'tests/golden', f.id);
+  const skipFamily = missing ?? (!existsSync(path.join(dir, 'model.safetensors')) && `no ${dir}`);
+  test(`head_steps on ${f.id}: the forward's row, each score term, WASM = native bit for bit`, { skip: skipFamily }, async () => {
+    const { explainData, maskCell, scoreColumns, scaleDivisor } = await import('../../web/explain_head.js');
+    api.addModel(f.id, {
+      'config.json': new Uint8Array(readFileSync(path.join(dir, 'config.json'))),
+      'model.safetensors': new Uint8Array(readFileSync(path.join(dir, 'model.safetensors'))),
+    });
+    const L = 12;
+    const H = 4;
+    const query = 6;
+    const att = api.run({ op: 'attention', model: f.id, input_ids: FAMILY_IDS, pad_to: L, outputs: ['attentions'] });
+    assert.equal(att.status, 0, JSON.stringify(att.reply));
+    const request = { op: 'head_steps', model: f.id, input_ids: FAMILY_IDS, pad_to: L, layer: f.layer, head: 2, query };
+    const r = api.run(request);
+    assert.equal(r.status, 0, JSON.stringify(r.reply));
+    assert.equal(r.reply.score_rule, f.rule);
+    const t = Object.fromEntries(Object.entries(r.tensors).map(([k, v]) => [k, Array.from(v.data)]));
+    const off = ((f.layer * H + 2) * L + query) * L;
+    const row = Array.from(att.tensors.attentions.data.subarray(off, off + L));
+    assert.ok(maxDiff(t.weights, row) <= 1e-6 && maxDiff(t.attention_row, row) === 0);
+    const excludedWant = Array.from({ length: L }, (_, j) => (j >= 9 || (f.rule === 'rotary_window' && Math.abs(j - query) > 2) ? 1 : 0));
+    assert.deepEqual(t.excluded, excludedWant);
+    for (let j = 0; j < L; j++) if (excludedWant[j]) assert.equal(t.weights[j], 0);
+    const d = explainData(r, null);
+    const cols = scoreColumns(d).map((c) => c.head);
+    if (f.rule === 'disentangled') {
+      assert.deepEqual(r.reply.terms, ['c2c', 'c2p', 'p2c']);
+      for (let j = 0; j < L; j++) {
+        const sum = t.c2c[j] + t.c2p[j] + t.p2c[j];
+        assert.ok(Math.abs(sum - t.scores[j]) <= 1e-6 * (1 + Math.abs(sum)), `key ${j}: ${sum} vs ${t.scores[j]}`);
+      }
+      assert.equal(cols.length, 4);
+      assert.equal(scaleDivisor(d), '\u221a(8 \u00d7 3)');
+    } else {
+      assert.equal(r.reply.window, 2);
+      assert.equal(r.reply.rotary_base, 10000);
+      assert.equal(t.c2c, undefined);
+      assert.deepEqual(cols, ['q \u00b7 k']);
+      assert.equal(scaleDivisor(d), '\u221a8');
+    }
+    assert.equal(maskCell(d, 10), 'excluded');
+    assert.equal(maskCell(d, query), '0');
+    if (!existsSync(cli)) return;
+    const req = path.join(work, `req_${f.id}.json`);
+    const out = path.join(work, `out_${f.id}.safetensors`);
+    writeFileSync(req, JSON.stringify({ ...request, model_dir: dir }));
+    const reply = JSON.parse(execFileSync(cli, ['run', req, '--out', out], { encoding: 'utf8' }));
+    const native = parseSafetensors(new Uint8Array(readFileSync(out))).tensors;
+    assert.deepEqual({ ...r.reply, model: null }, { ...reply, model: null });
+    for (const [name, v] of Object.entries(r.tensors)) assert.deepEqual(Array.from(v.data), Array.from(native[name].data), name);
+  });
+}
