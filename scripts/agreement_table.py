@@ -7,7 +7,11 @@ important heads, and the reply's own finding. With --summary: one row per reply,
 other measure read in the direction of importance (docs/agreement.md, "The finding"), and the strongest
 agreement among the other measures.
 
-Usage: /usr/bin/python3 scripts/agreement_table.py REPLY.json [REPLY2.json ...] [--summary]"""
+With --card README.md (one model's replies): writes the card's "Which heads matter" section into that model
+card, before "## Limits" (replacing the section if it is there), with --note FILE's Markdown at its end;
+scripts/model_card.py --agreement DIR writes the same section when it writes a whole card.
+
+Usage: /usr/bin/python3 scripts/agreement_table.py REPLY.json [REPLY2.json ...] [--summary | --card README.md [--note FILE]]"""
 import argparse
 import json
 import sys
@@ -35,7 +39,7 @@ def sign(m):
 def reply_tables(r):
     ids = [m["id"] for m in r["measures"]]
     c = r["config"]
-    out = ["#### %s, task `%s`" % (r["model"].rstrip("/").split("/")[-1], c["task"]), "",
+    out = ["### %s, task `%s`" % (r["model"].rstrip("/").split("/")[-1], c["task"]), "",
            "%d heads; λ, constants and probe from %d training examples (gradient over %d), statistics and norm "
            "mass over %d validation examples, L = %d." % (r["shape"]["n_layers"] * r["shape"]["n_heads"], r["n_train"],
                                                           r["n_examples"], r["n_validation"], c["L"]), ""]
@@ -82,12 +86,52 @@ def summary(replies):
     return out
 
 
+def card_section(replies, note=None):
+    """The model card's section, as lines: what was run, one line per task of lambda against the others, the
+    tables of each task, the note."""
+    c = replies[0]["config"]
+    out = ["## Which heads matter", "",
+           "Whether PAPA's learned λ, gradient importance, input dependence, confidence, entropy, sink mass and norm",
+           "mass agree on which heads matter (docs/agreement.md): `scripts/agreement_models.sh` runs",
+           "`attnlab agreement MODEL --task TASK --max-train %d --max-validation %d --max-examples %d` (quick preset,"
+           % (c["max_train"], c["max_validation"], c["max_examples"]),
+           "one thread) per built-in task; Spearman's ρ over all heads, and how many of each measure's least",
+           "important heads two measures share.", ""]
+    out += summary(replies) + [""]
+    for r in replies:
+        out += reply_tables(r)
+    if note:
+        with open(note) as f:
+            out += [f.read().strip(), ""]
+    return out
+
+
+def write_card(path, lines):
+    with open(path) as f:
+        text = f.read()
+    section = "\n".join(lines).rstrip() + "\n\n"
+    start = text.find("## Which heads matter")
+    if start >= 0:
+        end = text.find("\n## ", start + 1)
+        text = text[:start] + section + (text[end + 1:] if end >= 0 else "")
+    else:
+        at = text.find("## Limits")
+        text = text[:at] + section + text[at:] if at >= 0 else text.rstrip() + "\n\n" + section
+    with open(path, "w") as f:
+        f.write(text)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("replies", nargs="+")
     ap.add_argument("--summary", action="store_true")
+    ap.add_argument("--card", default=None)
+    ap.add_argument("--note", default=None)
     a = ap.parse_args()
     replies = [load(p) for p in a.replies]
+    if a.card:
+        write_card(a.card, card_section(replies, a.note))
+        return
     lines = summary(replies) if a.summary else [x for r in replies for x in reply_tables(r)]
     print("\n".join(lines))
 
