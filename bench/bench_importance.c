@@ -8,7 +8,14 @@
  *   importance   al_head_importance_measure on that one example with a token probe's loss (forward and
  *                backward through the frozen encoder to the head mask)
  *   zeroing      al_value_zeroing (every layer, every token zeroed in turn)
- * and their ratios to the forward pass, measured side by side in this run (best of the repetitions). */
+ *   and the parts of the head_agreement op (docs/agreement.md), per example:
+ *   constants    al_papa_average_constants (PAPA's averaged attention: one forward pass)
+ *   ranking      al_papa_rank, one epoch (every head mixed with its constant, lambda and probe trained)
+ *   statistics   a forward pass with hidden states and values, then al_head_stats_example and the
+ *                norm-based maps of every head (al_norm_attention_layer), the op's validation pass
+ * and their ratios to the forward pass, measured side by side in this run (best of the repetitions). The
+ * agreement op costs, per training example, the constants, the ranking's epochs (quick preset: 2), the
+ * probe's features (one forward) and the gradient; per validation example, the statistics. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +24,8 @@
 #include "attnlab.h"
 #include "core/rng.h"
 #include "methods/head_importance.h"
+#include "methods/measures.h"
+#include "methods/papa.h"
 #include "methods/value_zeroing.h"
 
 static double now_s(void) {
@@ -52,7 +61,15 @@ int main(int argc, char **argv) {
         return 1;
     }
     al_papa_inputs in = {1, L, 1, ids, mask, types, labels, group, 0};
-    double t_fwd = 1e30, t_imp = 1e30, t_vz = 1e30;
+    double t_fwd = 1e30, t_imp = 1e30, t_vz = 1e30, t_const = 1e30, t_rank = 1e30, t_stats = 1e30;
+    float *C = malloc(sizeof(float) * (size_t)NL * H * L * L), *theta = malloc(sizeof(float) * (size_t)NL * H);
+    float *hidden = malloc(sizeof(float) * (size_t)(NL + 1) * L * cfg.hidden_size);
+    float *head_norms = malloc(sizeof(float) * (size_t)H * L * L), *vnorms = malloc(sizeof(float) * (size_t)H * L);
+    float *scratch = malloc(sizeof(float) * (size_t)L * L);
+    double *stats = malloc(sizeof(double) * (size_t)NL * H * AL_HS_N), *mass = calloc((size_t)NL * H, sizeof(double));
+    uint8_t classes[128];
+    if (!C || !theta || !hidden || !head_norms || !vnorms || !scratch || !stats || !mass) return 1;
+    al_papa_rank_settings rs = {1, 1, 0, 5e-3f, 1, 0, 0.1f, 0, 1};
     for (int rep = 0; rep < reps; rep++) {
         al_forward_outputs out = {0};
         out.attentions = attn, out.values = values;
@@ -70,6 +87,30 @@ int main(int argc, char **argv) {
         if (al_value_zeroing(model, &batch, NULL, dist, norm, &err) != AL_OK) break;
         t = now_s() - t0;
         t_vz = t < t_vz ? t : t_vz;
+        t0 = now_s();
+        if (al_papa_average_constants(model, ids, mask, types, 1, L, 1, NULL, C, &err) != AL_OK) break;
+        t = now_s() - t0;
+        t_const = t < t_const ? t : t_const;
+        double loss = 0.0;
+        t0 = now_s();
+        if (al_papa_rank(model, &in, C, &rs, NULL, theta, &loss, &err) != AL_OK) break;
+        t = now_s() - t0;
+        t_rank = t < t_rank ? t : t_rank;
+        t0 = now_s();
+        out.hidden_states = hidden;
+        if (al_forward(model, &batch, NULL, &out, &err) != AL_OK) break;
+        const float *maps[64];
+        for (int l = 0; l < NL; l++) maps[l] = attn + (size_t)l * H * L * L;
+        al_key_classes(NULL, NULL, mask, L, classes);
+        al_head_stats_example(maps, NL, H, L, mask, classes, C, scratch, stats);
+        for (int l = 0; l < NL; l++) {
+            al_norm_outputs no = {head_norms, NULL, NULL, vnorms};
+            if (al_norm_attention_layer(model, l, hidden + (size_t)l * L * cfg.hidden_size, maps[l],
+                                        values + (size_t)l * H * L * cfg.head_dim, mask, L, &no, &err) != AL_OK) break;
+            al_norm_head_mass(head_norms, vnorms, mask, L, H, mass + (size_t)l * H, NULL);
+        }
+        t = now_s() - t0;
+        t_stats = t < t_stats ? t : t_stats;
     }
     if (err.message[0]) fprintf(stderr, "%s\n", err.message);
     printf("%s shape (%d layers, %d hidden, %d heads), %d tokens, one thread, best of %d:\n", quick ? "bert-small" : "bert-base",
@@ -77,6 +118,14 @@ int main(int argc, char **argv) {
     printf("  forward     %8.3f s\n", t_fwd);
     printf("  importance  %8.3f s  %6.1fx the forward pass (one example)\n", t_imp, t_imp / t_fwd);
     printf("  zeroing     %8.3f s  %6.1fx the forward pass\n", t_vz, t_vz / t_fwd);
+    printf("  constants   %8.3f s  %6.1fx the forward pass (one example averaged)\n", t_const, t_const / t_fwd);
+    printf("  ranking     %8.3f s  %6.1fx the forward pass (one example, one epoch)\n", t_rank, t_rank / t_fwd);
+    printf("  statistics  %8.3f s  %6.1fx the forward pass (forward, head statistics, norm-based maps)\n", t_stats,
+           t_stats / t_fwd);
+    const double per_train = t_const + 2.0 * t_rank + t_fwd + t_imp;
+    printf("  agreement   %8.3f s  %6.1fx the forward pass per training example (constants, 2 ranking epochs, "
+           "features, gradient) + %.1fx per validation example\n", per_train, per_train / t_fwd, t_stats / t_fwd);
+    free(C), free(theta), free(hidden), free(head_norms), free(vnorms), free(scratch), free(stats), free(mass);
     al_probe_free(probe);
     free(attn), free(values), free(dist), free(norm);
     al_model_free(model);

@@ -9,6 +9,9 @@ build/data/corpus_stats.json. Optional parts:
   --history FILE   Markdown about how the run went (resumes, builds), kept as the card's "Run history"
   --papa DIR       the tables of scripts/papa_models.sh (DIR/summary.md, DIR/<task>.md), as the card's "PAPA" section
   --papa-note FILE Markdown kept at the end of "PAPA" (e.g. a run with more seeds)
+  --agreement DIR  the replies of scripts/agreement_models.sh (DIR/MODEL_TASK.json), as the card's "Which heads
+                   matter" section (scripts/agreement_table.py's card_section)
+  --agreement-note FILE  Markdown kept at the end of "Which heads matter" (what the tables show)
   --recovered N,.. steps of eval.csv whose rows were recovered from the run's log (marked in the table)
   --patterns-note FILE  Markdown kept at the end of "Attention patterns" (e.g. what a test measures)
 
@@ -110,6 +113,8 @@ def main():
     ap.add_argument("--history", default=None)
     ap.add_argument("--papa", default=None)
     ap.add_argument("--papa-note", default=None)
+    ap.add_argument("--agreement", default=None)
+    ap.add_argument("--agreement-note", default=None)
     ap.add_argument("--recovered", default="")
     ap.add_argument("--patterns-note", default=None)
     args = ap.parse_args()
@@ -378,6 +383,14 @@ def main():
             with open(args.papa_note) as f:
                 w(f.read().strip())
             w("")
+    if args.agreement:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import agreement_table
+        name = os.path.basename(os.path.normpath(d))
+        paths = [os.path.join(args.agreement, "%s_%s.json" % (name, t)) for t in builtin_tasks()]
+        replies = [agreement_table.load(p) for p in paths if os.path.exists(p)]
+        for line in agreement_table.card_section(replies, args.agreement_note) if replies else []:
+            w(line)
     w("## Limits")
     w("")
     w("A small model trained for %.0f minutes on a 2-core CPU and a few million words of mostly %s prose:"

@@ -2,7 +2,7 @@
  *
  *   {"op": "head_stats", "model", "task" | "task_jsonl" | "import" (as papa), "preset"?, "L"?, "layout"?,
  *    "max_train"?, "max_validation"?, "constants_examples"?, "batch_size"?, "memory_mb"?}
- *   -> JSON: "stats" {entropy, confidence, cls, sep, first, punct, js}: each [NL][H], the mean over the
+ *   -> JSON: "stats" {entropy, confidence, cls, sep, first, punct, js, sink}: each [NL][H], the mean over the
  *      validation examples of each example's mean over its real query rows; "ci95" the same keys, the 95%
  *      Student-t half-width over examples (src/methods/metrics_stats.c, as PAPA's summaries); "n_examples";
  *      config, hashes, reused, digest.

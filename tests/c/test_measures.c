@@ -255,49 +255,68 @@ static void check_ops(al_session *s) {
     expect_error(s, "{\"op\": \"head_stats\", \"model\": \"nope\", \"task\": \"pos\"}", "nope");
 }
 
+/* One golden model: the reference's own layer inputs, then this core's forward on the same ids. */
+static void check_family(const char *dir) {
+    char path[256], label[96];
+    al_model *model = NULL;
+    al_error err = {0};
+    CHECK_MSG(al_model_load_dir(dir, &model, &err) == AL_OK, "%s: %s", dir, err.message);
+    golden_file g, ref;
+    snprintf(path, sizeof path, "%s/golden.safetensors", dir);
+    const int has_g = golden_open(&g, path);
+    snprintf(path, sizeof path, "%s/measures.safetensors", dir);
+    const int has_ref = golden_open(&ref, path);
+    CHECK_MSG(model && has_g && has_ref, "%s: model, golden and measures", dir);
+    if (model && has_g && has_ref) {
+        int64_t shape[8] = {0};
+        free(golden_f32(&g, "input_ids", NULL, shape));
+        const al_config *c = al_model_config(model);
+        inputs in = {c->n_layers, (int)shape[0], c->n_heads, (int)shape[1], c->hidden_size, c->head_dim, NULL, NULL, NULL, NULL};
+        int32_t *mask = golden_i32(&g, "attention_mask"), *ids = golden_i32(&g, "input_ids");
+        int32_t *types = golden_i32(&g, "token_type_ids"); /* NULL where the family has none */
+        float *hidden = golden_f32(&g, "hidden_states", NULL, NULL), *attn = golden_f32(&g, "attentions", NULL, NULL);
+        float *values = golden_f32(&g, "values", NULL, NULL);
+        CHECK(mask && ids && hidden && attn && values);
+        in.mask = mask, in.hidden = hidden, in.attn = attn, in.values = values;
+        const char *family = strrchr(dir, '/') + 1;
+        snprintf(label, sizeof label, "%s reference inputs", family);
+        check_against(label, model, &in, &ref, 0);
+        /* this core's own forward pass on the same ids */
+        const int NL = in.NL, B = in.B, H = in.H, L = in.L;
+        float *h2 = malloc(sizeof(float) * (size_t)(NL + 1) * B * L * in.D), *a2 = malloc(sizeof(float) * (size_t)NL * B * H * L * L);
+        float *v2 = malloc(sizeof(float) * (size_t)NL * B * H * L * in.dh);
+        al_batch batch = {B, L, ids, mask, types, NULL};
+        al_forward_outputs out = {0};
+        out.hidden_states = h2, out.attentions = a2, out.values = v2;
+        al_forward_params fp = al_forward_default_params();
+        CHECK(al_forward(model, &batch, &fp, &out, &err) == AL_OK);
+        inputs own = in;
+        own.hidden = h2, own.attn = a2, own.values = v2;
+        snprintf(label, sizeof label, "%s attnlab forward", family);
+        check_against(label, model, &own, &ref, 1);
+        free(h2), free(a2), free(v2);
+        free(mask), free(ids), free(types), free(hidden), free(attn), free(values);
+    }
+    if (has_g) golden_close(&g);
+    if (has_ref) golden_close(&ref);
+    al_model_free(model);
+}
+
 int main(void) {
     struct stat sb;
     if (stat(MODEL_DIR "/model.safetensors", &sb) != 0) SKIP_TEST(MODEL_DIR " is absent");
-    al_model *model = NULL;
-    al_error err = {0};
-    CHECK(al_model_load_dir(MODEL_DIR, &model, &err) == AL_OK);
-    golden_file g, ref;
-    if (!model || !golden_open(&g, MODEL_DIR "/golden.safetensors") || !golden_open(&ref, MODEL_DIR "/measures.safetensors")) {
-        CHECK(0);
-        return check_summary("measures");
-    }
-    int64_t shape[8] = {0};
-    free(golden_f32(&g, "input_ids", NULL, shape));
-    const al_config *c = al_model_config(model);
-    inputs in = {c->n_layers, (int)shape[0], c->n_heads, (int)shape[1], c->hidden_size, c->head_dim, NULL, NULL, NULL, NULL};
-    int32_t *mask = golden_i32(&g, "attention_mask"), *ids = golden_i32(&g, "input_ids"), *types = golden_i32(&g, "token_type_ids");
-    float *hidden = golden_f32(&g, "hidden_states", NULL, NULL), *attn = golden_f32(&g, "attentions", NULL, NULL);
-    float *values = golden_f32(&g, "values", NULL, NULL);
-    CHECK(mask && ids && hidden && attn && values);
-    in.mask = mask, in.hidden = hidden, in.attn = attn, in.values = values;
-    check_against("reference inputs", model, &in, &ref, 0);
-    /* this core's own forward pass on the same ids */
-    const int NL = in.NL, B = in.B, H = in.H, L = in.L;
-    float *h2 = malloc(sizeof(float) * (size_t)(NL + 1) * B * L * in.D), *a2 = malloc(sizeof(float) * (size_t)NL * B * H * L * L);
-    float *v2 = malloc(sizeof(float) * (size_t)NL * B * H * L * in.dh);
-    al_batch batch = {B, L, ids, mask, types, NULL};
-    al_forward_outputs out = {0};
-    out.hidden_states = h2, out.attentions = a2, out.values = v2;
-    al_forward_params fp = al_forward_default_params();
-    CHECK(al_forward(model, &batch, &fp, &out, &err) == AL_OK);
-    inputs own = in;
-    own.hidden = h2, own.attn = a2, own.values = v2;
-    check_against("attnlab forward", model, &own, &ref, 1);
-    free(h2), free(a2), free(v2);
+    /* BERT's reference is a float64 forward of its own (make_measures_golden.py); the other families' start
+     * from their golden pass's layer inputs (make_family_measures.py) */
+    static const char *const dirs[] = {MODEL_DIR, "tests/golden/roberta", "tests/golden/distilbert",
+                                       "tests/golden/electra", "tests/golden/deberta_v3"};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) check_family(dirs[i]);
     check_bounds();
+    al_error err = {0};
     al_session *s = al_session_new();
     al_fileset *fs = al_fileset_new(); /* the session takes it */
     CHECK(al_fileset_add_dir(fs, MODEL_DIR, &err) == AL_OK);
     CHECK(al_session_add_model(s, "g", fs, &err) == AL_OK);
     check_ops(s);
     al_session_free(s);
-    free(mask), free(ids), free(types), free(hidden), free(attn), free(values);
-    golden_close(&g), golden_close(&ref);
-    al_model_free(model);
     return check_summary("measures");
 }

@@ -86,12 +86,17 @@ def forward(w, cfg, ids, types, mask):
     return layers
 
 
-def norm_measures(w, cfg, l, x, probs, v, m):
-    """One example: x [L,D], probs [H,L,L], v [H,L,dh], m [L] 0/1."""
-    D, H, eps = cfg["hidden_size"], cfg["num_attention_heads"], cfg["layer_norm_eps"]
-    dh = D // H
+def bert_attention_output(w, l):
+    """The golden BERT's layer l: output projection and first LayerNorm's weight."""
     p = "bert.encoder.layer.%d.attention.output." % l
-    Wo, bo, gamma = w[p + "dense.weight"], w[p + "dense.bias"], w[p + "LayerNorm.weight"]
+    return w[p + "dense.weight"], w[p + "dense.bias"], w[p + "LayerNorm.weight"]
+
+
+def norm_measures(Wo, bo, gamma, H, eps, x, probs, v, m):
+    """One example: Wo [D,D], bo [D] the output projection (nn.Linear), gamma [D] the first LayerNorm's weight,
+    x [L,D], probs [H,L,L], v [H,L,dh], m [L] 0/1."""
+    D = x.shape[-1]
+    dh = D // H
     L = x.shape[0]
     f = torch.stack([v[h] @ Wo[:, h * dh:(h + 1) * dh].T for h in range(H)])  # [H, L, D]
     f = f * m[None, :, None]
@@ -173,7 +178,8 @@ def main():
     for l, (x, probs, v) in enumerate(layers):
         hb, lb, rb = [], [], []
         for b in range(B):
-            h_, l_, r_ = norm_measures(w, cfg, l, x[b], probs[b], v[b], mask[b])
+            h_, l_, r_ = norm_measures(*bert_attention_output(w, l), cfg["num_attention_heads"], cfg["layer_norm_eps"],
+                                       x[b], probs[b], v[b], mask[b])
             hb.append(h_), lb.append(l_), rb.append(r_)
         heads.append(torch.stack(hb)), lay.append(torch.stack(lb)), rln.append(torch.stack(rb))
     heads, lay, rln = torch.stack(heads), torch.stack(lay), torch.stack(rln)

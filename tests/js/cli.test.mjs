@@ -61,6 +61,7 @@ test('every command answers --help with its own usage (issue: papa --help said "
   for (const [cmd, line] of [['info', 'attnlab info MODEL_DIR'], ['tokenize', 'attnlab tokenize MODEL_DIR TEXT'],
                              ['attention', 'attnlab attention MODEL_DIR TEXT'], ['run', 'attnlab run REQUEST.json'],
                              ['vocab', 'attnlab vocab CORPUS.txt'], ['papa', 'attnlab papa MODEL_DIR'],
+                             ['agreement', 'attnlab agreement MODEL_DIR'],
                              ['export', 'attnlab export MODEL_DIR OUT_DIR'], ['pretrain', 'attnlab pretrain']]) {
     for (const args of [[cmd, '--help'], [cmd, modelDir, '-h']]) {
       const r = run(...args);

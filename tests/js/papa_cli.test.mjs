@@ -179,3 +179,37 @@ test('scripts/papa_table.py: a reply\'s table and its one-line summary carry the
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('attnlab agreement prints the finding and the matrices, --json the head_agreement reply, and '
+     + 'scripts/agreement_table.py renders it', { skip: missing ?? (existsSync(path.join(root, 'build/data/tasks/pos.jsonl')) ? false : 'no build/data/tasks') }, () => {
+  const args = ['agreement', path.join(root, 'models/attnlab-mini-bert'), '--task', 'pos', '--tasks-dir',
+                path.join(root, 'build/data/tasks'), '--L', '32', '--max-train', '40', '--max-validation', '12',
+                '--max-examples', '12', '--probe.epochs', '1', '--ranking.epochs', '1', '--least-k', '3'];
+  const text = spawnSync(cli, args, { encoding: 'utf8' });
+  assert.equal(text.status, 0, text.stderr);
+  assert.match(text.stdout, /\nPAPA's λ .*\.\n/);
+  assert.match(text.stdout, /Spearman rank correlation over all heads/);
+  assert.match(text.stdout, /\nlambda +1\.000 /);
+  assert.match(text.stdout, /Shared heads among each measure's 3 least important/);
+  assert.match(text.stdout, /\n {2}sink_mass +\(high is least\)( \d+\.\d+){3}\n/);
+  const json = spawnSync(cli, [...args, '--json'], { encoding: 'utf8' });
+  assert.equal(json.status, 0, json.stderr);
+  const reply = JSON.parse(json.stdout);
+  assert.deepEqual(reply.measures.map((m) => m.id), ['lambda', 'gradient', 'input_dependence', 'confidence', 'entropy',
+                                                      'sink_mass', 'norm_mass']);
+  assert.equal(reply.least.k, 3);
+  assert.ok(text.stdout.includes(reply.finding) && text.stdout.includes(reply.digest));
+  const dir = mkdtempSync(path.join(tmpdir(), 'attnlab-agreement-'));
+  try {
+    const file = path.join(dir, 'reply.json');
+    writeFileSync(file, json.stdout);
+    const table = execFileSync('/usr/bin/python3', [path.join(root, 'scripts/agreement_table.py'), file], { encoding: 'utf8' });
+    const rho = reply.spearman[0][1];
+    assert.ok(table.includes(`| λ | 1.00 | ${rho.toFixed(2)} |`), table);
+    assert.ok(table.includes(reply.finding));
+    const summary = execFileSync('/usr/bin/python3', [path.join(root, 'scripts/agreement_table.py'), '--summary', file], { encoding: 'utf8' });
+    assert.match(summary, /\| attnlab-mini-bert \| pos \| [+-]\d\.\d\d \|/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,140 @@
+#!/usr/bin/python3
+"""agreement_table.py: Markdown tables of `attnlab agreement --json` replies (the head_agreement op,
+docs/agreement.md), for the model cards and the README.
+
+Per reply (one model and task): the Spearman matrix over all heads, the overlap of each measure's k least
+important heads, and the reply's own finding. With --summary: one row per reply, lambda's rho against every
+other measure read in the direction of importance (docs/agreement.md, "The finding"), and the strongest
+agreement among the other measures.
+
+With --card README.md (one model's replies): writes the card's "Which heads matter" section into that model
+card, before "## Limits" (replacing the section if it is there), with --note FILE's Markdown at its end;
+scripts/model_card.py --agreement DIR writes the same section when it writes a whole card.
+
+Usage: /usr/bin/python3 scripts/agreement_table.py REPLY.json [REPLY2.json ...] [--summary | --card README.md [--note FILE]]"""
+import argparse
+import json
+import sys
+
+SHORT = {"lambda": "λ", "gradient": "grad", "input_dependence": "JS", "confidence": "conf", "entropy": "ent",
+         "sink_mass": "sink", "norm_mass": "norm"}
+
+
+def load(path):
+    with open(path) as f:
+        r = json.load(f)
+    if "spearman" not in r or "measures" not in r:
+        sys.exit("agreement_table: %s is not a reply of the head_agreement op" % path)
+    return r
+
+
+def fmt(v):
+    return "–" if v is None else "%.2f" % v
+
+
+def sign(m):
+    return 1 if m["least"] == "low" else -1
+
+
+def reply_tables(r):
+    ids = [m["id"] for m in r["measures"]]
+    c = r["config"]
+    out = ["### %s, task `%s`" % (r["model"].rstrip("/").split("/")[-1], c["task"]), "",
+           "%d heads; λ, constants and probe from %d training examples (gradient over %d), statistics and norm "
+           "mass over %d validation examples, L = %d." % (r["shape"]["n_layers"] * r["shape"]["n_heads"], r["n_train"],
+                                                          r["n_examples"], r["n_validation"], c["L"]), ""]
+    head = "| ρ | " + " | ".join(SHORT[i] for i in ids) + " |"
+    out += [head, "|---" * (len(ids) + 1) + "|"]
+    for i, row in zip(ids, r["spearman"]):
+        out.append("| %s | " % SHORT[i] + " | ".join(fmt(v) for v in row) + " |")
+    k = r["least"]["k"]
+    out += ["", "Shared heads among each measure's %d least important (λ, grad, JS, conf, norm: the lowest; ent, "
+            "sink: the highest):" % k, "", "| overlap | " + " | ".join(SHORT[i] for i in ids) + " |",
+            "|---" * (len(ids) + 1) + "|"]
+    for i, row in zip(ids, r["least"]["overlap"]):
+        out.append("| %s | " % SHORT[i] + " | ".join(str(v) for v in row) + " |")
+    out += ["", "Finding: " + r["finding"], ""]
+    return out
+
+
+def summary(replies):
+    ids = [m["id"] for m in replies[0]["measures"]]
+    out = ["| model | task | " + " | ".join("λ vs %s" % SHORT[i] for i in ids[1:]) +
+           " | λ's least-k shared with grad | strongest pair besides λ |",
+           "|---|---|" + "---|" * (len(ids) - 1) + "---|---|"]
+    for r in replies:
+        ms = r["measures"]
+        rho = r["spearman"]
+        cells = []
+        for j in range(1, len(ids)):
+            v = rho[0][j]
+            cells.append("–" if v is None else "%+.2f" % (v * sign(ms[0]) * sign(ms[j])))
+        best, pair = None, ""
+        for a in range(1, len(ids)):
+            for b in range(a + 1, len(ids)):
+                v = rho[a][b]
+                if v is None:
+                    continue
+                v = v * sign(ms[a]) * sign(ms[b])
+                if best is None or v > best:
+                    best, pair = v, "%s–%s %+.2f" % (SHORT[ids[a]], SHORT[ids[b]], v)
+        ov = r["least"]["overlap"][0][1]
+        out.append("| %s | %s | " % (r["model"].rstrip("/").split("/")[-1], r["config"]["task"]) + " | ".join(cells) +
+                   " | %d of %d | %s |" % (ov, r["least"]["k"], pair))
+    out += ["", "ρ read in the direction of importance (entropy and sink mass sign-flipped: for them a higher value "
+            "means a less important head), so a positive entry means the measure ranks heads as λ does."]
+    return out
+
+
+def card_section(replies, note=None):
+    """The model card's section, as lines: what was run, one line per task of lambda against the others, the
+    tables of each task, the note."""
+    c = replies[0]["config"]
+    out = ["## Which heads matter", "",
+           "Whether PAPA's learned λ, gradient importance, input dependence, confidence, entropy, sink mass and norm",
+           "mass agree on which heads matter (docs/agreement.md): `scripts/agreement_models.sh` runs",
+           "`attnlab agreement MODEL --task TASK --max-train %d --max-validation %d --max-examples %d` (quick preset,"
+           % (c["max_train"], c["max_validation"], c["max_examples"]),
+           "one thread) per built-in task; Spearman's ρ over all heads, and how many of each measure's least",
+           "important heads two measures share.", ""]
+    out += summary(replies) + [""]
+    for r in replies:
+        out += reply_tables(r)
+    if note:
+        with open(note) as f:
+            out += [f.read().strip(), ""]
+    return out
+
+
+def write_card(path, lines):
+    with open(path) as f:
+        text = f.read()
+    section = "\n".join(lines).rstrip() + "\n\n"
+    start = text.find("## Which heads matter")
+    if start >= 0:
+        end = text.find("\n## ", start + 1)
+        text = text[:start] + section + (text[end + 1:] if end >= 0 else "")
+    else:
+        at = text.find("## Limits")
+        text = text[:at] + section + text[at:] if at >= 0 else text.rstrip() + "\n\n" + section
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("replies", nargs="+")
+    ap.add_argument("--summary", action="store_true")
+    ap.add_argument("--card", default=None)
+    ap.add_argument("--note", default=None)
+    a = ap.parse_args()
+    replies = [load(p) for p in a.replies]
+    if a.card:
+        write_card(a.card, card_section(replies, a.note))
+        return
+    lines = summary(replies) if a.summary else [x for r in replies for x in reply_tables(r)]
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
