@@ -18,6 +18,7 @@
 #include "family.h"
 #include "forward_internal.h"
 #include "head_policy.h"
+#include "real_rows.h"
 
 static int needs_qk(const al_head_policy *policies, int h) {
     return !policies || al_head_mode_needs_qk(policies[h].mode);
@@ -146,9 +147,16 @@ void al_fwd_attention(const al_model *m, int layer, const al_head_policy *polici
     const int D = c->hidden_size, H = c->n_heads, dh = c->head_dim;
     const int rows = s->n_seqs * L;
 
-    project_needed_heads(s->pool, policies, H, dh, rows, D, x, lw->q_w, lw->q_b, s->q);
-    project_needed_heads(s->pool, policies, H, dh, rows, D, x, lw->k_w, lw->k_b, s->k);
-    al_linear_pool(s->pool, rows, D, D, x, lw->v_w, lw->v_b, s->v);
+    const int n_rows = s->n_rows, packed = n_rows < rows;
+    const size_t row_bytes = sizeof(float) * (size_t)D;
+    project_needed_heads(s->pool, policies, H, dh, n_rows, D, x, lw->q_w, lw->q_b, s->q);
+    project_needed_heads(s->pool, policies, H, dh, n_rows, D, x, lw->k_w, lw->k_b, s->k);
+    al_linear_pool(s->pool, n_rows, D, D, x, lw->v_w, lw->v_b, s->v);
+    if (packed) { /* back to the chunk's layout, zeros at the packing pads (real_rows.h) */
+        al_rows_expand(s->q, row_bytes, s->row_of, n_rows, rows);
+        al_rows_expand(s->k, row_bytes, s->row_of, n_rows, rows);
+        al_rows_expand(s->v, row_bytes, s->row_of, n_rows, rows);
+    }
 
     const int disentangled = al_family_of(c)->scores == AL_SCORES_DISENTANGLED;
     if (disentangled && s->rel && s->pos_layer != layer) {
@@ -169,4 +177,5 @@ void al_fwd_attention(const al_model *m, int layer, const al_head_policy *polici
     if (parts > j.n_pairs) parts = j.n_pairs;
     if (parts > s->n_threads) parts = s->n_threads; /* scratch exists for n_threads threads */
     al_threadpool_for(s->pool, parts, heads_task, &j);
+    if (packed) al_rows_compact(s->ctx, row_bytes, s->row_of, n_rows);
 }

@@ -58,6 +58,7 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     ctx->ids = take_i32(&cv, BL);
     ctx->types = take_i32(&cv, BL);
     ctx->pos = take_i32(&cv, BL);
+    ctx->row_of = ctx->opt.real_rows ? take_i32(&cv, BL) : NULL;
     ctx->mask = take(&cv, BL);
     ctx->emb_sum = take(&cv, BL * E);
     ctx->emb_mean = take(&cv, BL);
@@ -133,6 +134,9 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
 static al_status check_request(const al_model *model, int max_batch, int max_len, const al_train_options *o,
                                al_error *err) {
     if (!model) return al_err(err, AL_ERR_INVALID, "train: model is NULL");
+    if (o->real_rows && o->weight_grads)
+        return al_err(err, AL_ERR_INVALID,
+                      "train: real_rows needs weight_grads = 0 (weight gradients sum over every row)");
     /* DeBERTa trains with a frozen encoder only (the lambda ranking): its weight gradients (relative embeddings,
      * position projections) and a projected embedding's dropout are not built */
     const al_config *mc = &model->config;
