@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
     double *stats = malloc(sizeof(double) * (size_t)NL * H * AL_HS_N), *mass = calloc((size_t)NL * H, sizeof(double));
     uint8_t classes[128];
     if (!C || !theta || !hidden || !head_norms || !vnorms || !scratch || !stats || !mass) return 1;
-    al_papa_rank_settings rs = {1, 1, 0, 5e-3f, 1, 0, 0.1f, 0, 1};
+    al_papa_rank_settings rs = {1, 1, 0, 5e-3f, 1, 0, 0.1f, 0, 1, 0};
     for (int rep = 0; rep < reps; rep++) {
         al_forward_outputs out = {0};
         out.attentions = attn, out.values = values;

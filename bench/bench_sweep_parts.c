@@ -1,12 +1,17 @@
-/* bench_sweep_parts.c: the sweep's probe stage at bert-base scale, before and after docs/speed.md's changes,
- * side by side in one run (a shared machine's load moves both alike):
+/* bench_sweep_parts.c: parts of a sweep at bert-base scale, before and after docs/speed.md's changes, side by
+ * side in one run (a shared machine's load moves both alike):
  *  - one configuration's 3 seeds of a token probe over 13 x 768 features (17 labels): every seed a task of
  *    the pool ("side by side", as before) against the last round's seed with its products split over the
  *    pool (src/methods/papa_sweep.c, run_seeds); the parameters must be the same bits;
  *  - the AdamW update of the probe's 7.7 million parameters: one at a time (the rule as it was written)
- *    against 4 at a time (src/train/adamw.c); the same bits.
+ *    against 4 at a time (src/train/adamw.c); the same bits;
+ *  - padding (--padding): the lambda ranking (the quick preset's settings) and one configuration's features on
+ *    the built-in POS task at L 64 over a bert-base-shaped model with random weights, the linear layers over
+ *    every position (rank.pad_rows, al_forward_params.pad_rows: as before) against the real rows only
+ *    (src/model/real_rows.h); the learned logits and the features must be the same bits.
  *
- *   bench_sweep_parts [--threads 2] [--examples 48] [--rounds 2] */
+ *   bench_sweep_parts [--threads 2] [--examples 48] [--rounds 2] [--padding] [--rank-examples 32]
+ *                     [--rank-epochs 1] [--tasks build/data/tasks] [--tokenizer models/attnlab-small-bert] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +21,11 @@
 #include "attnlab.h"
 #include "core/rng.h"
 #include "core/threadpool.h"
+#include "kernels/kernels.h"
+#include "methods/task.h"
 #include "methods/papa_sweep.h"
 #include "methods/probe.h"
+#include "methods/probe_data_internal.h"
 #include "train/adamw.h"
 
 enum { S = 13, D = 768, L = 64, C = 17, SEEDS = 3 };
@@ -67,18 +75,143 @@ static void adamw_scalar(float *params, const float *grads, float *m, float *v, 
     }
 }
 
+static double load1(void) {
+    double l = -1.0;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &l) != 1) l = -1.0;
+        fclose(f);
+    }
+    return l;
+}
+
+/* Real tokens, and positions the packed passes run (each batch of 16 padded to its longest example). */
+static void count_tokens(const al_papa_inputs *in, long long *real, long long *packed) {
+    *real = *packed = 0;
+    for (int b0 = 0; b0 < in->n; b0 += 16) {
+        int longest = 0, nb = in->n - b0 < 16 ? in->n - b0 : 16;
+        for (int x = b0; x < b0 + nb; x++) {
+            int n = 0;
+            for (int t = 0; t < in->L; t++) n += in->mask[(size_t)x * in->L + t] != 0;
+            *real += n;
+            if (n > longest) longest = n;
+        }
+        *packed += (long long)longest * nb;
+    }
+}
+
+/* The ranking and one configuration's features over the pads (before) and on the real rows (after). */
+static int bench_padding(al_threadpool *pool, int rounds, int rank_examples, int rank_epochs, const char *tasks_dir,
+                         const char *tok_dir) {
+    al_error err = {0};
+    al_task *task = NULL;
+    al_fileset *fs = al_fileset_new();
+    al_tokenizer *tok = NULL;
+    if (al_task_load_builtin(tasks_dir, "pos", &task, &err) != AL_OK || !fs || al_fileset_add_dir(fs, tok_dir, &err) != AL_OK ||
+        al_tokenizer_load(fs, &tok, &err) != AL_OK) {
+        fprintf(stderr, "bench_sweep_parts: %s\n", err.message);
+        return 1;
+    }
+    al_fileset_free(fs);
+    const al_config cfg = al_config_bert(30522, 768, 12, 12, 3072);
+    al_model *model = NULL;
+    al_papa_inputs tr;
+    if (al_model_new_random(&cfg, 42, 0, &model, &err) != AL_OK ||
+        al_papa_inputs_build(tok, task, AL_TASK_TRAIN, rank_examples, AL_LAYOUT_PAPA, L, &tr, &err) != AL_OK) {
+        fprintf(stderr, "bench_sweep_parts: %s\n", err.message);
+        return 1;
+    }
+    const int NH = cfg.n_layers * cfg.n_heads;
+    float *Cs = malloc(sizeof(float) * (size_t)NH * L * L), *theta[2] = {malloc(sizeof(float) * NH), malloc(sizeof(float) * NH)};
+    al_rng rng;
+    al_rng_seed(&rng, 3);
+    for (size_t i = 0; i < (size_t)NH * L * L; i++) Cs[i] = 0.05f + al_rng_uniform(&rng);
+    al_papa_sweep_request req = al_papa_sweep_default_request();
+    if (al_papa_sweep_preset("quick", task, &req, &err) != AL_OK) return 1;
+    al_papa_rank_settings rs = req.rank;
+    rs.epochs = rank_epochs;
+    rs.max_examples = rank_examples;
+    long long real = 0, packed = 0;
+    count_tokens(&tr, &real, &packed);
+    printf("padding at bert-base scale (random weights): POS, %d training examples at L %d, %.1f real tokens per "
+           "example (%.0f%% of the positions; batches of 16 packed to their longest: %.0f%%), %d threads, kernels %s, "
+           "load %.2f\n",
+           tr.n, L, (double)real / tr.n, 100.0 * real / ((double)tr.n * L), 100.0 * real / packed, al_threadpool_size(pool),
+           al_kernels_path(), load1());
+    al_forward_params fp = al_forward_default_params();
+    fp.pool = pool;
+    double best_rank[2] = {1e30, 1e30}, best_feat[2] = {1e30, 1e30}, loss[2] = {0, 0};
+    int same_rank = 1, same_feat = 1;
+    for (int r = 0; r < rounds; r++) {
+        al_probe_data *feats[2] = {NULL, NULL};
+        for (int after = 0; after < 2; after++) {
+            rs.pad_rows = !after;
+            double t0 = now_s();
+            if (al_papa_rank(model, &tr, Cs, &rs, &fp, theta[after], &loss[after], &err) != AL_OK) {
+                fprintf(stderr, "bench_sweep_parts: ranking: %s\n", err.message);
+                return 1;
+            }
+            const double t = now_s() - t0;
+            if (t < best_rank[after]) best_rank[after] = t;
+            al_forward_params ff = fp;
+            ff.skip_pads = 1; /* as the sweep's features */
+            ff.pad_rows = !after;
+            t0 = now_s();
+            if (al_papa_features(model, &tr, NULL, 0, 16, 0, &ff, &feats[after], &err) != AL_OK) {
+                fprintf(stderr, "bench_sweep_parts: features: %s\n", err.message);
+                return 1;
+            }
+            const double tf = now_s() - t0;
+            if (tf < best_feat[after]) best_feat[after] = tf;
+        }
+        same_rank &= memcmp(theta[0], theta[1], sizeof(float) * NH) == 0 && loss[0] == loss[1];
+        same_feat &= feats[0]->n_rows == feats[1]->n_rows &&
+                     memcmp(feats[0]->feats, feats[1]->feats,
+                            sizeof(float) * (size_t)feats[0]->n_rows * feats[0]->S * feats[0]->D) == 0;
+        al_probe_data_free(feats[0]), al_probe_data_free(feats[1]);
+    }
+    printf("  ranking (%d epoch%s, batches of %d, %d shards): over the pads %.2f s, real rows %.2f s: %.2fx; logits and "
+           "loss %s\n",
+           rs.epochs, rs.epochs == 1 ? "" : "s", rs.batch_size, rs.shards, best_rank[0], best_rank[1],
+           best_rank[0] / best_rank[1], same_rank ? "the same bits" : "DIFFER");
+    printf("  features (every head standard, packed batches of 16): over the packing pads %.2f s, real rows %.2f s: "
+           "%.2fx; features %s\n",
+           best_feat[0], best_feat[1], best_feat[0] / best_feat[1], same_feat ? "the same bits" : "DIFFER");
+    printf("  load %.2f after\n", load1());
+    free(Cs), free(theta[0]), free(theta[1]);
+    al_papa_inputs_free(&tr);
+    al_model_free(model);
+    al_tokenizer_free(tok);
+    al_task_free(task);
+    return same_rank && same_feat ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
-    int threads = 2, examples = 48, rounds = 2;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--examples")) examples = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--rounds")) rounds = atoi(argv[i + 1]);
+    int threads = 2, examples = 48, rounds = 2, padding = 0, rank_examples = 32, rank_epochs = 1;
+    const char *tasks_dir = "build/data/tasks", *tok_dir = "models/attnlab-small-bert";
+    for (int i = 1; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : "";
+        if (!strcmp(argv[i], "--padding")) padding = 1;
+        else if (!strcmp(argv[i], "--threads")) threads = atoi(v), i++;
+        else if (!strcmp(argv[i], "--examples")) examples = atoi(v), i++;
+        else if (!strcmp(argv[i], "--rounds")) rounds = atoi(v), i++;
+        else if (!strcmp(argv[i], "--rank-examples")) rank_examples = atoi(v), i++;
+        else if (!strcmp(argv[i], "--rank-epochs")) rank_epochs = atoi(v), i++;
+        else if (!strcmp(argv[i], "--tasks")) tasks_dir = v, i++;
+        else if (!strcmp(argv[i], "--tokenizer")) tok_dir = v, i++;
     }
     al_error err;
     al_threadpool *pool = NULL;
-    if (threads < 1 || examples < 16 || rounds < 1 || al_threadpool_new(threads, &pool, &err) != AL_OK) {
-        fprintf(stderr, "usage: bench_sweep_parts [--threads N] [--examples N >= 16] [--rounds N]\n");
+    if (threads < 1 || examples < 16 || rounds < 1 || rank_examples < 16 || rank_epochs < 1 ||
+        al_threadpool_new(threads, &pool, &err) != AL_OK) {
+        fprintf(stderr, "usage: bench_sweep_parts [--threads N] [--examples N >= 16] [--rounds N] [--padding] "
+                        "[--rank-examples N >= 16] [--rank-epochs N] [--tasks DIR] [--tokenizer DIR]\n");
         return 2;
+    }
+    if (padding) {
+        const int st = bench_padding(pool, rounds, rank_examples, rank_epochs, tasks_dir, tok_dir);
+        al_threadpool_free(pool);
+        return st;
     }
     /* features: examples of 8..16 labelled words, as POS sentences at L 64 */
     al_probe_data *data = NULL;

@@ -6,7 +6,10 @@
  *
  *   bench_sweep_scale [--shape bert-base] [--task pos] [--max-train 40] [--max-validation 20]
  *                     [--seeds 3] [--threads 2] [--mlm] [--tasks build/data/tasks]
- *                     [--tokenizer models/attnlab-small-bert]
+ *                     [--tokenizer models/attnlab-small-bert] [--pad-rows]
+ *
+ * --pad-rows runs the linear layers over the pads too (the ranking's every position, the packed passes' packing
+ * pads), as before docs/speed.md's real rows: the same checksum, for a before / after pair of runs.
  *
  * The tokenizer is attnlab-small-bert's (bert-base-uncased's 30,522 WordPiece vocabulary). --max-train
  * and --max-validation cut the preset's 1,000 / 400 examples (the ranking uses the same training cut). */
@@ -139,16 +142,17 @@ static double gemm_rate(al_threadpool *pool, const shape_flops *s, int M) {
 
 static void usage(void) {
     fprintf(stderr, "usage: bench_sweep_scale [--shape bert-base|bert-tiny] [--task pos] [--max-train N] "
-                    "[--max-validation N] [--seeds N] [--threads N] [--mlm] [--tasks DIR] [--tokenizer DIR]\n");
+                    "[--max-validation N] [--seeds N] [--threads N] [--mlm] [--tasks DIR] [--tokenizer DIR] [--pad-rows]\n");
 }
 
 int main(int argc, char **argv) {
     const char *shape_name = "bert-base", *task_id = "pos", *tasks_dir = "build/data/tasks";
     const char *tok_dir = "models/attnlab-small-bert";
-    int max_train = 40, max_val = 20, seeds = 3, threads = 2, mlm = 0;
+    int max_train = 40, max_val = 20, seeds = 3, threads = 2, mlm = 0, pad_rows = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--mlm")) mlm = 1;
+        else if (!strcmp(a, "--pad-rows")) pad_rows = 1;
         else if (v && !strcmp(a, "--shape")) shape_name = v, i++;
         else if (v && !strcmp(a, "--task")) task_id = v, i++;
         else if (v && !strcmp(a, "--tasks")) tasks_dir = v, i++;
@@ -210,6 +214,7 @@ int main(int argc, char **argv) {
     req.plan.n_seeds = seeds;
     req.mlm = mlm;
     req.pool = pool;
+    req.pad_rows = req.rank.pad_rows = pad_rows;
     const shape_flops sf = {cfg.n_layers, cfg.n_heads, cfg.hidden_size, cfg.intermediate_size, cfg.vocab_size,
                             cfg.hidden_size / cfg.n_heads};
 
@@ -227,8 +232,9 @@ int main(int argc, char **argv) {
     long long real = 0;
     for (int x = 0; x < ctr.n; x++) real += ctr.tokens[x];
 
-    printf("sweep at scale: %s (%d x %d, %d heads, FFN %d, vocabulary %d, random weights), task %s, quick preset\n",
-           sh->name, cfg.n_layers, cfg.hidden_size, cfg.n_heads, cfg.intermediate_size, cfg.vocab_size, task_id);
+    printf("sweep at scale: %s (%d x %d, %d heads, FFN %d, vocabulary %d, random weights), task %s, quick preset%s\n",
+           sh->name, cfg.n_layers, cfg.hidden_size, cfg.n_heads, cfg.intermediate_size, cfg.vocab_size, task_id,
+           pad_rows ? ", linear layers over the pads (--pad-rows)" : "");
     printf("  train %d, validation %d examples at L %d (%.0f%% real tokens), %d seeds, MLM %s, %d threads, kernels %s\n",
            tr.n, va.n, req.L, 100.0 * real / ((double)tr.n * req.L), seeds, mlm ? "on" : "off",
            al_threadpool_size(pool), al_kernels_path());
@@ -299,8 +305,9 @@ int main(int argc, char **argv) {
     }
     const double rate = f_sum / s_sum * 1e-9;
     printf("  %-10s %9.1f %10.1f %9.1f %11.0f%%\n", "all", s_sum, f_sum * 1e-9, rate, 100.0 * rate / gemm);
-    /* padding: the ranking's passes run the full L; the packed passes (constants, features, MLM) pad each
-     * batch to its longest example */
+    /* padding: the ranking's attention runs the full L, its linear layers the real rows (with --pad-rows every
+     * position); the packed passes (constants, features, MLM) pad each batch to its longest example, and their
+     * linear layers run the real rows (with --pad-rows the packing pads too) */
     long long packed = 0, real_all = 0;
     for (const split_counts *sc = &ctr; sc; sc = sc == &ctr ? &cva : NULL)
         for (int b0 = 0; b0 < sc->n; b0 += req.batch_size) {
@@ -311,9 +318,10 @@ int main(int argc, char **argv) {
             }
             packed += (long long)longest * (sc->n - b0 < req.batch_size ? sc->n - b0 : req.batch_size);
         }
-    printf("  padding: the ranking runs %d positions per example for %.1f real (%.0f%% of its encoder work is on "
-           "pads); packed passes run %.0f%% pads\n",
-           req.L, (double)real / tr.n, 100.0 * (1.0 - real / ((double)tr.n * req.L)), 100.0 * (1.0 - (double)real_all / packed));
+    printf("  padding: %.1f real tokens per example of %d positions (%.0f%% pads), %.0f%% pads in packed batches; the "
+           "linear layers run %s\n",
+           (double)real / tr.n, req.L, 100.0 * (1.0 - real / ((double)tr.n * req.L)), 100.0 * (1.0 - (double)real_all / packed),
+           pad_rows ? "over the pads too (--pad-rows)" : "on the real rows only");
     printf("  wall %.1f s (inputs, orders and scoring included); %d configurations x %d seeds; load %.2f before, %.2f "
            "after\n",
            wall, r.plan.n_configs, seeds, load_before, load1());

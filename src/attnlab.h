@@ -264,6 +264,9 @@ typedef struct al_forward_params {
     al_threadpool *pool;            /* may be NULL: one thread; the numbers are the same either way */
     int skip_pads;                  /* 1: compute the real tokens only (docs/head_policies.md, "Skipping
                                      * padding"); outputs keep the [.., L, ..] layout, pad entries 0 */
+    int pad_rows;                   /* with skip_pads, 1: the linear layers run on the packed batch's pads too,
+                                     * as before docs/speed.md's real rows (the same bits, slower; tests and
+                                     * benchmarks compare). Default 0. */
 } al_forward_params;
 
 al_forward_params al_forward_default_params(void);

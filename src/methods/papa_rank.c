@@ -98,6 +98,9 @@ al_status al_papa_rank(al_model *model, const al_papa_inputs *train, const float
     opt.mlm_head = 0;
     opt.training = s->train_mode;
     opt.seed = s->seed;
+    /* the probe reads real tokens only and gives them the only gradients: the row-wise layers skip the pads,
+     * the same bits (docs/speed.md) */
+    opt.real_rows = !s->pad_rows;
     opt.pool = params ? params->pool : NULL; /* the session's threads, not two more of its own (docs/threads.md) */
     al_shard_set *set = NULL;
     al_head_policy *pol = calloc((size_t)n_heads, sizeof *pol);

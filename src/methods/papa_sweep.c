@@ -502,6 +502,7 @@ al_status al_papa_sweep_run(al_model *model, const al_task *task, const al_papa_
     /* the layout's padding is never read by a real token: features, MLM scores and averages skip it
      * (docs/head_policies.md, "Skipping padding"; the ranking trains through its own passes) */
     s.fp.skip_pads = 1;
+    s.fp.pad_rows = req->pad_rows;
     al_papa_plan_request pr = req->plan;
     pr.n_layers = s.NL;
     pr.n_heads = s.H;

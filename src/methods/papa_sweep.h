@@ -37,6 +37,8 @@ typedef struct al_papa_rank_settings {
     float probe_dropout;                  /* the sequence probe's dropout */
     uint64_t mem_limit;                   /* bytes the training contexts may take (0: no limit) */
     uint64_t seed;                        /* probe initialisation, shuffling, dropout */
+    int pad_rows;                         /* 1: the linear layers run on the pads too, as before docs/speed.md's
+                                           * real rows (the same bits, slower; tests and benchmarks compare) */
 } al_papa_rank_settings;
 
 /* Every head MIX with its averaged constant C [NL, H, L, L], lambda logits from 0 (lambda 0.5), trained
@@ -85,6 +87,8 @@ typedef struct al_papa_sweep_request {
     void *progress_user;
     const volatile int *cancel;
     al_threadpool *pool;             /* the forward passes' threads (NULL: one); same numbers either way */
+    int pad_rows;                    /* 1: the packed passes' linear layers run on their pads too (the same bits,
+                                      * slower: al_forward_params.pad_rows; the ranking's is rank.pad_rows) */
 } al_papa_sweep_request;
 
 typedef struct al_papa_run_result {

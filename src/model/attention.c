@@ -20,6 +20,7 @@
 #include "forward_internal.h"
 #include "head_policy.h"
 #include "modernbert.h"
+#include "real_rows.h"
 
 static int needs_qk(const al_head_policy *policies, int h) {
     return !policies || al_head_mode_needs_qk(policies[h].mode);
@@ -154,9 +155,16 @@ void al_fwd_attention(const al_model *m, int layer, const al_head_policy *polici
 
     const float *q_w = lw->q_w, *k_w = lw->k_w, *v_w = lw->v_w;
     if (lw->qkv_w) q_w = lw->qkv_w, k_w = q_w + (size_t)D * D, v_w = k_w + (size_t)D * D; /* fused [3D, D] */
-    project_needed_heads(s->pool, policies, H, dh, rows, D, x, q_w, lw->q_b, s->q);
-    project_needed_heads(s->pool, policies, H, dh, rows, D, x, k_w, lw->k_b, s->k);
-    al_linear_pool(s->pool, rows, D, D, x, v_w, lw->v_b, s->v);
+    const int n_rows = s->n_rows, packed = n_rows < rows;
+    const size_t row_bytes = sizeof(float) * (size_t)D;
+    project_needed_heads(s->pool, policies, H, dh, n_rows, D, x, q_w, lw->q_b, s->q);
+    project_needed_heads(s->pool, policies, H, dh, n_rows, D, x, k_w, lw->k_b, s->k);
+    al_linear_pool(s->pool, n_rows, D, D, x, v_w, lw->v_b, s->v);
+    if (packed) { /* back to the chunk's layout, zeros at the packing pads (real_rows.h) */
+        al_rows_expand(s->q, row_bytes, s->row_of, n_rows, rows);
+        al_rows_expand(s->k, row_bytes, s->row_of, n_rows, rows);
+        al_rows_expand(s->v, row_bytes, s->row_of, n_rows, rows);
+    }
     const int rotary = al_family_of(c)->scores == AL_SCORES_ROTARY_WINDOW;
     if (rotary) al_modernbert_rotate_qk(c, layer, s->q, s->k, D, s->pos, rows);
 
@@ -179,4 +187,5 @@ void al_fwd_attention(const al_model *m, int layer, const al_head_policy *polici
     if (parts > j.n_pairs) parts = j.n_pairs;
     if (parts > s->n_threads) parts = s->n_threads; /* scratch exists for n_threads threads */
     al_threadpool_for(s->pool, parts, heads_task, &j);
+    if (packed) al_rows_compact(s->ctx, row_bytes, s->row_of, n_rows);
 }

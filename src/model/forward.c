@@ -25,6 +25,7 @@
 #include "forward_internal.h"
 #include "head_policy.h"
 #include "modernbert.h"
+#include "real_rows.h"
 
 /* Rows per chunk to aim for: large enough for efficient GEMMs, small enough to keep scratch modest. */
 #define AL_FWD_CHUNK_TOKENS 256
@@ -103,7 +104,7 @@ typedef struct workspace {
 
 /* Carves every tensor; with cv->base == NULL it only measures. */
 static void layout(carver *cv, const al_model *m, int B, int L, int L_out, int chunk_seqs, int n_threads, int packed,
-                   int want_logits, workspace *ws) {
+                   int real_rows, int want_logits, workspace *ws) {
     const al_config *c = &m->config;
     const size_t BL = (size_t)B * L, rows = (size_t)chunk_seqs * L, D = (size_t)c->hidden_size;
     size_t wide = (size_t)c->embedding_size;
@@ -123,6 +124,8 @@ static void layout(carver *cv, const al_model *m, int B, int L, int L_out, int c
     ws->s.probs = carve(cv, (size_t)n_threads * L, (size_t)L);
     ws->s.chat = carve(cv, (size_t)n_threads * L, (size_t)L);
     ws->s.gathered = packed ? carve(cv, (size_t)n_threads * L, (size_t)L) : NULL;
+    ws->s.row_of = packed && real_rows ? (int32_t *)(void *)carve(cv, rows, 1) : NULL;
+    ws->s.n_rows = (int)rows;
     ws->logits = packed && want_logits ? carve(cv, rows, (size_t)c->vocab_size) : NULL;
     ws->s.rel = ws->s.pos_q = ws->s.pos_k = ws->s.rel_work = NULL;
     ws->s.rel_row = NULL;
@@ -193,12 +196,18 @@ int al_fwd_ffn_width(const al_config *c) {
 static void layer_chunk(const al_model *m, int l, const al_head_policy *policies, float *x, const float *mask,
                         int L, al_fwd_scratch *s, float *attn_out, float *values_out) {
     if (al_family_of(&m->config)->layers == AL_LAYERS_PRE_LN_GLU) {
+        s->n_rows = s->n_seqs * L; /* its layer runs on every row (not packed to real rows yet) */
         al_modernbert_layer(m, l, policies, x, mask, L, s, attn_out, values_out);
         return;
     }
     const int rows = s->n_seqs * L;
+    const size_t row_bytes = sizeof(float) * (size_t)m->config.hidden_size;
+    /* a packed chunk's row-wise parts run on its real tokens (real_rows.h); nothing reads its pad rows */
+    s->n_rows = s->row_of ? al_real_rows(mask, rows, s->row_of) : rows;
+    if (s->n_rows < rows) al_rows_compact(x, row_bytes, s->row_of, s->n_rows);
     al_fwd_attention(m, l, policies, x, mask, L, s, attn_out, values_out);
-    al_fwd_layer_tail(m, l, s->pool, s->ctx, x, rows, s->tmp, s->wide);
+    al_fwd_layer_tail(m, l, s->pool, s->ctx, x, s->n_rows, s->tmp, s->wide);
+    if (s->n_rows < rows) al_rows_expand(x, row_bytes, s->row_of, s->n_rows, rows);
 }
 
 void al_fwd_layer_tail(const al_model *m, int l, al_threadpool *pool, const float *ctx, float *x, int rows, float *tmp,
@@ -254,7 +263,7 @@ static al_status forward_rows(const al_model *model, const al_batch *batch, cons
     const int n_threads = al_threadpool_size(pool);
     workspace ws;
     carver cv = {NULL, 0, 0.0};
-    layout(&cv, model, B, L, L_out, chunk_seqs, n_threads, map != NULL, out->mlm_logits != NULL, &ws);
+    layout(&cv, model, B, L, L_out, chunk_seqs, n_threads, map != NULL, !(params && params->pad_rows), out->mlm_logits != NULL, &ws);
     const size_t n_floats = cv.used;
     char what[96];
     snprintf(what, sizeof what, "forward: the workspace for batch [%d, %d]", B, L_out);
@@ -267,7 +276,7 @@ static al_status forward_rows(const al_model *model, const al_batch *batch, cons
                       n_floats * sizeof(float) >> 20, B, L);
     cv.base = mem;
     cv.used = 0;
-    layout(&cv, model, B, L, L_out, chunk_seqs, n_threads, map != NULL, out->mlm_logits != NULL, &ws);
+    layout(&cv, model, B, L, L_out, chunk_seqs, n_threads, map != NULL, !(params && params->pad_rows), out->mlm_logits != NULL, &ws);
     ws.s.pool = pool;
     ws.s.L_out = L_out;
 

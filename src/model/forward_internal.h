@@ -28,6 +28,11 @@ typedef struct al_fwd_scratch {
     const int32_t *map; /* [n_seqs, L] of this chunk */
     int L_out;          /* the caller's sequence length */
     float *gathered;    /* [n_threads, L, L]  one head's constant at the packed positions, per thread */
+    /* Real rows (packed batches unless al_forward_params.pad_rows; real_rows.h): the layer's row-wise parts run
+     * on the chunk's n_rows real tokens, rows row_of of the chunk, held compact in x, ctx and the tail's
+     * scratch; q, k and v keep the chunk's layout with zeros at the packing pads. n_rows = n_seqs * L: all. */
+    int32_t *row_of;    /* [chunk rows]; NULL: every row runs */
+    int n_rows;
     /* DeBERTa's disentangled attention (deberta_attention.c); NULL in other families */
     float *rel;         /* [2 rel_span, D]  the relative embeddings after their LayerNorm, one per call */
     int32_t *rel_row;   /* [2 L_out - 1]    the relative embedding row of each distance (al_deberta_prepare) */
@@ -60,7 +65,7 @@ al_status al_forward_embeddings(const al_model *model, const al_batch *batch, fl
  * layout at the positions map gives (-1: a packing pad, not written); the other rows are zeroed. */
 void al_fwd_scatter_rows(float *dst, const float *src, size_t src_ld, const int32_t *map, int L, int L_out, size_t cols);
 
-/* Self-attention of one layer for one chunk: x [rows, D] -> s->ctx [rows, D] (before the output
+/* Self-attention of one layer for one chunk: x [s->n_rows, D] -> s->ctx [s->n_rows, D] (before the output
  * projection). policies: this layer's [H] policies, or NULL (all standard). mask: [rows] 1/0.
  * attn_out / values_out (may be NULL) point at this chunk's first sequence in the layer's slice of the
  * caller's [B, H, L, L] / [B, H, L, head_dim] outputs (L = s->L_out when the batch is packed). */

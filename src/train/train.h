@@ -35,6 +35,11 @@ typedef struct al_train_options {
     al_threadpool *pool;     /* a shard set (shards.h) runs its shards on this pool, which must outlive it,
                               * instead of starting one thread per shard (default NULL: its own threads).
                               * The caller's thread count then bounds the set's; the numbers stay the same. */
+    int real_rows;           /* 1: the row-wise layers (linear layers, LayerNorm, activations) run on the
+                              * tokens whose attention mask is 1 only; attention keeps the padded layout
+                              * (docs/speed.md). The real tokens' numbers stay the same bits; the hidden states
+                              * at pads become 0 and gradients given there are ignored. Needs weight_grads = 0.
+                              * Default 0. */
 } al_train_options;
 
 al_train_options al_train_default_options(void);

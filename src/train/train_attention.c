@@ -24,6 +24,7 @@
 #include "../model/family.h"
 #include "../model/head_policy.h"
 #include "../model/modernbert.h"
+#include "../model/real_rows.h"
 #include "grad_ops.h"
 #include "train_internal.h"
 
@@ -58,9 +59,16 @@ void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
 
     const float *q_w, *k_w, *v_w;
     al_tr_qkv_weights(lw, D, &q_w, &k_w, &v_w);
-    al_linear(rows, D, D, x, q_w, lw->q_b, lc->q);
-    al_linear(rows, D, D, x, k_w, lw->k_b, lc->k);
-    al_linear(rows, D, D, x, v_w, lw->v_b, lc->v);
+    /* the projections over the rows the row-wise layers run on (x holds ctx->n_rows of them), then back in the
+     * [B, L] layout with zeros at pads (real_rows.h) */
+    al_linear(ctx->n_rows, D, D, x, q_w, lw->q_b, lc->q);
+    al_linear(ctx->n_rows, D, D, x, k_w, lw->k_b, lc->k);
+    al_linear(ctx->n_rows, D, D, x, v_w, lw->v_b, lc->v);
+    if (ctx->n_rows < rows) {
+        al_rows_expand(lc->q, sizeof(float) * (size_t)D, ctx->row_of, ctx->n_rows, rows);
+        al_rows_expand(lc->k, sizeof(float) * (size_t)D, ctx->row_of, ctx->n_rows, rows);
+        al_rows_expand(lc->v, sizeof(float) * (size_t)D, ctx->row_of, ctx->n_rows, rows);
+    }
     al_tr_dropout_draw(&ctx->rng, lc->attn_keep, (size_t)B * H * LL, p_drop);
     if (ctx->rel) project_positions(ctx, l);
     /* ModernBERT: q and k are kept turned; the layer's backward turns their gradients back */
@@ -102,6 +110,7 @@ void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
             al_gemm_nn(L, dh, L, 1.0f, Pd, L, lc->v + row0 + col, D, ctx_h, D, 0);
         }
     }
+    if (ctx->n_rows < rows) al_rows_compact(lc->ctx, sizeof(float) * (size_t)D, ctx->row_of, ctx->n_rows);
 }
 
 /* DeBERTa's position terms, dZ (one sequence and head) -> dQ and dK: S_ij holds scale Q_i . Kr[r(i,j)] (c2p) and

@@ -5,12 +5,14 @@
 
 #include "../core/error.h"
 #include "../model/family.h"
+#include "../model/real_rows.h"
 #include "grad_ops.h"
 #include "train_internal.h"
 
 static void scale_by_keep(float *x, const uint8_t *keep, size_t n, float p) { al_tr_dropout_apply(x, keep, n, p); }
 
-/* dy: gradient wrt layer l's output [BL, D]; dx: written with the gradient wrt its input. */
+/* dy: gradient wrt layer l's output; dx: written with the gradient wrt its input; both ctx->n_rows rows (compact
+ * with real rows: the attention's gradients are expanded to the [B, L] layout around it, zeros at pads). */
 static void layer_bwd(al_train_ctx *ctx, int l, const float *dy, float *dx) {
     if (al_family_of(&ctx->model->config)->layers == AL_LAYERS_PRE_LN_GLU) {
         al_tr_prenorm_layer_bwd(ctx, l, dy, dx); /* train_modernbert.c */
@@ -20,9 +22,9 @@ static void layer_bwd(al_train_ctx *ctx, int l, const float *dy, float *dx) {
     const al_config *c = &m->config;
     const al_layer_weights *lw = &m->w.layers[l];
     al_tr_layer_cache *lc = &ctx->layers[l];
-    const int rows = ctx->B * ctx->L, D = c->hidden_size, I = c->intermediate_size;
-    const size_t n = (size_t)rows * D;
-    const float *x = ctx->hidden + (size_t)l * n;
+    const int BL = ctx->B * ctx->L, rows = ctx->n_rows, D = c->hidden_size, I = c->intermediate_size;
+    const size_t n = (size_t)rows * D, row_bytes = sizeof(float) * (size_t)D;
+    const float *x = ctx->hidden + (size_t)l * BL * D; /* read for weight gradients only, never with real rows */
     const float p_drop = ctx->opt.training ? ctx->opt.hidden_dropout : 0.0f;
 
     /* LayerNorm 2; the residual branch gives h1 the same gradient. */
@@ -44,7 +46,14 @@ static void layer_bwd(al_train_ctx *ctx, int l, const float *dy, float *dx) {
     al_tr_linear_bwd(rows, D, D, lc->ctx, lw->o_w, ctx->d_res, ctx->d_ctx, 0, al_tr_grad(ctx, lw->o_w),
                      al_tr_grad(ctx, lw->o_b));
     /* Attention, then the Q, K, V projections. */
+    const int packed = rows < BL;
+    if (packed) al_rows_expand(ctx->d_ctx, row_bytes, ctx->row_of, rows, BL);
     al_tr_attention_bwd(ctx, l);
+    if (packed) {
+        al_rows_compact(ctx->dq, row_bytes, ctx->row_of, rows);
+        al_rows_compact(ctx->dk, row_bytes, ctx->row_of, rows);
+        al_rows_compact(ctx->dv, row_bytes, ctx->row_of, rows);
+    }
     al_tr_linear_bwd(rows, D, D, x, lw->q_w, ctx->dq, dx, 1, al_tr_grad(ctx, lw->q_w), al_tr_grad(ctx, lw->q_b));
     al_tr_linear_bwd(rows, D, D, x, lw->k_w, ctx->dk, dx, 1, al_tr_grad(ctx, lw->k_w), al_tr_grad(ctx, lw->k_b));
     al_tr_linear_bwd(rows, D, D, x, lw->v_w, ctx->dv, dx, 1, al_tr_grad(ctx, lw->v_w), al_tr_grad(ctx, lw->v_b));
@@ -89,15 +98,24 @@ al_status al_train_backward(al_train_ctx *ctx, const float *d_hidden, al_error *
     if (!ctx->forward_done) return al_err(err, AL_ERR_INVALID, "train: backward called before a forward pass");
     const al_config *c = &ctx->model->config;
     const int NL = c->n_layers;
-    const size_t n = (size_t)ctx->B * ctx->L * c->hidden_size;
+    const int BL = ctx->B * ctx->L, D = c->hidden_size, packed = ctx->n_rows < BL;
+    const size_t n = (size_t)BL * D;
     float *dy = ctx->dx_a, *dx = ctx->dx_b;
     if (ctx->mlm_pending) memcpy(dy, ctx->d_top, sizeof(float) * n);
     else memset(dy, 0, sizeof(float) * n);
     if (d_hidden)
         for (size_t i = 0; i < n; i++) dy[i] += d_hidden[(size_t)NL * n + i];
+    /* with real rows the gradients run compact; those given at pads are ignored (train.h) */
+    if (packed) al_rows_compact(dy, sizeof(float) * (size_t)D, ctx->row_of, ctx->n_rows);
     for (int l = NL - 1; l >= 0; l--) {
         layer_bwd(ctx, l, dy, dx);
-        if (d_hidden)
+        if (d_hidden && packed)
+            for (int r = 0; r < ctx->n_rows; r++) {
+                const float *g = d_hidden + (size_t)l * n + (size_t)ctx->row_of[r] * D;
+                float *o = dx + (size_t)r * D;
+                for (int e = 0; e < D; e++) o[e] += g[e];
+            }
+        else if (d_hidden)
             for (size_t i = 0; i < n; i++) dx[i] += d_hidden[(size_t)l * n + i];
         float *t = dy;
         dy = dx;

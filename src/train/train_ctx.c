@@ -61,6 +61,8 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     ctx->ids = take_i32(&cv, BL);
     ctx->types = take_i32(&cv, BL);
     ctx->pos = take_i32(&cv, BL);
+    /* real rows (real_rows.h) in BERT's post-LN layers; ModernBERT's pre-norm layers run on every row */
+    ctx->row_of = ctx->opt.real_rows && !glu ? take_i32(&cv, BL) : NULL;
     ctx->mask = take(&cv, BL);
     ctx->emb_sum = take(&cv, BL * E);
     ctx->emb_mean = take(&cv, BL);
@@ -149,6 +151,9 @@ static al_status check_request(const al_model *model, int max_batch, int max_len
     if (!model) return al_err(err, AL_ERR_INVALID, "train: model is NULL");
     al_status st = al_train_check_family(model, "training (the training forward and backward)", "", err);
     if (st) return st;
+    if (o->real_rows && o->weight_grads)
+        return al_err(err, AL_ERR_INVALID,
+                      "train: real_rows needs weight_grads = 0 (weight gradients sum over every row)");
     /* DeBERTa and ModernBERT train with a frozen encoder only (the lambda ranking, probes): DeBERTa's weight
      * gradients (relative embeddings, position projections) and a projected embedding's dropout, and ModernBERT's
      * weight gradients (embedding norm, fused QKV, GeGLU, final norm) are not built */

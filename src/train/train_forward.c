@@ -8,6 +8,7 @@
 #include "../model/deberta.h"
 #include "../model/family.h"
 #include "../model/forward_internal.h"
+#include "../model/real_rows.h"
 #include "grad_ops.h"
 #include "train_internal.h"
 
@@ -88,6 +89,8 @@ static void add_inplace(float *y, const float *x, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] += x[i];
 }
 
+/* With real rows (ctx->n_rows < B L) the row-wise tensors below hold compact rows; the input is gathered into
+ * the output's slice (free until the last LayerNorm writes it) and the output expanded back, zeros at pads. */
 static void layer_fwd(al_train_ctx *ctx, int l) {
     if (al_family_of(&ctx->model->config)->layers == AL_LAYERS_PRE_LN_GLU) {
         al_tr_prenorm_layer_fwd(ctx, l); /* train_modernbert.c */
@@ -97,15 +100,21 @@ static void layer_fwd(al_train_ctx *ctx, int l) {
     const al_config *c = &m->config;
     const al_layer_weights *lw = &m->w.layers[l];
     al_tr_layer_cache *lc = &ctx->layers[l];
-    const int rows = ctx->B * ctx->L, D = c->hidden_size, I = c->intermediate_size;
-    const size_t n = (size_t)rows * D;
-    const float *x = ctx->hidden + (size_t)l * n;
-    float *y = ctx->hidden + (size_t)(l + 1) * n;
+    const int BL = ctx->B * ctx->L, rows = ctx->n_rows, D = c->hidden_size, I = c->intermediate_size;
+    const int packed = rows < BL;
+    const size_t n_full = (size_t)BL * D, n = (size_t)rows * D;
+    const float *x = ctx->hidden + (size_t)l * n_full;
+    float *y = ctx->hidden + (size_t)(l + 1) * n_full;
     const float p_drop = ctx->opt.training ? ctx->opt.hidden_dropout : 0.0f;
+    if (packed) {
+        al_rows_gather(y, x, sizeof(float) * (size_t)D, ctx->row_of, rows);
+        x = y;
+    }
 
     al_tr_attention_fwd(ctx, l, x);
     al_linear(rows, D, D, lc->ctx, lw->o_w, lw->o_b, lc->res1);
-    al_tr_dropout_draw(&ctx->rng, lc->keep1, n, p_drop);
+    al_tr_dropout_draw(&ctx->rng, lc->keep1, n_full, p_drop); /* every position draws, as the padded pass */
+    if (packed && p_drop > 0.0f) al_rows_compact(lc->keep1, (size_t)D, ctx->row_of, rows);
     al_tr_dropout_apply(lc->res1, lc->keep1, n, p_drop);
     add_inplace(lc->res1, x, n);
     al_tr_layernorm_fwd(lc->res1, lc->h1, rows, D, lw->ln_attn_g, lw->ln_attn_b, c->layer_norm_eps, lc->mean1,
@@ -115,10 +124,12 @@ static void layer_fwd(al_train_ctx *ctx, int l) {
     memcpy(lc->ff_act, lc->ff_pre, sizeof(float) * (size_t)rows * I);
     al_tr_act_fwd(c->act, lc->ff_act, (size_t)rows * I);
     al_linear(rows, D, I, lc->ff_act, lw->ff_out_w, lw->ff_out_b, lc->res2);
-    al_tr_dropout_draw(&ctx->rng, lc->keep2, n, p_drop);
+    al_tr_dropout_draw(&ctx->rng, lc->keep2, n_full, p_drop);
+    if (packed && p_drop > 0.0f) al_rows_compact(lc->keep2, (size_t)D, ctx->row_of, rows);
     al_tr_dropout_apply(lc->res2, lc->keep2, n, p_drop);
     add_inplace(lc->res2, lc->h1, n);
     al_tr_layernorm_fwd(lc->res2, y, rows, D, lw->ln_ffn_g, lw->ln_ffn_b, c->layer_norm_eps, lc->mean2, lc->rstd2);
+    if (packed) al_rows_expand(y, sizeof(float) * (size_t)D, ctx->row_of, rows, BL);
 }
 
 al_status al_train_forward(al_train_ctx *ctx, const al_batch *batch, al_error *err) {
@@ -136,6 +147,7 @@ al_status al_train_forward(al_train_ctx *ctx, const al_batch *batch, al_error *e
         ctx->types[t] = batch->type_ids ? batch->type_ids[t] : 0;
         ctx->mask[t] = batch->attention_mask ? (float)batch->attention_mask[t] : 1.0f;
     }
+    ctx->n_rows = ctx->row_of ? al_real_rows(ctx->mask, (int)BL, ctx->row_of) : (int)BL;
     if (ctx->rel) al_deberta_prepare(ctx->model, ctx->L, ctx->rel, ctx->rel_row);
     embed(ctx);
     for (int l = 0; l < c->n_layers; l++) layer_fwd(ctx, l);

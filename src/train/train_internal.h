@@ -55,6 +55,10 @@ struct al_train_ctx {
     int mlm_pending;           /* d_top holds the MLM loss's gradient */
     int32_t *ids, *types;      /* [BL]          copies of the batch's ids and token types */
     int32_t *pos;              /* [BL]          position ids */
+    int32_t *row_of;           /* [BL]          with opt.real_rows: the row of each real token (real_rows.h) */
+    int n_rows;                /* the rows the row-wise layers run on: the real tokens' (opt.real_rows) or BL;
+                                * below BL those layers' tensors hold compact rows (the attention's q, k, v,
+                                * S, P and the hidden states keep the [B, L] layout) */
     float *mask;               /* [BL]          attention mask 1/0 */
     float *emb_sum;            /* [BL, E]       word + type + position */
     float *emb_mean, *emb_rstd; /* [BL] */
@@ -102,9 +106,11 @@ static inline float *al_tr_grad(const al_train_ctx *ctx, const float *w) {
     return ctx->grads && w ? ctx->grads + (w - ctx->model->storage) : NULL;
 }
 
-/* Attention of layer l for the whole batch (x = its input): fills q, k, v, S, P, attn_keep, ctx. */
+/* Attention of layer l for the whole batch (x = its input, ctx->n_rows rows): fills q, k, v (in the [B, L] layout),
+ * S, P, attn_keep, and ctx (ctx->n_rows rows). */
 void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x);
-/* Backward from d_ctx: writes dq, dk, dv (all heads' columns) and accumulates MIX lambda-logit gradients. */
+/* Backward from d_ctx ([B, L] layout): writes dq, dk, dv ([B, L], all heads' columns) and accumulates MIX
+ * lambda-logit gradients. */
 void al_tr_attention_bwd(al_train_ctx *ctx, int l);
 
 /* A layer's query, key and value weights [D, D] each, from the fused [3D, D] block when the family has one

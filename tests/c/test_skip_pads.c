@@ -1,6 +1,7 @@
 /* test_skip_pads.c: a forward pass packed to its real tokens (al_forward_params.skip_pads, docs/head_policies.md
  * "Skipping padding") gives the unpacked pass's numbers at every real token (to float32 rounding), zeros at
- * the pads, and the same bits on any thread count.
+ * the pads, and the same bits on any thread count and whether its linear layers run on the packing pads too
+ * or on the real rows only (al_forward_params.pad_rows, docs/speed.md).
  *
  * Batches are laid out as PAPA lays them out (docs/papa.md#input-layout): real tokens at the start of a long
  * row of padding, a pair's second segment from L/2, and the last separator at L - 1. Every golden family
@@ -26,8 +27,8 @@ typedef struct outputs {
 
 static void outputs_free(outputs *o) { free(o->hidden), free(o->attn), free(o->values), free(o->logits); }
 
-static int run(const al_model *m, const al_batch *batch, const al_head_policy *pol, int skip_pads, al_threadpool *pool,
-               outputs *o) {
+static int run(const al_model *m, const al_batch *batch, const al_head_policy *pol, int skip_pads, int pad_rows,
+               al_threadpool *pool, outputs *o) {
     const al_config *c = al_model_config(m);
     const size_t NL = (size_t)c->n_layers, H = (size_t)c->n_heads, D = (size_t)c->hidden_size;
     memset(o, 0, sizeof *o);
@@ -46,6 +47,7 @@ static int run(const al_model *m, const al_batch *batch, const al_head_policy *p
     al_forward_params p = al_forward_default_params();
     p.policies = pol;
     p.skip_pads = skip_pads;
+    p.pad_rows = pad_rows;
     p.pool = pool;
     al_error err = {0};
     al_status st = al_forward(m, batch, &p, &out, &err);
@@ -81,13 +83,13 @@ static void compare_rows(compare *cmp, const float *a, const float *b, size_t n_
 }
 
 static double worst = 0.0;
-static int n_identical = 0, n_cases = 0;
+static int n_identical = 0, n_cases = 0, n_rows_identical = 0;
 
 static void check_case(const char *what, const al_model *m, const al_batch *batch, const al_head_policy *pol) {
     const al_config *c = al_model_config(m);
     outputs full, packed;
-    if (!run(m, batch, pol, 0, NULL, &full)) return;
-    if (!run(m, batch, pol, 1, NULL, &packed)) {
+    if (!run(m, batch, pol, 0, 0, NULL, &full)) return;
+    if (!run(m, batch, pol, 1, 0, NULL, &packed)) {
         outputs_free(&full);
         return;
     }
@@ -108,6 +110,19 @@ static void check_case(const char *what, const al_model *m, const al_batch *batc
     n_cases++;
     n_identical += cmp.max_rel == 0.0;
 
+    /* the packed pass with its linear layers on the packing pads too (pad_rows, as before docs/speed.md's real
+     * rows): the same bits, pads included */
+    outputs padded_rows;
+    if (run(m, batch, pol, 1, 1, NULL, &padded_rows)) {
+        int same = memcmp(padded_rows.hidden, packed.hidden, sizeof(float) * packed.n_hidden) == 0 &&
+                   memcmp(padded_rows.attn, packed.attn, sizeof(float) * packed.n_attn) == 0 &&
+                   memcmp(padded_rows.values, packed.values, sizeof(float) * packed.n_values) == 0 &&
+                   (!packed.logits || memcmp(padded_rows.logits, packed.logits, sizeof(float) * packed.n_logits) == 0);
+        CHECK_MSG(same, "%s: the packed pass on its real rows differs from the one over its pads", what);
+        n_rows_identical += same;
+    }
+    outputs_free(&padded_rows);
+
     /* the packed pass on 1, 2 and 3 threads: the same bits */
     for (int threads = 2; threads <= 3; threads++) {
         al_threadpool *pool = NULL;
@@ -115,7 +130,7 @@ static void check_case(const char *what, const al_model *m, const al_batch *batc
         CHECK(al_threadpool_new(threads, &pool, &err) == AL_OK);
         al_threadpool_split_all(pool, 1);
         outputs t;
-        if (run(m, batch, pol, 1, pool, &t)) {
+        if (run(m, batch, pol, 1, 0, pool, &t)) {
             int same = memcmp(t.hidden, packed.hidden, sizeof(float) * t.n_hidden) == 0 &&
                        memcmp(t.attn, packed.attn, sizeof(float) * t.n_attn) == 0 &&
                        memcmp(t.values, packed.values, sizeof(float) * t.n_values) == 0 &&
@@ -194,5 +209,6 @@ int main(void) {
     for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) test_family(dirs[d]);
     printf("packed vs unpacked: %d cases, %d bit-identical, largest relative difference %.3g\n", n_cases, n_identical,
            worst);
+    printf("packed on real rows vs over the packing pads: %d of %d cases bit-identical\n", n_rows_identical, n_cases);
     return check_summary("skip_pads");
 }

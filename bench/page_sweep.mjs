@@ -1,0 +1,170 @@
+// page_sweep.mjs: a PAPA sweep on a bert-base-shaped model in the page (headless Chromium, the page's threads:
+// 2 on this machine) against the same request through the native CLI on 2 threads (docs/speed.md, issue 27's
+// "in the page"). The model has random weights (timing does not depend on their values) and attnlab-small-bert's
+// tokenizer (bert-base-uncased's 30,522 WordPiece ids); it is written to a temporary folder and served as the
+// page's only embedded model. The sweep is the quick preset on POS cut to --train / --validation examples (the
+// ranking on the same cut) with --seeds seeds. Printed: the page's and the CLI's seconds per stage (the reply's
+// "seconds") and wall time, their ratio, the two digests, the load average, and the time left that the progress
+// bar's status predicted at several points of the run against the time the run then took.
+//   node bench/page_sweep.mjs [--train 40] [--validation 20] [--seeds 3] [--layers 12]
+//   AL_WASM_DIR (default build/wasm), AL_BUILD_DIR (default build/native)
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+
+import { serializeSafetensors } from '../wasm/safetensors.mjs';
+import { launchChromium, openUrl, root, skipReason, startServer } from '../tests/e2e/helpers.mjs';
+
+const args = process.argv.slice(2);
+const opt = (name, def) => (args.includes(name) ? args[args.indexOf(name) + 1] : def);
+const nTrain = Number(opt('--train', '40'));
+const nVal = Number(opt('--validation', '20'));
+const seeds = Number(opt('--seeds', '3'));
+const layers = Number(opt('--layers', '12'));
+const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
+if (skipReason) {
+  console.error(`page_sweep: ${skipReason}`);
+  process.exit(1);
+}
+const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+
+// bert-base's shapes, weights N(0, 0.02) from a seeded generator (LayerNorm weights 1, biases 0).
+function writeModel(dir) {
+  const V = 30522, D = 768, I = 3072, P = 512;
+  mkdirSync(dir, { recursive: true });
+  let a = 1234;
+  const uniform = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const tensors = {};
+  const add = (name, shape, kind) => {
+    const data = new Float32Array(shape.reduce((x, y) => x * y, 1));
+    if (kind === 'one') data.fill(1);
+    else if (kind === 'w') for (let i = 0; i < data.length; i++) data[i] = 0.02 * 1.7320508 * (2 * uniform() - 1); // std 0.02
+    tensors[name] = { shape, data };
+  };
+  add('bert.embeddings.word_embeddings.weight', [V, D], 'w');
+  add('bert.embeddings.position_embeddings.weight', [P, D], 'w');
+  add('bert.embeddings.token_type_embeddings.weight', [2, D], 'w');
+  add('bert.embeddings.LayerNorm.weight', [D], 'one');
+  add('bert.embeddings.LayerNorm.bias', [D], 'zero');
+  for (let l = 0; l < layers; l++) {
+    const p = `bert.encoder.layer.${l}.`;
+    for (const n of ['attention.self.query', 'attention.self.key', 'attention.self.value', 'attention.output.dense']) {
+      add(`${p}${n}.weight`, [D, D], 'w');
+      add(`${p}${n}.bias`, [D], 'zero');
+    }
+    add(`${p}attention.output.LayerNorm.weight`, [D], 'one');
+    add(`${p}attention.output.LayerNorm.bias`, [D], 'zero');
+    add(`${p}intermediate.dense.weight`, [I, D], 'w');
+    add(`${p}intermediate.dense.bias`, [I], 'zero');
+    add(`${p}output.dense.weight`, [D, I], 'w');
+    add(`${p}output.dense.bias`, [D], 'zero');
+    add(`${p}output.LayerNorm.weight`, [D], 'one');
+    add(`${p}output.LayerNorm.bias`, [D], 'zero');
+  }
+  writeFileSync(path.join(dir, 'config.json'), JSON.stringify({
+    architectures: ['BertModel'], model_type: 'bert', vocab_size: V, hidden_size: D, num_hidden_layers: layers,
+    num_attention_heads: 12, intermediate_size: I, hidden_act: 'gelu', max_position_embeddings: P, type_vocab_size: 2,
+    layer_norm_eps: 1e-12, pad_token_id: 0,
+  }, null, 2));
+  writeFileSync(path.join(dir, 'model.safetensors'), serializeSafetensors(tensors, { format: 'pt' }));
+  for (const f of ['vocab.txt', 'tokenizer_config.json']) copyFileSync(path.join(root, 'models/attnlab-small-bert', f), path.join(dir, f));
+}
+
+const work = mkdtempSync(path.join(tmpdir(), 'attnlab-page-sweep-'));
+const models = path.join(work, 'models');
+const id = 'bert-base-random';
+console.log(`writing a bert-base-shaped model (${layers} layers, random weights) ...`);
+writeModel(path.join(models, id));
+writeFileSync(path.join(models, 'index.json'), JSON.stringify([{
+  id, name: `bert-base shape, random weights (${layers} layers)`, path: id, default: true,
+  files: ['config.json', 'model.safetensors', 'vocab.txt', 'tokenizer_config.json'],
+}]));
+
+const server = await startServer({ AL_MODELS_DIR: models });
+const browser = await launchChromium();
+let status = 1;
+try {
+  const p = await openUrl(browser, server.url);
+  await p.waitForFunction(() => (window.attnlab?.app?.run && !window.attnlab.app.job) ||
+                                 document.getElementById('model-error')?.textContent, null, { timeout: 3600e3 });
+  const modelError = await p.evaluate(() => document.getElementById('model-error')?.textContent);
+  if (modelError) throw new Error(`the page refused the model: ${modelError}`);
+  const threads = await p.evaluate(() => document.getElementById('engine-status')?.textContent ?? '');
+  await p.evaluate((vals) => {
+    for (const [cid, v] of Object.entries(vals)) {
+      const node = document.getElementById(cid);
+      if (node.type === 'checkbox') node.checked = v;
+      else node.value = v;
+      node.dispatchEvent(new Event('change', { bubbles: true }));
+    }
+  }, { 'papa-task': 'pos', 'papa-preset': 'quick', 'papa-train': String(nTrain), 'papa-val': String(nVal),
+       'papa-rank-n': String(nTrain), 'papa-seeds': Array.from({ length: seeds }, (_, i) => i + 1).join(','), 'papa-mlm': false });
+  await p.evaluate(() => {
+    window.__papaStatus = [];
+    const el = document.getElementById('papa-status');
+    new MutationObserver(() => window.__papaStatus.push({ t: performance.now(), text: el.textContent,
+                                                          bar: document.getElementById('papa-progress').value }))
+      .observe(el, { childList: true, characterData: true, subtree: true });
+  });
+  const loadBefore = load();
+  const t0 = await p.evaluate(() => performance.now());
+  await p.click('#papa-run');
+  await p.waitForFunction(() => window.attnlab.panels.papa.runs > 0 && !window.attnlab.panels.papa.job, null, { timeout: 6 * 3600e3 });
+  const t1 = await p.evaluate(() => performance.now());
+  const { request, reply, error } = await p.evaluate(() => {
+    const last = window.attnlab.panels.papa.last;
+    if (!last) return { error: document.getElementById('papa-status').textContent };
+    const { task_jsonl, import: imp, ...request } = last.request;
+    return { request, reply: last.reply };
+  });
+  if (error) throw new Error(`the page's sweep: ${error}`);
+  const pageWall = (t1 - t0) / 1000;
+  // the bar's predictions: the time left it showed against the time the run then took
+  const statuses = await p.evaluate(() => window.__papaStatus);
+  const predictions = [];
+  for (const at of [0.1, 0.25, 0.5, 0.75]) {
+    const s = statuses.find((x) => (x.t - t0) / 1000 >= at * pageWall && /left/.test(x.text));
+    if (!s) continue;
+    const m = /about (\d+) (s|min) left/.exec(s.text);
+    const said = m ? Number(m[1]) * (m[2] === 'min' ? 60 : 1) : (/less than a second/.test(s.text) ? 0.5 : NaN);
+    predictions.push({ elapsed: (s.t - t0) / 1000, said, took: (t1 - s.t) / 1000, bar: s.bar });
+  }
+  console.log(`page: ${threads.trim()}; load ${loadBefore} before, ${load()} after`);
+
+  // the same request natively, 2 threads
+  const reqPath = path.join(work, 'papa.json');
+  const { model, outputs, ...rest } = request;
+  writeFileSync(reqPath, JSON.stringify({ ...rest, op: 'papa', model_dir: path.join(models, id) }));
+  const n0 = process.hrtime.bigint();
+  const native = JSON.parse(execFileSync(cli, ['run', reqPath, '--threads', '2'], { cwd: root, encoding: 'utf8', maxBuffer: 256 << 20 }));
+  const nativeWall = Number(process.hrtime.bigint() - n0) / 1e9;
+
+  console.log(`PAPA sweep, quick preset on POS cut to ${nTrain} / ${nVal} examples (ranking on ${nTrain}), ${seeds} seeds, ` +
+              `MLM off, bert-base shape (${layers} layers, random weights), ${reply.configs.length} configurations`);
+  console.log('stage        page s   native s   page / native');
+  const stages = ['constants', 'ranking', 'features', 'probes', 'mlm'];
+  for (const st of stages) {
+    const a = reply.seconds?.[st], b = native.seconds?.[st];
+    if (a === undefined && b === undefined) continue;
+    console.log(`${st.padEnd(10)} ${(a ?? 0).toFixed(1).padStart(8)} ${(b ?? 0).toFixed(1).padStart(10)} ${b > 0 ? (a / b).toFixed(2).padStart(15) : ''}`);
+  }
+  console.log(`${'wall'.padEnd(10)} ${pageWall.toFixed(1).padStart(8)} ${nativeWall.toFixed(1).padStart(10)} ${(pageWall / nativeWall).toFixed(2).padStart(15)}`);
+  console.log(`digests: page ${reply.digest.slice(0, 19)}…, native ${native.digest.slice(0, 19)}… (${reply.digest === native.digest ? 'the same' : 'DIFFER'})`);
+  console.log('the progress bar\'s time left against the time the run then took:');
+  for (const x of predictions) {
+    console.log(`  at ${x.elapsed.toFixed(0)} s (bar ${(100 * x.bar).toFixed(0)}%): said ${x.said} s, took ${x.took.toFixed(0)} s`);
+  }
+  console.log(`load ${load()} at the end`);
+  status = reply.digest === native.digest ? 0 : 1;
+} finally {
+  await browser.close();
+  server.child.kill();
+  rmSync(work, { recursive: true, force: true });
+}
+process.exit(status);
