@@ -143,14 +143,7 @@ static void reply_config(al_reply_builder *rb, const al_papa_sweep_request *q, c
     al_rb_num(rb, p, "batch_size", q->probe.batch_size);
     al_rb_num(rb, p, "lr", q->probe.lr);
     al_rb_num(rb, p, "dropout", task->kind == AL_TASK_TOKEN ? 0.0 : q->probe.dropout);
-    p = al_rb_add(rb, c, "ranking", cJSON_CreateObject());
-    al_rb_num(rb, p, "epochs", q->rank.epochs);
-    al_rb_num(rb, p, "batch_size", q->rank.batch_size);
-    al_rb_num(rb, p, "max_examples", q->rank.max_examples);
-    al_rb_num(rb, p, "lr", q->rank.lr);
-    al_rb_num(rb, p, "shards", q->rank.shards);
-    al_rb_bool(rb, p, "train_mode", q->rank.train_mode);
-    al_rb_num(rb, p, "seed", (double)q->rank.seed);
+    al_heads_reply_ranking(rb, c, &q->rank);
 }
 
 al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
@@ -227,17 +220,7 @@ al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
         }
         compare(&a);
         al_reply_builder *rb = ctx->rb;
-        al_rb_str(rb, rb->root, "model", m->id);
-        al_rb_str(rb, rb->root, "engine", AL_VERSION);
-        cJSON *dims = al_rb_add(rb, rb->root, "shape", cJSON_CreateObject());
-        al_rb_num(rb, dims, "n_layers", NL);
-        al_rb_num(rb, dims, "n_heads", H);
-        char buf[80];
-        cJSON *hashes = al_rb_add(rb, rb->root, "hashes", cJSON_CreateObject());
-        snprintf(buf, sizeof buf, "sha256:%s", model_hash);
-        al_rb_str(rb, hashes, "model", buf);
-        snprintf(buf, sizeof buf, "sha256:%s", task->hash);
-        al_rb_str(rb, hashes, "task", buf);
+        al_heads_reply_identity(rb, m->id, NL, H, model_hash, task->hash);
         reply_config(rb, &q, preset, task, max_examples, k);
         reply(rb, &a);
         al_rb_num(rb, rb->root, "n_examples", imp.n_examples);

@@ -68,17 +68,7 @@ al_status al_op_head_stats(al_op_ctx *ctx, al_error *err) {
     if (!st) {
         al_reply_builder *rb = ctx->rb;
         if (!st) {
-            al_rb_str(rb, rb->root, "model", m->id);
-            al_rb_str(rb, rb->root, "engine", AL_VERSION);
-            cJSON *dims = al_rb_add(rb, rb->root, "shape", cJSON_CreateObject());
-            al_rb_num(rb, dims, "n_layers", NL);
-            al_rb_num(rb, dims, "n_heads", H);
-            char buf[80];
-            cJSON *hashes = al_rb_add(rb, rb->root, "hashes", cJSON_CreateObject());
-            snprintf(buf, sizeof buf, "sha256:%s", model_hash);
-            al_rb_str(rb, hashes, "model", buf);
-            snprintf(buf, sizeof buf, "sha256:%s", task->hash);
-            al_rb_str(rb, hashes, "task", buf);
+            al_heads_reply_identity(rb, m->id, NL, H, model_hash, task->hash);
             cJSON *c = al_rb_add(rb, rb->root, "config", cJSON_CreateObject());
             al_rb_str(rb, c, "preset", preset);
             al_rb_str(rb, c, "task", task->id);

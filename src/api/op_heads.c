@@ -1,8 +1,9 @@
-/* op_heads.c: PAPA's constants and lambdas through the session cache, and the head statistics pass, for
- * the ops that measure heads over a task (op_heads.h). */
+/* op_heads.c: PAPA's constants and lambdas through the session cache, the head statistics pass, and the
+ * reply's identity and ranking settings, for the ops that measure heads over a task (op_heads.h). */
 #include "op_heads.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,4 +173,31 @@ al_status al_heads_stats(const al_op_ctx *ctx, const al_model *model, const al_p
     free(s.scratch), free(s.head_norms), free(s.value_norms), free(s.classes), free(s.per_example), free(s.norm_sum);
     free(ex), free(vals);
     return st;
+}
+
+void al_heads_reply_identity(al_reply_builder *rb, const char *model_id, int NL, int H, const char *model_hash,
+                             const char *task_hash) {
+    char buf[80];
+    al_rb_str(rb, rb->root, "model", model_id);
+    al_rb_str(rb, rb->root, "engine", AL_VERSION);
+    cJSON *dims = al_rb_add(rb, rb->root, "shape", cJSON_CreateObject());
+    al_rb_num(rb, dims, "n_layers", NL);
+    al_rb_num(rb, dims, "n_heads", H);
+    cJSON *hashes = al_rb_add(rb, rb->root, "hashes", cJSON_CreateObject());
+    snprintf(buf, sizeof buf, "sha256:%s", model_hash);
+    al_rb_str(rb, hashes, "model", buf);
+    snprintf(buf, sizeof buf, "sha256:%s", task_hash);
+    al_rb_str(rb, hashes, "task", buf);
+}
+
+void al_heads_reply_ranking(al_reply_builder *rb, cJSON *parent, const al_papa_rank_settings *rank) {
+    cJSON *p = al_rb_add(rb, parent, "ranking", cJSON_CreateObject());
+    if (!p) return;
+    al_rb_num(rb, p, "epochs", rank->epochs);
+    al_rb_num(rb, p, "batch_size", rank->batch_size);
+    al_rb_num(rb, p, "max_examples", rank->max_examples);
+    al_rb_num(rb, p, "lr", rank->lr);
+    al_rb_num(rb, p, "shards", rank->shards);
+    al_rb_bool(rb, p, "train_mode", rank->train_mode);
+    al_rb_num(rb, p, "seed", (double)rank->seed);
 }

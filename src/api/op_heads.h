@@ -35,4 +35,12 @@ al_status al_heads_stats(const al_op_ctx *ctx, const al_model *model, const al_p
                          int batch_size, const char *stage, double *mean, double *ci, double *norm_mass,
                          al_error *err);
 
+/* The reply's identity, as the papa reply gives it: "model" (the session's id), "engine", "shape" {n_layers,
+ * n_heads} and "hashes" {model, task} ("sha256:" + hex). */
+void al_heads_reply_identity(al_reply_builder *rb, const char *model_id, int NL, int H, const char *model_hash,
+                             const char *task_hash);
+
+/* The ranking's settings as the replies' "config.ranking" gives them, under parent. */
+void al_heads_reply_ranking(al_reply_builder *rb, cJSON *parent, const al_papa_rank_settings *rank);
+
 #endif

@@ -330,16 +330,7 @@ static void reply_config(al_reply_builder *rb, const al_papa_sweep_request *q, c
         al_rb_num(rb, p, "dropout", task->kind == AL_TASK_TOKEN ? 0.0 : q->probe.dropout);
         al_rb_str(rb, p, "schedule", "constant");
     }
-    p = al_rb_add(rb, c, "ranking", cJSON_CreateObject());
-    if (p) {
-        al_rb_num(rb, p, "epochs", q->rank.epochs);
-        al_rb_num(rb, p, "batch_size", q->rank.batch_size);
-        al_rb_num(rb, p, "max_examples", q->rank.max_examples);
-        al_rb_num(rb, p, "lr", q->rank.lr);
-        al_rb_num(rb, p, "shards", q->rank.shards);
-        al_rb_bool(rb, p, "train_mode", q->rank.train_mode);
-        al_rb_num(rb, p, "seed", (double)q->rank.seed);
-    }
+    al_heads_reply_ranking(rb, c, &q->rank);
     if (q->n_shards > 1) {
         char shard[32];
         snprintf(shard, sizeof shard, "%d/%d", q->shard_index, q->n_shards);
@@ -557,7 +548,7 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
         return st;
     }
     al_reply_builder *rb = ctx->rb;
-    char dig[72], buf[80];
+    char dig[72];
     if (t_cached) r.rank_loss = t_cached->data[NL * H]; /* stored after the logits */
     const int64_t c_shape[4] = {NL, H, q.L, q.L}, t_shape[1] = {NL * H + 1};
     al_papa_cache_put(ctx->session, c_name, 4, c_shape, r.constants);
@@ -575,16 +566,7 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
     al_rb_bool(rb, reused, "ranking", t_cached != NULL);
     canonical_results(&r);
     digest(&r, NL * H, dig);
-    al_rb_str(rb, rb->root, "model", m->id);
-    al_rb_str(rb, rb->root, "engine", AL_VERSION);
-    cJSON *dims = al_rb_add(rb, rb->root, "shape", cJSON_CreateObject());
-    al_rb_num(rb, dims, "n_layers", NL);
-    al_rb_num(rb, dims, "n_heads", H);
-    cJSON *hashes = al_rb_add(rb, rb->root, "hashes", cJSON_CreateObject());
-    snprintf(buf, sizeof buf, "sha256:%s", model_hash);
-    al_rb_str(rb, hashes, "model", buf);
-    snprintf(buf, sizeof buf, "sha256:%s", task->hash);
-    al_rb_str(rb, hashes, "task", buf);
+    al_heads_reply_identity(rb, m->id, NL, H, model_hash, task->hash);
     reply_config(rb, &q, preset, task);
     st = reply_results(rb, &r, NL, H, task->metric, r.n_validation, err);
     reply_task(rb, &r, task);
