@@ -1,16 +1,18 @@
 // modernbert_lambda.test.mjs: the PAPA λ ranking on a ModernBERT through the native command line
 // (docs/families.md, docs/papa.md): the golden model of tests/golden/modernbert (random weights, 4 layers,
-// global and windowed local layers) copied with a WordPiece vocab.txt of its 100 ids written here (it ships no
-// tokenizer; the ids only need to reach the model), then `attnlab papa --orders lambda` with a fraction that the
+// global and windowed local layers) copied with a WordPiece vocab.txt of its ids (golden_with_vocab.mjs), then `attnlab papa --orders lambda` with a fraction that the
 // order decides. The ranking trains λ through the training forward and backward (src/train/train_modernbert.c);
-// 1 and 2 threads give the same digest, and the order covers every head once.
+// 1 and 2 threads give the same digest, and the order covers every head once. Then the head_agreement op on
+// the ModernBERT and DeBERTa-v3 goldens (every importance measure for both newer families).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { goldenWithVocab } from './golden_with_vocab.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
@@ -24,16 +26,7 @@ after(() => {
 
 test('papa --orders lambda runs on the ModernBERT golden model, the same digest at 1 and 2 threads', { skip: missing ?? false }, () => {
   work = mkdtempSync(path.join(tmpdir(), 'attnlab-mb-lambda-'));
-  const dir = path.join(work, 'modernbert');
-  const golden = path.join(root, 'tests/golden/modernbert');
-  mkdirSync(dir);
-  for (const f of ['config.json', 'model.safetensors']) copyFileSync(path.join(golden, f), path.join(dir, f));
-  // ids 0..99 as the config's: [PAD] at pad_token_id 3, [MASK] for the MLM score, words and pieces after
-  const words = ['the', 'a', 'of', 'to', 'and', 'in', 'is', 'was', 'for', 'on', 'that', 'with', 'as', 'by', 'it',
-    'at', 'he', 'from', 'his', 'be', 'an', 'are', 'this', 'or', 'had', 'not', 'were', '.', ',', "'", '-', '(', ')'];
-  const vocab = ['[UNK]', '[CLS]', '[SEP]', '[PAD]', '[MASK]', ...words];
-  for (let i = 0; vocab.length < 100; i++) vocab.push('##' + String.fromCharCode(97 + (i % 26)).repeat(1 + Math.floor(i / 26)));
-  writeFileSync(path.join(dir, 'vocab.txt'), vocab.join('\n') + '\n');
+  const dir = goldenWithVocab(root, 'modernbert', path.join(work, 'modernbert'));
 
   const replies = [1, 2].map((threads) => {
     const r = spawnSync(cli, ['--threads', String(threads), 'papa', dir, '--task', 'pos', '--tasks-dir', tasks,
@@ -55,3 +48,31 @@ test('papa --orders lambda runs on the ModernBERT golden model, the same digest 
   assert.ok(one.configs.some((c) => c.label.includes('lambda')), JSON.stringify(one.configs.map((c) => c.label)));
   console.log(`ModernBERT λ ranking: digest ${one.digest} at 1 and 2 threads, ranking loss ${one.ranking_loss}`);
 });
+
+// The head_agreement op (docs/agreement.md) on both newer families: every measure runs (λ and gradient importance
+// through the family's training path), and 1 and 2 threads give the same digest.
+for (const [family, L] of [['modernbert', 24], ['deberta_v3', 24]]) {
+  test(`attnlab agreement runs on the ${family} golden model, the same digest at 1 and 2 threads`, { skip: missing ?? false }, () => {
+    work ??= mkdtempSync(path.join(tmpdir(), 'attnlab-mb-lambda-'));
+    const dir = goldenWithVocab(root, family, path.join(work, `${family}-agreement`));
+    const replies = [1, 2].map((threads) => {
+      const r = spawnSync(cli, ['--threads', String(threads), 'agreement', dir, '--task', 'pos', '--tasks-dir', tasks,
+        '--max-train', '40', '--max-validation', '20', '--max-examples', '20', '--L', String(L), '--json'],
+      { encoding: 'utf8', maxBuffer: 64 << 20 });
+      assert.equal(r.status, 0, r.stderr);
+      return JSON.parse(r.stdout);
+    });
+    const [one, two] = replies;
+    assert.equal(two.digest, one.digest, 'the thread count changed the numbers');
+    assert.deepEqual(one.measures.map((m) => m.id), ['lambda', 'gradient', 'input_dependence', 'confidence', 'entropy', 'sink_mass', 'norm_mass']);
+    const NH = one.shape.n_layers * one.shape.n_heads;
+    for (const m of one.measures) {
+      const g = one.grids[m.id].flat();
+      assert.equal(g.length, NH, m.id);
+      assert.ok(g.every((v) => v === null || Number.isFinite(v)), `${m.id}: ${JSON.stringify(g)}`);
+    }
+    assert.ok(one.grids.gradient.flat().some((v) => v > 0), 'gradient importance is not all zero');
+    one.spearman.forEach((row, i) => { if (row[i] !== null) assert.equal(row[i], 1); });
+    console.log(`${family} head_agreement: ${one.finding}`);
+  });
+}
