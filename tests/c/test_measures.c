@@ -17,6 +17,7 @@
 #include "golden_file.h"
 #include "methods/measures.h"
 #include "methods/papa.h"
+#include "model/family.h"
 
 #define MODEL_DIR "tests/golden/bert"
 
@@ -47,10 +48,12 @@ static void check_against(const char *label, const al_model *model, const inputs
                       malloc(sizeof(float) * (size_t)NL * B * LL)};
     float *one = malloc(sizeof(float) * (size_t)NL * LL);
     al_error err = {0};
+    const int post_ln = al_family_of(al_model_config(model))->layers == AL_LAYERS_POST_LN;
     for (int l = 0; l < NL; l++)
         for (int b = 0; b < B; b++) {
             const size_t eb = (size_t)l * B + b;
-            al_norm_outputs o = {heads + eb * H * LL, layer + eb * LL, res + eb * LL, NULL};
+            /* the residual + LayerNorm variant is a post-LN layer's (ModernBERT's pre-norm layers refuse it) */
+            al_norm_outputs o = {heads + eb * H * LL, layer + eb * LL, post_ln ? res + eb * LL : NULL, NULL};
             CHECK(al_norm_attention_layer(model, l, in->hidden + eb * L * D, in->attn + eb * H * LL,
                                           in->values + eb * H * L * dh, in->mask + (size_t)b * L, L, &o, &err) == AL_OK);
         }
@@ -71,6 +74,7 @@ static void check_against(const char *label, const al_model *model, const inputs
     const size_t counts[6] = {(size_t)NL * B * H * LL, (size_t)NL * B * LL, (size_t)NL * B * LL, (size_t)NL * B * LL,
                               (size_t)NL * B * LL, (size_t)NL * B * LL};
     for (int k = 0; k < 6; k++) {
+        if (k == 2 && !post_ln) continue;
         size_t n = 0;
         float *r = golden_f32(ref, names[k], &n, NULL);
         CHECK_MSG(r && n == counts[k], "%s: reference tensor %s", label, names[k]);
@@ -81,7 +85,10 @@ static void check_against(const char *label, const al_model *model, const inputs
         double big = 0.0;
         for (size_t i = 0; i < n; i++) big = fmax(big, fabs(r[i]));
         const double e = worst(mine[k], r, n);
-        const double tol = k >= 3 ? TOL_ROLLOUT : own_forward ? 2e-6 * big : TOL_NORM;
+        /* through this core's own forward the inputs carry its error against float64 too: 2e-6 of the largest
+         * value for the post-LN families, 1e-5 for ModernBERT, whose hidden states are 10 times further from the
+         * reference (3.2e-5 against 3.6e-6 at most; README) */
+        const double tol = k >= 3 ? TOL_ROLLOUT : own_forward ? (post_ln ? 2e-6 : 1e-5) * big : TOL_NORM;
         printf("%s: %-18s max |error| %.3g (largest value %.3g, bound %g)\n", label, names[k], e, big, tol);
         CHECK_MSG(e <= tol, "%s: %s max error %.3g > %g", label, names[k], e, tol);
         free(r);
@@ -130,8 +137,8 @@ static void check_against(const char *label, const al_model *model, const inputs
         }
     printf("%s: rollout rows sum to 1 within %.3g\n", label, row_err);
     CHECK(row_err < 1e-6);
-    for (size_t i = 0; i < (size_t)NL * B * LL; i++) res_gap = fmax(res_gap, fabs(res[i] - layer[i]));
-    CHECK_MSG(res_gap > 1e-3, "the residual and LayerNorm change the map (gap %.3g)", res_gap);
+    for (size_t i = 0; post_ln && i < (size_t)NL * B * LL; i++) res_gap = fmax(res_gap, fabs(res[i] - layer[i]));
+    CHECK_MSG(!post_ln || res_gap > 1e-3, "the residual and LayerNorm change the map (gap %.3g)", res_gap);
     /* W_O = I: f_h(x_j) is v_j^h in the head's coordinates, so the map is alpha_ij ||v_j^h|| */
     float *eye = calloc((size_t)D * D, sizeof(float)), *zero = calloc((size_t)D, sizeof(float));
     for (int r = 0; r < D; r++) eye[(size_t)r * D + r] = 1.0f;
@@ -308,7 +315,7 @@ int main(void) {
     /* BERT's reference is a float64 forward of its own (make_measures_golden.py); the other families' start
      * from their golden pass's layer inputs (make_family_measures.py) */
     static const char *const dirs[] = {MODEL_DIR, "tests/golden/roberta", "tests/golden/distilbert",
-                                       "tests/golden/electra", "tests/golden/deberta_v3"};
+                                       "tests/golden/electra", "tests/golden/deberta_v3", "tests/golden/modernbert"};
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) check_family(dirs[i]);
     check_bounds();
     al_error err = {0};

@@ -152,7 +152,7 @@ static void check_unattended_token(void) {
 
 int main(void) {
     check_unattended_token();
-    static const char *const families[] = {"roberta", "distilbert", "electra", "deberta_v3"};
+    static const char *const families[] = {"roberta", "distilbert", "electra", "deberta_v3", "modernbert"};
     for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) check_family(families[i]);
     golden_file g, ref;
     al_model *m = NULL;

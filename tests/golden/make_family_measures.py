@@ -1,17 +1,18 @@
 #!/usr/bin/python3
 """Writes tests/golden/FAMILY/measures.safetensors for the golden models of the families beside BERT (RoBERTa,
-DistilBERT, ELECTRA, DeBERTa-v2): the references of docs/measures.md and docs/importance.md (value zeroing).
+DistilBERT, ELECTRA, DeBERTa-v2, ModernBERT): the references of docs/measures.md and docs/importance.md (value zeroing).
 
 Run by hand (needs PyTorch 1.13 and numpy; CI does not run it): /usr/bin/python3 tests/golden/make_family_measures.py
 
 The layer inputs are each golden model's own float64 reference pass (tests/golden/make_goldens.py,
-make_deberta_golden.py), as its golden.safetensors stores them rounded once to float32: hidden_states (every
+make_deberta_golden.py, make_modernbert_golden.py), as its golden.safetensors stores them rounded once to float32: hidden_states (every
 layer's input), attentions and values (bias included). From those, in float64 and sharing nothing with the C
 code, with the model's own output projection, LayerNorms and feed-forward (its weights read in float64):
   norm_attentions, layer_norms, res_ln_norms, rollout_raw, rollout_effective, rollout_norm, constants,
   head_stats       as tests/golden/make_measures_golden.py computes them for BERT (the same functions)
   vz_distances     [B,NL,L,L]  value zeroing: per layer, token j's values zeroed in every head, the layer's tail
-                               (output projection, residual, LayerNorm, feed-forward, residual, LayerNorm) rerun
+                               (post-LN: output projection, residual, LayerNorm, feed-forward, residual, LayerNorm;
+                               ModernBERT: its pre-norm tail, modernbert_layers below) rerun
                                from its input with the same attention weights; 1 - cos(y_i, y_i^(j))
   vz_normalized    [B,NL,L,L]  each row of vz_distances over its sum
 Stored as float32."""
@@ -27,6 +28,7 @@ sys.path.insert(0, HERE)
 import make_goldens as mg  # noqa: E402  (activations)
 import make_measures_golden as mm  # noqa: E402  (the measures' float64 references)
 import make_model_golden as mmg  # noqa: E402  (safetensors reader for F32 / F16)
+import make_modernbert_golden as mbg  # noqa: E402  (ModernBERT's norm and GELU)
 from make_value_zeroing import layer_tail  # noqa: E402  (the layer's tail after attention)
 
 torch.set_default_dtype(torch.float64)
@@ -36,7 +38,8 @@ BERT_LIKE = {"o": "attention.output.dense", "ln1": "attention.output.LayerNorm",
 DISTILBERT = {"o": "attention.out_lin", "ln1": "sa_layer_norm", "ff1": "ffn.lin1", "ff2": "ffn.lin2",
               "ln2": "output_layer_norm"}
 FAMILIES = [("roberta", "roberta.encoder.layer.%d.", BERT_LIKE), ("distilbert", "distilbert.transformer.layer.%d.", DISTILBERT),
-            ("electra", "electra.encoder.layer.%d.", BERT_LIKE), ("deberta_v3", "deberta.encoder.layer.%d.", BERT_LIKE)]
+            ("electra", "electra.encoder.layer.%d.", BERT_LIKE), ("deberta_v3", "deberta.encoder.layer.%d.", BERT_LIKE),
+            ("modernbert", None, None)]
 
 
 def read_any(path):
@@ -67,11 +70,12 @@ def layer_weights(w, prefix, names):
             "ln2_g": g("ln2", "weight"), "ln2_b": g("ln2", "bias")}
 
 
-def value_zeroing(lw, x, a, v, m, act, eps):
-    """One layer of one example: x [L,D] input, a [H,L,L], v [H,L,dh]; distances [L,L]."""
+def value_zeroing(tail, x, a, v, m):
+    """One layer of one example: x [L,D] input, a [H,L,L], v [H,L,dh], tail(x, ctx) the layer after its attention;
+    distances [L,L]."""
     L, D = x.shape
     real = [i for i in range(L) if m[i]]
-    out = lambda vv: layer_tail(lw, x, (a @ vv).transpose(0, 1).reshape(L, D), act, eps)  # noqa: E731
+    out = lambda vv: tail(x, (a @ vv).transpose(0, 1).reshape(L, D))  # noqa: E731
     y = out(v)
     dist = torch.zeros(L, L)
     for j in real:
@@ -83,6 +87,33 @@ def value_zeroing(lw, x, a, v, m, act, eps):
     return dist
 
 
+def bert_like(cfg, w, prefix, names, NL):
+    """The post-LN families: per layer the norm measures' weights (output projection, first LayerNorm) and tail."""
+    eps = cfg.get("layer_norm_eps", 1e-12)  # DistilBERT's is fixed at 1e-12
+    act = mg.act_fn(cfg.get("hidden_act") or cfg.get("activation"))
+    lws = [layer_weights(w, prefix % l, names) for l in range(NL)]
+    return [(lw["o_w"], lw["o_b"], lw["ln1_g"], eps, lambda x, ctx, lw=lw: layer_tail(lw, x, ctx, act, eps)) for lw in lws]
+
+
+def modernbert_layers(cfg, w, NL):
+    """ModernBERT's pre-norm layers (docs/families.md): no output bias; the residual + LayerNorm variant of the norm
+    measures does not apply (its res_ln_norms are written but not compared); the tail is x + ctx Wo, then the
+    normed gated feed-forward and its residual, and after the last layer the final norm."""
+    D = cfg["hidden_size"]
+    out = []
+    for l in range(NL):
+        p = "model.layers.%d." % l
+
+        def tail(x, ctx, p=p, last=l == NL - 1):
+            h = x + ctx @ w[p + "attn.Wo.weight"].T
+            ug = mbg.norm(h, w[p + "mlp_norm.weight"]) @ w[p + "mlp.Wi.weight"].T
+            I = ug.shape[-1] // 2
+            h = h + (mbg.gelu(ug[..., :I]) * ug[..., I:]) @ w[p + "mlp.Wo.weight"].T
+            return mbg.norm(h, w["model.final_norm.weight"]) if last else h
+        out.append((w[p + "attn.Wo.weight"], torch.zeros(D), torch.ones(D), mbg.EPS, tail))
+    return out
+
+
 def family(name, prefix, names):
     d = os.path.join(HERE, name)
     cfg = json.load(open(os.path.join(d, "config.json")))
@@ -91,17 +122,15 @@ def family(name, prefix, names):
     mask = g["attention_mask"]
     hidden, attn, values = g["hidden_states"], g["attentions"], g["values"]  # [NL+1,B,L,D], [NL,B,H,L,L], [NL,B,H,L,dh]
     NL, B, H, L = attn.shape[:4]
-    eps = cfg.get("layer_norm_eps", 1e-12)  # DistilBERT's is fixed at 1e-12
-    act = mg.act_fn(cfg.get("hidden_act") or cfg.get("activation"))
-    lws = [layer_weights(w, prefix % l, names) for l in range(NL)]
+    layers = modernbert_layers(cfg, w, NL) if name == "modernbert" else bert_like(cfg, w, prefix, names, NL)
     heads, lay, rln = torch.zeros(NL, B, H, L, L), torch.zeros(NL, B, L, L), torch.zeros(NL, B, L, L)
     vz = torch.zeros(B, NL, L, L)
     for l in range(NL):
         for b in range(B):
             x, a, v = hidden[l, b], attn[l, b], values[l, b]
-            heads[l, b], lay[l, b], rln[l, b] = mm.norm_measures(lws[l]["o_w"], lws[l]["o_b"], lws[l]["ln1_g"], H, eps, x, a,
-                                                                 v, mask[b])
-            vz[b, l] = value_zeroing(lws[l], x, a, v, mask[b], act, eps)
+            o_w, o_b, ln1_g, eps, tail = layers[l]
+            heads[l, b], lay[l, b], rln[l, b] = mm.norm_measures(o_w, o_b, ln1_g, H, eps, x, a, v, mask[b])
+            vz[b, l] = value_zeroing(tail, x, a, v, mask[b])
     rr, re, rn = [], [], []
     for b in range(B):
         m = mask[b]

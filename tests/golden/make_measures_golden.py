@@ -153,11 +153,12 @@ def head_stats(probs, m, C):
     for l in range(NL):
         for h in range(H):
             a = probs[l, h][idx][:, idx]
-            ent = -(a * torch.log(a)).sum(dim=-1)
+            zero = torch.zeros_like(a)  # 0 log 0 = 0: a windowed layer (ModernBERT) holds exact zeros
+            ent = -torch.where(a > 0, a * torch.log(a), zero).sum(dim=-1)
             c = C[l, h][idx][:, idx]
             c = c / c.sum(dim=-1, keepdim=True).clamp(min=1e-12)
             mid = 0.5 * (a + c)
-            js = 0.5 * (a * torch.log(a / mid)).sum(-1) + 0.5 * torch.where(c > 0, c * torch.log(c / mid), torch.zeros_like(c)).sum(-1)
+            js = 0.5 * torch.where(a > 0, a * torch.log(a / mid), zero).sum(-1) + 0.5 * torch.where(c > 0, c * torch.log(c / mid), torch.zeros_like(c)).sum(-1)
             out[l, h] = torch.tensor([ent.mean(), a.max(dim=-1).values.mean(), probs[l, h][idx, first].mean(),
                                       probs[l, h][idx, last].mean(), probs[l, h][idx, first].mean(), 0.0, js.mean(),
                                       probs[l, h][idx][:, sinks].sum(dim=-1).mean()])
