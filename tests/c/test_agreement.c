@@ -13,6 +13,7 @@
 #include "attnlab.h"
 #include "cJSON.h"
 #include "check.h"
+#include "session_request.h"
 #include "methods/head_agreement.h"
 #include "methods/papa.h"
 #include "methods/task.h"
@@ -58,26 +59,11 @@ static void test_arithmetic(void) {
     CHECK_MSG(strstr(f, "agrees with none") && strstr(f, "cannot be compared with entropy"), "%s", f);
 }
 
-static cJSON *run(al_session *s, const char *request, al_status expect, al_reply *reply) {
-    al_status st = al_session_run(s, request, NULL, reply);
-    CHECK_MSG(st == expect, "%.200s -> %s: %.300s", request, al_status_name(st), reply->json ? reply->json : "(null)");
-    return reply->json ? cJSON_Parse(reply->json) : NULL;
-}
-
 static cJSON *run_once(al_session *s, const char *request) {
     al_reply reply;
     cJSON *r = run(s, request, AL_OK, &reply);
     al_reply_free(&reply);
     return r;
-}
-
-static void expect_error(al_session *s, const char *request, const char *needle) {
-    al_reply reply;
-    cJSON *r = run(s, request, AL_ERR_INVALID, &reply);
-    const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "message"));
-    CHECK_MSG(msg && strstr(msg, needle), "%s: message '%s' lacks '%s'", request, msg ? msg : "(none)", needle);
-    cJSON_Delete(r);
-    al_reply_free(&reply);
 }
 
 static al_session *session_with_model(int threads) {

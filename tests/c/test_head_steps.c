@@ -15,6 +15,7 @@
 #include "attnlab.h"
 #include "cJSON.h"
 #include "check.h"
+#include "session_request.h"
 #include "golden_file.h"
 #include "methods/head_steps.h"
 #include "model/model_internal.h"
@@ -272,12 +273,6 @@ static void check_family(const char *dir, int disentangled) {
     al_model_free(model);
 }
 
-static cJSON *run(al_session *s, const char *request, al_status expect, al_reply *reply) {
-    al_status st = al_session_run(s, request, NULL, reply);
-    CHECK_MSG(st == expect, "%s -> %s: %s", request, al_status_name(st), reply->json ? reply->json : "");
-    return reply->json ? cJSON_Parse(reply->json) : NULL;
-}
-
 static const float *find_tensor(const al_reply *r, const char *name) {
     for (int i = 0; i < r->n_tensors; i++)
         if (strcmp(r->tensors[i].name, name) == 0) return r->tensors[i].data;
@@ -294,15 +289,6 @@ static const float *tensor(const al_reply *r, const char *name, int64_t numel) {
         }
     CHECK_MSG(0, "no tensor %s", name);
     return NULL;
-}
-
-static void expect_error(al_session *s, const char *request, const char *needle) {
-    al_reply reply;
-    cJSON *r = run(s, request, AL_ERR_INVALID, &reply);
-    const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "message"));
-    CHECK_MSG(msg && strstr(msg, needle), "%s: '%s' lacks '%s'", request, msg ? msg : "", needle);
-    cJSON_Delete(r);
-    al_reply_free(&reply);
 }
 
 /* The op on ids padded to 12 against the attention op on the same request. */

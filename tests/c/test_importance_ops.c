@@ -10,23 +10,9 @@
 #include "attnlab.h"
 #include "cJSON.h"
 #include "check.h"
+#include "session_request.h"
 #include "methods/task.h"
 #include "methods/value_zeroing.h"
-
-static cJSON *run(al_session *s, const char *request, al_status expect, al_reply *reply) {
-    al_status st = al_session_run(s, request, NULL, reply);
-    CHECK_MSG(st == expect, "%s -> %s: %s", request, al_status_name(st), reply->json ? reply->json : "(null)");
-    return reply->json ? cJSON_Parse(reply->json) : NULL;
-}
-
-static void expect_error(al_session *s, const char *request, const char *needle) {
-    al_reply reply;
-    cJSON *r = run(s, request, AL_ERR_INVALID, &reply);
-    const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "message"));
-    CHECK_MSG(msg && strstr(msg, needle), "%s: message '%s' lacks '%s'", request, msg ? msg : "(none)", needle);
-    cJSON_Delete(r);
-    al_reply_free(&reply);
-}
 
 static const al_tensor_out *find_tensor(const al_reply *reply, const char *name) {
     for (int i = 0; i < reply->n_tensors; i++)

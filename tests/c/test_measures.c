@@ -14,6 +14,7 @@
 #include "attnlab.h"
 #include "cJSON.h"
 #include "check.h"
+#include "session_request.h"
 #include "golden_file.h"
 #include "methods/measures.h"
 #include "methods/papa.h"
@@ -209,21 +210,6 @@ static void check_bounds(void) {
     al_head_stats_example(mp, 1, 1, 2, m2, cl2, B1, sc, o1);
     CHECK_NEAR(o1[AL_HS_JS], 0.0, 1e-12);
     CHECK_NEAR(o1[AL_HS_ENTROPY], 0.0, 1e-12);
-}
-
-static cJSON *run(al_session *s, const char *request, al_status expect, al_reply *reply) {
-    al_status st = al_session_run(s, request, NULL, reply);
-    CHECK_MSG(st == expect, "%s -> %s: %s", request, al_status_name(st), reply->json ? reply->json : "");
-    return reply->json ? cJSON_Parse(reply->json) : NULL;
-}
-
-static void expect_error(al_session *s, const char *request, const char *needle) {
-    al_reply reply;
-    cJSON *r = run(s, request, AL_ERR_INVALID, &reply);
-    const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "message"));
-    CHECK_MSG(msg && strstr(msg, needle), "%s: '%s' lacks '%s'", request, msg ? msg : "", needle);
-    cJSON_Delete(r);
-    al_reply_free(&reply);
 }
 
 static void check_ops(al_session *s) {
