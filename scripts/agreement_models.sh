@@ -16,11 +16,9 @@ out=${1:?usage: scripts/agreement_models.sh OUT_DIR [MODEL_DIR ...]}
 shift
 models=("$@")
 [ ${#models[@]} -gt 0 ] || models=(models/attnlab-mini-bert models/attnlab-small-bert)
-cli=${AL_BUILD_DIR:-build/native}/attnlab
-[ -x "$cli" ] || { echo "agreement_models: no CLI at $cli (cmake --build build/native)" >&2; exit 2; }
-# The built-in tasks: the engine's table, as its "version" reply lists them (docs/tasks.md).
-builtin_tasks=$(echo '{"op": "version"}' | "$cli" run - | python3 -c 'import json, sys; print(" ".join(t["id"] for t in json.load(sys.stdin)["tasks"]))')
-tasks=(${AGREEMENT_TASKS:-$builtin_tasks})
+source scripts/model_runs.sh
+cli=$(model_runs_cli agreement_models)
+tasks=(${AGREEMENT_TASKS:-$(model_runs_tasks "$cli")})
 mkdir -p "$out"
 for model in "${models[@]}"; do
   [ -f "$model/config.json" ] || { echo "agreement_models: $model has no config.json" >&2; exit 2; }
@@ -28,16 +26,9 @@ for model in "${models[@]}"; do
   replies=()
   for task in "${tasks[@]}"; do
     reply="$out/${name}_$task.json"
-    if [ ! -s "$reply" ]; then
-      echo "agreement_models: $name on $task ..." >&2
-      start=$(date +%s)
-      # shellcheck disable=SC2086
-      nice -n 10 "$cli" --threads 1 agreement "$model" --task "$task" --tasks-dir build/data/tasks --json \
-        --max-train 300 --max-validation 150 --max-examples 300 ${AGREEMENT_FLAGS:-} \
-        > "$reply.part" 2> "$out/${name}_$task.log"
-      mv "$reply.part" "$reply"
-      echo "agreement_models: $name on $task done in $(( $(date +%s) - start )) s" >&2
-    fi
+    # shellcheck disable=SC2086
+    model_runs_reply agreement_models "$reply" nice -n 10 "$cli" --threads 1 agreement "$model" --task "$task" \
+      --tasks-dir build/data/tasks --json --max-train 300 --max-validation 150 --max-examples 300 ${AGREEMENT_FLAGS:-}
     replies+=("$reply")
   done
   python3 scripts/agreement_table.py "${replies[@]}" > "$out/$name.md"

@@ -17,11 +17,9 @@ out=${1:?usage: scripts/papa_models.sh OUT_DIR [MODEL_DIR ...]}
 shift
 models=("$@")
 [ ${#models[@]} -gt 0 ] || models=(models/attnlab-mini-bert models/attnlab-small-bert)
-cli=${AL_BUILD_DIR:-build/native}/attnlab
-[ -x "$cli" ] || { echo "papa_models: no CLI at $cli (run scripts/test.sh or cmake --build build/native)" >&2; exit 2; }
-# The built-in tasks: the engine's table, as its "version" reply lists them (docs/tasks.md).
-builtin_tasks=$(echo '{"op": "version"}' | "$cli" run - | python3 -c 'import json, sys; print(" ".join(t["id"] for t in json.load(sys.stdin)["tasks"]))')
-tasks=(${PAPA_TASKS:-$builtin_tasks})
+source scripts/model_runs.sh
+cli=$(model_runs_cli papa_models)
+tasks=(${PAPA_TASKS:-$(model_runs_tasks "$cli")})
 mkdir -p "$out"
 all=()
 for task in "${tasks[@]}"; do
@@ -30,18 +28,12 @@ for task in "${tasks[@]}"; do
     [ -f "$model/config.json" ] || { echo "papa_models: $model has no config.json (no weights yet?)" >&2; exit 2; }
     name=$(basename "$model")
     reply="$out/${name}_$task.json"
-    if [ ! -s "$reply" ]; then
-      echo "papa_models: $name on $task ..." >&2
-      start=$(date +%s)
-      epochs=20
-      [ "$task" = pos ] && epochs=4
-      # shellcheck disable=SC2086
-      "$cli" --threads "$(nproc)" papa "$model" --task "$task" --tasks-dir build/data/tasks --orders lambda,random \
-        --seeds 1,2,3,4,5 --max-train 2000 --max-validation 800 --probe.epochs "$epochs" ${PAPA_FLAGS:-} \
-        > "$reply.part" 2> "$out/${name}_$task.log"
-      mv "$reply.part" "$reply"
-      echo "papa_models: $name on $task done in $(( $(date +%s) - start )) s" >&2
-    fi
+    epochs=20
+    [ "$task" = pos ] && epochs=4
+    # shellcheck disable=SC2086
+    model_runs_reply papa_models "$reply" "$cli" --threads "$(nproc)" papa "$model" --task "$task" \
+      --tasks-dir build/data/tasks --orders lambda,random --seeds 1,2,3,4,5 --max-train 2000 --max-validation 800 \
+      --probe.epochs "$epochs" ${PAPA_FLAGS:-}
     replies+=("$reply")
   done
   python3 scripts/papa_table.py "${replies[@]}" > "$out/$task.md"

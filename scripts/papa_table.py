@@ -55,6 +55,11 @@ def row_name(c):
     return "%s, %g%% input-dependent, %s" % (c["constant"], 100 * c["fraction_kept"], c["order"])
 
 
+def ci_cell(half_width):
+    """" ± h" for a 95% half-width; nothing for one seed, where the reply has none (null)."""
+    return "" if half_width is None else " ± %.4f" % half_width
+
+
 def drop_cell(d):
     """A drop, or a dash when it has none (the full model's score is 0, as an MCC of 0 is)."""
     return "–" if d is None else "%+.1f%%" % (100 * d)
@@ -76,7 +81,7 @@ def word(findings, key):
 
 def paired_cell(p):
     """A paired difference (full minus the configuration, seed by seed): mean ± 95% half-width."""
-    return "–" if not p else "%+.4f ± %.4f" % (p["mean"], p["ci95"])
+    return "–" if not p else "%+.4f%s" % (p["mean"], ci_cell(p["ci95"]))
 
 
 def verdict_rule(replies):
@@ -112,7 +117,7 @@ def summary(paths, replies):
         f = r.get("findings")
         if not f:
             sys.exit("papa_table: %s has no findings (an older reply: recompute them with papa_merge)" % p)
-        at = lambda i: "%.4f ± %.4f" % (r["summary"][i]["mean"], r["summary"][i]["ci95"])
+        at = lambda i: "%.4f%s" % (r["summary"][i]["mean"], ci_cell(r["summary"][i]["ci95"]))
         print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["task"]["id"], model_name(r), at(f["full"]), at(f["all_constant"]),
             drop_cell(r["summary"][f["all_constant"]]["drop"]), paired_cell(f.get("full_minus_constant")),
@@ -166,7 +171,7 @@ def main():
         row = [label]
         for r, has_paired in zip(replies, paired):
             s = r["summary"][i]
-            row += ["%.4f ± %.4f" % (s["mean"], s["ci95"]), drop_cell(s["drop"])]
+            row += ["%.4f%s" % (s["mean"], ci_cell(s["ci95"])), drop_cell(s["drop"])]
             if has_paired:
                 row.append(paired_cell(s.get("paired")))
             if any("mlm_accuracy" in c for c in r["configs"]):

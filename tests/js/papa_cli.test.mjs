@@ -170,6 +170,18 @@ test('scripts/papa_table.py: a reply\'s table and its one-line summary carry the
     const signed = execFileSync('/usr/bin/python3', [script, file], { encoding: 'utf8' });
     assert.match(signed, /\n\| average all \| [\d.]+ ± [\d.]+ \| \+2\.3% \|/);
     assert.match(signed, /\n\| embeddings_only \| [\d.]+ ± [\d.]+ \| -1\.1% \|/);
+    // one seed has no interval (null): the cells give the mean alone
+    const one = papa(['--train-file', path.join(fixtures, 'cola_train.tsv'), '--validation-file', path.join(fixtures, 'cola_dev.tsv'),
+                      '--baselines', 'true', '--seeds', '1']);
+    assert.equal(one.status, 0, one.stderr);
+    const oneFile = path.join(dir, 'one.json');
+    writeFileSync(oneFile, one.stdout);
+    const s1 = JSON.parse(one.stdout).summary[0];
+    assert.equal(s1.ci95, null);
+    const oneTable = spawnSync('/usr/bin/python3', [script, oneFile], { encoding: 'utf8' });
+    assert.equal(oneTable.status, 0, oneTable.stderr);
+    assert.ok(oneTable.stdout.includes(`| full | ${s1.mean.toFixed(4)} | `), oneTable.stdout);
+    assert.equal(spawnSync('/usr/bin/python3', [script, '--summary', oneFile], { encoding: 'utf8' }).status, 0);
     delete reply.findings;
     writeFileSync(file, JSON.stringify(reply));
     const old = spawnSync('/usr/bin/python3', [script, '--summary', file], { encoding: 'utf8' });
