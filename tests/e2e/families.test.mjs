@@ -20,7 +20,7 @@ import path from 'node:path';
 import { parseSafetensors, serializeSafetensors } from '../../wasm/safetensors.mjs';
 import { makeWideModel } from './make_test_model.mjs';
 import { spmModel, textOf, unigramJson } from './family_tokenizers.mjs';
-import { distinctColours, launchChromium, newContext, newPage, root, runText, skipReason, startServer, waitIdle } from './helpers.mjs';
+import { distinctColours, launchChromium, newContext, newPage, root, runText, setControls, skipReason, startServer, waitIdle } from './helpers.mjs';
 
 const skip = skipReason || (!existsSync(path.join(root, 'build/data/tasks/pos.jsonl')) ? 'no built-in tasks (build/data/tasks)' : false);
 const golden = (dir) => path.join(root, 'tests/golden', dir);
@@ -167,17 +167,6 @@ async function attentionDiff(p, g, b) {
     }
   }
   return max;
-}
-
-async function setControls(p, values) {
-  await p.evaluate((vals) => {
-    for (const [id, v] of Object.entries(vals)) {
-      const node = document.getElementById(id);
-      if (node.type === 'checkbox') node.checked = v;
-      else node.value = v;
-      node.dispatchEvent(new Event('change', { bubbles: true }));
-    }
-  }, values);
 }
 
 // Runs the PAPA panel once; returns its reply or its error message.

@@ -107,6 +107,24 @@ export async function waitIdle(p, timeout = 30000) {
   }, null, { timeout });
 }
 
+// Waits until the page's model is loaded and its first run is drawn.
+export async function modelReady(p, { timeout = 120000, idle = 60000 } = {}) {
+  await p.waitForFunction(() => window.attnlab?.app?.run, null, { timeout });
+  await waitIdle(p, idle);
+}
+
+// Sets controls by id: the value (or checked state), then a change event, as a user's edit ends.
+export async function setControls(p, values) {
+  await p.evaluate((vals) => {
+    for (const [id, v] of Object.entries(vals)) {
+      const node = document.getElementById(id);
+      if (node.type === 'checkbox') node.checked = v;
+      else node.value = v;
+      node.dispatchEvent(new Event('change', { bubbles: true }));
+    }
+  }, values);
+}
+
 export async function runText(p, text) {
   await p.fill('#text', text);
   const before = await p.evaluate(() => window.attnlab.app.runCount);

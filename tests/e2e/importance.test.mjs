@@ -14,7 +14,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { embeddedModelOnly, launchChromium, linkUrl, openUrl, root, runText, skipReason, startServer, waitIdle } from './helpers.mjs';
+import { embeddedModelOnly, launchChromium, linkUrl, modelReady, openUrl, root, runText, setControls, skipReason, startServer, waitIdle } from './helpers.mjs';
 
 const skip = skipReason || (!existsSync(path.join(root, 'build/data/tasks/pos.jsonl')) ? 'no built-in tasks (build/data/tasks)' : false);
 const shots = process.env.AL_SCREENSHOTS ?? null; // a folder for screenshots, when given
@@ -40,22 +40,6 @@ after(async () => {
   server?.child.kill();
   if (work) rmSync(work, { recursive: true, force: true });
 });
-
-async function setControls(p, values) {
-  await p.evaluate((vals) => {
-    for (const [id, v] of Object.entries(vals)) {
-      const node = document.getElementById(id);
-      if (node.type === 'checkbox') node.checked = v;
-      else node.value = v;
-      node.dispatchEvent(new Event('change', { bubbles: true }));
-    }
-  }, values);
-}
-
-async function modelReady(p) {
-  await p.waitForFunction(() => window.attnlab?.app?.run, null, { timeout: 120000 });
-  await waitIdle(p);
-}
 
 // Shows a view and waits until what it needs is fetched and drawn.
 async function showView(p, id) {

@@ -22,7 +22,7 @@ import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 
 import { plainSettings } from '../../web/provenance.js';
-import { embeddedModelOnly, launchChromium, linkUrl, newContext, newPage, openUrl, root, runText, skipReason, startServer, waitIdle } from './helpers.mjs';
+import { embeddedModelOnly, launchChromium, linkUrl, modelReady, newContext, newPage, openUrl, root, runText, setControls, skipReason, startServer } from './helpers.mjs';
 
 const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
 const skip = skipReason || (!existsSync(cli) ? `no native CLI at ${cli}`
@@ -52,23 +52,6 @@ after(async () => {
 });
 
 const openPage = (url) => openUrl(browser, url);
-
-// Sets controls by id (value, then a change event, as a user's edit ends).
-async function setControls(p, values) {
-  await p.evaluate((vals) => {
-    for (const [id, v] of Object.entries(vals)) {
-      const node = document.getElementById(id);
-      if (node.type === 'checkbox') node.checked = v;
-      else node.value = v;
-      node.dispatchEvent(new Event('change', { bubbles: true }));
-    }
-  }, values);
-}
-
-async function modelReady(p) {
-  await p.waitForFunction(() => window.attnlab?.app?.run, null, { timeout: 60000 });
-  await waitIdle(p);
-}
 
 // Clicks Run sweep and waits until the run is drawn; returns the run's facts.
 async function runSweep(p, { timeout = 240000 } = {}) {

@@ -16,7 +16,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { embeddedModelOnly, launchChromium, linkUrl, openUrl, root, skipReason, startServer, waitIdle } from './helpers.mjs';
+import { embeddedModelOnly, launchChromium, linkUrl, modelReady, openUrl, root, setControls, skipReason, startServer } from './helpers.mjs';
 import { readText } from '../../web/png_text.js';
 import { loadEngineTables } from '../../scripts/engine_tables.mjs';
 import { examples } from '../../web/papa_request.js';
@@ -48,22 +48,6 @@ after(async () => {
 });
 
 const openPage = (url) => openUrl(browser, url);
-
-async function modelReady(p) {
-  await p.waitForFunction(() => window.attnlab?.app?.run, null, { timeout: 120000 });
-  await waitIdle(p, 60000);
-}
-
-async function setControls(p, values) {
-  await p.evaluate((vals) => {
-    for (const [id, v] of Object.entries(vals)) {
-      const node = document.getElementById(id);
-      if (node.type === 'checkbox') node.checked = v;
-      else node.value = v;
-      node.dispatchEvent(new Event('change', { bubbles: true }));
-    }
-  }, values);
-}
 
 const tableRows = (p, id) => p.$$eval(`#${id} tbody tr`, (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
 
