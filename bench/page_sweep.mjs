@@ -14,7 +14,7 @@ import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { serializeSafetensors } from '../wasm/safetensors.mjs';
-import { launchChromium, openUrl, root, skipReason, startServer } from '../tests/e2e/helpers.mjs';
+import { launchChromium, openUrl, root, setControls, skipReason, startServer } from '../tests/e2e/helpers.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, def) => (args.includes(name) ? args[args.indexOf(name) + 1] : def);
@@ -96,14 +96,7 @@ try {
   const modelError = await p.evaluate(() => document.getElementById('model-error')?.textContent);
   if (modelError) throw new Error(`the page refused the model: ${modelError}`);
   const threads = await p.evaluate(() => document.getElementById('engine-status')?.textContent ?? '');
-  await p.evaluate((vals) => {
-    for (const [cid, v] of Object.entries(vals)) {
-      const node = document.getElementById(cid);
-      if (node.type === 'checkbox') node.checked = v;
-      else node.value = v;
-      node.dispatchEvent(new Event('change', { bubbles: true }));
-    }
-  }, { 'papa-task': 'pos', 'papa-preset': 'quick', 'papa-train': String(nTrain), 'papa-val': String(nVal),
+  await setControls(p, { 'papa-task': 'pos', 'papa-preset': 'quick', 'papa-train': String(nTrain), 'papa-val': String(nVal),
        'papa-rank-n': String(nTrain), 'papa-seeds': Array.from({ length: seeds }, (_, i) => i + 1).join(','), 'papa-mlm': false });
   await p.evaluate(() => {
     window.__papaStatus = [];
