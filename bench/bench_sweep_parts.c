@@ -8,10 +8,12 @@
  *  - padding (--padding): the lambda ranking (the quick preset's settings) and one configuration's features on
  *    the built-in POS task at L 64 over a bert-base-shaped model with random weights, the linear layers over
  *    every position (rank.pad_rows, al_forward_params.pad_rows: as before) against the real rows only
- *    (src/model/real_rows.h); the learned logits and the features must be the same bits.
+ *    (src/model/real_rows.h); the learned logits and the features must be the same bits. --shape modernbert-base
+ *    runs it on ModernBERT-base's shape instead (22 layers, GeGLU 1152, a global layer every 3, window 128).
  *
  *   bench_sweep_parts [--threads 2] [--examples 48] [--rounds 2] [--padding] [--rank-examples 32]
- *                     [--rank-epochs 1] [--tasks build/data/tasks] [--tokenizer models/attnlab-small-bert] */
+ *                     [--rank-epochs 1] [--shape bert-base|modernbert-base] [--tasks build/data/tasks]
+ *                     [--tokenizer models/attnlab-small-bert] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,8 +103,8 @@ static void count_tokens(const al_papa_inputs *in, long long *real, long long *p
 }
 
 /* The ranking and one configuration's features over the pads (before) and on the real rows (after). */
-static int bench_padding(al_threadpool *pool, int rounds, int rank_examples, int rank_epochs, const char *tasks_dir,
-                         const char *tok_dir) {
+static int bench_padding(al_threadpool *pool, int rounds, int rank_examples, int rank_epochs, const char *shape,
+                         const char *tasks_dir, const char *tok_dir) {
     al_error err = {0};
     al_task *task = NULL;
     al_fileset *fs = al_fileset_new();
@@ -113,7 +115,17 @@ static int bench_padding(al_threadpool *pool, int rounds, int rank_examples, int
         return 1;
     }
     al_fileset_free(fs);
-    const al_config cfg = al_config_bert(30522, 768, 12, 12, 3072);
+    /* answerdotai/ModernBERT-base's shape (its vocabulary holds the tokenizer's ids) */
+    static const char modernbert_base[] =
+        "{\"model_type\": \"modernbert\", \"vocab_size\": 50368, \"hidden_size\": 768, \"num_hidden_layers\": 22,"
+        " \"num_attention_heads\": 12, \"intermediate_size\": 1152, \"max_position_embeddings\": 8192,"
+        " \"global_attn_every_n_layers\": 3, \"local_attention\": 128, \"pad_token_id\": 0}";
+    const int modernbert = !strcmp(shape, "modernbert-base");
+    al_config cfg = al_config_bert(30522, 768, 12, 12, 3072);
+    if (modernbert && al_config_parse(modernbert_base, strlen(modernbert_base), "config.json", &cfg, &err) != AL_OK) {
+        fprintf(stderr, "bench_sweep_parts: %s\n", err.message);
+        return 1;
+    }
     al_model *model = NULL;
     al_papa_inputs tr;
     if (al_model_new_random(&cfg, 42, 0, &model, &err) != AL_OK ||
@@ -133,10 +145,10 @@ static int bench_padding(al_threadpool *pool, int rounds, int rank_examples, int
     rs.max_examples = rank_examples;
     long long real = 0, packed = 0;
     count_tokens(&tr, &real, &packed);
-    printf("padding at bert-base scale (random weights): POS, %d training examples at L %d, %.1f real tokens per "
+    printf("padding at %s scale (random weights): POS, %d training examples at L %d, %.1f real tokens per "
            "example (%.0f%% of the positions; batches of 16 packed to their longest: %.0f%%), %d threads, kernels %s, "
            "load %.2f\n",
-           tr.n, L, (double)real / tr.n, 100.0 * real / ((double)tr.n * L), 100.0 * real / packed, al_threadpool_size(pool),
+           modernbert ? "ModernBERT-base" : "bert-base", tr.n, L, (double)real / tr.n, 100.0 * real / ((double)tr.n * L), 100.0 * real / packed, al_threadpool_size(pool),
            al_kernels_path(), load1());
     al_forward_params fp = al_forward_default_params();
     fp.pool = pool;
@@ -188,7 +200,7 @@ static int bench_padding(al_threadpool *pool, int rounds, int rank_examples, int
 
 int main(int argc, char **argv) {
     int threads = 2, examples = 48, rounds = 2, padding = 0, rank_examples = 32, rank_epochs = 1;
-    const char *tasks_dir = "build/data/tasks", *tok_dir = "models/attnlab-small-bert";
+    const char *tasks_dir = "build/data/tasks", *tok_dir = "models/attnlab-small-bert", *shape = "bert-base";
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : "";
         if (!strcmp(argv[i], "--padding")) padding = 1;
@@ -197,19 +209,22 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--rounds")) rounds = atoi(v), i++;
         else if (!strcmp(argv[i], "--rank-examples")) rank_examples = atoi(v), i++;
         else if (!strcmp(argv[i], "--rank-epochs")) rank_epochs = atoi(v), i++;
+        else if (!strcmp(argv[i], "--shape")) shape = v, i++;
         else if (!strcmp(argv[i], "--tasks")) tasks_dir = v, i++;
         else if (!strcmp(argv[i], "--tokenizer")) tok_dir = v, i++;
     }
     al_error err;
     al_threadpool *pool = NULL;
     if (threads < 1 || examples < 16 || rounds < 1 || rank_examples < 16 || rank_epochs < 1 ||
+        (strcmp(shape, "bert-base") && strcmp(shape, "modernbert-base")) ||
         al_threadpool_new(threads, &pool, &err) != AL_OK) {
         fprintf(stderr, "usage: bench_sweep_parts [--threads N] [--examples N >= 16] [--rounds N] [--padding] "
-                        "[--rank-examples N >= 16] [--rank-epochs N] [--tasks DIR] [--tokenizer DIR]\n");
+                        "[--rank-examples N >= 16] [--rank-epochs N] [--shape bert-base|modernbert-base] [--tasks DIR] "
+                        "[--tokenizer DIR]\n");
         return 2;
     }
     if (padding) {
-        const int st = bench_padding(pool, rounds, rank_examples, rank_epochs, tasks_dir, tok_dir);
+        const int st = bench_padding(pool, rounds, rank_examples, rank_epochs, shape, tasks_dir, tok_dir);
         al_threadpool_free(pool);
         return st;
     }
