@@ -160,13 +160,14 @@ void al_fwd_attention(const al_model *m, int layer, const al_head_policy *polici
     project_needed_heads(s->pool, policies, H, dh, n_rows, D, x, q_w, lw->q_b, s->q);
     project_needed_heads(s->pool, policies, H, dh, n_rows, D, x, k_w, lw->k_b, s->k);
     al_linear_pool(s->pool, n_rows, D, D, x, v_w, lw->v_b, s->v);
+    /* ModernBERT turns each row by its own position id (row_pos: a compact row's is not its index) */
+    const int rotary = al_family_of(c)->scores == AL_SCORES_ROTARY_WINDOW;
+    if (rotary) al_modernbert_rotate_qk(c, layer, s->q, s->k, D, s->row_pos, n_rows);
     if (packed) { /* back to the chunk's layout, zeros at the packing pads (real_rows.h) */
         al_rows_expand(s->q, row_bytes, s->row_of, n_rows, rows);
         al_rows_expand(s->k, row_bytes, s->row_of, n_rows, rows);
         al_rows_expand(s->v, row_bytes, s->row_of, n_rows, rows);
     }
-    const int rotary = al_family_of(c)->scores == AL_SCORES_ROTARY_WINDOW;
-    if (rotary) al_modernbert_rotate_qk(c, layer, s->q, s->k, D, s->pos, rows);
 
     const int disentangled = al_family_of(c)->scores == AL_SCORES_DISENTANGLED;
     if (disentangled && s->rel && s->pos_layer != layer) {

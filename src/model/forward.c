@@ -125,6 +125,7 @@ static void layout(carver *cv, const al_model *m, int B, int L, int L_out, int c
     ws->s.chat = carve(cv, (size_t)n_threads * L, (size_t)L);
     ws->s.gathered = packed ? carve(cv, (size_t)n_threads * L, (size_t)L) : NULL;
     ws->s.row_of = packed && real_rows ? (int32_t *)(void *)carve(cv, rows, 1) : NULL;
+    ws->s.pos_of = packed && real_rows ? (int32_t *)(void *)carve(cv, rows, 1) : NULL;
     ws->s.n_rows = (int)rows;
     ws->logits = packed && want_logits ? carve(cv, rows, (size_t)c->vocab_size) : NULL;
     ws->s.rel = ws->s.pos_q = ws->s.pos_k = ws->s.rel_work = NULL;
@@ -195,18 +196,22 @@ int al_fwd_ffn_width(const al_config *c) {
 /* One encoder layer on one chunk: x [rows, D] is updated in place. */
 static void layer_chunk(const al_model *m, int l, const al_head_policy *policies, float *x, const float *mask,
                         int L, al_fwd_scratch *s, float *attn_out, float *values_out) {
-    if (al_family_of(&m->config)->layers == AL_LAYERS_PRE_LN_GLU) {
-        s->n_rows = s->n_seqs * L; /* its layer runs on every row (not packed to real rows yet) */
-        al_modernbert_layer(m, l, policies, x, mask, L, s, attn_out, values_out);
-        return;
-    }
     const int rows = s->n_seqs * L;
     const size_t row_bytes = sizeof(float) * (size_t)m->config.hidden_size;
     /* a packed chunk's row-wise parts run on its real tokens (real_rows.h); nothing reads its pad rows */
     s->n_rows = s->row_of ? al_real_rows(mask, rows, s->row_of) : rows;
-    if (s->n_rows < rows) al_rows_compact(x, row_bytes, s->row_of, s->n_rows);
-    al_fwd_attention(m, l, policies, x, mask, L, s, attn_out, values_out);
-    al_fwd_layer_tail(m, l, s->pool, s->ctx, x, s->n_rows, s->tmp, s->wide);
+    s->row_pos = s->pos;
+    if (s->n_rows < rows) {
+        al_rows_compact(x, row_bytes, s->row_of, s->n_rows);
+        al_rows_gather(s->pos_of, s->pos, sizeof(int32_t), s->row_of, s->n_rows);
+        s->row_pos = s->pos_of;
+    }
+    if (al_family_of(&m->config)->layers == AL_LAYERS_PRE_LN_GLU) {
+        al_modernbert_layer(m, l, policies, x, mask, L, s, attn_out, values_out);
+    } else {
+        al_fwd_attention(m, l, policies, x, mask, L, s, attn_out, values_out);
+        al_fwd_layer_tail(m, l, s->pool, s->ctx, x, s->n_rows, s->tmp, s->wide);
+    }
     if (s->n_rows < rows) al_rows_expand(x, row_bytes, s->row_of, s->n_rows, rows);
 }
 

@@ -33,6 +33,9 @@ typedef struct al_fwd_scratch {
      * scratch; q, k and v keep the chunk's layout with zeros at the packing pads. n_rows = n_seqs * L: all. */
     int32_t *row_of;    /* [chunk rows]; NULL: every row runs */
     int n_rows;
+    int32_t *pos_of;    /* [chunk rows] with row_of: the position id of each real row, pos[row_of[i]] */
+    const int32_t *row_pos; /* the position ids of the n_rows rows (pos_of, or pos when every row runs): ModernBERT
+                             * turns its compact queries and keys by their true positions, not their indices */
     /* DeBERTa's disentangled attention (deberta_attention.c); NULL in other families */
     float *rel;         /* [2 rel_span, D]  the relative embeddings after their LayerNorm, one per call */
     int32_t *rel_row;   /* [2 L_out - 1]    the relative embedding row of each distance (al_deberta_prepare) */

@@ -34,7 +34,7 @@ void al_modernbert_layer(const al_model *m, int l, const al_head_policy *policie
                          int L, al_fwd_scratch *s, float *attn_out, float *values_out) {
     const al_config *c = &m->config;
     const al_layer_weights *lw = &m->w.layers[l];
-    const int D = c->hidden_size, rows = s->n_seqs * L;
+    const int D = c->hidden_size, rows = s->n_rows; /* x holds the chunk's real rows (forward_internal.h) */
     const float eps = c->layer_norm_eps;
     const float *attn_in = x;
     if (lw->ln_attn_g) {

@@ -64,6 +64,10 @@ void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
     al_linear(ctx->n_rows, D, D, x, q_w, lw->q_b, lc->q);
     al_linear(ctx->n_rows, D, D, x, k_w, lw->k_b, lc->k);
     al_linear(ctx->n_rows, D, D, x, v_w, lw->v_b, lc->v);
+    /* ModernBERT: q and k are kept turned, each row by its own position id (row_pos); the layer's backward turns
+     * their gradients back */
+    const int window = rotary_window(c, l);
+    if (window > -2) al_modernbert_rotate_qk(c, l, lc->q, lc->k, D, ctx->row_pos, ctx->n_rows);
     if (ctx->n_rows < rows) {
         al_rows_expand(lc->q, sizeof(float) * (size_t)D, ctx->row_of, ctx->n_rows, rows);
         al_rows_expand(lc->k, sizeof(float) * (size_t)D, ctx->row_of, ctx->n_rows, rows);
@@ -71,9 +75,6 @@ void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
     }
     al_tr_dropout_draw(&ctx->rng, lc->attn_keep, (size_t)B * H * LL, p_drop);
     if (ctx->rel) project_positions(ctx, l);
-    /* ModernBERT: q and k are kept turned; the layer's backward turns their gradients back */
-    const int window = rotary_window(c, l);
-    if (window > -2) al_modernbert_rotate_qk(c, l, lc->q, lc->k, D, ctx->pos, rows);
 
     for (int b = 0; b < B; b++) {
         const size_t row0 = (size_t)b * L * D;

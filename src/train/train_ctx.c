@@ -61,8 +61,8 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     ctx->ids = take_i32(&cv, BL);
     ctx->types = take_i32(&cv, BL);
     ctx->pos = take_i32(&cv, BL);
-    /* real rows (real_rows.h) in BERT's post-LN layers; ModernBERT's pre-norm layers run on every row */
-    ctx->row_of = ctx->opt.real_rows && !glu ? take_i32(&cv, BL) : NULL;
+    ctx->row_of = ctx->opt.real_rows ? take_i32(&cv, BL) : NULL; /* real rows (real_rows.h) */
+    ctx->pos_of = ctx->opt.real_rows ? take_i32(&cv, BL) : NULL;
     ctx->mask = take(&cv, BL);
     ctx->emb_sum = take(&cv, BL * E);
     ctx->emb_mean = take(&cv, BL);

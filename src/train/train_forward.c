@@ -148,6 +148,11 @@ al_status al_train_forward(al_train_ctx *ctx, const al_batch *batch, al_error *e
         ctx->mask[t] = batch->attention_mask ? (float)batch->attention_mask[t] : 1.0f;
     }
     ctx->n_rows = ctx->row_of ? al_real_rows(ctx->mask, (int)BL, ctx->row_of) : (int)BL;
+    ctx->row_pos = ctx->pos;
+    if (ctx->n_rows < (int)BL) {
+        al_rows_gather(ctx->pos_of, ctx->pos, sizeof(int32_t), ctx->row_of, ctx->n_rows);
+        ctx->row_pos = ctx->pos_of;
+    }
     if (ctx->rel) al_deberta_prepare(ctx->model, ctx->L, ctx->rel, ctx->rel_row);
     embed(ctx);
     for (int l = 0; l < c->n_layers; l++) layer_fwd(ctx, l);

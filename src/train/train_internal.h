@@ -59,6 +59,9 @@ struct al_train_ctx {
     int n_rows;                /* the rows the row-wise layers run on: the real tokens' (opt.real_rows) or BL;
                                 * below BL those layers' tensors hold compact rows (the attention's q, k, v,
                                 * S, P and the hidden states keep the [B, L] layout) */
+    int32_t *pos_of;           /* [BL]          with opt.real_rows: the position id of each real row, pos[row_of[i]] */
+    const int32_t *row_pos;    /* the position ids of the n_rows rows (pos_of, or pos): ModernBERT turns its compact
+                                * queries and keys by their true positions, not their indices */
     float *mask;               /* [BL]          attention mask 1/0 */
     float *emb_sum;            /* [BL, E]       word + type + position */
     float *emb_mean, *emb_rstd; /* [BL] */

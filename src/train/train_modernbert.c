@@ -15,11 +15,18 @@
  * da = dq Wq + dk Wk + dv Wv), then the attention norm's. Dropout sits where the BERT path puts it (after
  * each output projection, before its residual), at the context's rates. The norms' outputs come from the
  * inference kernel and the projections from the same products, so without dropout every hidden state has
- * al_forward's bits (tests/c/test_modernbert.c). */
+ * al_forward's bits (tests/c/test_modernbert.c).
+ *
+ * With real rows (ctx->n_rows < B L, src/model/real_rows.h) the row-wise tensors hold compact rows, as in
+ * train_forward.c's layers: the input is gathered into the output's slice (free until the layer's end writes it),
+ * the attention expands q, k and v to the [B, L] layout and turns them by each row's true position (row_pos), and
+ * the output is expanded back with zeros at the pads; the backward gathers the input again for the attention
+ * norm. */
 #include <string.h>
 
 #include "../kernels/kernels.h"
 #include "../model/modernbert.h"
+#include "../model/real_rows.h"
 #include "grad_ops.h"
 #include "train_internal.h"
 
@@ -32,12 +39,17 @@ void al_tr_prenorm_layer_fwd(al_train_ctx *ctx, int l) {
     const al_config *c = &m->config;
     const al_layer_weights *lw = &m->w.layers[l];
     al_tr_layer_cache *lc = &ctx->layers[l];
-    const int rows = ctx->B * ctx->L, D = c->hidden_size, I = c->intermediate_size;
-    const size_t n = (size_t)rows * D;
-    const float *x = ctx->hidden + (size_t)l * n;
-    float *y = ctx->hidden + (size_t)(l + 1) * n;
+    const int BL = ctx->B * ctx->L, rows = ctx->n_rows, D = c->hidden_size, I = c->intermediate_size;
+    const int packed = rows < BL;
+    const size_t n_full = (size_t)BL * D, n = (size_t)rows * D, row_bytes = sizeof(float) * (size_t)D;
+    const float *x = ctx->hidden + (size_t)l * n_full;
+    float *y = ctx->hidden + (size_t)(l + 1) * n_full;
     const float p_drop = ctx->opt.training ? ctx->opt.hidden_dropout : 0.0f;
     const float eps = c->layer_norm_eps;
+    if (packed) {
+        al_rows_gather(y, x, row_bytes, ctx->row_of, rows);
+        x = y;
+    }
 
     /* h1 is free until the MLP norm: it holds the attention's input */
     const float *a = x;
@@ -47,7 +59,8 @@ void al_tr_prenorm_layer_fwd(al_train_ctx *ctx, int l) {
     }
     al_tr_attention_fwd(ctx, l, a);
     al_linear(rows, D, D, lc->ctx, lw->o_w, NULL, lc->res1);
-    al_tr_dropout_draw(&ctx->rng, lc->keep1, n, p_drop);
+    al_tr_dropout_draw(&ctx->rng, lc->keep1, n_full, p_drop); /* every position draws, as the padded pass */
+    if (packed && p_drop > 0.0f) al_rows_compact(lc->keep1, (size_t)D, ctx->row_of, rows);
     al_tr_dropout_apply(lc->res1, lc->keep1, n, p_drop);
     add_inplace(lc->res1, x, n);
 
@@ -61,13 +74,15 @@ void al_tr_prenorm_layer_fwd(al_train_ctx *ctx, int l) {
         for (int i = 0; i < I; i++) f[i] *= g[i];
     }
     al_linear(rows, D, I, lc->ff_act, lw->ff_out_w, NULL, lc->res2);
-    al_tr_dropout_draw(&ctx->rng, lc->keep2, n, p_drop);
+    al_tr_dropout_draw(&ctx->rng, lc->keep2, n_full, p_drop);
+    if (packed && p_drop > 0.0f) al_rows_compact(lc->keep2, (size_t)D, ctx->row_of, rows);
     al_tr_dropout_apply(lc->res2, lc->keep2, n, p_drop);
     add_inplace(lc->res2, lc->res1, n);
     if (l == c->n_layers - 1)
         al_tr_layernorm_kernel_fwd(lc->res2, y, rows, D, m->w.final_ln_g, NULL, eps, ctx->fin_mean, ctx->fin_rstd);
     else
         memcpy(y, lc->res2, sizeof(float) * n);
+    if (packed) al_rows_expand(y, row_bytes, ctx->row_of, rows, BL);
 }
 
 void al_tr_prenorm_layer_bwd(al_train_ctx *ctx, int l, const float *dy, float *dx) {
@@ -75,9 +90,10 @@ void al_tr_prenorm_layer_bwd(al_train_ctx *ctx, int l, const float *dy, float *d
     const al_config *c = &m->config;
     const al_layer_weights *lw = &m->w.layers[l];
     al_tr_layer_cache *lc = &ctx->layers[l];
-    const int rows = ctx->B * ctx->L, D = c->hidden_size, I = c->intermediate_size;
-    const size_t n = (size_t)rows * D;
-    const float *x = ctx->hidden + (size_t)l * n;
+    const int BL = ctx->B * ctx->L, rows = ctx->n_rows, D = c->hidden_size, I = c->intermediate_size;
+    const int packed = rows < BL;
+    const size_t n = (size_t)rows * D, row_bytes = sizeof(float) * (size_t)D;
+    const float *x = ctx->hidden + (size_t)l * BL * D;
     const float p_drop = ctx->opt.training ? ctx->opt.hidden_dropout : 0.0f;
     float *d_res = ctx->d_res, *d_branch = ctx->d_h1, *d_ff = ctx->d_ff;
 
@@ -108,12 +124,21 @@ void al_tr_prenorm_layer_bwd(al_train_ctx *ctx, int l, const float *dy, float *d
     al_tr_layernorm_bwd(lc->res1, lc->mean2, lc->rstd2, d_branch, rows, D, lw->ln_ffn_g, d_branch, NULL, NULL);
     add_inplace(d_res, d_branch, n);
 
-    /* attention: d ctx, the heads' backward (dq, dk wrt the turned vectors, turned back), d a into d_branch */
+    /* attention: d ctx (in the [B, L] layout around the heads' backward), dq, dk wrt the turned vectors turned
+     * back by each row's position, d a into d_branch */
     memcpy(d_branch, d_res, sizeof(float) * n);
     al_tr_dropout_apply(d_branch, lc->keep1, n, p_drop);
     al_tr_linear_bwd(rows, D, D, lc->ctx, lw->o_w, d_branch, ctx->d_ctx, 0, NULL, NULL);
+    if (packed) al_rows_expand(ctx->d_ctx, row_bytes, ctx->row_of, rows, BL);
     al_tr_attention_bwd(ctx, l);
-    al_modernbert_unrotate_qk(c, l, ctx->dq, ctx->dk, D, ctx->pos, rows);
+    if (packed) {
+        al_rows_compact(ctx->dq, row_bytes, ctx->row_of, rows);
+        al_rows_compact(ctx->dk, row_bytes, ctx->row_of, rows);
+        al_rows_compact(ctx->dv, row_bytes, ctx->row_of, rows);
+        al_rows_gather(ctx->d_ctx, x, row_bytes, ctx->row_of, rows); /* d_ctx is free: the input's real rows */
+        x = ctx->d_ctx;
+    }
+    al_modernbert_unrotate_qk(c, l, ctx->dq, ctx->dk, D, ctx->row_pos, rows);
     const float *q_w, *k_w, *v_w;
     al_tr_qkv_weights(lw, D, &q_w, &k_w, &v_w);
     al_tr_linear_bwd(rows, D, D, x, q_w, ctx->dq, d_branch, 0, NULL, NULL);

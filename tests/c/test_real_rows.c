@@ -4,10 +4,12 @@
  *  - the training passes (al_train_options.real_rows) on every golden family with every head MIX and dropout on:
  *    the real tokens' hidden states, the lambda-logit and lambda gradients, bit for bit against the padded pass,
  *    the pads' hidden states 0; real_rows with weight gradients is refused by name;
+ *  - ModernBERT (the golden and a random one with a wider window) likewise, and its packed forward pass with every
+ *    head mode on its real rows against the one over its packing pads: every output the same bits;
  *  - the PAPA sweep on attnlab-mini-bert, a token task and a sequence task, with the lambda ranking in eval and
  *    in train mode (dropout): the learned logits, the ranking's loss, the constants and every score, bit for bit
  *    against the sweep whose passes run the pads too (rank.pad_rows, pad_rows).
- * The packed forward pass (al_forward_params.pad_rows) is compared in test_skip_pads.c. */
+ * The packed forward pass of the other families (al_forward_params.pad_rows) is compared in test_skip_pads.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,11 +94,8 @@ static int train_pass(al_model *m, const al_batch *batch, const al_head_policy *
     return st == AL_OK;
 }
 
-static void test_train_family(const char *dir) {
-    al_model *m = NULL;
+static void test_train_model(al_model *m, const char *dir) {
     al_error err = {0};
-    CHECK_MSG(al_model_load_dir(dir, &m, &err) == AL_OK, "%s: %s", dir, err.message);
-    if (!m) return;
     const al_config *c = al_model_config(m);
     const int NL = c->n_layers, H = c->n_heads, D = c->hidden_size;
     int32_t ids[B * L], mask[B * L], types[B * L];
@@ -140,6 +139,91 @@ static void test_train_family(const char *dir) {
     CHECK_MSG(strstr(err.message, "real_rows") && strstr(err.message, "weight_grads"), "%s", err.message);
     al_train_ctx_free(ctx);
     free(d_hidden), free(pol), free(C);
+}
+
+static void test_train_family(const char *dir) {
+    al_model *m = NULL;
+    al_error err = {0};
+    CHECK_MSG(al_model_load_dir(dir, &m, &err) == AL_OK, "%s: %s", dir, err.message);
+    if (m) test_train_model(m, dir);
+    al_model_free(m);
+}
+
+/* The packed forward pass (skip_pads) with every head mode, on its real rows and over its packing pads
+ * (pad_rows): every output the same bits. */
+static int packed_forward(const al_model *m, const int32_t *ids, const int32_t *mask, const al_head_policy *pol,
+                          int pad_rows, float *hidden, float *attn, float *values, float *logits) {
+    al_forward_outputs out = {hidden, attn, values, logits};
+    al_batch batch = {B, L, ids, mask, NULL, NULL};
+    al_forward_params p = al_forward_default_params();
+    p.policies = pol;
+    p.skip_pads = 1;
+    p.pad_rows = pad_rows;
+    al_error err = {0};
+    const al_status st = al_forward(m, &batch, &p, &out, &err);
+    CHECK_MSG(st == AL_OK, "%s", err.message);
+    return st == AL_OK;
+}
+
+static void test_forward_model(const al_model *m, const char *name) {
+    const al_config *c = al_model_config(m);
+    const int NL = c->n_layers, H = c->n_heads;
+    int32_t ids[B * L], mask[B * L], types[B * L];
+    papa_batch(c, ids, mask, types);
+    al_head_policy *pol = calloc((size_t)NL * H, sizeof *pol);
+    float *C = malloc(sizeof(float) * L * L);
+    al_rng rng;
+    al_rng_seed(&rng, 13);
+    for (int i = 0; i < L * L; i++) C[i] = 0.05f + al_rng_uniform(&rng);
+    for (int k = 0; k < NL * H; k++) {
+        pol[k].mode = (al_head_mode)((k + k / H) % 4);
+        pol[k].lambda = 0.3f;
+        pol[k].constant = pol[k].mode == AL_HEAD_CONSTANT || pol[k].mode == AL_HEAD_MIX ? C : NULL;
+    }
+    const size_t nh = (size_t)(NL + 1) * B * L * c->hidden_size, na = (size_t)NL * B * H * L * L;
+    const size_t nv = (size_t)NL * B * H * L * c->head_dim, nl = al_model_has_mlm_head(m) ? (size_t)B * L * c->vocab_size : 0;
+    const size_t n_all = nh + na + nv + nl;
+    float *real = malloc(sizeof(float) * n_all), *padded = malloc(sizeof(float) * n_all);
+    for (int with_pol = 0; with_pol <= 1; with_pol++) {
+        const al_head_policy *p = with_pol ? pol : NULL;
+        if (!packed_forward(m, ids, mask, p, 0, real, real + nh, real + nh + na, nl ? real + nh + na + nv : NULL) ||
+            !packed_forward(m, ids, mask, p, 1, padded, padded + nh, padded + nh + na, nl ? padded + nh + na + nv : NULL))
+            continue;
+        const int same = memcmp(real, padded, sizeof(float) * n_all) == 0;
+        CHECK_MSG(same, "%s (%s): the packed pass on its real rows differs from the one over its pads", name,
+                  with_pol ? "every head mode" : "all heads standard");
+        printf("%s, packed forward (%s): the same bits on real rows: %s\n", name,
+               with_pol ? "every head mode" : "all heads standard", same ? "yes" : "NO");
+    }
+    free(real), free(padded), free(pol), free(C);
+}
+
+/* ModernBERT (docs/families.md): pre-norm layers, fused QKV, GeGLU, a final norm, and rotary queries and keys
+ * turned by each real row's position id, not its compact index. The golden's window is 2 each side (layers 1 and
+ * 2 local); this random one's 3 (layers 1, 2, 4 and 5 local), more heads and a wider MLP. The batch's pair has
+ * pads between its segments, inside the windows of real tokens on either side. */
+static void test_modernbert(void) {
+    al_model *g = NULL;
+    al_error err = {0};
+    CHECK_MSG(al_model_load_dir("tests/golden/modernbert", &g, &err) == AL_OK, "%s", err.message);
+    if (g) {
+        test_train_model(g, "tests/golden/modernbert");
+        test_forward_model(g, "tests/golden/modernbert");
+    }
+    al_model_free(g);
+    const char *json = "{\"model_type\": \"modernbert\", \"vocab_size\": 80, \"hidden_size\": 48, "
+                       "\"num_hidden_layers\": 6, \"num_attention_heads\": 4, \"intermediate_size\": 40, "
+                       "\"max_position_embeddings\": 64, \"global_attn_every_n_layers\": 3, \"local_attention\": 6, "
+                       "\"pad_token_id\": 0}";
+    al_config c;
+    al_model *m = NULL;
+    CHECK_MSG(al_config_parse(json, strlen(json), "config.json", &c, &err) == AL_OK &&
+                  al_model_new_random(&c, 19, 1, &m, &err) == AL_OK,
+              "%s", err.message);
+    if (m) {
+        test_train_model(m, "random modernbert");
+        test_forward_model(m, "random modernbert");
+    }
     al_model_free(m);
 }
 
@@ -190,6 +274,7 @@ int main(void) {
     static const char *const dirs[] = {"models/attnlab-mini-bert", "tests/golden/bert", "tests/golden/roberta",
                                        "tests/golden/distilbert", "tests/golden/electra", "tests/golden/deberta_v3"};
     for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) test_train_family(dirs[d]);
+    test_modernbert();
     al_model *m = NULL;
     al_error err = {0};
     CHECK_MSG(al_model_load_dir("models/attnlab-mini-bert", &m, &err) == AL_OK, "%s", err.message);

@@ -5,7 +5,8 @@
  *
  * Batches are laid out as PAPA lays them out (docs/papa.md#input-layout): real tokens at the start of a long
  * row of padding, a pair's second segment from L/2, and the last separator at L - 1. Every golden family
- * (RoBERTa's positions skip the pads, DistilBERT has no token types, ELECTRA projects its embeddings) runs
+ * (RoBERTa's positions skip the pads, DistilBERT has no token types, ELECTRA projects its embeddings, ModernBERT
+ * turns queries and keys by their positions and reads keys within a window, pads between a pair's segments) runs
  * with all heads standard and with every head mode (constant, mix, zero), the constants different at every
  * position so that reading one at a wrong position would show. */
 #include <math.h>
@@ -205,7 +206,7 @@ static void test_family(const char *dir) {
 int main(void) {
     static const char *const dirs[] = {"models/attnlab-mini-bert", "tests/golden/bert", "tests/golden/bert_gelu_new",
                                        "tests/golden/roberta", "tests/golden/distilbert", "tests/golden/electra",
-                                       "tests/golden/deberta_v3"};
+                                       "tests/golden/deberta_v3", "tests/golden/modernbert"};
     for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) test_family(dirs[d]);
     printf("packed vs unpacked: %d cases, %d bit-identical, largest relative difference %.3g\n", n_cases, n_identical,
            worst);
