@@ -3,6 +3,8 @@
 
 #include <malloc.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "error.h"
 
@@ -10,6 +12,9 @@
 #include <emscripten/heap.h>
 #else
 #include <sys/resource.h>
+#endif
+#if defined(__linux__) && !defined(__EMSCRIPTEN__)
+#include <sys/mman.h>
 #endif
 
 /* The limit and where it comes from (source may be NULL). */
@@ -93,4 +98,23 @@ al_status al_memory_check(uint64_t bytes, const char *what, al_error *err) {
 #endif
     const uint64_t used = al_memory_in_use();
     return bytes > (lim > used ? lim - used : 0) ? al_memory_refuse(bytes, what, NULL, err) : AL_OK;
+}
+
+static int huge_pages = 1;
+
+void al_memory_set_huge_pages(int on) { huge_pages = on; }
+
+void *al_alloc_large(size_t bytes, int zero) {
+    if (bytes == 0) bytes = 1;
+#if defined(__linux__) && !defined(__EMSCRIPTEN__) && defined(MADV_HUGEPAGE)
+    const size_t huge = (size_t)2 << 20;
+    if (huge_pages && bytes >= 2 * huge) {
+        void *p = NULL;
+        if (posix_memalign(&p, huge, bytes) != 0) return NULL;
+        madvise(p, bytes, MADV_HUGEPAGE); /* advice only: without huge pages the array still works */
+        if (zero) memset(p, 0, bytes);
+        return p;
+    }
+#endif
+    return zero ? calloc(1, bytes) : malloc(bytes);
 }
