@@ -27,13 +27,15 @@ al_status al_memory_check(uint64_t bytes, const char *what, al_error *err);
 al_status al_memory_refuse(uint64_t bytes, const char *what, const char *why, al_error *err);
 
 /* Memory for one large array (a probe's 7.7 million parameters, their gradients, AdamW's moments): natively
- * on Linux, from 4 MiB up, aligned to 2 MiB and advised for transparent huge pages, because a sweep
- * allocates and first touches such arrays for every probe and a 4 KiB page fault per 4 KiB cost as much
- * as the probe's matrix products (docs/speed.md); elsewhere plain malloc. Zeroed when zero is set. NULL
- * when out of memory; release with free(). */
+ * on Linux, from 4 MiB up, aligned to 2 MiB and advised for transparent huge pages, and given back with
+ * al_free_large to a few kept blocks that the next request of a similar size reuses, because a sweep
+ * allocates and first touches such arrays for every probe and the page faults cost as much as the probe's
+ * matrix products (docs/speed.md); elsewhere plain malloc and free. Zeroed when zero is set. NULL when
+ * out of memory. */
 void *al_alloc_large(size_t bytes, int zero);
-/* On (the default) or off: plain malloc, as before huge pages were asked for (bench_sweep_parts' before /
- * after pair). Set it only while no other thread allocates. */
+void al_free_large(void *p); /* p from al_alloc_large, or NULL */
+/* On (the default) or off: plain malloc and free, as before (bench_sweep_parts' before / after pair). Set it
+ * only while no other thread allocates. */
 void al_memory_set_huge_pages(int on);
 
 #endif

@@ -357,7 +357,7 @@ static al_status new_probe(probe_start *ps, const al_probe_config *pc, uint64_t 
     if (st) return st;
     const size_t bytes = al_probe_n_params(*probe) * sizeof(float);
     const uint64_t limit = al_memory_limit();
-    free(ps->params);
+    al_free_large(ps->params);
     ps->params = NULL;
     if (limit && al_memory_in_use() + bytes > limit / 2) return AL_OK;
     ps->params = al_alloc_large(bytes, 0);
@@ -509,7 +509,7 @@ static void sweep_free(sweep_ctx *s) {
     for (int k = 0; k < AL_N_CONST_KINDS; k++) free(s->kind_constants[k]);
     free(s->policies);
     free(s->mlm_ids), free(s->mlm_mask), free(s->mlm_types), free(s->mlm_labels);
-    for (int i = 0; i < AL_PAPA_MAX_SEEDS; i++) free(s->starts[i].params);
+    for (int i = 0; i < AL_PAPA_MAX_SEEDS; i++) al_free_large(s->starts[i].params);
 }
 
 static int needs_right_pad(const al_papa_plan *plan) {

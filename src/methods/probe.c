@@ -188,9 +188,9 @@ al_status al_probe_new_from(const al_probe_config *cfg, const float *params, al_
 
 void al_probe_free(al_probe *p) {
     if (!p) return;
-    free(p->params);
-    free(p->grads);
-    free(p->mem);
+    al_free_large(p->params);
+    al_free_large(p->grads);
+    al_free_large(p->mem);
     free(p);
 }
 

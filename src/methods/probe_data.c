@@ -64,7 +64,7 @@ al_status al_probe_data_new(al_probe_kind kind, int n_states, int D, int L, int6
 
 void al_probe_data_free(al_probe_data *d) {
     if (!d) return;
-    free(d->feats);
+    al_free_large(d->feats);
     free(d->row_example);
     free(d->row_pos);
     free(d->labels);

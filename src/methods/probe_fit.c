@@ -80,7 +80,7 @@ typedef struct fit_buffers {
 } fit_buffers;
 
 static void free_buffers(fit_buffers *b) {
-    free(b->feats);
+    al_free_large(b->feats);
     free(b->row_example);
     free(b->row_pos);
     free(b->labels);

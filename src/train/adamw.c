@@ -88,8 +88,8 @@ al_status al_adamw_new(size_t n, const al_adamw_config *cfg, const uint8_t *deca
 
 void al_adamw_free(al_adamw *o) {
     if (!o) return;
-    free(o->m);
-    free(o->v);
+    al_free_large(o->m);
+    al_free_large(o->v);
     free(o->decay);
     free(o);
 }
