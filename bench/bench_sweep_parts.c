@@ -4,9 +4,9 @@
  *    the pool ("side by side", as before) against the last round's seed with its products split over the
  *    pool (src/methods/papa_sweep.c, run_seeds); the parameters must be the same bits;
  *  - a configuration's 3 seeds as the sweep runs them after its first configuration (--epochs, 4 as the
- *    quick preset): every probe drawn in memory of 4 KiB pages (before) against probes copied from the
- *    seeds' kept starts in huge pages (src/methods/papa_sweep.c, src/core/memory.c); the parameters and
- *    predictions must be the same bits;
+ *    quick preset): every probe drawn in fresh memory of 4 KiB pages (before), drawn in huge pages that
+ *    al_free_large keeps for the next probe (src/core/memory.c), and copied from the seeds' kept starts
+ *    as well (src/methods/papa_sweep.c: after); the parameters and predictions must be the same bits;
  *  - the AdamW update of the probe's 7.7 million parameters: one at a time (the rule as it was written),
  *    4 at a time (as adamw.c ran it before), then src/kernels/adam.c's lanes (src/train/adamw.c); the same
  *    bits;
@@ -324,8 +324,9 @@ int main(int argc, char **argv) {
            best_mixed, best_side / best_mixed, same ? "the same bits" : "DIFFER");
 
     /* A configuration's seeds after the sweep's first (quick preset: 4 epochs): before, every probe drawn
-     * (al_probe_new) in memory of 4 KiB pages; after, copied from the seed's kept start (al_probe_new_from,
-     * src/methods/papa_sweep.c) in huge pages (al_alloc_large). Both with the optimiser of this build. */
+     * (al_probe_new) in fresh memory of 4 KiB pages; after, copied from the seed's kept start
+     * (al_probe_new_from, src/methods/papa_sweep.c) in huge pages kept between probes (al_alloc_large,
+     * al_free_large). Every variant with the optimiser of this build. */
     {
         job k = j;
         k.epochs = epochs;
@@ -361,7 +362,7 @@ int main(int argc, char **argv) {
             }
         const double steps = (double)epochs * ((examples + 15) / 16);
         printf("  a configuration's %d seeds, %d epochs (%.0f steps a seed) and the evaluation: probes drawn in 4 KiB pages "
-               "(before) %.2f s; drawn in huge pages %.2f s (%.2fx); copied from the kept starts in huge pages (after) "
+               "(before) %.2f s; drawn in huge pages kept between probes %.2f s (%.2fx); copied from the kept starts too (after) "
                "%.2f s: %.2fx; parameters and predictions %s\n",
                SEEDS, epochs, steps, best[0], best[1], best[0] / best[1], best[2], best[0] / best[2],
                same_fit ? "the same bits" : "DIFFER");
