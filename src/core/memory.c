@@ -180,3 +180,13 @@ void al_free_large(void *p) {
 #endif
     free(p);
 }
+
+void al_free_large_kept(void) {
+#if AL_LARGE_NATIVE
+    pthread_mutex_lock(&kept_lock);
+    for (int i = 0; i < n_kept; i++) free(kept[i].p);
+    n_kept = 0;
+    kept_bytes = 0;
+    pthread_mutex_unlock(&kept_lock);
+#endif
+}

@@ -34,6 +34,8 @@ al_status al_memory_refuse(uint64_t bytes, const char *what, const char *why, al
  * out of memory. */
 void *al_alloc_large(size_t bytes, int zero);
 void al_free_large(void *p); /* p from al_alloc_large, or NULL */
+/* Gives the kept blocks back to the system (the end of a sweep: memory is not held between requests). */
+void al_free_large_kept(void);
 /* On (the default) or off: plain malloc and free, as before (bench_sweep_parts' before / after pair). Set it
  * only while no other thread allocates. */
 void al_memory_set_huge_pages(int on);

@@ -510,6 +510,7 @@ static void sweep_free(sweep_ctx *s) {
     free(s->policies);
     free(s->mlm_ids), free(s->mlm_mask), free(s->mlm_types), free(s->mlm_labels);
     for (int i = 0; i < AL_PAPA_MAX_SEEDS; i++) al_free_large(s->starts[i].params);
+    al_free_large_kept(); /* the probes' blocks, kept between probes, are not held after the sweep */
 }
 
 static int needs_right_pad(const al_papa_plan *plan) {
