@@ -3,15 +3,20 @@
  *  - one configuration's 3 seeds of a token probe over 13 x 768 features (17 labels): every seed a task of
  *    the pool ("side by side", as before) against the last round's seed with its products split over the
  *    pool (src/methods/papa_sweep.c, run_seeds); the parameters must be the same bits;
- *  - the AdamW update of the probe's 7.7 million parameters: one at a time (the rule as it was written)
- *    against 4 at a time (src/train/adamw.c); the same bits;
+ *  - a configuration's 3 seeds as the sweep runs them after its first configuration (--epochs, 4 as the
+ *    quick preset): every probe drawn in fresh memory of 4 KiB pages (before), drawn in huge pages that
+ *    al_free_large keeps for the next probe (src/core/memory.c), and copied from the seeds' kept starts
+ *    as well (src/methods/papa_sweep.c: after); the parameters and predictions must be the same bits;
+ *  - the AdamW update of the probe's 7.7 million parameters: one at a time (the rule as it was written),
+ *    4 at a time (as adamw.c ran it before), then src/kernels/adam.c's lanes (src/train/adamw.c); the same
+ *    bits;
  *  - padding (--padding): the lambda ranking (the quick preset's settings) and one configuration's features on
  *    the built-in POS task at L 64 over a bert-base-shaped model with random weights, the linear layers over
  *    every position (rank.pad_rows, al_forward_params.pad_rows: as before) against the real rows only
  *    (src/model/real_rows.h); the learned logits and the features must be the same bits. --shape modernbert-base
  *    runs it on ModernBERT-base's shape instead (22 layers, GeGLU 1152, a global layer every 3, window 128).
  *
- *   bench_sweep_parts [--threads 2] [--examples 48] [--rounds 2] [--padding] [--rank-examples 32]
+ *   bench_sweep_parts [--threads 2] [--examples 48] [--rounds 2] [--epochs 4] [--padding] [--rank-examples 32]
  *                     [--rank-epochs 1] [--shape bert-base|modernbert-base] [--tasks build/data/tasks]
  *                     [--tokenizer models/attnlab-small-bert] */
 #include <math.h>
@@ -23,7 +28,9 @@
 #include "attnlab.h"
 #include "core/rng.h"
 #include "core/threadpool.h"
+#include "core/memory.h"
 #include "kernels/kernels.h"
+#include "kernels/simd.h"
 #include "methods/task.h"
 #include "methods/papa_sweep.h"
 #include "methods/probe.h"
@@ -50,7 +57,10 @@ typedef struct job {
     const al_probe_data *data;
     al_probe_config pc;
     al_threadpool *pool; /* the probes' products (NULL: none) */
+    int epochs;
+    const float *starts[SEEDS]; /* NULL: draw the probe (al_probe_new), else copy it (al_probe_new_from) */
     float *params[SEEDS];
+    int32_t *preds[SEEDS];      /* NULL: no evaluation */
 } job;
 
 static void fit_seed(void *arg, int si, int n, int thread) {
@@ -58,16 +68,58 @@ static void fit_seed(void *arg, int si, int n, int thread) {
     job *j = arg;
     al_probe *p = NULL;
     al_error err;
-    if (al_probe_new(&j->pc, (uint64_t)si + 1, &p, &err) != AL_OK) return;
+    if ((j->starts[si] ? al_probe_new_from(&j->pc, j->starts[si], &p, &err)
+                       : al_probe_new(&j->pc, (uint64_t)si + 1, &p, &err)) != AL_OK)
+        return;
     al_probe_set_pool(p, j->pool);
     al_probe_fit_options o = al_probe_fit_default_options();
-    o.epochs = 1;
+    o.epochs = j->epochs;
     o.batch_size = 16;
     o.lr = 5e-4f;
     o.seed = (uint64_t)si + 1;
     if (al_probe_fit(p, j->data, &o, NULL, &err) == AL_OK)
         memcpy(j->params[si], al_probe_params(p), al_probe_n_params(p) * sizeof(float));
+    if (j->preds[si]) al_probe_evaluate(p, j->data, j->preds[si], &err);
     al_probe_free(p);
+}
+
+/* A configuration's seeds as run_seeds (src/methods/papa_sweep.c) trains them: side by side, then the last
+ * round's seeds across the pool. */
+static void run_seeds(job *j, al_threadpool *pool) {
+    const int together = al_papa_seeds_side_by_side(SEEDS, al_threadpool_size(pool));
+    j->pool = NULL;
+    if (together) al_threadpool_for(pool, together, fit_seed, j);
+    j->pool = pool;
+    for (int s = together; s < SEEDS; s++) fit_seed(j, s, SEEDS, 0);
+}
+
+/* The rule 4 parameters at a time, as adamw.c ran it before src/kernels/adam.c (8 lanes on AVX2). */
+static void adamw_4(float *params, const float *grads, float *m, float *v, size_t n, int step, float lr) {
+    const float b1 = 0.9f, b2 = 0.999f, eps = 1e-8f;
+    const double bc1 = 1.0 - pow((double)b1, step), bc2 = 1.0 - pow((double)b2, step);
+    const float step_size = (float)(lr / bc1), bc2_sqrt = (float)sqrt(bc2), decay_factor = 1.0f;
+    const v4f vb1 = v4f_splat(b1), vb2 = v4f_splat(b2), vc1 = v4f_splat(1.0f - b1), vc2 = v4f_splat(1.0f - b2);
+    const v4f vbc2 = v4f_splat(bc2_sqrt), veps = v4f_splat(eps), vstep = v4f_splat(step_size);
+    const float f[4] = {decay_factor, decay_factor, decay_factor, decay_factor};
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const v4f g = v4f_load(grads + i);
+        const v4f p = v4f_mul(v4f_load(params + i), v4f_load(f));
+        const v4f mi = v4f_add(v4f_mul(v4f_load(m + i), vb1), v4f_mul(g, vc1));
+        const v4f vv = v4f_add(v4f_mul(v4f_load(v + i), vb2), v4f_mul(v4f_mul(g, g), vc2));
+        const v4f denom = v4f_add(v4f_div(v4f_sqrt(vv), vbc2), veps);
+        v4f_store(m + i, mi);
+        v4f_store(v + i, vv);
+        v4f_store(params + i, v4f_sub(p, v4f_mul(vstep, v4f_div(mi, denom))));
+    }
+    for (; i < n; i++) {
+        const float g = grads[i];
+        params[i] *= decay_factor;
+        m[i] = m[i] * b1 + g * (1.0f - b1);
+        v[i] = v[i] * b2 + g * g * (1.0f - b2);
+        const float denom = sqrtf(v[i]) / bc2_sqrt + eps;
+        params[i] -= step_size * (m[i] / denom);
+    }
 }
 
 /* The rule one parameter at a time, as adamw.c wrote it before its 4-lane loop. */
@@ -212,7 +264,7 @@ static int bench_padding(al_threadpool *pool, int rounds, int rank_examples, int
 }
 
 int main(int argc, char **argv) {
-    int threads = 2, examples = 48, rounds = 2, padding = 0, rank_examples = 32, rank_epochs = 1;
+    int threads = 2, examples = 48, rounds = 2, padding = 0, rank_examples = 32, rank_epochs = 1, epochs = 4;
     const char *tasks_dir = "build/data/tasks", *tok_dir = "models/attnlab-small-bert", *shape = "bert-base";
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : "";
@@ -220,6 +272,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--threads")) threads = atoi(v), i++;
         else if (!strcmp(argv[i], "--examples")) examples = atoi(v), i++;
         else if (!strcmp(argv[i], "--rounds")) rounds = atoi(v), i++;
+        else if (!strcmp(argv[i], "--epochs")) epochs = atoi(v), i++;
         else if (!strcmp(argv[i], "--rank-examples")) rank_examples = atoi(v), i++;
         else if (!strcmp(argv[i], "--rank-epochs")) rank_epochs = atoi(v), i++;
         else if (!strcmp(argv[i], "--shape")) shape = v, i++;
@@ -228,10 +281,10 @@ int main(int argc, char **argv) {
     }
     al_error err;
     al_threadpool *pool = NULL;
-    if (threads < 1 || examples < 16 || rounds < 1 || rank_examples < 16 || rank_epochs < 1 ||
+    if (threads < 1 || examples < 16 || rounds < 1 || epochs < 1 || rank_examples < 16 || rank_epochs < 1 ||
         (strcmp(shape, "bert-base") && strcmp(shape, "modernbert-base")) ||
         al_threadpool_new(threads, &pool, &err) != AL_OK) {
-        fprintf(stderr, "usage: bench_sweep_parts [--threads N] [--examples N >= 16] [--rounds N] [--padding] "
+        fprintf(stderr, "usage: bench_sweep_parts [--threads N] [--examples N >= 16] [--rounds N] [--epochs N] [--padding] "
                         "[--rank-examples N >= 16] [--rank-epochs N] [--shape bert-base|modernbert-base] [--tasks DIR] "
                         "[--tokenizer DIR]\n");
         return 2;
@@ -264,7 +317,7 @@ int main(int argc, char **argv) {
         }
     }
     free(hidden);
-    job j = {data, al_probe_default_config(), NULL, {0}};
+    job j = {data, al_probe_default_config(), NULL, 1, {0}, {0}, {0}};
     j.pc.kind = AL_PROBE_TOKEN, j.pc.n_states = S, j.pc.hidden = D, j.pc.max_len = L, j.pc.n_labels = C;
     j.pc.dropout = 0.0f, j.pc.max_batch = 64;
     al_probe *probe = NULL;
@@ -298,29 +351,86 @@ int main(int argc, char **argv) {
     printf("  seeds side by side %.2f s, last round's seed across the pool %.2f s: %.2fx; parameters %s\n", best_side,
            best_mixed, best_side / best_mixed, same ? "the same bits" : "DIFFER");
 
+    /* A configuration's seeds after the sweep's first (quick preset: 4 epochs): before, every probe drawn
+     * (al_probe_new) in fresh memory of 4 KiB pages; after, copied from the seed's kept start
+     * (al_probe_new_from, src/methods/papa_sweep.c) in huge pages kept between probes (al_alloc_large,
+     * al_free_large). Every variant with the optimiser of this build. */
+    {
+        job k = j;
+        k.epochs = epochs;
+        float *kept[SEEDS];
+        int32_t *preds[2][SEEDS];
+        const int n_rows = al_probe_data_n_rows(data);
+        for (int s = 0; s < SEEDS; s++) {
+            al_probe *q = NULL;
+            if (al_probe_new(&j.pc, (uint64_t)s + 1, &q, &err) != AL_OK) return 1;
+            kept[s] = malloc(P * sizeof(float));
+            memcpy(kept[s], al_probe_params(q), P * sizeof(float));
+            al_probe_free(q);
+            preds[0][s] = malloc(sizeof(int32_t) * (size_t)n_rows);
+            preds[1][s] = malloc(sizeof(int32_t) * (size_t)n_rows);
+        }
+        /* variants: probes drawn in 4 KiB pages (before), drawn in huge pages, copied in huge pages (after) */
+        double best[3] = {1e30, 1e30, 1e30};
+        int same_fit = 1;
+        for (int r = 0; r < rounds; r++)
+            for (int x = 0; x < 3; x++) {
+                al_memory_set_huge_pages(x > 0);
+                for (int s = 0; s < SEEDS; s++) k.starts[s] = x == 2 ? kept[s] : NULL, k.preds[s] = preds[x > 0][s];
+                const double t0 = now_s();
+                run_seeds(&k, pool);
+                const double t = now_s() - t0;
+                if (t < best[x]) best[x] = t;
+                if (x == 0)
+                    for (int s = 0; s < SEEDS; s++) memcpy(before[s], k.params[s], P * sizeof(float));
+                else
+                    for (int s = 0; s < SEEDS; s++)
+                        same_fit &= memcmp(before[s], k.params[s], P * sizeof(float)) == 0 &&
+                                    memcmp(preds[0][s], preds[1][s], sizeof(int32_t) * (size_t)n_rows) == 0;
+            }
+        const double steps = (double)epochs * ((examples + 15) / 16);
+        printf("  a configuration's %d seeds, %d epochs (%.0f steps a seed) and the evaluation: probes drawn in 4 KiB pages "
+               "(before) %.2f s; drawn in huge pages kept between probes %.2f s (%.2fx); copied from the kept starts too (after) "
+               "%.2f s: %.2fx; parameters and predictions %s\n",
+               SEEDS, epochs, steps, best[0], best[1], best[0] / best[1], best[2], best[0] / best[2],
+               same_fit ? "the same bits" : "DIFFER");
+        same &= same_fit;
+        for (int s = 0; s < SEEDS; s++) free(kept[s]), free(preds[0][s]), free(preds[1][s]);
+    }
+
     /* AdamW over the probe's parameters */
     float *p0 = malloc(P * sizeof(float)), *p1 = malloc(P * sizeof(float)), *g = malloc(P * sizeof(float));
+    float *p3 = malloc(P * sizeof(float));
     float *m = calloc(P, sizeof(float)), *v = calloc(P, sizeof(float));
-    for (size_t i = 0; i < P; i++) p0[i] = p1[i] = 0.02f * al_rng_normal(&rng), g[i] = 1e-3f * al_rng_normal(&rng);
+    float *m4 = calloc(P, sizeof(float)), *v4 = calloc(P, sizeof(float));
+    for (size_t i = 0; i < P; i++) p0[i] = p1[i] = p3[i] = 0.02f * al_rng_normal(&rng), g[i] = 1e-3f * al_rng_normal(&rng);
     al_adamw_config ac = al_adamw_default_config();
     ac.lr = 5e-4f, ac.schedule = AL_LR_CONSTANT, ac.max_grad_norm = 0.0f;
     al_adamw *opt = NULL;
     if (al_adamw_new(P, &ac, NULL, &opt, &err) != AL_OK) return 1;
-    double best_scalar = 1e30, best_lanes = 1e30;
+    double best_scalar = 1e30, best_4 = 1e30, best_lanes = 1e30;
     const int steps = 3 * rounds;
     for (int step = 1; step <= steps; step++) {
         double t0 = now_s();
         adamw_scalar(p0, g, m, v, P, step, ac.lr);
         const double ts = now_s() - t0;
         t0 = now_s();
+        adamw_4(p3, g, m4, v4, P, step, ac.lr);
+        const double t4 = now_s() - t0;
+        t0 = now_s();
         al_adamw_update(opt, p1, g, ac.lr);
         const double tl = now_s() - t0;
         if (ts < best_scalar) best_scalar = ts;
+        if (t4 < best_4) best_4 = t4;
         if (tl < best_lanes) best_lanes = tl;
     }
-    printf("  AdamW update of %zu parameters: one at a time %.1f ms, 4 at a time %.1f ms: %.2fx; parameters %s\n", P,
-           1e3 * best_scalar, 1e3 * best_lanes, best_scalar / best_lanes,
-           memcmp(p0, p1, P * sizeof(float)) == 0 ? "the same bits" : "DIFFER");
+    const int same_adam = memcmp(p0, p1, P * sizeof(float)) == 0 && memcmp(p0, p3, P * sizeof(float)) == 0;
+    printf("  AdamW update of %zu parameters: one at a time %.1f ms, 4 at a time (before) %.1f ms, src/kernels/adam.c "
+           "on %s %.1f ms: %.2fx; parameters %s\n",
+           P, 1e3 * best_scalar, 1e3 * best_4, al_kernels_path(), 1e3 * best_lanes, best_4 / best_lanes,
+           same_adam ? "the same bits" : "DIFFER");
+    same &= same_adam;
+    free(p3), free(m4), free(v4);
     al_adamw_free(opt);
     free(p0), free(p1), free(g), free(m), free(v);
     for (int s = 0; s < SEEDS; s++) free(j.params[s]), free(before[s]);

@@ -26,4 +26,18 @@ al_status al_memory_check(uint64_t bytes, const char *what, al_error *err);
  * size by a rule of its own (the loader's 2^32 weights). */
 al_status al_memory_refuse(uint64_t bytes, const char *what, const char *why, al_error *err);
 
+/* Memory for one large array (a probe's 7.7 million parameters, their gradients, AdamW's moments): natively
+ * on Linux, from 4 MiB up, aligned to 2 MiB and advised for transparent huge pages, and given back with
+ * al_free_large to a few kept blocks that the next request of a similar size reuses, because a sweep
+ * allocates and first touches such arrays for every probe and the page faults cost as much as the probe's
+ * matrix products (docs/speed.md); elsewhere plain malloc and free. Zeroed when zero is set. NULL when
+ * out of memory. */
+void *al_alloc_large(size_t bytes, int zero);
+void al_free_large(void *p); /* p from al_alloc_large, or NULL */
+/* Gives the kept blocks back to the system (the end of a sweep: memory is not held between requests). */
+void al_free_large_kept(void);
+/* On (the default) or off: plain malloc and free, as before (bench_sweep_parts' before / after pair). Set it
+ * only while no other thread allocates. */
+void al_memory_set_huge_pages(int on);
+
 #endif

@@ -12,6 +12,7 @@
 #define AL_KERNELS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../core/threadpool.h"
 
@@ -51,6 +52,15 @@ void al_layernorm(const float *x, float *y, int rows, int dim, const float *gamm
 void al_gelu(float *x, size_t n);      /* 0.5 x (1 + erf(x / sqrt 2)) */
 void al_gelu_tanh(float *x, size_t n); /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
 void al_relu(float *x, size_t n);
+
+/* AdamW's rule for parameter i (torch.optim.AdamW's single-tensor update, src/train/adamw.c sets the
+ * scalars of one step): p *= decay_factor where decay[i]; m = m beta1 + g (1 - beta1); v = v beta2 +
+ * g g (1 - beta2); p -= step_size (m / (sqrt(v) / bc2_sqrt + eps)). Float operations in that order. */
+typedef struct al_adam_rule {
+    float beta1, beta2, eps, step_size, bc2_sqrt, decay_factor;
+} al_adam_rule;
+void al_adam_update(const al_adam_rule *r, float *params, float *m, float *v, const float *grads,
+                    const uint8_t *decay, size_t n);
 
 /* Portable float math with the same bits on every path (the tests bound their error vs libm). */
 float al_expf(float x);

@@ -40,6 +40,9 @@ void al_gelu_tanh_4(float *x, size_t n);
 void al_relu_4(float *x, size_t n);
 void al_softmax_rows_4(float *x, int rows, int cols, int ld);
 void al_layernorm_4(const float *x, float *y, int rows, int dim, const float *gamma, const float *beta, float eps);
+struct al_adam_rule;
+void al_adam_update_4(const struct al_adam_rule *r, float *params, float *m, float *v, const float *grads,
+                      const unsigned char *decay, size_t n);
 
 #if AL_KERNELS_HAVE_AVX2
 /* gemm_avx2.c: one packed block of B against all M rows of A (gemm_block.h). */
@@ -52,6 +55,8 @@ void al_relu_avx2(float *x, size_t n);
 void al_softmax_rows_avx2(float *x, int rows, int cols, int ld);
 void al_layernorm_avx2(const float *x, float *y, int rows, int dim, const float *gamma, const float *beta,
                        float eps);
+void al_adam_update_avx2(const struct al_adam_rule *r, float *params, float *m, float *v, const float *grads,
+                         const unsigned char *decay, size_t n);
 #endif
 
 #endif

@@ -215,6 +215,7 @@ static inline vf vf_add(vf a, vf b) { return _mm256_add_ps(a, b); }
 static inline vf vf_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
 static inline vf vf_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
 static inline vf vf_div(vf a, vf b) { return _mm256_div_ps(a, b); }
+static inline vf vf_sqrt(vf a) { return _mm256_sqrt_ps(a); }
 static inline vf vf_min(vf a, vf b) { return _mm256_min_ps(a, b); } /* the SSE operand rule */
 static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
 static inline vf vf_lt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_LT_OS); }
@@ -246,6 +247,7 @@ static inline vf vf_add(vf a, vf b) { return v4f_add(a, b); }
 static inline vf vf_sub(vf a, vf b) { return v4f_sub(a, b); }
 static inline vf vf_mul(vf a, vf b) { return v4f_mul(a, b); }
 static inline vf vf_div(vf a, vf b) { return v4f_div(a, b); }
+static inline vf vf_sqrt(vf a) { return v4f_sqrt(a); }
 static inline vf vf_min(vf a, vf b) { return v4f_min(a, b); }
 static inline vf vf_max(vf a, vf b) { return v4f_max(a, b); }
 static inline vf vf_lt(vf a, vf b) { return v4f_lt(a, b); }

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "../core/error.h"
+#include "../core/memory.h"
 #include "../core/threadpool.h"
 #include "../train/train.h"
 #include "head_importance.h"
@@ -181,6 +182,15 @@ static void group_accuracy(const al_papa_inputs *val, const int32_t *pred, al_pa
         r->group_accuracy[g] = r->group_count[g] ? (double)hits[g] / r->group_count[g] : NAN;
 }
 
+/* A seed's probe as al_probe_new made it, for the next configuration with the same probe shape: its
+ * parameters depend on the shape and the seed only, so every configuration of a sweep (all but the
+ * embeddings-only baseline share a shape) starts each seed from the same values. */
+typedef struct probe_start {
+    al_probe_config cfg;
+    uint64_t seed;
+    float *params; /* NULL: none kept */
+} probe_start;
+
 typedef struct sweep_ctx {
     al_model *model;
     const al_task *task;
@@ -193,6 +203,7 @@ typedef struct sweep_ctx {
     int32_t *mlm_ids, *mlm_mask, *mlm_types, *mlm_labels;
     int mlm_n;
     al_forward_params fp;
+    probe_start starts[AL_PAPA_MAX_SEEDS];
 } sweep_ctx;
 
 /* Progress within one stage as the job reports it: stage names stay those of the work being done. */
@@ -320,6 +331,7 @@ typedef struct {
     const al_probe_data *ftr, *fva;
     const al_papa_inputs *va;
     al_threadpool *probe_pool; /* the probes' matrix products (NULL while seeds run side by side) */
+    probe_start *starts;      /* [n_seeds]: a seed's task reads and writes its own entry only */
     int n_pred;
     al_papa_run_result *runs; /* [n_seeds] */
     al_status *status;        /* [n_seeds] */
@@ -329,6 +341,32 @@ typedef struct {
 int al_papa_seeds_side_by_side(int n_seeds, int n_threads) {
     const int last = n_seeds % n_threads;
     return n_seeds >= n_threads && 2 * last <= n_threads ? n_seeds - last : n_seeds;
+}
+
+/* Whether two probe configs draw the same initial parameters for a seed (al_probe_new). */
+static int same_start(const al_probe_config *a, const al_probe_config *b) {
+    return a->kind == b->kind && a->n_states == b->n_states && a->hidden == b->hidden && a->max_len == b->max_len &&
+           a->n_labels == b->n_labels;
+}
+
+/* The seed's probe: a copy of the kept start when the shape matches, else drawn, and then kept when the
+ * memory allows (a copy of 30 MB at bert-base width; under a known limit only while half of it is free). */
+static al_status new_probe(probe_start *ps, const al_probe_config *pc, uint64_t seed, al_probe **probe, al_error *err) {
+    if (ps->params && ps->seed == seed && same_start(&ps->cfg, pc)) return al_probe_new_from(pc, ps->params, probe, err);
+    al_status st = al_probe_new(pc, seed, probe, err);
+    if (st) return st;
+    const size_t bytes = al_probe_n_params(*probe) * sizeof(float);
+    const uint64_t limit = al_memory_limit();
+    al_free_large(ps->params);
+    ps->params = NULL;
+    if (limit && al_memory_in_use() + bytes > limit / 2) return AL_OK;
+    ps->params = al_alloc_large(bytes, 0);
+    if (ps->params) {
+        memcpy(ps->params, al_probe_params(*probe), bytes);
+        ps->cfg = *pc;
+        ps->seed = seed;
+    }
+    return AL_OK;
 }
 
 static void seed_task(void *arg, int si, int n_tasks, int thread) {
@@ -345,7 +383,7 @@ static void seed_task(void *arg, int si, int n_tasks, int thread) {
     int32_t *pred = malloc(sizeof(int32_t) * (size_t)(j->n_pred > 0 ? j->n_pred : 1));
     al_status st = pred ? AL_OK : al_err(err, AL_ERR_OOM, "papa: out of memory");
     al_probe *probe = NULL;
-    if (!st) st = al_probe_new(&j->pc, req->seeds[si], &probe, err);
+    if (!st) st = new_probe(&j->starts[si], &j->pc, req->seeds[si], &probe, err);
     if (!st) al_probe_set_pool(probe, j->probe_pool);
     const al_probe_fit_options fo = al_papa_probe_fit_options(&req->probe, req->seeds[si], req->cancel);
     if (!st) st = al_probe_fit(probe, j->ftr, &fo, NULL, err);
@@ -388,7 +426,7 @@ static al_status run_seeds(sweep_ctx *s, int c, const al_papa_config *x, const a
     const al_papa_sweep_request *req = s->req;
     const int n = req->plan.n_seeds;
     const al_probe_config pc = al_papa_probe_config(s->model, s->task, s->L, &req->probe, x->what == AL_CFG_EMBEDDINGS_ONLY);
-    seed_job j = {s, c, pc, ftr, fva, va, NULL,
+    seed_job j = {s, c, pc, ftr, fva, va, NULL, s->starts,
                   s->task->kind == AL_TASK_TOKEN ? al_probe_data_n_rows(fva) : va->n,
                   calloc((size_t)n, sizeof *j.runs), calloc((size_t)n, sizeof *j.status),
                   calloc((size_t)n, sizeof *j.errors)};
@@ -471,6 +509,8 @@ static void sweep_free(sweep_ctx *s) {
     for (int k = 0; k < AL_N_CONST_KINDS; k++) free(s->kind_constants[k]);
     free(s->policies);
     free(s->mlm_ids), free(s->mlm_mask), free(s->mlm_types), free(s->mlm_labels);
+    for (int i = 0; i < AL_PAPA_MAX_SEEDS; i++) al_free_large(s->starts[i].params);
+    al_free_large_kept(); /* the probes' blocks, kept between probes, are not held after the sweep */
 }
 
 static int needs_right_pad(const al_papa_plan *plan) {

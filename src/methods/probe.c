@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/memory.h"
 #include "../kernels/kernels.h"
 #include "../train/grad_ops.h"
 
@@ -126,7 +127,8 @@ static al_status check_config(const al_probe_config *c, al_error *err) {
     return AL_OK;
 }
 
-al_status al_probe_new(const al_probe_config *cfg, uint64_t seed, al_probe **out, al_error *err) {
+/* A probe with its memory, parameters not yet set. */
+static al_status create(const al_probe_config *cfg, al_probe **out, al_error *err) {
     if (!out) return al_err(err, AL_ERR_INVALID, "probe: no output pointer");
     *out = NULL;
     if (!cfg) return al_err(err, AL_ERR_INVALID, "probe: config is NULL");
@@ -141,9 +143,9 @@ al_status al_probe_new(const al_probe_config *cfg, uint64_t seed, al_probe **out
     p->SD = c->n_states * c->hidden;
     p->n_params = (c->kind == AL_PROBE_SEQUENCE ? (size_t)c->n_states * c->max_len : 0) + D * p->SD + D + C * D + C;
     const size_t ws = layout(p, NULL);
-    p->params = calloc(p->n_params, sizeof(float));
-    p->grads = calloc(p->n_params, sizeof(float));
-    p->mem = malloc(ws * sizeof(float));
+    p->params = al_alloc_large(p->n_params * sizeof(float), 1);
+    p->grads = al_alloc_large(p->n_params * sizeof(float), 1);
+    p->mem = al_alloc_large(ws * sizeof(float), 0);
     if (!p->params || !p->grads || !p->mem) {
         const size_t n_params = p->n_params;
         al_probe_free(p);
@@ -153,7 +155,16 @@ al_status al_probe_new(const al_probe_config *cfg, uint64_t seed, al_probe **out
     layout(p, p->mem);
     set_views(p, p->params, &p->pt);
     set_views(p, p->grads, &p->gt);
+    *out = p;
+    return AL_OK;
+}
 
+al_status al_probe_new(const al_probe_config *cfg, uint64_t seed, al_probe **out, al_error *err) {
+    al_status st = create(cfg, out, err);
+    if (st != AL_OK) return st;
+    al_probe *p = *out;
+    const al_probe_config *c = &p->cfg;
+    const size_t D = (size_t)c->hidden, C = (size_t)c->n_labels;
     /* docs/probes.md, "Initialisation": w = 1/L; W1, W2 ~ normal(0, 0.02) (HF initializer_range); biases 0. */
     if (p->pt.w)
         for (size_t i = 0; i < (size_t)c->n_states * c->max_len; i++) p->pt.w[i] = 1.0f / (float)c->max_len;
@@ -161,15 +172,25 @@ al_status al_probe_new(const al_probe_config *cfg, uint64_t seed, al_probe **out
     al_rng_seed(&rng, seed);
     for (size_t i = 0; i < D * p->SD; i++) p->pt.W1[i] = 0.02f * al_rng_normal(&rng);
     for (size_t i = 0; i < C * D; i++) p->pt.W2[i] = 0.02f * al_rng_normal(&rng);
-    *out = p;
+    return AL_OK;
+}
+
+al_status al_probe_new_from(const al_probe_config *cfg, const float *params, al_probe **out, al_error *err) {
+    if (!params) {
+        if (out) *out = NULL;
+        return al_err(err, AL_ERR_INVALID, "probe: params is NULL");
+    }
+    al_status st = create(cfg, out, err);
+    if (st != AL_OK) return st;
+    memcpy((*out)->params, params, (*out)->n_params * sizeof(float));
     return AL_OK;
 }
 
 void al_probe_free(al_probe *p) {
     if (!p) return;
-    free(p->params);
-    free(p->grads);
-    free(p->mem);
+    al_free_large(p->params);
+    al_free_large(p->grads);
+    al_free_large(p->mem);
     free(p);
 }
 

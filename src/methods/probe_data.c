@@ -49,7 +49,7 @@ al_status al_probe_data_new(al_probe_kind kind, int n_states, int D, int L, int6
     d->cap_examples = (int)max_examples;
     d->cap_rows = (int)max_rows;
     const size_t rows = (size_t)max_rows;
-    d->feats = malloc(rows * n_states * D * sizeof(float) + 1);
+    d->feats = al_alloc_large(rows * n_states * D * sizeof(float) + 1, 0);
     d->row_example = malloc(rows * sizeof(int32_t) + 1);
     d->row_pos = malloc(rows * sizeof(int32_t) + 1);
     d->labels = malloc((kind == AL_PROBE_TOKEN ? rows : (size_t)max_examples) * sizeof(int32_t) + 1);
@@ -64,7 +64,7 @@ al_status al_probe_data_new(al_probe_kind kind, int n_states, int D, int L, int6
 
 void al_probe_data_free(al_probe_data *d) {
     if (!d) return;
-    free(d->feats);
+    al_free_large(d->feats);
     free(d->row_example);
     free(d->row_pos);
     free(d->labels);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/memory.h"
 #include "probe_data_internal.h"
 
 al_probe_fit_options al_probe_fit_default_options(void) {
@@ -79,7 +80,7 @@ typedef struct fit_buffers {
 } fit_buffers;
 
 static void free_buffers(fit_buffers *b) {
-    free(b->feats);
+    al_free_large(b->feats);
     free(b->row_example);
     free(b->row_pos);
     free(b->labels);
@@ -150,7 +151,7 @@ al_status al_probe_fit(al_probe *p, const al_probe_data *train, const al_probe_f
 
     fit_buffers buf;
     const size_t SD = (size_t)train->S * train->D, cap = (size_t)rows_cap + 1;
-    buf.feats = malloc(sizeof(float) * cap * SD);
+    buf.feats = al_alloc_large(sizeof(float) * cap * SD, 0);
     buf.row_example = malloc(sizeof(int32_t) * cap);
     buf.row_pos = malloc(sizeof(int32_t) * cap);
     buf.labels = malloc(sizeof(int32_t) * (cap > (size_t)opt->batch_size ? cap : (size_t)opt->batch_size));

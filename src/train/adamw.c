@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "../core/error.h"
-#include "../kernels/simd.h"
+#include "../core/memory.h"
+#include "../kernels/kernels.h"
 
 struct al_adamw {
     al_adamw_config cfg;
@@ -72,8 +73,8 @@ al_status al_adamw_new(size_t n, const al_adamw_config *cfg, const uint8_t *deca
     if (!o) return al_err(err, AL_ERR_OOM, "adamw: out of memory");
     o->cfg = *cfg;
     o->n = n;
-    o->m = calloc(n ? n : 1, sizeof(float));
-    o->v = calloc(n ? n : 1, sizeof(float));
+    o->m = al_alloc_large((n ? n : 1) * sizeof(float), 1);
+    o->v = al_alloc_large((n ? n : 1) * sizeof(float), 1);
     o->decay = malloc(n ? n : 1);
     if (!o->m || !o->v || !o->decay) {
         al_adamw_free(o);
@@ -87,8 +88,8 @@ al_status al_adamw_new(size_t n, const al_adamw_config *cfg, const uint8_t *deca
 
 void al_adamw_free(al_adamw *o) {
     if (!o) return;
-    free(o->m);
-    free(o->v);
+    al_free_large(o->m);
+    al_free_large(o->v);
     free(o->decay);
     free(o);
 }
@@ -110,36 +111,12 @@ void al_adamw_step(al_adamw *o, float *params, float *grads, double *grad_norm, 
 void al_adamw_update(al_adamw *o, float *params, const float *grads, double lr) {
     const al_adamw_config *c = &o->cfg;
     o->step++;
-    const float b1 = c->beta1, b2 = c->beta2;
-    const double bc1 = 1.0 - pow((double)b1, o->step), bc2 = 1.0 - pow((double)b2, o->step);
-    const float step_size = (float)(lr / bc1), bc2_sqrt = (float)sqrt(bc2);
-    const float decay_factor = (float)(1.0 - lr * c->weight_decay);
-    /* 4 elements at a time with the scalar loop's operations lane by lane (IEEE square root and division
-     * are correctly rounded on every path, docs/kernels.md): the same bits, without a scalar division and
-     * square root per parameter, which cost as much as a probe's matrix products per step */
-    const v4f vb1 = v4f_splat(b1), vb2 = v4f_splat(b2), vc1 = v4f_splat(1.0f - b1), vc2 = v4f_splat(1.0f - b2);
-    const v4f vbc2 = v4f_splat(bc2_sqrt), veps = v4f_splat(c->eps), vstep = v4f_splat(step_size);
-    size_t i = 0;
-    for (; i + 4 <= o->n; i += 4) {
-        const v4f g = v4f_load(grads + i);
-        const float f[4] = {o->decay[i] ? decay_factor : 1.0f, o->decay[i + 1] ? decay_factor : 1.0f,
-                            o->decay[i + 2] ? decay_factor : 1.0f, o->decay[i + 3] ? decay_factor : 1.0f};
-        const v4f p = v4f_mul(v4f_load(params + i), v4f_load(f)); /* x * 1 is x: undecayed lanes keep their bits */
-        const v4f m = v4f_add(v4f_mul(v4f_load(o->m + i), vb1), v4f_mul(g, vc1));
-        const v4f v = v4f_add(v4f_mul(v4f_load(o->v + i), vb2), v4f_mul(v4f_mul(g, g), vc2));
-        const v4f denom = v4f_add(v4f_div(v4f_sqrt(v), vbc2), veps);
-        v4f_store(o->m + i, m);
-        v4f_store(o->v + i, v);
-        v4f_store(params + i, v4f_sub(p, v4f_mul(vstep, v4f_div(m, denom))));
-    }
-    for (; i < o->n; i++) {
-        const float g = grads[i];
-        if (o->decay[i]) params[i] *= decay_factor;
-        o->m[i] = o->m[i] * b1 + g * (1.0f - b1);
-        o->v[i] = o->v[i] * b2 + g * g * (1.0f - b2);
-        const float denom = sqrtf(o->v[i]) / bc2_sqrt + c->eps;
-        params[i] -= step_size * (o->m[i] / denom);
-    }
+    const double bc1 = 1.0 - pow((double)c->beta1, o->step), bc2 = 1.0 - pow((double)c->beta2, o->step);
+    const al_adam_rule rule = {c->beta1, c->beta2, c->eps, (float)(lr / bc1), (float)sqrt(bc2),
+                               (float)(1.0 - lr * c->weight_decay)};
+    /* the rule a vector at a time (src/kernels/adam.c: the same bits as one at a time); memory-bound (28
+     * bytes a parameter), so splitting it over the pool measured no faster (docs/speed.md) */
+    al_adam_update(&rule, params, o->m, o->v, grads, o->decay, o->n);
 }
 
 size_t al_adamw_size(const al_adamw *opt) { return opt->n; }

@@ -3,15 +3,18 @@
  *    first two parameters only), values printed by torch 1.13 and written here;
  *  - the learning-rate factors of HF's linear / constant / constant_with_warmup schedules;
  *  - global-norm clipping as clip_grad_norm_ (coefficient max / (norm + 1e-6)), and none below the bound;
- *  - the update, 4 parameters at a time, equals the one-at-a-time rule bit for bit (a length that is not a
- *    multiple of 4, decay on some parameters only, moments of every size);
+ *  - the update, a vector at a time on every kernel path, equals the one-at-a-time rule bit for bit (lengths that are not a multiple of the lanes, decay on some parameters only or on
+ *    none, moments of every size);
  *  - the weight-decay mask of a model (matrices and embeddings decay; biases and LayerNorm do not);
  *  - pretraining steps on a tiny model: the loss goes down, and the same seed gives the same bits. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "core/rng.h"
+#include "kernels/kernels.h"
 #include "model/model_internal.h"
 #include "train/adamw.h"
 #include "train/train.h"
@@ -217,37 +220,39 @@ static void check_pretraining_determinism(void) {
     free(b);
 }
 
-/* The rule one parameter at a time, as torch's single-tensor AdamW writes it: the reference for the
- * 4-lane loop of al_adamw_update, which must give the same bits. */
-static void check_lanes_match_scalar(void) {
-    enum { N = 1027, STEPS = 6 };
-    static float p[N], q[N], g[N], m[N], v[N];
-    uint8_t decay[N];
+/* The rule one parameter at a time, as torch's single-tensor AdamW writes it: the reference for the vector
+ * loop of al_adamw_update (src/kernels/adam.c), which must give the same bits on every kernel path (4 and 8
+ * lanes), with and without weight decay (without it the loop skips the mask). */
+static void check_lanes_match_scalar_once(int n, float weight_decay, const char *what) {
+    enum { STEPS = 6 };
+    float *p = malloc(sizeof(float) * (size_t)n), *q = malloc(sizeof(float) * (size_t)n);
+    float *g = malloc(sizeof(float) * (size_t)n), *m = calloc((size_t)n, sizeof(float));
+    float *v = calloc((size_t)n, sizeof(float));
+    uint8_t *decay = malloc((size_t)n);
     al_rng rng;
     al_rng_seed(&rng, 9);
-    for (int i = 0; i < N; i++) {
+    for (int i = 0; i < n; i++) {
         p[i] = q[i] = al_rng_normal(&rng);
         decay[i] = i % 3 != 0;
-        m[i] = v[i] = 0.0f;
     }
     al_adamw_config c = al_adamw_default_config();
     c.lr = 0.05f;
-    c.weight_decay = 0.01f;
+    c.weight_decay = weight_decay;
     c.max_grad_norm = 0.0f;
     c.schedule = AL_LR_CONSTANT;
     al_adamw *o = NULL;
     al_error err;
-    CHECK(al_adamw_new(N, &c, decay, &o, &err) == AL_OK);
+    CHECK(al_adamw_new((size_t)n, &c, decay, &o, &err) == AL_OK);
     if (!o) return;
     for (int step = 1; step <= STEPS; step++) {
         /* gradients from 1e-6 to 1e3, some exactly 0 */
-        for (int i = 0; i < N; i++) g[i] = i % 11 == 0 ? 0.0f : al_rng_normal(&rng) * (float)pow(10.0, (i % 10) - 6);
+        for (int i = 0; i < n; i++) g[i] = i % 11 == 0 ? 0.0f : al_rng_normal(&rng) * (float)pow(10.0, (i % 10) - 6);
         al_adamw_update(o, p, g, c.lr);
         const float b1 = c.beta1, b2 = c.beta2;
         const double bc1 = 1.0 - pow((double)b1, step), bc2 = 1.0 - pow((double)b2, step);
         const float step_size = (float)(c.lr / bc1), bc2_sqrt = (float)sqrt(bc2);
         const float decay_factor = (float)(1.0 - c.lr * c.weight_decay);
-        for (int i = 0; i < N; i++) {
+        for (int i = 0; i < n; i++) {
             if (decay[i]) q[i] *= decay_factor;
             m[i] = m[i] * b1 + g[i] * (1.0f - b1);
             v[i] = v[i] * b2 + g[i] * g[i] * (1.0f - b2);
@@ -255,9 +260,26 @@ static void check_lanes_match_scalar(void) {
             q[i] -= step_size * (m[i] / denom);
         }
     }
-    CHECK(memcmp(p, q, sizeof p) == 0);
-    CHECK(memcmp(al_adamw_first_moments(o), m, sizeof m) == 0 && memcmp(al_adamw_second_moments(o), v, sizeof v) == 0);
+    CHECK_MSG(memcmp(p, q, sizeof(float) * (size_t)n) == 0, "%s: parameters differ from the one-at-a-time rule", what);
+    CHECK_MSG(memcmp(al_adamw_first_moments(o), m, sizeof(float) * (size_t)n) == 0 &&
+                  memcmp(al_adamw_second_moments(o), v, sizeof(float) * (size_t)n) == 0,
+              "%s: moments differ from the one-at-a-time rule", what);
     al_adamw_free(o);
+    free(p), free(q), free(g), free(m), free(v), free(decay);
+}
+
+static void check_lanes_match_scalar(void) {
+    const char *paths[8], *was = al_kernels_path();
+    const int n_paths = al_kernels_paths(paths, 8);
+    for (int k = 0; k < n_paths && k < 8; k++) {
+        CHECK(al_kernels_set_path(paths[k]) == 0);
+        char what[64];
+        snprintf(what, sizeof what, "%s, decay", paths[k]);
+        check_lanes_match_scalar_once(1027, 0.01f, what);
+        snprintf(what, sizeof what, "%s, no decay", paths[k]);
+        check_lanes_match_scalar_once(1029, 0.0f, what);
+    }
+    al_kernels_set_path(was);
 }
 
 int main(void) {

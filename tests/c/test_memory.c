@@ -144,9 +144,32 @@ static void check_freed_heap(void) {
 }
 #endif
 
+/* al_alloc_large: a block given back and handed out again (natively the kept blocks) is zeroed when asked,
+ * and several live blocks never share memory. */
+static void check_large_blocks(void) {
+    const size_t n = (size_t)5 << 20; /* floats: 20 MB, over the 4 MB where blocks are kept */
+    for (int round = 0; round < 3; round++) {
+        float *a = al_alloc_large(n * sizeof(float), 1), *b = al_alloc_large(n * sizeof(float) - 4096, 1);
+        CHECK(a && b);
+        if (!a || !b) return;
+        int zero = 1;
+        for (size_t i = 0; i < n; i += 1021) zero &= a[i] == 0.0f;
+        for (size_t i = 0; i < n - 1024; i += 1021) zero &= b[i] == 0.0f;
+        CHECK_MSG(zero, "round %d: a zeroed block holds old values", round);
+        for (size_t i = 0; i < n; i++) a[i] = 1.0f; /* dirty them for the next round */
+        for (size_t i = 0; i < n - 1024; i++) b[i] = 2.0f;
+        CHECK(a[n - 1] == 1.0f && b[0] == 2.0f); /* distinct memory */
+        al_free_large(a);
+        al_free_large(b);
+        if (round == 1) al_free_large_kept(); /* and fresh blocks after the kept ones are given back */
+    }
+    al_free_large(NULL);
+}
+
 int main(void) {
     check_format();
     check_messages();
+    check_large_blocks();
 #if defined(__EMSCRIPTEN__)
     CHECK(al_memory_limit() == 65535ull * 65536); /* 4 GB less one 64 KB page: the most wasm32 can grow to */
     check_freed_heap();

@@ -6,7 +6,8 @@
  *    magnitude;
  *  - METHODS.md's probe checks: the pooled vector at initialisation is (1/L) times the sum of the real
  *    tokens' states; pad hidden states and w at pad positions do not change the output; W1 is
- *    [D, (NL+1) D] (BERT-base: 768 x 9984); the token loss ignores -100 and mask-0 positions;
+ *    [D, (NL+1) D] (BERT-base: 768 x 9984), and a probe copied from its parameters (al_probe_new_from) is
+ *    drawing it again bit for bit; the token loss ignores -100 and mask-0 positions;
  *  - central finite differences on parameters and features of both probes, with and without dropout;
  *  - dropout: training differs from eval, the same generator seed gives the same bits;
  *  - bad batches and configurations are refused with a message. */
@@ -331,8 +332,20 @@ static void test_shapes(void) {
     if (p) {
         t = al_probe_param_tensors(p);
         CHECK(t.b1 - t.W1 == 768 * 9984 && t.W1 - t.w == 13 * 64);
+        /* a probe copied from another's parameters (the sweep's seeds across configurations) starts where
+         * that one started: the same bits as drawing it again */
+        al_probe *copy = NULL, *again = NULL;
+        CHECK(al_probe_new_from(&cfg, al_probe_params(p), &copy, &err) == AL_OK);
+        CHECK(al_probe_new(&cfg, 1, &again, &err) == AL_OK);
+        if (copy && again) {
+            CHECK(al_probe_n_params(copy) == al_probe_n_params(p));
+            CHECK(memcmp(al_probe_params(copy), al_probe_params(again), al_probe_n_params(p) * sizeof(float)) == 0);
+        }
+        al_probe_free(copy);
+        al_probe_free(again);
         al_probe_free(p);
     }
+    CHECK(al_probe_new_from(&cfg, NULL, &p, &err) == AL_ERR_INVALID && strstr(err.message, "params") && !p);
 }
 
 static void test_token_ignores(fixture *f) {
