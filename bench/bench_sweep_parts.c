@@ -93,6 +93,21 @@ static void run_seeds(job *j, al_threadpool *pool) {
     for (int s = together; s < SEEDS; s++) fit_seed(j, s, SEEDS, 0);
 }
 
+/* The rule one parameter at a time, as adamw.c wrote it before its 4-lane loop. */
+static void adamw_scalar(float *params, const float *grads, float *m, float *v, size_t n, int step, float lr) {
+    const float b1 = 0.9f, b2 = 0.999f, eps = 1e-8f;
+    const double bc1 = 1.0 - pow((double)b1, step), bc2 = 1.0 - pow((double)b2, step);
+    const float step_size = (float)(lr / bc1), bc2_sqrt = (float)sqrt(bc2), decay_factor = 1.0f;
+    for (size_t i = 0; i < n; i++) {
+        const float g = grads[i];
+        params[i] *= decay_factor;
+        m[i] = m[i] * b1 + g * (1.0f - b1);
+        v[i] = v[i] * b2 + g * g * (1.0f - b2);
+        const float denom = sqrtf(v[i]) / bc2_sqrt + eps;
+        params[i] -= step_size * (m[i] / denom);
+    }
+}
+
 /* The rule 4 parameters at a time, as adamw.c ran it before src/kernels/adam.c (8 lanes on AVX2). */
 static void adamw_4(float *params, const float *grads, float *m, float *v, size_t n, int step, float lr) {
     const float b1 = 0.9f, b2 = 0.999f, eps = 1e-8f;
@@ -112,29 +127,7 @@ static void adamw_4(float *params, const float *grads, float *m, float *v, size_
         v4f_store(v + i, vv);
         v4f_store(params + i, v4f_sub(p, v4f_mul(vstep, v4f_div(mi, denom))));
     }
-    for (; i < n; i++) {
-        const float g = grads[i];
-        params[i] *= decay_factor;
-        m[i] = m[i] * b1 + g * (1.0f - b1);
-        v[i] = v[i] * b2 + g * g * (1.0f - b2);
-        const float denom = sqrtf(v[i]) / bc2_sqrt + eps;
-        params[i] -= step_size * (m[i] / denom);
-    }
-}
-
-/* The rule one parameter at a time, as adamw.c wrote it before its 4-lane loop. */
-static void adamw_scalar(float *params, const float *grads, float *m, float *v, size_t n, int step, float lr) {
-    const float b1 = 0.9f, b2 = 0.999f, eps = 1e-8f;
-    const double bc1 = 1.0 - pow((double)b1, step), bc2 = 1.0 - pow((double)b2, step);
-    const float step_size = (float)(lr / bc1), bc2_sqrt = (float)sqrt(bc2), decay_factor = 1.0f;
-    for (size_t i = 0; i < n; i++) {
-        const float g = grads[i];
-        params[i] *= decay_factor;
-        m[i] = m[i] * b1 + g * (1.0f - b1);
-        v[i] = v[i] * b2 + g * g * (1.0f - b2);
-        const float denom = sqrtf(v[i]) / bc2_sqrt + eps;
-        params[i] -= step_size * (m[i] / denom);
-    }
+    adamw_scalar(params + i, grads + i, m + i, v + i, n - i, step, lr); /* the tail, one at a time */
 }
 
 static double load1(void) {
