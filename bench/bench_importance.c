@@ -23,10 +23,10 @@
 
 #include "attnlab.h"
 #include "core/rng.h"
-#include "methods/head_importance.h"
-#include "methods/measures.h"
-#include "methods/papa.h"
-#include "methods/value_zeroing.h"
+#include "methods/measures/head_importance.h"
+#include "methods/measures/measures.h"
+#include "methods/papa/papa.h"
+#include "methods/measures/value_zeroing.h"
 
 static double now_s(void) {
     struct timespec ts;

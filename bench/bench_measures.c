@@ -15,7 +15,7 @@
 
 #include "attnlab.h"
 #include "core/rng.h"
-#include "methods/measures.h"
+#include "methods/measures/measures.h"
 
 static double now_s(void) {
     struct timespec ts;

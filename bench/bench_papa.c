@@ -13,7 +13,7 @@
 
 #include "attnlab.h"
 #include "core/rng.h"
-#include "methods/papa.h"
+#include "methods/papa/papa.h"
 
 static double now_s(void) {
     struct timespec ts;

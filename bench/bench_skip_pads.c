@@ -14,9 +14,9 @@
 #include <time.h>
 
 #include "attnlab.h"
-#include "methods/papa.h"
-#include "methods/papa_sweep.h"
-#include "methods/task.h"
+#include "methods/papa/papa.h"
+#include "methods/papa/papa_sweep.h"
+#include "methods/tasks/task.h"
 
 static double now_s(void) {
     struct timespec ts;

@@ -2,11 +2,11 @@
  * side in one run (a shared machine's load moves both alike):
  *  - one configuration's 3 seeds of a token probe over 13 x 768 features (17 labels): every seed a task of
  *    the pool ("side by side", as before) against the last round's seed with its products split over the
- *    pool (src/methods/papa_sweep.c, run_seeds); the parameters must be the same bits;
+ *    pool (src/methods/papa/papa_sweep.c, run_seeds); the parameters must be the same bits;
  *  - a configuration's 3 seeds as the sweep runs them after its first configuration (--epochs, 4 as the
  *    quick preset): every probe drawn in fresh memory of 4 KiB pages (before), drawn in huge pages that
  *    al_free_large keeps for the next probe (src/core/memory.c), and copied from the seeds' kept starts
- *    as well (src/methods/papa_sweep.c: after); the parameters and predictions must be the same bits;
+ *    as well (src/methods/papa/papa_sweep.c: after); the parameters and predictions must be the same bits;
  *  - the AdamW update of the probe's 7.7 million parameters: one at a time (the rule as it was written),
  *    4 at a time (as adamw.c ran it before), then src/kernels/adam.c's lanes (src/train/adamw.c); the same
  *    bits;
@@ -31,10 +31,10 @@
 #include "core/memory.h"
 #include "kernels/kernels.h"
 #include "kernels/simd.h"
-#include "methods/task.h"
-#include "methods/papa_sweep.h"
-#include "methods/probe.h"
-#include "methods/probe_data_internal.h"
+#include "methods/tasks/task.h"
+#include "methods/papa/papa_sweep.h"
+#include "methods/probes/probe.h"
+#include "methods/probes/probe_data_internal.h"
 #include "train/adamw.h"
 
 enum { S = 13, D = 768, L = 64, C = 17, SEEDS = 3 };
@@ -83,7 +83,7 @@ static void fit_seed(void *arg, int si, int n, int thread) {
     al_probe_free(p);
 }
 
-/* A configuration's seeds as run_seeds (src/methods/papa_sweep.c) trains them: side by side, then the last
+/* A configuration's seeds as run_seeds (src/methods/papa/papa_sweep.c) trains them: side by side, then the last
  * round's seeds across the pool. */
 static void run_seeds(job *j, al_threadpool *pool) {
     const int together = al_papa_seeds_side_by_side(SEEDS, al_threadpool_size(pool));
@@ -346,7 +346,7 @@ int main(int argc, char **argv) {
 
     /* A configuration's seeds after the sweep's first (quick preset: 4 epochs): before, every probe drawn
      * (al_probe_new) in fresh memory of 4 KiB pages; after, copied from the seed's kept start
-     * (al_probe_new_from, src/methods/papa_sweep.c) in huge pages kept between probes (al_alloc_large,
+     * (al_probe_new_from, src/methods/papa/papa_sweep.c) in huge pages kept between probes (al_alloc_large,
      * al_free_large). Every variant with the optimiser of this build. */
     {
         job k = j;

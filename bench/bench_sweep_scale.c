@@ -20,7 +20,7 @@
 
 #include "attnlab.h"
 #include "kernels/kernels.h"
-#include "methods/papa_sweep.h"
+#include "methods/papa/papa_sweep.h"
 #include "model/model_internal.h"
 
 static double now_s(void) {

@@ -15,8 +15,8 @@
 #include <time.h>
 
 #include "attnlab.h"
-#include "methods/papa_sweep.h"
-#include "methods/task.h"
+#include "methods/papa/papa_sweep.h"
+#include "methods/tasks/task.h"
 
 static double now_s(void) {
     struct timespec ts;

@@ -13,11 +13,11 @@
 #include <string.h>
 
 #include "attnlab.h"
-#include "methods/metrics.h"
-#include "methods/papa.h"
-#include "methods/papa_sweep.h"
-#include "methods/probe.h"
-#include "methods/task.h"
+#include "methods/probes/metrics.h"
+#include "methods/papa/papa.h"
+#include "methods/papa/papa_sweep.h"
+#include "methods/probes/probe.h"
+#include "methods/tasks/task.h"
 
 typedef struct variant {
     const char *name;

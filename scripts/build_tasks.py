@@ -16,7 +16,7 @@ of an example ("doc", "verb", "synset" ...) say where it came from, so a reader 
 
 Every choice is seeded (an MD5 of a fixed seed and the item's name, so the order never depends on
 Python's random module or hash seed): same inputs, same bytes. "sha256" is the content hash that
-src/methods/task_hash.c computes too (docs/tasks.md, "Content hash"); the C loader checks it.
+src/methods/tasks/task_hash.c computes too (docs/tasks.md, "Content hash"); the C loader checks it.
 
 Usage: python3 scripts/build_tasks.py [--data build/data] [--wordnet /usr/share/wordnet]
 """
@@ -60,7 +60,7 @@ def bucket(name):
 # ---------------------------------------------------------------- content hash (docs/tasks.md)
 
 def content_hash(kind, labels, examples):
-    """SHA-256 of the canonical serialisation; must agree with src/methods/task_hash.c."""
+    """SHA-256 of the canonical serialisation; must agree with src/methods/tasks/task_hash.c."""
     h = hashlib.sha256()
 
     def s(text):

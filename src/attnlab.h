@@ -361,7 +361,7 @@ al_status al_vocab_learn(const char *text, size_t len, const al_vocab_learn_opti
  * component of the row in the left null space of V (vectors x with x V = 0) is multiplied by zero.
  * A_eff = the rows of A projected onto col(V), so A_eff V = A V and A - A_eff is invisible to the
  * model. Computed from the dh x dh Gram matrix V^T V in double (never an n x n SVD); see
- * src/methods/effective.h.
+ * src/methods/effective/effective.h.
  *
  * Why A_eff == A for short inputs: when a sentence has n <= dh tokens and V has full rank n, the dh
  * columns of V span all of R^n, so the left null space is {0} and nothing is removed; only inputs

@@ -41,7 +41,7 @@ function workerOps(api) {
   return new Set(reply.ops.filter((o) => o.worker).map((o) => o.name));
 }
 
-// The core's built-in tasks, metrics and model families (its "version" reply; src/methods/task.h,
+// The core's built-in tasks, metrics and model families (its "version" reply; src/methods/tasks/task.h,
 // src/model/families.c): the page lists them and checks a model's config.json against the families.
 function engineTables(api) {
   const { reply } = api.run({ op: 'version' });

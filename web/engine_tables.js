@@ -1,5 +1,5 @@
 // engine_tables.js: the engine's tables the page lists, as the core's "version" op publishes them
-// (src/methods/task.h, src/model/families.c): the built-in tasks, the task metrics and the model families. The page
+// (src/methods/tasks/task.h, src/model/families.c): the built-in tasks, the task metrics and the model families. The page
 // keeps no list of its own:
 // they are filled from the worker's first reply (engine.js), in node from the CLI's version reply.
 // No DOM access: node scripts and tests import this module.

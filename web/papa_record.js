@@ -71,7 +71,7 @@ export function compactResult(reply) {
   };
 }
 
-// The values a metric can take (the engine's metrics, src/methods/task.h): Matthews correlation from -1 to 1,
+// The values a metric can take (the engine's metrics, src/methods/tasks/task.h): Matthews correlation from -1 to 1,
 // the others (accuracies, F1s) from 0 to 1; null for anything else (the MLM score: a log-probability).
 export function metricRange(metric) {
   const m = METRICS.get(metric); // the engine's metric table (engine_tables.js): Matthews correlation -1..1, the rest 0..1

@@ -41,7 +41,7 @@ export function sniffColumns(text, delimiter = ',') {
 }
 
 // How a file's first non-blank line looks, as the engine's format detection reads it (al_task_detect_format in
-// src/methods/task_import.c): 'jsonl' (a JSON object), 'tsv' (a tab: GLUE), 'csv' (a comma or semicolon),
+// src/methods/tasks/task_import.c): 'jsonl' (a JSON object), 'tsv' (a tab: GLUE), 'csv' (a comma or semicolon),
 // 'conll' (none of these: words and tags separated by spaces), or null for an empty file.
 export function fileShape(text) {
   const line = text.replace(/^\ufeff/, '').split(/\r?\n/).find((l) => l.trim() !== '');

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../core/error.h"
-#include "../methods/papa.h"
+#include "../methods/papa/papa.h"
 #include "attention_parts.h"
 
 void al_api_inputs_free(al_api_inputs *in) {

@@ -1,10 +1,10 @@
 /* attention_parts.h: what the ops that run the model share: the truncation limit a request implies,
- * its inputs (texts or ids) as examples for the batch runner (src/methods/batch_runner.h), and its
+ * its inputs (texts or ids) as examples for the batch runner (src/methods/batches/batch_runner.h), and its
  * per-head policies. Not public. */
 #ifndef AL_API_ATTENTION_PARTS_H
 #define AL_API_ATTENTION_PARTS_H
 
-#include "../methods/batch_runner.h"
+#include "../methods/batches/batch_runner.h"
 #include "api_internal.h"
 
 /* One sequence of the batch before padding. */

@@ -11,7 +11,7 @@
  * ranking), gradient head_importance's "importance", the statistics head_stats' means, norm_mass the
  * norm_attention op's rule over the same validation examples. Nothing is computed here that a module
  * does not compute: the measures come from op_heads.c and head_importance.c, ranks and correlations from
- * src/methods/head_agreement.c. */
+ * src/methods/measures/head_agreement.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +19,8 @@
 #include <time.h>
 
 #include "../core/error.h"
-#include "../methods/head_agreement.h"
-#include "../methods/head_importance.h"
+#include "../methods/measures/head_agreement.h"
+#include "../methods/measures/head_importance.h"
 #include "op_heads.h"
 #include "reply_digest.h"
 

@@ -1,5 +1,5 @@
 /* op_analysis.h: the effective-attention and analysis ops of the JSON API and what they share: their
- * common request fields and al_an_run, the batch runner (src/methods/batch_runner.h) set up for them:
+ * common request fields and al_an_run, the batch runner (src/methods/batches/batch_runner.h) set up for them:
  * batches of "batch_size", attentions + values + effective attention in "mode", "analysis" progress.
  * Not public. */
 #ifndef AL_API_OP_ANALYSIS_H

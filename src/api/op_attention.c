@@ -1,5 +1,5 @@
 /* op_attention.c: the "attention" (alias "forward") op: texts (or pre-split words) -> one padded batch through the batch
- * runner (src/methods/batch_runner.c) with per-head policies -> attention probabilities and the other
+ * runner (src/methods/batches/batch_runner.c) with per-head policies -> attention probabilities and the other
  * requested tensors, written straight into the reply. */
 #include <stdio.h>
 #include <string.h>

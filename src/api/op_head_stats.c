@@ -4,7 +4,7 @@
  *    "max_train"?, "max_validation"?, "constants_examples"?, "batch_size"?, "memory_mb"?}
  *   -> JSON: "stats" {entropy, confidence, cls, sep, first, punct, js, sink}: each [NL][H], the mean over the
  *      validation examples of each example's mean over its real query rows; "ci95" the same keys, the 95%
- *      Student-t half-width over examples (src/methods/metrics_stats.c, as PAPA's summaries); "n_examples";
+ *      Student-t half-width over examples (src/methods/probes/metrics_stats.c, as PAPA's summaries); "n_examples";
  *      config, hashes, reused, digest.
  * The examples are laid out as a PAPA sweep lays them out (the same presets and fields); the constant
  * matrices are PAPA's averaged ones over the training examples, taken from (and left in) the session cache
@@ -15,10 +15,10 @@
 #include <string.h>
 
 #include "../core/error.h"
-#include "../methods/batch_runner.h"
-#include "../methods/measures.h"
-#include "../methods/metrics.h"
-#include "../methods/papa.h"
+#include "../methods/batches/batch_runner.h"
+#include "../methods/measures/measures.h"
+#include "../methods/probes/metrics.h"
+#include "../methods/papa/papa.h"
 #include "op_analysis.h"
 #include "op_heads.h"
 #include "reply_digest.h"

@@ -1,5 +1,5 @@
 /* op_head_steps.c: the "head_steps" op: one head of one layer for one query token, step by step
- * (src/methods/head_steps.h, docs/head_steps.md), for the page's "explain a head" view.
+ * (src/methods/explain/head_steps.h, docs/head_steps.md), for the page's "explain a head" view.
  *
  *   {"op": "head_steps", "model", "text" | "input_ids", "text_pair"?, "layer", "head", "query",
  *    "pad_to"?, "max_length"?, "add_special_tokens"?}
@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "../core/error.h"
-#include "../methods/head_steps.h"
+#include "../methods/explain/head_steps.h"
 #include "../model/family.h"
 #include "attention_parts.h"
 

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "../core/error.h"
-#include "../methods/batch_runner.h"
-#include "../methods/metrics.h"
-#include "../methods/papa.h"
+#include "../methods/batches/batch_runner.h"
+#include "../methods/probes/metrics.h"
+#include "../methods/papa/papa.h"
 #include "reply_digest.h"
 
 al_status al_heads_constants(const al_op_ctx *ctx, const al_model *model, const al_papa_sweep_request *q,

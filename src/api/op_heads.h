@@ -5,7 +5,7 @@
 #ifndef AL_API_OP_HEADS_H
 #define AL_API_OP_HEADS_H
 
-#include "../methods/measures.h"
+#include "../methods/measures/measures.h"
 #include "op_papa.h"
 
 /* The averaged constants [NL, H, L, L] of q over the first max_train (or constants_examples) examples of

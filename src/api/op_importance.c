@@ -18,8 +18,8 @@
 #include <time.h>
 
 #include "../core/error.h"
-#include "../methods/head_importance.h"
-#include "../methods/value_zeroing.h"
+#include "../methods/measures/head_importance.h"
+#include "../methods/measures/value_zeroing.h"
 #include "op_analysis.h"
 #include "op_papa.h"
 

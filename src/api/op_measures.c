@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "../core/error.h"
-#include "../methods/measures.h"
+#include "../methods/measures/measures.h"
 #include "../model/family.h"
 #include "op_analysis.h"
 #include "reply_digest.h"

@@ -1,8 +1,8 @@
 /* op_papa.c: the "papa" op, the PAPA experiment as one JSON request (docs/papa-op.md): the request is
  * read into an al_papa_sweep_request (presets first, then every field the user gives), the sweep runs
- * (src/methods/papa_sweep.c), and the reply holds the resolved configuration, the content hashes of model
+ * (src/methods/papa/papa_sweep.c), and the reply holds the resolved configuration, the content hashes of model
  * and task, every run's score, the summaries with 95% intervals, relative drops and findings (computed by
- * src/methods/papa_summary.c), the lambdas, the head orders, the MLM scores, timings, and a digest of the
+ * src/methods/papa/papa_summary.c), the lambdas, the head orders, the MLM scores, timings, and a digest of the
  * numbers (reply_digest.h: a repeat of the request must give the same digest on any build). */
 #include <float.h>
 #include <math.h>
@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "../core/error.h"
-#include "../methods/metrics.h"
-#include "../methods/papa_summary.h"
-#include "../methods/papa_findings.h"
-#include "../methods/papa_sweep.h"
+#include "../methods/probes/metrics.h"
+#include "../methods/papa/papa_summary.h"
+#include "../methods/papa/papa_findings.h"
+#include "../methods/papa/papa_sweep.h"
 #include "api_internal.h"
 #include "op_heads.h"
 #include "reply_digest.h"
@@ -392,7 +392,7 @@ static al_status reply_results(al_reply_builder *rb, const al_papa_sweep_result 
         }
     }
     /* summaries: mean over seeds with a 95% interval; drop relative to the full model's mean; beside the
-     * drop, the full model minus this configuration seed by seed (src/methods/papa_summary.c) */
+     * drop, the full model minus this configuration seed by seed (src/methods/papa/papa_summary.c) */
     cJSON *sum = al_rb_add(rb, rb->root, "summary", cJSON_CreateArray());
     for (int i = 0; i < sm->n_rows; i++) {
         const al_papa_summary_row *row = &sm->rows[i];

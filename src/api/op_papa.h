@@ -4,8 +4,8 @@
 #ifndef AL_API_OP_PAPA_H
 #define AL_API_OP_PAPA_H
 
-#include "../methods/papa_sweep.h"
-#include "../methods/task.h"
+#include "../methods/papa/papa_sweep.h"
+#include "../methods/tasks/task.h"
 #include "api_internal.h"
 
 /* The task of "task" (+ "tasks_dir"), "task_jsonl" (+ "task_jsonl_name") or "import". */

@@ -9,7 +9,7 @@
 #include "../kernels/kernels.h"
 #include "api_internal.h"
 #include "op_analysis.h"
-#include "../methods/task.h"
+#include "../methods/tasks/task.h"
 #include "../model/family.h"
 
 static al_status op_version(al_op_ctx *ctx, al_error *err);

@@ -1,5 +1,5 @@
 /* sha256.h: SHA-256 (FIPS 180-4), streaming. Used for content hashes (a task's examples,
- * src/methods/task_hash.c); tested against the FIPS 180-4 example vectors in tests/c/test_tasks.c. */
+ * src/methods/tasks/task_hash.c); tested against the FIPS 180-4 example vectors in tests/c/test_tasks.c. */
 #ifndef AL_CORE_SHA256_H
 #define AL_CORE_SHA256_H
 

@@ -78,7 +78,7 @@ void al_fwd_attention(const al_model *m, int layer, const al_head_policy *polici
 /* The rest of layer l after self-attention, on rows [rows, D] in place: post-LN, x = LN(x + ctx W_O + b_O) then
  * x = LN(x + FFN(x)); in pre-norm families (ModernBERT) the residual x + ctx W_O, the gated feed-forward and,
  * after the last layer, the final norm (modernbert_layer.c). tmp [rows, D] and wide [rows, al_fwd_ffn_width]
- * are scratch. al_forward's layers and value zeroing's reruns (src/methods/value_zeroing.c) both call it. */
+ * are scratch. al_forward's layers and value zeroing's reruns (src/methods/measures/value_zeroing.c) both call it. */
 void al_fwd_layer_tail(const al_model *m, int l, al_threadpool *pool, const float *ctx, float *x, int rows, float *tmp,
                        float *wide);
 /* The feed-forward's scratch width: the intermediate size, twice it when input and gate sit side by side. */

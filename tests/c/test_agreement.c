@@ -1,5 +1,5 @@
 /* test_agreement.c: the head_agreement op (src/api/op_agreement.c) and its arithmetic
- * (src/methods/head_agreement.c). Ranks and Spearman's rho against hand-worked cases with ties; then the op
+ * (src/methods/measures/head_agreement.c). Ranks and Spearman's rho against hand-worked cases with ties; then the op
  * on attnlab-mini-bert: every grid is the number the single op gives for the same request (papa's lambdas,
  * head_importance's importance, head_stats' means, norm_attention's norm_mass over the same examples), each
  * in a session of its own so nothing is reused; the matrix is symmetric with a unit diagonal; the overlap's
@@ -14,9 +14,9 @@
 #include "cJSON.h"
 #include "check.h"
 #include "session_request.h"
-#include "methods/head_agreement.h"
-#include "methods/papa.h"
-#include "methods/task.h"
+#include "methods/measures/head_agreement.h"
+#include "methods/papa/papa.h"
+#include "methods/tasks/task.h"
 
 static void test_arithmetic(void) {
     const double a[4] = {1, 2, 2, 3}, b[4] = {10, 30, 20, 40};

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "api/api_internal.h"
-#include "methods/task.h"
+#include "methods/tasks/task.h"
 #include "attnlab.h"
 #include "cJSON.h"
 #include "check.h"

@@ -1,4 +1,4 @@
-/* test_batch_runner.c: the batch runner (src/methods/batch_runner.c) against direct calls of
+/* test_batch_runner.c: the batch runner (src/methods/batches/batch_runner.c) against direct calls of
  * al_forward and al_effective_attention on the same padded arrays: chunked runs give every example
  * the bits of one whole batch, already-built rows (pads inside, given position ids) run as given,
  * dest buffers are written in place, a second model sees the same batches, and bad arguments,
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "methods/batch_runner.h"
+#include "methods/batches/batch_runner.h"
 
 enum { NL = 2, H = 2, D = 16, V = 40, N = 5 };
 

@@ -11,7 +11,7 @@
 #include "attnlab.h"
 #include "check.h"
 #include "core/rng.h"
-#include "methods/effective.h"
+#include "methods/effective/effective.h"
 
 /* ------------------------------------------------------------ helpers */
 

@@ -1,4 +1,4 @@
-/* test_head_importance.c: gradient head importance (src/methods/head_importance.c) against finite
+/* test_head_importance.c: gradient head importance (src/methods/measures/head_importance.c) against finite
  * differences through the inference pass. The oracle never touches the training path: the loss of one
  * example is computed by al_forward with head h MIX at lambda = xi and a zero constant (P = xi S, the head
  * mask), through the probe (or the MLM score's head), at xi = 1, 1 - e, 1 - 2e, and the one-sided
@@ -12,8 +12,8 @@
 
 #include "attnlab.h"
 #include "check.h"
-#include "methods/head_importance.h"
-#include "methods/papa.h"
+#include "methods/measures/head_importance.h"
+#include "methods/papa/papa.h"
 
 #define L_TEST 32
 static double FD_STEP = 1e-2;

@@ -1,4 +1,4 @@
-/* test_head_steps.c: one head step by step (src/methods/head_steps.c, the "head_steps" op) against
+/* test_head_steps.c: one head step by step (src/methods/explain/head_steps.c, the "head_steps" op) against
  * PyTorch and against the forward. The committed golden BERT (tests/golden/bert: 3 layers, 4 heads of
  * dimension 8, three sequences of 12 positions, two of them padded) gives the layer inputs, so each
  * step is checked on PyTorch's own hidden states: softmax(q.k/sqrt(d) + mask) must be PyTorch's
@@ -17,7 +17,7 @@
 #include "check.h"
 #include "session_request.h"
 #include "golden_file.h"
-#include "methods/head_steps.h"
+#include "methods/explain/head_steps.h"
 #include "model/model_internal.h"
 
 #define MODEL_DIR "tests/golden/bert"

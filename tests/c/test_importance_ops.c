@@ -11,8 +11,8 @@
 #include "cJSON.h"
 #include "check.h"
 #include "session_request.h"
-#include "methods/task.h"
-#include "methods/value_zeroing.h"
+#include "methods/tasks/task.h"
+#include "methods/measures/value_zeroing.h"
 
 static const al_tensor_out *find_tensor(const al_reply *reply, const char *name) {
     for (int i = 0; i < reply->n_tensors; i++)

@@ -1,4 +1,4 @@
-/* test_measures.c: norm-based attention, attention rollout and head statistics (src/methods/measures.h,
+/* test_measures.c: norm-based attention, attention rollout and head statistics (src/methods/measures/measures.h,
  * docs/measures.md) against the float64 PyTorch reference tests/golden/bert/measures.safetensors
  * (tests/golden/make_measures_golden.py), twice: on the reference's own layer inputs, attentions and values
  * (golden.safetensors, float64 rounded once), and on this core's forward pass. Then the invariants: rollout
@@ -16,8 +16,8 @@
 #include "check.h"
 #include "session_request.h"
 #include "golden_file.h"
-#include "methods/measures.h"
-#include "methods/papa.h"
+#include "methods/measures/measures.h"
+#include "methods/papa/papa.h"
 #include "model/family.h"
 
 #define MODEL_DIR "tests/golden/bert"

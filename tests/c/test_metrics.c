@@ -9,7 +9,7 @@
 
 #include "check.h"
 #include "golden_file.h"
-#include "methods/metrics.h"
+#include "methods/probes/metrics.h"
 #include "train/train.h"
 
 #define GOLDEN "tests/golden_probe/metrics.safetensors"

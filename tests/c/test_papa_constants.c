@@ -1,4 +1,4 @@
-/* test_papa_constants.c: constant matrices (src/methods/papa_constants.c) against the checks of
+/* test_papa_constants.c: constant matrices (src/methods/papa/papa_constants.c) against the checks of
  * docs/papa.md#constant-matrices: shape and range, exact zeros where no pair was seen, the shared count
  * matrix, the plain mean when every mask is equal, batching-independent sums, and data-free matrices. */
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include "attnlab.h"
 #include "check.h"
 #include "core/rng.h"
-#include "methods/papa.h"
+#include "methods/papa/papa.h"
 
 enum { L = 32 }; /* positions per example (an enum: the name L is also a struct member) */
 #define N_EX 10

@@ -1,12 +1,12 @@
-/* test_papa_findings.c: the verdicts of a sweep (src/methods/papa_findings.c; docs/papa.md, "What a sweep
+/* test_papa_findings.c: the verdicts of a sweep (src/methods/papa/papa_findings.c; docs/papa.md, "What a sweep
  * finds"): "clearly" means the two 95% intervals do not overlap; without intervals there is no verdict; the
  * average constant is preferred for "every head constant". */
 #include <math.h>
 #include <string.h>
 
 #include "check.h"
-#include "methods/metrics.h"
-#include "methods/papa_findings.h"
+#include "methods/probes/metrics.h"
+#include "methods/papa/papa_findings.h"
 
 enum { N_HEADS = 16 };
 

@@ -1,6 +1,6 @@
-/* test_papa_heads.c: head orders and selection (src/methods/papa_heads.c), the forward pass with the
+/* test_papa_heads.c: head orders and selection (src/methods/papa/papa_heads.c), the forward pass with the
  * selected constant heads (docs/papa.md#applying-a-constant-the-forward-pass), and the MLM score
- * (src/methods/papa_mlm.c) on the default model: k = 0 is the unmodified model bit for bit, all heads
+ * (src/methods/papa/papa_mlm.c) on the default model: k = 0 is the unmodified model bit for bit, all heads
  * constant make the output independent of every query/key weight, and the MLM score orders the conditions
  * as the paper's Sec. 5.5 does (average constants cost less than data-free matrices). */
 #include <stdio.h>
@@ -9,7 +9,7 @@
 
 #include "attnlab.h"
 #include "check.h"
-#include "methods/papa.h"
+#include "methods/papa/papa.h"
 #include "model/model_internal.h"
 
 static int is_permutation(const int *p, int n) {

@@ -1,4 +1,4 @@
-/* test_papa_layout.c: the PAPA input layout (src/methods/papa_layout.c) against the checks of
+/* test_papa_layout.c: the PAPA input layout (src/methods/papa/papa_layout.c) against the checks of
  * docs/papa.md#input-layout, on the default model's WordPiece tokenizer and on a RoBERTa fixture with a
  * byte-level BPE tokenizer (position ids that skip the inserted pads). */
 #include <stdio.h>
@@ -7,8 +7,8 @@
 
 #include "attnlab.h"
 #include "check.h"
-#include "methods/papa.h"
-#include "methods/task.h"
+#include "methods/papa/papa.h"
+#include "methods/tasks/task.h"
 #include "model/forward_internal.h"
 
 #define LMAX 128

@@ -11,8 +11,8 @@
 #include "attnlab.h"
 #include "cJSON.h"
 #include "check.h"
-#include "methods/papa_sweep.h"
-#include "methods/probe_data_internal.h"
+#include "methods/papa/papa_sweep.h"
+#include "methods/probes/probe_data_internal.h"
 
 #define N_EXAMPLES 6
 

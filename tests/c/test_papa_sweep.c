@@ -1,4 +1,4 @@
-/* test_papa_sweep.c: the PAPA sweep end to end (src/methods/papa_sweep.c) on the default model and small
+/* test_papa_sweep.c: the PAPA sweep end to end (src/methods/papa/papa_sweep.c) on the default model and small
  * parts of the built-in tasks: every run scored, the full model's runs identical whatever the order, a
  * repeat gives the same bits, two shards give exactly the unsharded numbers, the lambda ranking yields a
  * permutation and moves the logits, and cancellation stops cleanly. Skips when build/data/tasks is absent. */
@@ -9,8 +9,8 @@
 
 #include "attnlab.h"
 #include "check.h"
-#include "methods/papa_sweep.h"
-#include "methods/probe_data_internal.h"
+#include "methods/papa/papa_sweep.h"
+#include "methods/probes/probe_data_internal.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define N_TRAIN 48 /* smaller still under AddressSanitizer: memory safety needs no more */

@@ -1,4 +1,4 @@
-/* test_probe.c: the PAPA probes of src/methods/probe.c (docs/probes.md).
+/* test_probe.c: the PAPA probes of src/methods/probes/probe.c (docs/probes.md).
  *  - PyTorch goldens (tests/golden_probe/make_probe_goldens.py): a sequence probe and a token probe over a
  *    padded batch (3 states, D 8, L 6, 3 classes, 3 examples of lengths 6, 4 in PAPA's layout, 2), loaded
  *    with the reference parameters, going through the gather and scatter helpers: logits, loss and the
@@ -15,7 +15,7 @@
 
 #include "check.h"
 #include "golden_file.h"
-#include "methods/probe.h"
+#include "methods/probes/probe.h"
 
 #define GOLDEN "tests/golden_probe/probe.safetensors"
 enum { S = 3, D = 8, L = 6, C = 3, B = 3, SD = S * D };

@@ -1,4 +1,4 @@
-/* test_probe_fit.c: probe training on cached features (src/methods/probe_data.c, probe_fit.c).
+/* test_probe_fit.c: probe training on cached features (src/methods/probes/probe_data.c, probe_fit.c).
  *  - a sequence probe (dropout 0.1) and a token probe learn separable synthetic tasks: training and held-out
  *    accuracy near 1 (held-out predictions come in chunks smaller than the set, so evaluation's chunking
  *    is exercised); the sequence task's pads carry large misleading values, which the probe never sees;
@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "methods/metrics.h"
-#include "methods/probe.h"
+#include "methods/probes/metrics.h"
+#include "methods/probes/probe.h"
 
 enum { S = 2, D = 8, L = 8, C = 3, BATCH = 16 };
 
@@ -192,7 +192,7 @@ static void test_data_limits(void) {
     al_probe_data_free(d);
 }
 
-/* The sweep trains a last round's seeds with their products split over the pool (src/methods/papa_sweep.c,
+/* The sweep trains a last round's seeds with their products split over the pool (src/methods/papa/papa_sweep.c,
  * run_seeds): the parameters must be those of the one-thread fit bit for bit, for both kinds. The shapes are
  * large enough that the GEMMs really split (docs/threads.md: about 2^18 multiply-adds a task). */
 static void test_pool_same_bits(al_probe_kind kind) {

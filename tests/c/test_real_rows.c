@@ -18,7 +18,7 @@
 #include "attnlab.h"
 #include "check.h"
 #include "core/rng.h"
-#include "methods/papa_sweep.h"
+#include "methods/papa/papa_sweep.h"
 #include "model/real_rows.h"
 #include "train/train.h"
 

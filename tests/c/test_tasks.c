@@ -1,4 +1,4 @@
-/* test_tasks.c: the probing tasks (src/methods/task.h, docs/tasks.md). SHA-256 against the FIPS 180-4
+/* test_tasks.c: the probing tasks (src/methods/tasks/task.h, docs/tasks.md). SHA-256 against the FIPS 180-4
  * example vectors and Python's hashlib; every import format on small files in tests/fixtures/tasks
  * (good ones read with the right texts, labels and metric; malformed ones name file and line, and
  * skip mode counts every bad row); label maps; the content hash (stable, sensitive to one label, the
@@ -13,7 +13,7 @@
 #include "check.h"
 #include "core/rng.h"
 #include "core/sha256.h"
-#include "methods/task.h"
+#include "methods/tasks/task.h"
 
 #define FIX "tests/fixtures/tasks/"
 #define BUILTIN "build/data/tasks"

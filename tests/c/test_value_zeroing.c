@@ -1,4 +1,4 @@
-/* test_value_zeroing.c: value zeroing (src/methods/value_zeroing.c) against the float64 PyTorch reference
+/* test_value_zeroing.c: value zeroing (src/methods/measures/value_zeroing.c) against the float64 PyTorch reference
  * of tests/golden/make_value_zeroing.py on the golden BERT model's padded batch (distances and row-normalised
  * maps within 1e-5), padding rows and columns exactly 0, normalised rows summing to 1, the same bits on 1 and
  * 3 threads, and head policies refused. */
@@ -12,7 +12,7 @@
 #include "cJSON.h"
 #include "golden_file.h"
 #include "read_file.h"
-#include "methods/value_zeroing.h"
+#include "methods/measures/value_zeroing.h"
 
 #define TOL 1e-5
 

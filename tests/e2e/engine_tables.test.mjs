@@ -1,4 +1,4 @@
-// The page's built-in tasks and metric ranges are the engine's tables (src/methods/task.h), as the
+// The page's built-in tasks and metric ranges are the engine's tables (src/methods/tasks/task.h), as the
 // worker passes on the core's "version" reply (web/engine_tables.js): the PAPA panel's task choices and
 // a link's task come from them, the page keeps no list of its own.
 import { test, before, after } from 'node:test';

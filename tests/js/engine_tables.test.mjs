@@ -1,4 +1,4 @@
-// The page's built-in tasks and metrics are the engine's tables (src/methods/task.h), as its "version"
+// The page's built-in tasks and metrics are the engine's tables (src/methods/tasks/task.h), as its "version"
 // reply publishes them (web/engine_tables.js): the task choices, the link's check of a task and a chart's
 // axis follow the table, whatever it holds.
 import assert from 'node:assert/strict';

@@ -1,0 +1,79 @@
+/* head_stats.c: one example's head statistics (measures.h, docs/measures.md), in double. */
+#include <math.h>
+#include <string.h>
+
+#include "../../model/head_policy.h"
+#include "measures.h"
+
+const char *const al_head_stat_names[AL_HS_N] = {"entropy", "confidence", "cls", "sep", "first", "punct", "js", "sink"};
+
+/* KL(p || m) terms of the Jensen-Shannon divergence: 0.5 KL(p||m) + 0.5 KL(q||m), m = (p + q) / 2. */
+static double js_row(const float *p, const float *q, const int32_t *mask, int L) {
+    double js = 0.0;
+    for (int j = 0; j < L; j++) {
+        if (!mask[j]) continue;
+        const double a = p[j], b = q[j], m = 0.5 * (a + b);
+        if (a > 0.0) js += 0.5 * a * log(a / m);
+        if (b > 0.0) js += 0.5 * b * log(b / m);
+    }
+    return js;
+}
+
+void al_head_stats_example(const float *const *attn, int NL, int H, int L, const int32_t *mask,
+                           const uint8_t *classes, const float *C, float *scratch, double *out) {
+    int first = -1, n_rows = 0;
+    for (int t = 0; t < L; t++)
+        if (mask[t]) {
+            if (first < 0) first = t;
+            n_rows++;
+        }
+    float maskf[4096];
+    float *mf = L <= 4096 ? maskf : NULL;
+    for (int t = 0; mf && t < L; t++) mf[t] = mask[t] ? 1.0f : 0.0f;
+    for (int l = 0; l < NL; l++)
+        for (int h = 0; h < H; h++) {
+            const float *A = attn[l] + (size_t)h * L * L;
+            double sum[AL_HS_N] = {0};
+            int js_rows = 0;
+            float *c = NULL;
+            if (C && mf) { /* the constant as the forward pass would use it on this example */
+                c = scratch;
+                memcpy(c, C + ((size_t)l * H + h) * L * L, sizeof(float) * (size_t)L * L);
+                al_head_mask_and_normalize(c, mf, L);
+            }
+            for (int i = 0; i < L; i++) {
+                if (!mask[i]) continue;
+                const float *a = A + (size_t)i * L;
+                double ent = 0.0, mx = 0.0, cls = 0.0, sep = 0.0, punct = 0.0, sink = 0.0;
+                for (int j = 0; j < L; j++) {
+                    if (!mask[j]) continue;
+                    const double v = a[j];
+                    if (v > 0.0) ent -= v * log(v);
+                    if (v > mx) mx = v;
+                    if (classes[j] & AL_KEY_CLS) cls += v;
+                    if (classes[j] & AL_KEY_SEP) sep += v;
+                    if (classes[j] & AL_KEY_PUNCT) punct += v;
+                    if ((classes[j] & (AL_KEY_CLS | AL_KEY_SEP | AL_KEY_PUNCT)) || j == first) sink += v; /* once per key */
+                }
+                sum[AL_HS_ENTROPY] += ent;
+                sum[AL_HS_CONFIDENCE] += mx;
+                sum[AL_HS_CLS] += cls;
+                sum[AL_HS_SEP] += sep;
+                sum[AL_HS_FIRST] += a[first];
+                sum[AL_HS_PUNCT] += punct;
+                sum[AL_HS_SINK] += sink;
+                if (c) {
+                    const float *crow = c + (size_t)i * L;
+                    double mass = 0.0;
+                    for (int j = 0; j < L; j++) mass += crow[j];
+                    if (mass > 0.0) {
+                        sum[AL_HS_JS] += js_row(a, crow, mask, L);
+                        js_rows++;
+                    }
+                }
+            }
+            double *o = out + ((size_t)l * H + h) * AL_HS_N;
+            for (int k = 0; k < AL_HS_N; k++) o[k] = n_rows ? sum[k] / n_rows : NAN;
+            o[AL_HS_JS] = js_rows ? sum[AL_HS_JS] / js_rows : NAN;
+        }
+}
