@@ -51,7 +51,8 @@ Per variant: config.json, the weights, and golden.safetensors (all F32; ids as e
 Self-checks (the script stops on failure): the same reference run in float32 agrees with float64 to ~1e-5
 relative; every attention row sums to 1 over its allowed keys and is exactly 0 elsewhere; for one head of one
 query token per variant, layer 0's probabilities are recomputed with Python scalars (math, loops over the stored
-tensors by name) and must agree to 1e-12; the written weight files are read back (safetensors by hand, shards
+tensors by name) and must agree to 1e-12; the hand-written norms and activations equal PyTorch's, and GPT-2's
+layer 0 recomputed with torch.nn.MultiheadAttention and F.layer_norm / F.gelu agrees to 1e-12; the written weight files are read back (safetensors by hand, shards
 through the index, pytorch_model.bin with torch.load) and must equal the weights the reference used bit for bit.
 """
 import hashlib
@@ -586,6 +587,44 @@ def rel_err(a, b):
     return float((a - b).abs().max() / max(1.0, float(b.abs().max())))
 
 
+def builtin_check(v, weights, mask, ref):
+    """The hand-written pieces against PyTorch's own: norms and activations on random inputs, and GPT-2's layer 0
+    through torch.nn.MultiheadAttention (c_attn's [in, out] columns become in_proj's [out, in] rows)."""
+    F = torch.nn.functional
+    g = torch.Generator().manual_seed(0)
+    x, gain, bias = (torch.randn(5, 7, generator=g, dtype=torch.float64) * 3 for _ in range(3))
+    gain, bias = gain[0], bias[0]
+    assert (layer_norm(x, gain, bias, 1e-5) - F.layer_norm(x, (7,), gain, bias, 1e-5)).abs().max() < 1e-13
+    assert (gelu_tanh(x) - F.gelu(x, approximate="tanh")).abs().max() < 1e-13
+    assert (gelu_erf(x) - F.gelu(x)).abs().max() < 1e-13
+    assert (silu(x) - F.silu(x)).abs().max() < 1e-13
+    if v["family"] != "gpt2":
+        return None
+    w = dict(weights)
+    hidden, attns = ref[0], ref[1]
+    D, H = v["hidden"], v["heads"]
+    mha = torch.nn.MultiheadAttention(D, H, batch_first=True, dtype=torch.float64)
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(w["h.0.attn.c_attn.weight"].T)
+        mha.in_proj_bias.copy_(w["h.0.attn.c_attn.bias"])
+        mha.out_proj.weight.copy_(w["h.0.attn.c_proj.weight"].T)
+        mha.out_proj.bias.copy_(w["h.0.attn.c_proj.bias"])
+    mha.eval()
+    x0 = hidden[0]
+    a = F.layer_norm(x0, (D,), w["h.0.ln_1.weight"], w["h.0.ln_1.bias"], 1e-5)
+    future = torch.triu(torch.ones(L, L, dtype=torch.bool), diagonal=1)
+    with torch.no_grad():
+        out, probs = mha(a, a, a, attn_mask=future, key_padding_mask=(mask == 0), need_weights=True,
+                         average_attn_weights=False)
+    x1 = x0 + out
+    m = F.layer_norm(x1, (D,), w["h.0.ln_2.weight"], w["h.0.ln_2.bias"], 1e-5)
+    f = F.linear(F.gelu(F.linear(m, w["h.0.mlp.c_fc.weight"].T, w["h.0.mlp.c_fc.bias"]), approximate="tanh"),
+                 w["h.0.mlp.c_proj.weight"].T, w["h.0.mlp.c_proj.bias"])
+    err = max(float((probs - attns[0]).abs().max()), float((x1 + f - hidden[1]).abs().max()))
+    assert err < 1e-12, (v["name"], err)
+    return err
+
+
 def check(v, weights, ids, mask, pos, ref):
     hidden, attns, values, logits = ref
     assert all(torch.isfinite(t).all() for t in ref)
@@ -607,7 +646,8 @@ def check(v, weights, ids, mask, pos, ref):
     got = attns[0, b, h, i].tolist()
     hand = max(abs(x - y) for x, y in zip(want, got[:i + 1]))
     assert hand < 1e-12 and all(t == 0.0 for t in got[i + 1:]), (v["name"], hand)
-    return errs, hand
+    builtin = builtin_check(v, weights, mask, ref)
+    return errs, hand, builtin
 
 
 def run(v):
@@ -628,7 +668,7 @@ def run(v):
 
     ids, mask, pos = make_inputs(v, gen)
     ref = forward(v, weights, ids, mask, pos)
-    errs, hand = check(v, weights, ids, mask, pos, ref)
+    errs, hand, builtin = check(v, weights, ids, mask, pos, ref)
     prompt, new, margins = greedy(v, weights, gen)
     hidden, attns, values, logits = ref
     write_safetensors(os.path.join(d, "golden.safetensors"),
@@ -640,9 +680,10 @@ def run(v):
                        ("generated_margins", torch.tensor([margins], dtype=torch.float64))],
                       "F32", {"generator": "tests/golden/make_decoder_goldens.py", "variant": v["name"]})
     return ("%-18s %-8s %-4s f32-vs-f64 rel err: hidden %.1e attn %.1e values %.1e logits %.1e | hand %.1e | "
-            "max|h| %.1f max|logit| %.1f | min margin %.3f | gen %s"
+            "torch MHA %s | max|h| %.1f max|logit| %.1f | min margin %.3f | gen %s"
             % (v["name"], v["family"], v["dtype"], errs[0], errs[1], errs[2], errs[3], hand,
-               float(hidden.abs().max()), float(logits.abs().max()), min(margins), new))
+               "-" if builtin is None else "%.1e" % builtin, float(hidden.abs().max()), float(logits.abs().max()),
+               min(margins), new))
 
 
 def main():
