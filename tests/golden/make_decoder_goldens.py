@@ -52,7 +52,8 @@ Self-checks (the script stops on failure): the same reference run in float32 agr
 relative; every attention row sums to 1 over its allowed keys and is exactly 0 elsewhere; for one head of one
 query token per variant, layer 0's probabilities are recomputed with Python scalars (math, loops over the stored
 tensors by name) and must agree to 1e-12; the hand-written norms and activations equal PyTorch's, and GPT-2's
-layer 0 recomputed with torch.nn.MultiheadAttention and F.layer_norm / F.gelu agrees to 1e-12; the written weight files are read back (safetensors by hand, shards
+layer 0 recomputed with torch.nn.MultiheadAttention and F.layer_norm / F.gelu agrees to 1e-12; for the rotary
+families, shifting every position by 7 leaves every attention probability unchanged to 1e-12; the written weight files are read back (safetensors by hand, shards
 through the index, pytorch_model.bin with torch.load) and must equal the weights the reference used bit for bit.
 """
 import hashlib
@@ -646,8 +647,14 @@ def check(v, weights, ids, mask, pos, ref):
     got = attns[0, b, h, i].tolist()
     hand = max(abs(x - y) for x, y in zip(want, got[:i + 1]))
     assert hand < 1e-12 and all(t == 0.0 for t in got[i + 1:]), (v["name"], hand)
+    # 4. rotary scores depend only on i - j: shifting every position by 7 leaves the probabilities unchanged
+    shift = None
+    if v["family"] != "gpt2":
+        shifted = forward(v, weights, ids, mask, pos + 7)[1]
+        shift = float((shifted - attns).abs().max())
+        assert shift < 1e-12, (v["name"], shift)
     builtin = builtin_check(v, weights, mask, ref)
-    return errs, hand, builtin
+    return errs, hand, builtin, shift
 
 
 def run(v):
@@ -668,7 +675,7 @@ def run(v):
 
     ids, mask, pos = make_inputs(v, gen)
     ref = forward(v, weights, ids, mask, pos)
-    errs, hand, builtin = check(v, weights, ids, mask, pos, ref)
+    errs, hand, builtin, shift = check(v, weights, ids, mask, pos, ref)
     prompt, new, margins = greedy(v, weights, gen)
     hidden, attns, values, logits = ref
     write_safetensors(os.path.join(d, "golden.safetensors"),
@@ -680,9 +687,10 @@ def run(v):
                        ("generated_margins", torch.tensor([margins], dtype=torch.float64))],
                       "F32", {"generator": "tests/golden/make_decoder_goldens.py", "variant": v["name"]})
     return ("%-18s %-8s %-4s f32-vs-f64 rel err: hidden %.1e attn %.1e values %.1e logits %.1e | hand %.1e | "
-            "torch MHA %s | max|h| %.1f max|logit| %.1f | min margin %.3f | gen %s"
+            "torch MHA %s | shift %s | max|h| %.1f max|logit| %.1f | min margin %.3f | gen %s"
             % (v["name"], v["family"], v["dtype"], errs[0], errs[1], errs[2], errs[3], hand,
-               "-" if builtin is None else "%.1e" % builtin, float(hidden.abs().max()), float(logits.abs().max()),
+               "-" if builtin is None else "%.1e" % builtin, "-" if shift is None else "%.1e" % shift,
+               float(hidden.abs().max()), float(logits.abs().max()),
                min(margins), new))
 
 
