@@ -395,32 +395,6 @@ static void seed_task(void *arg, int si, int n_tasks, int thread) {
     j->status[si] = st;
 }
 
-al_probe_config al_papa_probe_config(const al_model *model, const al_task *task, int L, const al_papa_probe_settings *ps,
-                                     int embeddings_only) {
-    const al_config *cfg = al_model_config(model);
-    al_probe_config pc = al_probe_default_config();
-    pc.kind = task->kind == AL_TASK_TOKEN ? AL_PROBE_TOKEN : AL_PROBE_SEQUENCE;
-    pc.n_states = embeddings_only ? 1 : cfg->n_layers + 1;
-    pc.hidden = cfg->hidden_size;
-    pc.max_len = L;
-    pc.n_labels = task->n_labels;
-    pc.dropout = pc.kind == AL_PROBE_TOKEN ? 0.0f : ps->dropout;
-    pc.max_batch = ps->batch_size > 64 ? ps->batch_size : 64;
-    return pc;
-}
-
-al_probe_fit_options al_papa_probe_fit_options(const al_papa_probe_settings *ps, uint64_t seed,
-                                               const volatile int *cancel) {
-    al_probe_fit_options fo = al_probe_fit_default_options();
-    fo.epochs = ps->epochs;
-    fo.batch_size = ps->batch_size;
-    fo.lr = ps->lr;
-    fo.schedule = ps->schedule;
-    fo.seed = seed;
-    fo.cancel = cancel;
-    return fo;
-}
-
 static al_status run_seeds(sweep_ctx *s, int c, const al_papa_config *x, const al_probe_data *ftr,
                            const al_probe_data *fva, const al_papa_inputs *va, al_error *err) {
     const al_papa_sweep_request *req = s->req;
