@@ -47,6 +47,7 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
     if (c_cached) q->constants = c_cached->data;
     if (t_cached) q->theta = t_cached->data;
     q->progress = ctx->params->progress;
+    q->plan_progress = ctx->params->plan_progress;
     q->progress_user = ctx->params->progress_user;
     q->cancel = ctx->params->cancel;
     q->pool = ctx->session->pool;

@@ -61,6 +61,8 @@ typedef struct al_papa_sweep_request {
                                       * else measured with the probe's loss (docs/importance.md#pruning-curve) */
     int importance_examples;         /* training examples the importance averages over (<= 0: all used) */
     al_progress_fn progress;
+    al_plan_progress_fn plan_progress; /* may be NULL; set, every report goes through it in place of progress, with
+                                        * the configuration it belongs to: i of this run's n (docs/papa-op.md) */
     void *progress_user;
     const volatile int *cancel;
     al_threadpool *pool;             /* the forward passes' threads (NULL: one); same numbers either way */
