@@ -238,9 +238,9 @@ function comparisonPoint(r, label) {
 // early stage (reading the task, constants, ranking) is shown as it starts, however short it is. where:
 // this model's place in a comparison ({index, count, label, before, share}: the measured share of the whole
 // run this model's sweep takes, and the share of those before it), or null. costs: the stages' measured
-// seconds (measuredCosts), or null.
-async function sweepOne(j, args, guess, where, costs) {
-  const progress = new SweepProgress(guess, costs);
+// seconds (measuredCosts), or null. The engine's reports say which configuration of how many they are on.
+async function sweepOne(j, args, where, costs) {
+  const progress = new SweepProgress(costs);
   let latest = null;
   let timer = 0;
   let painted = 0;
@@ -255,7 +255,7 @@ async function sweepOne(j, args, guess, where, costs) {
   };
   return j.request('papa', args, {
     onProgress: (p) => {
-      latest = progress.update(p.stage, p.fraction);
+      latest = progress.update(p);
       if (EARLY_STAGES.includes(p.stage) && p.stage !== paintedStage) {
         clearTimeout(timer);
         paint();
@@ -317,8 +317,6 @@ function mount(ctx) {
       }
       job.check();
       const args = buildRequest(v, m.modelId, task);
-      const nFractions = args.fractions.filter((f) => f > 0 && f < 1).length;
-      const guess = 1 + nFractions * args.orders.length * args.constants.length + args.constants.length + (args.baselines ? 6 : 0);
       const models = verifyOn ? [verifyOn] : modelsToRun(v, c);
       verifyOn = null;
       const meta = { modelLabel: models[0].label, modelRef: models[0].entry ? { kind: 'embedded', id: models[0].entry.id } : state.model,
@@ -345,7 +343,7 @@ function mount(ctx) {
             }
             const where = models.length > 1 ? { index: i, count: models.length, label: one.label, share: weights[i] / sum,
                                                  before: weights.slice(0, i).reduce((a, b) => a + b, 0) / sum } : null;
-            const result = await sweepOne(j, { ...args, model: one.modelId }, guess, where, await measuredCosts(one.label, args));
+            const result = await sweepOne(j, { ...args, model: one.modelId }, where, await measuredCosts(one.label, args));
             runs.push({ label: one.label, reply: result.reply, result });
           }
           api.span = [t0, performance.now()]; // the sweep's time in the worker (tests check the main thread meanwhile)
