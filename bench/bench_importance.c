@@ -26,6 +26,7 @@
 #include "methods/measures/head_importance.h"
 #include "methods/measures/measures.h"
 #include "methods/papa/papa.h"
+#include "methods/papa/papa_sweep.h"
 #include "methods/measures/value_zeroing.h"
 
 static double now_s(void) {

@@ -255,6 +255,10 @@ typedef struct al_forward_outputs {
 
 /* Progress: stage name and fraction in [0,1]. */
 typedef void (*al_progress_fn)(void *user, const char *stage, double fraction);
+/* Progress of an op that works through a plan (a PAPA sweep's head configurations, docs/papa-op.md): each
+ * report's stage and fraction with the step of the plan it belongs to, step of n_steps (1-based; step 0
+ * before the first: reading the task, the constants, the ranking). */
+typedef void (*al_plan_progress_fn)(void *user, const char *stage, double fraction, int step, int n_steps);
 
 typedef struct al_forward_params {
     const al_head_policy *policies; /* [NL * H], layer-major; NULL: all standard */
@@ -310,6 +314,8 @@ typedef struct al_run_params {
     al_progress_fn progress;
     void *progress_user;
     const volatile int *cancel;
+    al_plan_progress_fn plan_progress; /* may be NULL; set, an op with a plan reports through it (with
+                                        * progress_user) in place of progress */
 } al_run_params;
 
 /* Runs one request. On failure returns the status and the reply holds {"error": {...}}. */

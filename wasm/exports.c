@@ -17,7 +17,9 @@
  *   al_wasm_cancel_flag_ptr(): an int in linear memory; nonzero cancels the running forward pass at
  *     its next check. The worker runs requests synchronously, so JavaScript can raise it from
  *     Module.onProgress (called at every progress step) or, with shared memory, from another thread.
- *   Module.onProgress(stage, fraction): optional, set by JavaScript; called during runs.
+ *   Module.onProgress(stage, fraction, step, n_steps): optional, set by JavaScript; called during runs. step and
+ *     n_steps (configuration step of n_steps, 1-based, 0 before the first) come with the reports of an op that
+ *     works through a plan (a PAPA sweep), else undefined.
  * Strings are NUL-terminated UTF-8 in linear memory. Sizes and dims are int32 (a wasm32 heap is at
  * most 4 GB and no dim reaches 2^31). */
 #include <emscripten.h>
@@ -56,9 +58,18 @@ EM_JS(void, al_wasm_js_progress, (const char *stage, double fraction), {
     if (typeof Module !== 'undefined' && Module.onProgress) Module.onProgress(UTF8ToString(stage), fraction);
 });
 
+EM_JS(void, al_wasm_js_plan_progress, (const char *stage, double fraction, int step, int n_steps), {
+    if (typeof Module !== 'undefined' && Module.onProgress) Module.onProgress(UTF8ToString(stage), fraction, step, n_steps);
+});
+
 static void progress_to_js(void *user, const char *stage, double fraction) {
     (void)user;
     al_wasm_js_progress(stage, fraction);
+}
+
+static void plan_progress_to_js(void *user, const char *stage, double fraction, int step, int n_steps) {
+    (void)user;
+    al_wasm_js_plan_progress(stage, fraction, step, n_steps);
 }
 
 EMSCRIPTEN_KEEPALIVE const char *al_wasm_version(void) { return AL_VERSION; }
@@ -148,7 +159,7 @@ EMSCRIPTEN_KEEPALIVE wasm_reply *al_wasm_run(al_session *s, const char *request_
         return NULL;
     }
     g_live_handles++;
-    al_run_params params = {progress_to_js, NULL, &g_cancel};
+    al_run_params params = {progress_to_js, NULL, &g_cancel, plan_progress_to_js};
     al_status st = al_session_run(s, request_json, &params, &r->reply);
     r->status = (int)st;
     if (st == AL_OK) {

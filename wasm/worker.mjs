@@ -22,6 +22,8 @@
 //                   {id, result: {reply, tensors: {name: {dtype, shape, data}}}}
 //                   {id, error: {code, message}}
 //                   {fatal: {message}}                    the module trapped: the client restarts us
+//                   A PAPA sweep's progress also carries {config, n_configs}: the configuration its stage works
+//                   on, 1-based, of the run's n_configs (config 0 before the first: inputs, constants, ranking).
 //
 // Cancellation. Requests run synchronously, so a 'cancel' message cannot be read while a forward
 // pass runs. Two paths cover it: requests are queued and started one task later, so a cancel that
@@ -84,8 +86,8 @@ export function createHandler({ loadApi, post }) {
 
   const reply = (id, body, transfer = []) => post({ id, ...body }, transfer);
 
-  const progress = (id) => (stage, fraction) => {
-    post({ id, progress: { stage, fraction } });
+  const progress = (id) => (stage, fraction, config, nConfigs) => {
+    post({ id, progress: nConfigs === undefined ? { stage, fraction } : { stage, fraction, config, n_configs: nConfigs } });
     if (cancelBoard && Atomics.load(cancelBoard, 0) === id) api?.cancel();
   };
 

@@ -69,7 +69,6 @@ function mount(ctx) {
       const meta = { modelLabel: labelOf(m), modelRef: state.model, modelId: m.modelId, taskFiles: null, exportName: 'importance',
                      preset: state.papa_preset, settings: { imp_task: v.imp_task, imp_examples: v.imp_examples, imp_least_k: v.imp_least_k },
                      curve: null, curveRequest: curve };
-      const nFractions = curve.fractions.filter((f) => f > 0 && f < 1).length;
       return {
         op: 'head_agreement', args: agree, running: 'Measuring the heads', meta,
         run: async (j) => {
@@ -85,10 +84,10 @@ function mount(ctx) {
             },
           });
           j.check();
-          const sweep = new SweepProgress(1 + nFractions * 4 + 2);
+          const sweep = new SweepProgress(); // the engine's reports count the configurations
           const result = await j.request('papa', curve, {
             onProgress: (p) => {
-              const u = sweep.update(p.stage, p.fraction);
+              const u = sweep.update(p);
               report(AGREEMENT_SHARE + (1 - AGREEMENT_SHARE) * u.fraction, `Pruning curve ${Math.round(u.fraction * 100)}%: ${u.text}`);
             },
           });

@@ -238,9 +238,9 @@ function comparisonPoint(r, label) {
 // early stage (reading the task, constants, ranking) is shown as it starts, however short it is. where:
 // this model's place in a comparison ({index, count, label, before, share}: the measured share of the whole
 // run this model's sweep takes, and the share of those before it), or null. costs: the stages' measured
-// seconds (measuredCosts), or null.
-async function sweepOne(j, args, guess, where, costs) {
-  const progress = new SweepProgress(guess, costs);
+// seconds (measuredCosts), or null. The engine's reports say which configuration of how many they are on.
+async function sweepOne(j, args, where, costs) {
+  const progress = new SweepProgress(costs);
   let latest = null;
   let timer = 0;
   let painted = 0;
@@ -255,7 +255,7 @@ async function sweepOne(j, args, guess, where, costs) {
   };
   return j.request('papa', args, {
     onProgress: (p) => {
-      latest = progress.update(p.stage, p.fraction);
+      latest = progress.update(p);
       if (EARLY_STAGES.includes(p.stage) && p.stage !== paintedStage) {
         clearTimeout(timer);
         paint();
@@ -266,12 +266,190 @@ async function sweepOne(j, args, guess, where, costs) {
   }).finally(() => clearTimeout(timer));
 }
 
-function mount(ctx) {
-  let askFiles = null;
-  let ui = null;
-  let lastModelId = null;
+// ---- mount, step by step ----------------------------------------------------------------------
+// mount(ctx) hands compute_panel.js the panel (its run: runSweeps; its render: drawResult), then builds the
+// panel's own controls, wires their events and restores a shared link's result. The steps share one view:
+// { ctx, api (compute_panel.js's), ui (the link box), askFiles (filesBox's), lastModelId }.
 
-  const panel = {
+const currentLink = (view) => (view.ctx.link?.refused ? null : location.href);
+
+function showLinkNote(view) {
+  const { ctx, ui } = view;
+  if (!ui) return;
+  const sync = ctx.link;
+  ui.linkNote.textContent = !state.papa_result ? ''
+    : sync?.refused ? `No link for this result: ${sync.refused}.`
+    : `The address is this result\u2019s link (${sync?.length?.toLocaleString('en') ?? '?'} characters): it carries the settings, the ` +
+      'model and task hashes and the numbers\u2019 digest, so whoever opens it recomputes the sweep and sees whether it reproduces.' +
+      (state.model?.kind === 'hub' ? ' The model is a Hub repository: if its files change, the model hash tells.' : '');
+}
+
+// Run: the task (built in, or the user's files, asked for when a link names them), the request, and one sweep
+// per model the run covers (sweepOne), each with its measured share of the bar.
+async function runSweeps(view, v, c, job) {
+  const m = c.models.current();
+  let task;
+  if (v.papa_task === 'file') {
+    const expect = state.papa_files;
+    const have = (p) => taskFiles[p] && expect?.[p] && taskFiles[p].record.sha256 === expect[p].sha256;
+    if (expect && !(have('train') && (!expect.validation || have('validation')))) {
+      job.status('Waiting for the link\u2019s task files\u2026');
+      await view.askFiles(expect, job.signal);
+    }
+    if (!taskFiles.train) throw new Error('Choose a train file for the task (or a built-in task).');
+    task = { train: taskFiles.train.text, trainName: taskFiles.train.name };
+    if (taskFiles.validation) {
+      task.validation = taskFiles.validation.text;
+      task.validationName = taskFiles.validation.name;
+    }
+  } else {
+    job.status('Reading the task\u2026');
+    task = { jsonl: await builtinTaskText(v.papa_task, job.signal) };
+  }
+  job.check();
+  const args = buildRequest(v, m.modelId, task);
+  const models = verifyOn ? [verifyOn] : modelsToRun(v, c);
+  verifyOn = null;
+  const meta = { modelLabel: models[0].label, modelRef: models[0].entry ? { kind: 'embedded', id: models[0].entry.id } : state.model,
+                 modelId: models[0].modelId ?? null, onPageModel: !models[0].entry, taskFiles: v.papa_task === 'file' ? state.papa_files : null,
+                 exportName: 'papa', comparison: null, preset: v.papa_preset, settings: settingsOf(v) };
+  return {
+    op: 'papa', args, running: models.length > 1 ? `PAPA sweep on ${models.length} models` : 'PAPA sweep', meta,
+    run: async (j) => {
+      const t0 = performance.now();
+      const runs = [];
+      // each model's share of the run, from the measured costs of its stored example (equal shares without)
+      const totals = await Promise.all(models.map(async (one) => {
+        const sec = await measuredCosts(one.label, args);
+        return sec ? Object.values(sec).reduce((a, b) => a + b, 0) : null;
+      }));
+      const weights = totals.every((t) => t > 0) ? totals : models.map(() => 1);
+      const sum = weights.reduce((a, b) => a + b, 0);
+      for (let i = 0; i < models.length; i++) {
+        const one = models[i];
+        if (!one.modelId) {
+          j.status(`Loading ${one.label} (model ${i + 1} of ${models.length})\u2026`);
+          one.modelId = (await c.models.loadSecond(one.entry)).modelId;
+          j.check();
+        }
+        const where = models.length > 1 ? { index: i, count: models.length, label: one.label, share: weights[i] / sum,
+                                             before: weights.slice(0, i).reduce((a, b) => a + b, 0) / sum } : null;
+        const result = await sweepOne(j, { ...args, model: one.modelId }, where, await measuredCosts(one.label, args));
+        runs.push({ label: one.label, reply: result.reply, result });
+      }
+      view.api.span = [t0, performance.now()]; // the sweep's time in the worker (tests check the main thread meanwhile)
+      meta.comparison = runs.length > 1 ? runs.map(({ label, reply }) => ({ label, reply })) : null;
+      return runs[0].result;
+    },
+  };
+}
+
+// Render: the verdict, the figures and tables of one run (or stored record), the comparison across models, and
+// the link (a link's or a stored example's recompute says whether it reproduced).
+async function drawResult(view, record, figures) {
+  const r = record.reply;
+  record.finishedAt ??= new Date().toISOString();
+  const NL = r.shape.n_layers;
+  const H = r.shape.n_heads;
+  const model = record.modelLabel;
+  const subtitle = `${model} \u00b7 task ${r.task.id} (${r.task.metric}) \u00b7 ${r.config.seeds.length} seeds \u00b7 engine ${r.engine}`;
+  const series = seriesOf(r, 'score');
+  const byOrder = new Set(series.map((s) => s.order)).size > 1;
+  const results = $('papa-results');
+  if (record.stored) results.append(storedNote(view, record));
+  // The engine's verdict (docs/papa.md, "What a sweep finds"). A task on which the full model is no better
+  // than its embeddings alone says so instead of drawing flat lines that would look like a finding.
+  const verdict = r.findings;
+  if (verdict) {
+    results.append(el('p', { class: `papa-findings papa-findings-${verdict.informative}`, id: 'papa-findings',
+                             role: 'status', text: verdict.text }));
+  }
+  if (verdict?.informative !== 'no') await figures.add('papa_scores', `Score on ${r.task.id} against the fraction of heads that stay input-dependent, ` +
+    `one line per ${byOrder ? 'head order' : 'constant matrix'}, with 95% intervals over the seeds (the PAPA paper\u2019s Figures 2 and 5).`,
+  async (canvas) => {
+    figures.charts.scores = await fractionChart(canvas, { series, title: `PAPA: ${r.task.metric} vs input-dependent heads`,
+                                                           subtitle, yTitle: r.task.metric, range: metricRange(r.task.metric) });
+  });
+  results.append(el('figure', { class: 'analysis-figure papa-table-figure' },
+    resultTable(r, { caption: `Table 1 for ${model} on ${r.task.id}: score, relative drop from the full model, MLM score.` }),
+    el('figcaption', { text: 'Each configuration\u2019s mean score over the seeds with its 95% Student-t interval, and how much it ' +
+      'falls relative to the model with every head input-dependent.' })));
+  if (r.import) {
+    const imp = r.import;
+    results.append(el('figure', { class: 'analysis-figure', id: 'papa-import' },
+      el('figcaption', { text: `Imported ${imp.rows ?? '?'} rows; ${imp.bad_rows ?? 0} bad row(s) skipped${imp.messages?.length ? ':' : '.'}` }),
+      el('ul', { class: 'papa-diffs' }, ...(imp.messages ?? []).map((m) => el('li', { text: m })))));
+  }
+  const mlm = seriesOf(r, 'mlm');
+  if (mlm.length) {
+    await figures.add('papa_mlm', 'The model\u2019s masked-language-model score (mean log-probability of the masked tokens) ' +
+      'as heads become constant: how much the pretraining objective itself needs input-dependent attention.', async (canvas) => {
+      figures.charts.mlm = await fractionChart(canvas, { series: mlm, title: 'MLM score vs input-dependent heads', subtitle,
+                                                         yTitle: 'mean log-probability of masked tokens' });
+    });
+  } else if (r.config?.mlm && !record.stored) {
+    // asked for, but the weights have no MLM head (a DeBERTa-v3 checkpoint is a discriminator): nothing is invented
+    results.append(el('p', { class: 'note', id: 'papa-no-mlm', text: 'There is no MLM score for this model: its weights ' +
+      'have no masked-language-model head (DeBERTa-v3 checkpoints ship the discriminator only), so the MLM column stays empty.' }));
+  }
+  if (r.lambdas?.length) {
+    await figures.add('papa_lambdas', 'The learned \u03bb of every head (sigmoid of its logit): heads with the smallest \u03bb ' +
+      'become constant first in the \u03bb order.', (canvas) => {
+      lambdaHeatmap(canvas, r.lambdas, { title: `\u03bb per head \u2014 ${model}` });
+    });
+  }
+  const C = record.tensors?.constants;
+  if (C?.data) {
+    const L = C.positions ?? C.shape[2]; // a stored record keeps only the positions shown
+    const n = Math.min(C.shape[2], CONSTANTS_SHOWN);
+    await figures.add('papa_constants', `The averaged constant matrix of every head (the PAPA paper\u2019s Figure 4), ` +
+      `its first ${n} of ${L} positions: what each head attends to on average over the training sentences.`, (canvas) => {
+      constantsGrid(canvas, C.data, { NL, H, L: C.shape[2], n, title: `Constant matrices (average) \u2014 ${model}`, subtitle: `task ${r.task.id}, L ${L}` });
+    });
+  }
+  // The models side by side, when this run covered several.
+  if (record.comparison) {
+    results.append(el('figure', { class: 'analysis-figure papa-table-figure', id: 'papa-compare' },
+      comparisonTable(record.comparison, { caption: `The same sweep on ${record.comparison.length} models, task ${r.task.id}.` }),
+      el('figcaption', { text: 'One row per model: the probe\u2019s score with every head input-dependent and with every head ' +
+        'constant (mean \u00b1 95% over the seeds), the relative drop, the embeddings-only baseline, and whether constant heads ' +
+        'cost the model clearly, in the engine\u2019s words (the column heading lists them; the rule: docs/papa.md).' })));
+  }
+  // The comparison across models: every model run in this tab with the same request.
+  const key = requestKey(record.request);
+  if (!session.has(key)) session.set(key, new Map());
+  for (const { label, reply } of record.comparison ?? [{ label: model, reply: r }]) {
+    session.get(key).set(reply.hashes.model, comparisonPoint(reply, label).point);
+  }
+  const { k } = comparisonPoint(r, model);
+  const points = [...session.get(key).values()];
+  const withWeights = view.ctx.models.embedded().filter(hasWeights).map((e) => e.id);
+  await figures.add('papa_models', `Score drop with ${k} of ${NL * H} heads constant against the full model\u2019s ` +
+    `score, one point per model run with these settings in this tab (${points.length} so far). ` +
+    `Embedded models with weights: ${withWeights.join(', ') || 'none'}` +
+    `${withWeights.length < 2 ? ' \u2014 only one, so the comparison shows it alone; run the same sweep after loading another model ' +
+      '(Hub or files) to add a point' : ''}.`, async (canvas) => {
+    figures.charts.models = await comparisonChart(canvas, { points, title: 'Score drop against model quality',
+      subtitle: [`task ${r.task.id}; drop = 1 \u2212 score / full model\u2019s score`,
+        ...(points.length < 2 ? [`one model so far (embedded with weights: ${withWeights.join(', ') || 'none'})`] : [])], xTitle: `full model\u2019s ${r.task.metric}`,
+      yTitle: 'relative drop (%)', range: metricRange(r.task.metric) });
+  });
+  view.lastModelId = record.modelId ?? view.ctx.models.current()?.modelId;
+  // The link: the recompute of a link's (or a stored example's) result says whether it reproduced it.
+  if (fromLink && !record.stored) {
+    showVerdict(view.ui, compareResult(fromLink, r));
+    fromLink = null;
+  }
+  // the link carries the result when it is the page's model's (whoever opens it recomputes on that model)
+  setState({ papa_result: record.onPageModel === false ? null : compactResult(r) });
+  await view.ctx.link?.flush();
+  showLinkNote(view);
+  $('papa-export-csv').disabled = false;
+}
+
+// The panel as compute_panel.js runs it.
+function panelDefinition(view) {
+  return {
     id: 'papa',
     title: 'PAPA: how much does the model need input-dependent attention?',
     prefix: 'papa',
@@ -294,167 +472,8 @@ function mount(ctx) {
       results.append(el('p', { class: 'note' }, button));
     },
     autoRun: (s) => s.papa_result !== null,
-
-    async request(v, c, job) {
-      const m = c.models.current();
-      let task;
-      if (v.papa_task === 'file') {
-        const expect = state.papa_files;
-        const have = (p) => taskFiles[p] && expect?.[p] && taskFiles[p].record.sha256 === expect[p].sha256;
-        if (expect && !(have('train') && (!expect.validation || have('validation')))) {
-          job.status('Waiting for the link\u2019s task files\u2026');
-          await askFiles(expect, job.signal);
-        }
-        if (!taskFiles.train) throw new Error('Choose a train file for the task (or a built-in task).');
-        task = { train: taskFiles.train.text, trainName: taskFiles.train.name };
-        if (taskFiles.validation) {
-          task.validation = taskFiles.validation.text;
-          task.validationName = taskFiles.validation.name;
-        }
-      } else {
-        job.status('Reading the task\u2026');
-        task = { jsonl: await builtinTaskText(v.papa_task, job.signal) };
-      }
-      job.check();
-      const args = buildRequest(v, m.modelId, task);
-      const nFractions = args.fractions.filter((f) => f > 0 && f < 1).length;
-      const guess = 1 + nFractions * args.orders.length * args.constants.length + args.constants.length + (args.baselines ? 6 : 0);
-      const models = verifyOn ? [verifyOn] : modelsToRun(v, c);
-      verifyOn = null;
-      const meta = { modelLabel: models[0].label, modelRef: models[0].entry ? { kind: 'embedded', id: models[0].entry.id } : state.model,
-                     modelId: models[0].modelId ?? null, onPageModel: !models[0].entry, taskFiles: v.papa_task === 'file' ? state.papa_files : null,
-                     exportName: 'papa', comparison: null, preset: v.papa_preset, settings: settingsOf(v) };
-      return {
-        op: 'papa', args, running: models.length > 1 ? `PAPA sweep on ${models.length} models` : 'PAPA sweep', meta,
-        run: async (j) => {
-          const t0 = performance.now();
-          const runs = [];
-          // each model's share of the run, from the measured costs of its stored example (equal shares without)
-          const totals = await Promise.all(models.map(async (one) => {
-            const sec = await measuredCosts(one.label, args);
-            return sec ? Object.values(sec).reduce((a, b) => a + b, 0) : null;
-          }));
-          const weights = totals.every((t) => t > 0) ? totals : models.map(() => 1);
-          const sum = weights.reduce((a, b) => a + b, 0);
-          for (let i = 0; i < models.length; i++) {
-            const one = models[i];
-            if (!one.modelId) {
-              j.status(`Loading ${one.label} (model ${i + 1} of ${models.length})\u2026`);
-              one.modelId = (await c.models.loadSecond(one.entry)).modelId;
-              j.check();
-            }
-            const where = models.length > 1 ? { index: i, count: models.length, label: one.label, share: weights[i] / sum,
-                                                 before: weights.slice(0, i).reduce((a, b) => a + b, 0) / sum } : null;
-            const result = await sweepOne(j, { ...args, model: one.modelId }, guess, where, await measuredCosts(one.label, args));
-            runs.push({ label: one.label, reply: result.reply, result });
-          }
-          api.span = [t0, performance.now()]; // the sweep's time in the worker (tests check the main thread meanwhile)
-          meta.comparison = runs.length > 1 ? runs.map(({ label, reply }) => ({ label, reply })) : null;
-          return runs[0].result;
-        },
-      };
-    },
-
-    async draw(record, figures) {
-      const r = record.reply;
-      record.finishedAt ??= new Date().toISOString();
-      const NL = r.shape.n_layers;
-      const H = r.shape.n_heads;
-      const model = record.modelLabel;
-      const subtitle = `${model} \u00b7 task ${r.task.id} (${r.task.metric}) \u00b7 ${r.config.seeds.length} seeds \u00b7 engine ${r.engine}`;
-      const series = seriesOf(r, 'score');
-      const byOrder = new Set(series.map((s) => s.order)).size > 1;
-      const results = $('papa-results');
-      if (record.stored) results.append(storedNote(record));
-      // The engine's verdict (docs/papa.md, "What a sweep finds"). A task on which the full model is no better
-      // than its embeddings alone says so instead of drawing flat lines that would look like a finding.
-      const verdict = r.findings;
-      if (verdict) {
-        results.append(el('p', { class: `papa-findings papa-findings-${verdict.informative}`, id: 'papa-findings',
-                                 role: 'status', text: verdict.text }));
-      }
-      if (verdict?.informative !== 'no') await figures.add('papa_scores', `Score on ${r.task.id} against the fraction of heads that stay input-dependent, ` +
-        `one line per ${byOrder ? 'head order' : 'constant matrix'}, with 95% intervals over the seeds (the PAPA paper\u2019s Figures 2 and 5).`,
-      async (canvas) => {
-        figures.charts.scores = await fractionChart(canvas, { series, title: `PAPA: ${r.task.metric} vs input-dependent heads`,
-                                                               subtitle, yTitle: r.task.metric, range: metricRange(r.task.metric) });
-      });
-      results.append(el('figure', { class: 'analysis-figure papa-table-figure' },
-        resultTable(r, { caption: `Table 1 for ${model} on ${r.task.id}: score, relative drop from the full model, MLM score.` }),
-        el('figcaption', { text: 'Each configuration\u2019s mean score over the seeds with its 95% Student-t interval, and how much it ' +
-          'falls relative to the model with every head input-dependent.' })));
-      if (r.import) {
-        const imp = r.import;
-        results.append(el('figure', { class: 'analysis-figure', id: 'papa-import' },
-          el('figcaption', { text: `Imported ${imp.rows ?? '?'} rows; ${imp.bad_rows ?? 0} bad row(s) skipped${imp.messages?.length ? ':' : '.'}` }),
-          el('ul', { class: 'papa-diffs' }, ...(imp.messages ?? []).map((m) => el('li', { text: m })))));
-      }
-      const mlm = seriesOf(r, 'mlm');
-      if (mlm.length) {
-        await figures.add('papa_mlm', 'The model\u2019s masked-language-model score (mean log-probability of the masked tokens) ' +
-          'as heads become constant: how much the pretraining objective itself needs input-dependent attention.', async (canvas) => {
-          figures.charts.mlm = await fractionChart(canvas, { series: mlm, title: 'MLM score vs input-dependent heads', subtitle,
-                                                             yTitle: 'mean log-probability of masked tokens' });
-        });
-      } else if (r.config?.mlm && !record.stored) {
-        // asked for, but the weights have no MLM head (a DeBERTa-v3 checkpoint is a discriminator): nothing is invented
-        results.append(el('p', { class: 'note', id: 'papa-no-mlm', text: 'There is no MLM score for this model: its weights ' +
-          'have no masked-language-model head (DeBERTa-v3 checkpoints ship the discriminator only), so the MLM column stays empty.' }));
-      }
-      if (r.lambdas?.length) {
-        await figures.add('papa_lambdas', 'The learned \u03bb of every head (sigmoid of its logit): heads with the smallest \u03bb ' +
-          'become constant first in the \u03bb order.', (canvas) => {
-          lambdaHeatmap(canvas, r.lambdas, { title: `\u03bb per head \u2014 ${model}` });
-        });
-      }
-      const C = record.tensors?.constants;
-      if (C?.data) {
-        const L = C.positions ?? C.shape[2]; // a stored record keeps only the positions shown
-        const n = Math.min(C.shape[2], CONSTANTS_SHOWN);
-        await figures.add('papa_constants', `The averaged constant matrix of every head (the PAPA paper\u2019s Figure 4), ` +
-          `its first ${n} of ${L} positions: what each head attends to on average over the training sentences.`, (canvas) => {
-          constantsGrid(canvas, C.data, { NL, H, L: C.shape[2], n, title: `Constant matrices (average) \u2014 ${model}`, subtitle: `task ${r.task.id}, L ${L}` });
-        });
-      }
-      // The models side by side, when this run covered several.
-      if (record.comparison) {
-        results.append(el('figure', { class: 'analysis-figure papa-table-figure', id: 'papa-compare' },
-          comparisonTable(record.comparison, { caption: `The same sweep on ${record.comparison.length} models, task ${r.task.id}.` }),
-          el('figcaption', { text: 'One row per model: the probe\u2019s score with every head input-dependent and with every head ' +
-            'constant (mean \u00b1 95% over the seeds), the relative drop, the embeddings-only baseline, and whether constant heads ' +
-            'cost the model clearly, in the engine\u2019s words (the column heading lists them; the rule: docs/papa.md).' })));
-      }
-      // The comparison across models: every model run in this tab with the same request.
-      const key = requestKey(record.request);
-      if (!session.has(key)) session.set(key, new Map());
-      for (const { label, reply } of record.comparison ?? [{ label: model, reply: r }]) {
-        session.get(key).set(reply.hashes.model, comparisonPoint(reply, label).point);
-      }
-      const { k } = comparisonPoint(r, model);
-      const points = [...session.get(key).values()];
-      const withWeights = ctx.models.embedded().filter(hasWeights).map((e) => e.id);
-      await figures.add('papa_models', `Score drop with ${k} of ${NL * H} heads constant against the full model\u2019s ` +
-        `score, one point per model run with these settings in this tab (${points.length} so far). ` +
-        `Embedded models with weights: ${withWeights.join(', ') || 'none'}` +
-        `${withWeights.length < 2 ? ' \u2014 only one, so the comparison shows it alone; run the same sweep after loading another model ' +
-          '(Hub or files) to add a point' : ''}.`, async (canvas) => {
-        figures.charts.models = await comparisonChart(canvas, { points, title: 'Score drop against model quality',
-          subtitle: [`task ${r.task.id}; drop = 1 \u2212 score / full model\u2019s score`,
-            ...(points.length < 2 ? [`one model so far (embedded with weights: ${withWeights.join(', ') || 'none'})`] : [])], xTitle: `full model\u2019s ${r.task.metric}`,
-          yTitle: 'relative drop (%)', range: metricRange(r.task.metric) });
-      });
-      lastModelId = record.modelId ?? ctx.models.current()?.modelId;
-      // The link: the recompute of a link's (or a stored example's) result says whether it reproduced it.
-      if (fromLink && !record.stored) {
-        showVerdict(ui, compareResult(fromLink, r));
-        fromLink = null;
-      }
-      // the link carries the result when it is the page's model's (whoever opens it recomputes on that model)
-      setState({ papa_result: record.onPageModel === false ? null : compactResult(r) });
-      await ctx.link?.flush();
-      showLinkNote();
-      $('papa-export-csv').disabled = false;
-    },
+    request: (v, c, job) => runSweeps(view, v, c, job),
+    draw: (record, figures) => drawResult(view, record, figures),
 
     summary(record) {
       const r = record.reply;
@@ -468,26 +487,106 @@ function mount(ctx) {
       const { task_jsonl, import: imp, ...request } = record.request;
       if (imp) request.import = { ...imp, train: `(${imp.train_name}: see provenance.task.files)`, validation: imp.validation ? `(${imp.validation_name})` : undefined };
       if (task_jsonl) request.task_jsonl = `(the built-in task ${record.request.task}, content ${record.reply.hashes.task})`;
-      return { provenance: provenanceOf(record, currentLink()), request, reply: record.reply };
+      return { provenance: provenanceOf(record, currentLink(view)), request, reply: record.reply };
     },
 
-    pngBlob: (blob, name, record) => pngWithProvenance(blob, name, provenanceOf(record, currentLink())),
+    pngBlob: (blob, name, record) => pngWithProvenance(blob, name, provenanceOf(record, currentLink(view))),
   };
+}
 
-  const currentLink = () => (ctx.link?.refused ? null : location.href);
+// ---- the examples: stored results, drawn at once (papa_examples.js) ----
 
-  function showLinkNote() {
-    if (!ui) return;
-    const sync = ctx.link;
-    ui.linkNote.textContent = !state.papa_result ? ''
-      : sync?.refused ? `No link for this result: ${sync.refused}.`
-      : `The address is this result\u2019s link (${sync?.length?.toLocaleString('en') ?? '?'} characters): it carries the settings, the ` +
-        'model and task hashes and the numbers\u2019 digest, so whoever opens it recomputes the sweep and sees whether it reproduces.' +
-        (state.model?.kind === 'hub' ? ' The model is a Hub repository: if its files change, the model hash tells.' : '');
+const withWeights = (view) => view.ctx.models.embedded().filter(hasWeights);
+const taskName = (id) => BUILTIN_TASKS.find(([t]) => t === id)?.[1].replace(/ \(.*$/, '') ?? id;
+
+// The stored records of an example for every embedded model with weights (page's model first), or null.
+async function storedFor(view, id) {
+  const index = await exampleIndex();
+  const cur = labelOf(view.ctx.models.current() ?? {});
+  const list = withWeights(view).map((e) => index.find((x) => x.example === id && x.model === e.id));
+  if (!list.length || list.some((x) => !x)) return null;
+  return list.sort((a, b) => (b.model === cur) - (a.model === cur));
+}
+
+// Shows stored records (one example on one or several models) as a run's figures: the page's model's
+// record gets every figure, the others join the table of models side by side.
+async function openStored(view, entries) {
+  const { api, ui } = view;
+  const records = await Promise.all(entries.map(loadExample));
+  const cur = labelOf(view.ctx.models.current() ?? {});
+  const main = records.find((r) => r.model === cur) ?? records[0];
+  const at = entries[records.indexOf(main)];
+  setState({ ...valuesOf(main.settings), papa_models: records.length > 1 ? 'embedded' : 'current', papa_result: null });
+  api.controls.restore();
+  api.refresh();
+  fromLink = null;
+  ui.stored.replaceChildren();
+  ui.diffs.replaceChildren();
+  ui.verdict.textContent = '';
+  ui.verdict.className = 'verdict';
+  const record = {
+    panel: 'papa', op: 'papa', request: main.request, reply: main.reply, tensors: { constants: constantsOf(main) },
+    modelLabel: main.model, modelRef: { kind: 'embedded', id: main.model }, modelId: null, onPageModel: main.model === cur,
+    taskFiles: null, exportName: 'papa', preset: valuesOf(main.settings).papa_preset, settings: main.settings,
+    comparison: records.length > 1 ? records.map((r) => ({ label: r.model, reply: r.reply })) : null,
+    stored: { file: `examples/${at.file}`, made_by: main.made.by, threads: main.made.threads, cpu_seconds: main.made.cpu_seconds,
+              wall_seconds: main.made.wall_seconds },
+    finishedAt: null,
+  };
+  await api.show(record);
+  $('papa-stored-note')?.scrollIntoView({ block: 'nearest' });
+}
+
+// "Verify by recomputing": the stored record's request runs again (on its model) and is compared with it
+// as a link's result is.
+function verify(view, record) {
+  const { api, ui } = view;
+  fromLink = compactResult(record.reply);
+  if (!record.onPageModel) {
+    const entry = withWeights(view).find((e) => e.id === record.modelLabel);
+    if (!entry) {
+      api.setError(`The model ${record.modelLabel} is not among this page's embedded models: nothing to recompute with.`);
+      return;
+    }
+    verifyOn = { label: entry.id, entry };
   }
+  ui.verdict.textContent = `verifying: recomputing the stored result on ${record.modelLabel}; it is compared number by number when done.`;
+  ui.verdict.className = 'verdict pending';
+  api.run();
+}
 
-  const api = mountComputePanel(panel, ctx);
-  // ---- the examples: stored results, drawn at once (papa_examples.js) ----
+function storedNote(view, record) {
+  const m = record.stored;
+  const button = el('button', { id: 'papa-verify', type: 'button', text: 'Verify by recomputing' });
+  button.addEventListener('click', () => verify(view, record));
+  return el('p', { id: 'papa-stored-note', class: 'papa-stored', role: 'status' },
+    el('strong', { text: 'Stored result' }),
+    ` \u2014 not computed in this page: ${m.file}, made by ${m.made_by} with the page's request, natively on ${m.threads} ` +
+    `thread${m.threads === 1 ? '' : 's'} in ${Math.round(m.wall_seconds)} s (engine ${record.reply.engine}, digest ` +
+    `${record.reply.digest.slice(0, 19)}\u2026). `, button);
+}
+
+// What the examples take, from the stored records' measured times (never a promise without a measurement).
+async function describeExamples(view, { exampleNote, storedSelect, storedRow }) {
+  const names = withWeights(view).map((e) => e.id);
+  const stored = await storedFor(view, 'compare-agreement');
+  const what = `agreement on ${names.join(' and ')} (1,000 training examples, 5 seeds, probes trained 20 epochs), side by side: ` +
+    'does the better model lose more when its heads are constant?';
+  exampleNote.textContent = names.length < 2 ? `Only ${names[0] ?? 'no embedded model'} has weights here, so the example runs it alone.`
+    : stored ? `Opens the stored results of ${what} They show at once; computing them took ${stored.map((e) => `${timeOf(e)} (${e.model})`).join(' and ')} natively.`
+    : `Runs ${what} No measured time for these models: the progress bar gives the time left.`;
+  const index = await exampleIndex();
+  const ids = new Set(withWeights(view).map((e) => e.id));
+  const listed = index.filter((e) => ids.has(e.model) && examples().some((x) => x.id === e.example && !x.compare));
+  storedSelect.replaceChildren(...listed.map((e) => new Option(`${taskName(e.task)} \u2014 ${e.model} (page preset; computed in ${timeOf(e)})`, e.file)));
+  storedRow.hidden = !listed.length;
+  presetTimes = index.filter((e) => e.example === 'pos' && ids.has(e.model));
+  view.api.refresh();
+}
+
+// Build controls: the examples' row above the panel's controls, the link box above the results, the task
+// files' box, and Export CSV beside Export JSON.
+function buildControls(view) {
   const exampleButton = el('button', { id: 'papa-example-compare', type: 'button',
                                        text: 'Example: compare the embedded models on subject-verb agreement' });
   const exampleNote = el('span', { class: 'note', id: 'papa-example-note' });
@@ -496,77 +595,23 @@ function mount(ctx) {
   const storedRow = el('p', { class: 'row papa-example', id: 'papa-examples', hidden: true },
                        el('label', { for: 'papa-example-select', text: 'Stored results, shown at once: ' }), storedSelect, storedOpen);
   $('papa-heading').after(el('p', { class: 'row papa-example' }, exampleButton, ' ', exampleNote), storedRow);
-  const withWeights = () => ctx.models.embedded().filter(hasWeights);
-  const taskName = (id) => BUILTIN_TASKS.find(([t]) => t === id)?.[1].replace(/ \(.*$/, '') ?? id;
-  // The stored records of an example for every embedded model with weights (page's model first), or null.
-  const storedFor = async (id) => {
-    const index = await exampleIndex();
-    const cur = labelOf(ctx.models.current() ?? {});
-    const list = withWeights().map((e) => index.find((x) => x.example === id && x.model === e.id));
-    if (!list.length || list.some((x) => !x)) return null;
-    return list.sort((a, b) => (b.model === cur) - (a.model === cur));
-  };
+  view.ui = linkBox('papa');
+  $('papa-results').before(view.ui.box);
+  view.askFiles = filesBox(view.ctx);
+  const csv = el('button', { id: 'papa-export-csv', type: 'button', disabled: true, text: 'Export CSV' });
+  $('papa-export-json').after(csv);
+  return { exampleButton, exampleNote, storedSelect, storedOpen, storedRow, csv };
+}
 
-  // Shows stored records (one example on one or several models) as a run's figures: the page's model's
-  // record gets every figure, the others join the table of models side by side.
-  async function openStored(entries) {
-    const records = await Promise.all(entries.map(loadExample));
-    const cur = labelOf(ctx.models.current() ?? {});
-    const main = records.find((r) => r.model === cur) ?? records[0];
-    const at = entries[records.indexOf(main)];
-    setState({ ...valuesOf(main.settings), papa_models: records.length > 1 ? 'embedded' : 'current', papa_result: null });
-    api.controls.restore();
-    api.refresh();
-    fromLink = null;
-    ui.stored.replaceChildren();
-    ui.diffs.replaceChildren();
-    ui.verdict.textContent = '';
-    ui.verdict.className = 'verdict';
-    const record = {
-      panel: 'papa', op: 'papa', request: main.request, reply: main.reply, tensors: { constants: constantsOf(main) },
-      modelLabel: main.model, modelRef: { kind: 'embedded', id: main.model }, modelId: null, onPageModel: main.model === cur,
-      taskFiles: null, exportName: 'papa', preset: valuesOf(main.settings).papa_preset, settings: main.settings,
-      comparison: records.length > 1 ? records.map((r) => ({ label: r.model, reply: r.reply })) : null,
-      stored: { file: `examples/${at.file}`, made_by: main.made.by, threads: main.made.threads, cpu_seconds: main.made.cpu_seconds,
-                wall_seconds: main.made.wall_seconds },
-      finishedAt: null,
-    };
-    await api.show(record);
-    $('papa-stored-note')?.scrollIntoView({ block: 'nearest' });
-  }
-
-  // "Verify by recomputing": the stored record's request runs again (on its model) and is compared with it
-  // as a link's result is.
-  function verify(record) {
-    fromLink = compactResult(record.reply);
-    if (!record.onPageModel) {
-      const entry = withWeights().find((e) => e.id === record.modelLabel);
-      if (!entry) {
-        api.setError(`The model ${record.modelLabel} is not among this page's embedded models: nothing to recompute with.`);
-        return;
-      }
-      verifyOn = { label: entry.id, entry };
-    }
-    ui.verdict.textContent = `verifying: recomputing the stored result on ${record.modelLabel}; it is compared number by number when done.`;
-    ui.verdict.className = 'verdict pending';
-    api.run();
-  }
-
-  const storedNote = (record) => {
-    const m = record.stored;
-    const button = el('button', { id: 'papa-verify', type: 'button', text: 'Verify by recomputing' });
-    button.addEventListener('click', () => verify(record));
-    return el('p', { id: 'papa-stored-note', class: 'papa-stored', role: 'status' },
-      el('strong', { text: 'Stored result' }),
-      ` \u2014 not computed in this page: ${m.file}, made by ${m.made_by} with the page's request, natively on ${m.threads} ` +
-      `thread${m.threads === 1 ? '' : 's'} in ${Math.round(m.wall_seconds)} s (engine ${record.reply.engine}, digest ` +
-      `${record.reply.digest.slice(0, 19)}\u2026). `, button);
-  };
-
+// Wire events: the examples' buttons (and their note, kept current as models load), Export CSV, the refresh
+// that keeps a result to its model, and a setting changed before a link's recompute.
+function wireEvents(view, parts) {
+  const { ctx, api } = view;
+  const { exampleButton, storedSelect, storedOpen, csv } = parts;
   exampleButton.addEventListener('click', async () => {
-    const stored = await storedFor('compare-agreement');
+    const stored = await storedFor(view, 'compare-agreement');
     if (stored) {
-      await openStored(stored);
+      await openStored(view, stored);
       return;
     }
     // no stored result for these models: every setting at its default but those of COMPARE_EXAMPLE, run
@@ -577,35 +622,13 @@ function mount(ctx) {
   });
   storedOpen.addEventListener('click', async () => {
     const entry = (await exampleIndex()).find((e) => e.file === storedSelect.value);
-    if (entry) await openStored([entry]);
+    if (entry) await openStored(view, [entry]);
   });
-  // What the examples take, from the stored records' measured times (never a promise without a measurement).
-  const describeExamples = async () => {
-    const names = withWeights().map((e) => e.id);
-    const stored = await storedFor('compare-agreement');
-    const what = `agreement on ${names.join(' and ')} (1,000 training examples, 5 seeds, probes trained 20 epochs), side by side: ` +
-      'does the better model lose more when its heads are constant?';
-    exampleNote.textContent = names.length < 2 ? `Only ${names[0] ?? 'no embedded model'} has weights here, so the example runs it alone.`
-      : stored ? `Opens the stored results of ${what} They show at once; computing them took ${stored.map((e) => `${timeOf(e)} (${e.model})`).join(' and ')} natively.`
-      : `Runs ${what} No measured time for these models: the progress bar gives the time left.`;
-    const index = await exampleIndex();
-    const ids = new Set(withWeights().map((e) => e.id));
-    const listed = index.filter((e) => ids.has(e.model) && examples().some((x) => x.id === e.example && !x.compare));
-    storedSelect.replaceChildren(...listed.map((e) => new Option(`${taskName(e.task)} \u2014 ${e.model} (page preset; computed in ${timeOf(e)})`, e.file)));
-    storedRow.hidden = !listed.length;
-    presetTimes = index.filter((e) => e.example === 'pos' && ids.has(e.model));
-    api.refresh();
-  };
-  ctx.on('models', () => { describeExamples(); });
-  describeExamples();
-  ui = linkBox('papa');
-  $('papa-results').before(ui.box);
-  askFiles = filesBox(ctx);
-  const csv = el('button', { id: 'papa-export-csv', type: 'button', disabled: true, text: 'Export CSV' });
-  $('papa-export-json').after(csv);
+  ctx.on('models', () => { describeExamples(view, parts); });
+  describeExamples(view, parts);
   csv.addEventListener('click', () => {
     if (!api.last) return;
-    ctx.download('attnlab_papa.csv', new Blob([toCsv(api.last.reply, provenanceOf(api.last, currentLink()))], { type: 'text/csv' }));
+    ctx.download('attnlab_papa.csv', new Blob([toCsv(api.last.reply, provenanceOf(api.last, currentLink(view)))], { type: 'text/csv' }));
   });
   const refresh = api.refresh;
   api.refresh = () => {
@@ -613,11 +636,22 @@ function mount(ctx) {
     csv.disabled = !api.last;
     // A result belongs to its model: another model makes the link's result stale.
     const cur = ctx.models.current();
-    if (api.last && cur && lastModelId && cur.modelId !== lastModelId && state.papa_result) setState({ papa_result: null });
+    if (api.last && cur && view.lastModelId && cur.modelId !== view.lastModelId && state.papa_result) setState({ papa_result: null });
   };
   ctx.on('models', api.refresh);
-  // A link with a result opens on it: scrolled to and focused, with a line saying what it is.
-  ctx.on('link', () => {
+  // A setting changed before the recompute: the link's result no longer describes what will run.
+  $('papa').addEventListener('change', (e) => {
+    if (!fromLink || e.target.type === 'file') return;
+    fromLink = null;
+    view.ui.verdict.textContent = 'from the link, but the settings have changed since: the next run is not compared with these numbers.';
+  });
+}
+
+// Restore from a link: a link with a result opens on it, scrolled to and focused, with a line saying what it is;
+// the recompute (autoRun) compares with it.
+function restoreFromLink(view) {
+  const { ui } = view;
+  view.ctx.on('link', () => {
     fromLink = state.papa_result;
     ui.diffs.replaceChildren();
     if (fromLink) {
@@ -631,12 +665,15 @@ function mount(ctx) {
       ui.box.focus({ preventScroll: true });
     }
   });
-  // A setting changed before the recompute: the link's result no longer describes what will run.
-  $('papa').addEventListener('change', (e) => {
-    if (!fromLink || e.target.type === 'file') return;
-    fromLink = null;
-    ui.verdict.textContent = 'from the link, but the settings have changed since: the next run is not compared with these numbers.';
-  });
+}
+
+function mount(ctx) {
+  const view = { ctx, api: null, ui: null, askFiles: null, lastModelId: null };
+  const api = mountComputePanel(panelDefinition(view), ctx);
+  view.api = api;
+  const parts = buildControls(view);
+  wireEvents(view, parts);
+  restoreFromLink(view);
   api.state = () => ({ fromLink, wanted: !!wanted });
   return api;
 }

@@ -1,10 +1,11 @@
 // papa_progress.js: one progress fraction for a whole PAPA sweep from the engine's stage reports
-// (docs/papa-op.md: inputs, constants, ranking, then per configuration features and mlm, and "sweep"
-// after each configuration), so the bar moves once from 0 to 1 and the time left is for the whole
-// sweep. The weights are the stages' measured seconds when the page has them (the reply's "seconds" of a
-// stored example on the same model and task: the time left then stays steady instead of growing as the slow
-// stages come), otherwise the shares of a page-preset sweep of attnlab-mini-bert (docs/papa-page.md).
-// No DOM access.
+// (docs/papa-op.md: inputs, constants, ranking, then per configuration features and mlm, and "sweep" after
+// each configuration), so the bar moves once from 0 to 1 and the time left is for the whole sweep. Each report
+// names its configuration as the engine counts them (config of n_configs; 0 before the first), so the page
+// keeps no plan of its own. The weights are the stages' measured seconds when the page has them (the reply's
+// "seconds" of a stored example on the same model and task: the time left then stays steady instead of growing
+// as the slow stages come), otherwise the shares of a page-preset sweep of attnlab-mini-bert
+// (docs/papa-page.md). No DOM access.
 
 const PRE = { inputs: 0, constants: 0.01, ranking: 0.03 }; // where each early stage starts
 export const EARLY_STAGES = Object.keys(PRE); // the stages before the first configuration, in order
@@ -32,34 +33,32 @@ export function stageWeights(seconds) {
 }
 
 export class SweepProgress {
-  // guess: how many configurations the request makes (exact once the first "sweep" report comes);
   // seconds: the stages' measured costs (stageWeights), or null for the default shares
-  constructor(guess = 0, seconds = null) {
+  constructor(seconds = null) {
     this.overall = 0;
     this.done = 0;      // configurations finished
-    this.nConfigs = guess;
+    this.nConfigs = 0;  // the engine's count, from its first report
     this.stage = 'inputs';
     this.w = stageWeights(seconds) ?? { pre: PRE, sweepStart: SWEEP_START, features: 0.55, mlmStart: 0.85 };
   }
 
-  // One engine report -> { fraction (0..1, never decreasing), text }.
-  update(stage, fraction) {
+  // One engine report ({stage, fraction, config, n_configs}: the worker's progress message) -> { fraction (0..1,
+  // never decreasing), text }.
+  update({ stage, fraction, config = 0, n_configs: nConfigs = 0 }) {
     const f = Math.min(1, Math.max(0, Number(fraction) || 0));
     this.stage = stage;
+    if (nConfigs > 0) this.nConfigs = nConfigs;
     let overall = this.overall;
     const { pre, sweepStart } = this.w;
     if (stage in PRE) {
       const next = stage === 'inputs' ? pre.constants : stage === 'constants' ? pre.ranking : sweepStart;
       overall = pre[stage] + f * (next - pre[stage]);
     } else if (stage === 'sweep') {
-      if (f > 0 && !this.exact) {
-        this.nConfigs = Math.round(1 / f) || 1;
-        this.exact = true;
-      }
-      this.done = Math.round(f * (this.nConfigs || 1));
-      overall = sweepStart + f * (1 - sweepStart);
-    } else if (this.nConfigs) {
-      // inside one configuration: features, then the probes (no reports), then the MLM score
+      this.done = config;
+      overall = sweepStart + (this.nConfigs ? config / this.nConfigs : f) * (1 - sweepStart);
+    } else if (this.nConfigs && config > 0) {
+      // inside configuration `config`: features, then the probes (no reports), then the MLM score
+      this.done = config - 1;
       const within = stage === 'features' ? this.w.features * f : this.w.mlmStart + (1 - this.w.mlmStart) * f;
       overall = sweepStart + ((this.done + within) / this.nConfigs) * (1 - sweepStart);
     }

@@ -101,7 +101,7 @@ al_status al_session_run(al_session *s, const char *request_json, const al_run_p
                          al_reply *reply) {
     if (!reply) return AL_ERR_INVALID;
     memset(reply, 0, sizeof *reply);
-    al_run_params none = {NULL, NULL, NULL};
+    al_run_params none = {NULL, NULL, NULL, NULL};
     al_error err;
     al_error_clear(&err);
     al_status st = dispatch(s, request_json, params ? params : &none, reply, &err);

@@ -21,6 +21,7 @@
 #include "../core/error.h"
 #include "../methods/measures/head_agreement.h"
 #include "../methods/measures/head_importance.h"
+#include "experiment_setup.h"
 #include "op_heads.h"
 #include "reply_digest.h"
 
@@ -150,36 +151,25 @@ al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
     static const char *const known[] = {"op", "model", "task", "task_jsonl", "task_jsonl_name", "tasks_dir", "import",
                                         "preset", "L", "layout", "max_train", "max_validation", "constants_examples",
                                         "batch_size", "probe", "ranking", "memory_mb", "max_examples", "least_k", NULL};
-    const al_api_model *m;
-    al_status st = al_req_model(ctx->session, ctx->req, &m, err);
+    al_experiment x;
+    al_status st = al_experiment_open(ctx, "head_agreement", &x, err);
     if (st) return st;
-    const al_tokenizer *tok = al_model_tokenizer(m->model);
-    if (!tok) return al_err(err, AL_ERR_INVALID, "head_agreement: model '%s' has no tokenizer to read a task with", m->id);
-    const al_config *cfg = al_model_config(m->model);
-    const int NL = cfg->n_layers, H = cfg->n_heads, NH = NL * H, L_max = cfg->max_position_embeddings - cfg->position_offset;
-    al_task *task = NULL;
-    st = al_papa_load_task(ctx->req, ctx->rb, &task, err);
-    if (st) return st;
-    al_papa_sweep_request q;
-    const char *preset = NULL;
-    st = al_papa_read_request(ctx->req, task, &q, &preset, err);
-    int max_examples = q.importance_examples, k = NH / 4 > 1 ? NH / 4 : 1;
-    if (!st) st = al_req_int(ctx->req, "max_examples", "max_examples", 0, max_examples, 0, 1 << 30, &max_examples, err);
+    const al_model *model = x.m->model;
+    const al_papa_sweep_request *q = &x.q;
+    const al_config *cfg = al_model_config(model);
+    const int NL = cfg->n_layers, H = cfg->n_heads, NH = NL * H;
+    int max_examples = q->importance_examples, k = NH / 4 > 1 ? NH / 4 : 1;
+    st = al_req_int(ctx->req, "max_examples", "max_examples", 0, max_examples, 0, 1 << 30, &max_examples, err);
     if (!st) st = al_req_int(ctx->req, "least_k", "least_k", 0, k, 1, NH, &k, err);
-    if (!st && q.L > L_max) st = al_err(err, AL_ERR_INVALID, "request: field 'L' = %d must be in [4, %d] for this model", q.L, L_max);
+    if (!st) st = al_experiment_check_length(&x, err);
     if (st) {
-        al_task_free(task);
+        al_experiment_free(&x);
         return st;
     }
     al_req_warn_unknown(ctx->rb, ctx->req, known);
     const double t0 = now_seconds();
-    al_papa_inputs train = {0}, val = {0};
-    st = al_papa_inputs_build(tok, task, AL_TASK_TRAIN, q.max_train, q.layout, q.L, &train, err);
-    if (!st) st = al_papa_inputs_build(tok, task, AL_TASK_VALIDATION, q.max_validation, q.layout, q.L, &val, err);
-    if (!st && val.n < 1) st = al_err(err, AL_ERR_INVALID, "head_agreement: task '%s' has no validation examples", task->id);
-    char model_hash[65], c_name[64], t_name[64];
-    al_model_content_hash(m->model, model_hash);
-    al_papa_cache_keys(model_hash, task, &q, c_name, t_name);
+    st = al_experiment_inputs(&x, 1, "head_agreement", err);
+    al_experiment_cache_names(&x);
     agreement a = {NL, H, NH, k, calloc((size_t)N_MEASURES * NH, sizeof(double)), {0}, malloc(sizeof(int) * N_MEASURES * (size_t)k),
                    {0}, ""};
     const int per = NH * AL_HS_N;
@@ -191,8 +181,8 @@ al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
     const float *C = NULL;
     float *owned = NULL;
     int reused_c = 0, reused_t = 0;
-    if (!st) st = al_heads_constants(ctx, m->model, &q, &train, c_name, &C, &owned, &reused_c, err);
-    if (!st) st = al_heads_theta(ctx, m->model, &q, &train, C, t_name, theta, &reused_t, err);
+    if (!st) st = al_heads_constants(ctx, model, q, &x.train, x.c_name, &C, &owned, &reused_c, err);
+    if (!st) st = al_heads_theta(ctx, x.m->model, q, &x.train, C, x.t_name, theta, &reused_t, err);
     /* 2. gradient importance as the head_importance op measures it (probe loss) */
     al_head_importance imp;
     memset(&imp, 0, sizeof imp);
@@ -202,11 +192,11 @@ al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
         fp.progress_user = ctx->params->progress_user;
         fp.cancel = ctx->params->cancel;
         fp.pool = ctx->session->pool;
-        st = al_head_importance_task(m->model, task, &train, &q.probe, q.rank.seed, q.batch_size, q.mem_limit,
+        st = al_head_importance_task(x.m->model, x.task, &x.train, &q->probe, q->rank.seed, q->batch_size, q->mem_limit,
                                      max_examples, &fp, &imp, err);
     }
     /* 3. head statistics and norm mass over the validation examples, as head_stats reads them */
-    if (!st) st = al_heads_stats(ctx, m->model, &val, C, q.batch_size, "stats", mean, ci, norm_mass, err);
+    if (!st) st = al_heads_stats(ctx, model, &x.val, C, q->batch_size, "stats", mean, ci, norm_mass, err);
     if (!st) {
         for (int i = 0; i < NH; i++) {
             double *g = a.grid;
@@ -220,12 +210,12 @@ al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
         }
         compare(&a);
         al_reply_builder *rb = ctx->rb;
-        al_heads_reply_identity(rb, m->id, NL, H, model_hash, task->hash);
-        reply_config(rb, &q, preset, task, max_examples, k);
+        al_heads_reply_identity(rb, x.m->id, NL, H, x.model_hash, x.task->hash);
+        reply_config(rb, q, x.preset, x.task, max_examples, k);
         reply(rb, &a);
         al_rb_num(rb, rb->root, "n_examples", imp.n_examples);
-        al_rb_num(rb, rb->root, "n_validation", val.n);
-        al_rb_num(rb, rb->root, "n_train", train.n);
+        al_rb_num(rb, rb->root, "n_validation", x.val.n);
+        al_rb_num(rb, rb->root, "n_train", x.train.n);
         cJSON *reused = al_rb_add(rb, rb->root, "reused", cJSON_CreateObject());
         al_rb_bool(rb, reused, "constants", reused_c);
         al_rb_bool(rb, reused, "ranking", reused_t);
@@ -233,8 +223,6 @@ al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
     }
     al_head_importance_free(&imp);
     free(a.grid), free(a.least), free(mean), free(ci), free(norm_mass), free(theta), free(owned);
-    al_papa_inputs_free(&train);
-    al_papa_inputs_free(&val);
-    al_task_free(task);
+    al_experiment_free(&x);
     return st;
 }

@@ -20,6 +20,7 @@
 #include "../methods/probes/metrics.h"
 #include "../methods/papa/papa.h"
 #include "op_analysis.h"
+#include "experiment_setup.h"
 #include "op_heads.h"
 #include "reply_digest.h"
 
@@ -27,58 +28,44 @@ al_status al_op_head_stats(al_op_ctx *ctx, al_error *err) {
     static const char *const known[] = {"op", "model", "task", "task_jsonl", "task_jsonl_name", "tasks_dir", "import",
                                         "preset", "L", "layout", "max_train", "max_validation", "constants_examples",
                                         "batch_size", "memory_mb", NULL};
-    const al_api_model *m;
-    al_status st = al_req_model(ctx->session, ctx->req, &m, err);
+    al_experiment x;
+    al_status st = al_experiment_open(ctx, "head_stats", &x, err);
     if (st) return st;
-    const al_tokenizer *tok = al_model_tokenizer(m->model);
-    if (!tok) return al_err(err, AL_ERR_INVALID, "head_stats: model '%s' has no tokenizer to read a task with", m->id);
-    al_task *task = NULL;
-    st = al_papa_load_task(ctx->req, ctx->rb, &task, err);
-    if (st) return st;
-    al_papa_sweep_request q;
-    const char *preset = NULL;
-    st = al_papa_read_request(ctx->req, task, &q, &preset, err);
-    const al_config *cfg = al_model_config(m->model);
-    const int NL = cfg->n_layers, H = cfg->n_heads, L = q.L;
-    if (!st && NL > 512) st = al_err(err, AL_ERR_INVALID, "head_stats: %d layers (at most 512)", NL);
-    if (!st && (L > cfg->max_position_embeddings - cfg->position_offset))
-        st = al_err(err, AL_ERR_INVALID, "request: field 'L' = %d must be in [4, %d] for this model", L,
-                    cfg->max_position_embeddings - cfg->position_offset);
+    const al_papa_sweep_request *q = &x.q;
+    const al_config *cfg = al_model_config(x.m->model);
+    const int NL = cfg->n_layers, H = cfg->n_heads, L = q->L;
+    if (NL > 512) st = al_err(err, AL_ERR_INVALID, "head_stats: %d layers (at most 512)", NL);
+    if (!st) st = al_experiment_check_length(&x, err);
     if (st) {
-        al_task_free(task);
+        al_experiment_free(&x);
         return st;
     }
     al_req_warn_unknown(ctx->rb, ctx->req, known);
-    al_papa_inputs train = {0}, val = {0};
-    st = al_papa_inputs_build(tok, task, AL_TASK_TRAIN, q.max_train, q.layout, L, &train, err);
-    if (!st) st = al_papa_inputs_build(tok, task, AL_TASK_VALIDATION, q.max_validation, q.layout, L, &val, err);
-    if (!st && val.n < 1) st = al_err(err, AL_ERR_INVALID, "head_stats: task '%s' has no validation examples", task->id);
+    st = al_experiment_inputs(&x, 1, "head_stats", err);
     /* PAPA's constants: the session's (a papa request with these fields left them) or averaged here */
-    char model_hash[65], c_name[64], t_name[64];
-    al_model_content_hash(m->model, model_hash);
-    al_papa_cache_keys(model_hash, task, &q, c_name, t_name);
+    al_experiment_cache_names(&x);
     const float *C = NULL;
     float *owned = NULL;
     int reused = 0;
-    if (!st) st = al_heads_constants(ctx, m->model, &q, &train, c_name, &C, &owned, &reused, err);
+    if (!st) st = al_heads_constants(ctx, x.m->model, q, &x.train, x.c_name, &C, &owned, &reused, err);
     const int per = NL * H * AL_HS_N;
     double *mean = malloc(sizeof(double) * (size_t)per), *ci = malloc(sizeof(double) * (size_t)per);
     if (!st && (!mean || !ci)) st = al_err(err, AL_ERR_OOM, "head_stats: out of memory");
-    if (!st) st = al_heads_stats(ctx, m->model, &val, C, q.batch_size, "head_stats", mean, ci, NULL, err);
+    if (!st) st = al_heads_stats(ctx, x.m->model, &x.val, C, q->batch_size, "head_stats", mean, ci, NULL, err);
     if (!st) {
         al_reply_builder *rb = ctx->rb;
         if (!st) {
-            al_heads_reply_identity(rb, m->id, NL, H, model_hash, task->hash);
+            al_heads_reply_identity(rb, x.m->id, NL, H, x.model_hash, x.task->hash);
             cJSON *c = al_rb_add(rb, rb->root, "config", cJSON_CreateObject());
-            al_rb_str(rb, c, "preset", preset);
-            al_rb_str(rb, c, "task", task->id);
+            al_rb_str(rb, c, "preset", x.preset);
+            al_rb_str(rb, c, "task", x.task->id);
             al_rb_num(rb, c, "L", L);
-            al_rb_str(rb, c, "layout", al_papa_layout_name(q.layout));
-            al_rb_num(rb, c, "max_train", q.max_train);
-            al_rb_num(rb, c, "max_validation", q.max_validation);
-            al_rb_num(rb, c, "constants_examples", q.constants_examples);
-            al_rb_num(rb, rb->root, "n_examples", val.n);
-            al_rb_num(rb, rb->root, "n_train", train.n);
+            al_rb_str(rb, c, "layout", al_papa_layout_name(q->layout));
+            al_rb_num(rb, c, "max_train", q->max_train);
+            al_rb_num(rb, c, "max_validation", q->max_validation);
+            al_rb_num(rb, c, "constants_examples", q->constants_examples);
+            al_rb_num(rb, rb->root, "n_examples", x.val.n);
+            al_rb_num(rb, rb->root, "n_train", x.train.n);
             cJSON *reused_o = al_rb_add(rb, rb->root, "reused", cJSON_CreateObject());
             al_rb_bool(rb, reused_o, "constants", reused);
             cJSON *so = al_rb_add(rb, rb->root, "stats", cJSON_CreateObject());
@@ -104,8 +91,6 @@ al_status al_op_head_stats(al_op_ctx *ctx, al_error *err) {
         }
     }
     free(mean), free(ci), free(owned);
-    al_papa_inputs_free(&train);
-    al_papa_inputs_free(&val);
-    al_task_free(task);
+    al_experiment_free(&x);
     return st;
 }

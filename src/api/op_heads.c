@@ -11,6 +11,7 @@
 #include "../methods/batches/batch_runner.h"
 #include "../methods/probes/metrics.h"
 #include "../methods/papa/papa.h"
+#include "papa_cache.h"
 #include "reply_digest.h"
 
 al_status al_heads_constants(const al_op_ctx *ctx, const al_model *model, const al_papa_sweep_request *q,

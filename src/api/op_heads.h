@@ -1,12 +1,13 @@
 /* op_heads.h: what the ops that measure heads over a task's examples share (head_stats, head_agreement):
- * PAPA's averaged constants and learned lambdas through the session cache the papa op fills (so any of them
- * computes them once per model, task and fields), and the statistics pass over the validation examples.
- * Not public. */
+ * PAPA's averaged constants and learned lambdas through the session cache the papa op fills (papa_cache.h: so
+ * any of them computes them once per model, task and fields), the statistics pass over the validation
+ * examples, and the reply's identity and ranking settings (the papa reply's too). Not public. */
 #ifndef AL_API_OP_HEADS_H
 #define AL_API_OP_HEADS_H
 
 #include "../methods/measures/measures.h"
-#include "op_papa.h"
+#include "../methods/papa/papa_sweep.h"
+#include "api_internal.h"
 
 /* The averaged constants [NL, H, L, L] of q over the first max_train (or constants_examples) examples of
  * train: the session's tensor c_name when a request left it, else averaged as a sweep averages them and

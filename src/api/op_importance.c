@@ -20,8 +20,8 @@
 #include "../core/error.h"
 #include "../methods/measures/head_importance.h"
 #include "../methods/measures/value_zeroing.h"
+#include "experiment_setup.h"
 #include "op_analysis.h"
-#include "op_papa.h"
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -37,9 +37,11 @@ al_status al_op_head_importance(al_op_ctx *ctx, al_error *err) {
     static const char *const known[] = {"op", "model", "task", "task_jsonl", "task_jsonl_name", "tasks_dir", "import",
                                         "loss", "max_examples", "preset", "L", "layout", "max_train", "batch_size",
                                         "probe", "ranking", "memory_mb", NULL};
-    const al_api_model *m;
-    al_status st = al_req_model(ctx->session, ctx->req, &m, err);
+    al_experiment x;
+    memset(&x, 0, sizeof x);
+    al_status st = al_req_model(ctx->session, ctx->req, &x.m, err);
     if (st) return st;
+    const al_api_model *m = x.m;
     const char *loss_name = NULL;
     st = al_req_string(ctx->req, "loss", "loss", 0, &loss_name, err);
     const int loss = loss_name ? al_importance_loss_from_name(loss_name) : AL_IMPORTANCE_PROBE;
@@ -47,18 +49,13 @@ al_status al_op_head_importance(al_op_ctx *ctx, al_error *err) {
         st = al_err(err, AL_ERR_INVALID, "request: field 'loss' is '%.40s', not 'probe' or 'mlm'", loss_name);
     if (!st && loss == AL_IMPORTANCE_MLM && !al_model_has_mlm_head(m->model))
         st = al_err(err, AL_ERR_INVALID, "request: field 'loss' is 'mlm' but model '%s' has no MLM head", m->id);
+    if (!st) st = al_experiment_read(ctx, &x, err);
     if (st) return st;
-    al_task *task = NULL;
-    st = al_papa_load_task(ctx->req, ctx->rb, &task, err);
-    if (st) return st;
-    al_papa_sweep_request q;
-    const char *preset = NULL;
-    st = al_papa_read_request(ctx->req, task, &q, &preset, err);
-    int max_examples = q.importance_examples;
-    if (!st) st = al_req_int(ctx->req, "max_examples", "max_examples", 0, q.importance_examples, 0, 1 << 30,
-                             &max_examples, err);
+    const al_papa_sweep_request *q = &x.q;
+    int max_examples = q->importance_examples;
+    st = al_req_int(ctx->req, "max_examples", "max_examples", 0, q->importance_examples, 0, 1 << 30, &max_examples, err);
     if (st) {
-        al_task_free(task);
+        al_experiment_free(&x);
         return st;
     }
     al_req_warn_unknown(ctx->rb, ctx->req, known);
@@ -71,22 +68,19 @@ al_status al_op_head_importance(al_op_ctx *ctx, al_error *err) {
     fp.cancel = ctx->params->cancel;
     fp.pool = ctx->session->pool;
     const double t0 = now_seconds();
-    al_papa_inputs train, mlm;
-    memset(&train, 0, sizeof train);
+    al_papa_inputs mlm;
     memset(&mlm, 0, sizeof mlm);
     al_head_importance r;
     memset(&r, 0, sizeof r);
     if (!tok) st = al_err(err, AL_ERR_INVALID, "head_importance: model '%s' has no tokenizer files", m->id);
-    if (!st && (q.L < 4 || q.L > cfg->max_position_embeddings - cfg->position_offset))
-        st = al_err(err, AL_ERR_INVALID, "request: field 'L' = %d must be in [4, %d] for this model", q.L,
-                    cfg->max_position_embeddings - cfg->position_offset);
+    if (!st) st = al_experiment_check_length(&x, err);
     if (!st && loss == AL_IMPORTANCE_PROBE) {
-        st = al_papa_inputs_build(tok, task, AL_TASK_TRAIN, q.max_train, q.layout, q.L, &train, err);
-        if (!st) st = al_head_importance_task(m->model, task, &train, &q.probe, q.rank.seed, q.batch_size, q.mem_limit,
+        st = al_experiment_inputs(&x, 0, "head_importance", err);
+        if (!st) st = al_head_importance_task(m->model, x.task, &x.train, &q->probe, q->rank.seed, q->batch_size, q->mem_limit,
                                               max_examples, &fp, &r, err);
     } else if (!st) {
         /* the task's training text, masked as the MLM score masks it (docs/papa.md#mlm-score) */
-        st = al_papa_mlm_task_examples(tok, task, AL_TASK_TRAIN, max_examples > 0 ? max_examples : -1, q.layout, q.L, 4321,
+        st = al_papa_mlm_task_examples(tok, x.task, AL_TASK_TRAIN, max_examples > 0 ? max_examples : -1, q->layout, q->L, 4321,
                                        &mlm, err);
         if (!st) st = al_head_importance_measure(m->model, &mlm, AL_IMPORTANCE_MLM, NULL, &fp, &r, err);
     }
@@ -98,7 +92,7 @@ al_status al_op_head_importance(al_op_ctx *ctx, al_error *err) {
     if (!st) {
         al_reply_builder *rb = ctx->rb;
         al_rb_str(rb, rb->root, "model", m->id);
-        al_rb_str(rb, rb->root, "task", task->id);
+        al_rb_str(rb, rb->root, "task", x.task->id);
         al_rb_str(rb, rb->root, "loss", al_importance_loss_name((al_importance_loss)loss));
         al_rb_str(rb, rb->root, "normalisation", "per layer: |dL/dxi| over the layer's L2 norm (Michel et al. 2019)");
         al_rb_num(rb, rb->root, "n_layers", NL);
@@ -115,26 +109,25 @@ al_status al_op_head_importance(al_op_ctx *ctx, al_error *err) {
             al_rb_add(rb, pair, NULL, cJSON_CreateNumber(order[i] % H));
         }
         cJSON *c = al_rb_add(rb, rb->root, "config", cJSON_CreateObject());
-        al_rb_str(rb, c, "preset", preset);
-        al_rb_num(rb, c, "L", q.L);
-        al_rb_str(rb, c, "layout", al_papa_layout_name(q.layout));
-        al_rb_num(rb, c, "max_train", q.max_train);
+        al_rb_str(rb, c, "preset", x.preset);
+        al_rb_num(rb, c, "L", q->L);
+        al_rb_str(rb, c, "layout", al_papa_layout_name(q->layout));
+        al_rb_num(rb, c, "max_train", q->max_train);
         al_rb_num(rb, c, "max_examples", max_examples);
-        al_rb_num(rb, c, "seed", (double)q.rank.seed);
+        al_rb_num(rb, c, "seed", (double)q->rank.seed);
         if (loss == AL_IMPORTANCE_PROBE) {
             cJSON *p = al_rb_add(rb, c, "probe", cJSON_CreateObject());
-            al_rb_num(rb, p, "epochs", q.probe.epochs);
-            al_rb_num(rb, p, "batch_size", q.probe.batch_size);
-            al_rb_num(rb, p, "lr", q.probe.lr);
-            al_rb_num(rb, p, "dropout", task->kind == AL_TASK_TOKEN ? 0.0 : q.probe.dropout);
+            al_rb_num(rb, p, "epochs", q->probe.epochs);
+            al_rb_num(rb, p, "batch_size", q->probe.batch_size);
+            al_rb_num(rb, p, "lr", q->probe.lr);
+            al_rb_num(rb, p, "dropout", x.task->kind == AL_TASK_TOKEN ? 0.0 : q->probe.dropout);
         }
         al_rb_num(rb, rb->root, "seconds", now_seconds() - t0);
     }
     free(order), free(scores);
     al_head_importance_free(&r);
-    al_papa_inputs_free(&train);
     al_papa_inputs_free(&mlm);
-    al_task_free(task);
+    al_experiment_free(&x);
     return st;
 }
 

@@ -701,7 +701,7 @@ static void on_progress(void *user, const char *stage, double fraction) {
 static void test_progress_and_cancel(al_session *s) {
     volatile int flag = 0;
     progress_log log = {0, 0, 0, 0, &flag};
-    al_run_params params = {on_progress, &log, &flag};
+    al_run_params params = {on_progress, &log, &flag, NULL};
     al_reply reply;
     const char *req = "{\"op\":\"attention\",\"model\":\"tiny\",\"text\":\"the cat sat\"}";
     CHECK(al_session_run(s, req, &params, &reply) == AL_OK);

@@ -14,6 +14,7 @@
 #include "check.h"
 #include "methods/measures/head_importance.h"
 #include "methods/papa/papa.h"
+#include "methods/papa/papa_sweep.h"
 
 #define L_TEST 32
 static double FD_STEP = 1e-2;

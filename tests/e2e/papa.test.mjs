@@ -90,6 +90,11 @@ test('a sweep in the page: progress, figures, the native CLI\'s digest, no long 
   const texts = statuses.map((s) => s.text);
   assert.ok(texts.some((t) => /PAPA sweep \d+%: learning the head ranking/.test(t)), texts.slice(0, 20).join(' | '));
   assert.ok(texts.some((t) => /PAPA sweep \d+%: probing \(configuration \d+ of \d+\)/.test(t)));
+  // "i of n" is the engine's count: n is the request's configuration count from the first report on
+  const shown = texts.map((t) => /\(configuration (\d+) of (\d+)\)/.exec(t)).filter(Boolean).map((m) => [Number(m[1]), Number(m[2])]);
+  assert.ok(shown.length && shown.every(([, n]) => n === reply.configs.length), `shown ${JSON.stringify(shown.slice(0, 5))}, ` +
+            `${reply.configs.length} configurations`);
+  assert.ok(shown.every(([i], k) => i >= 1 && i <= reply.configs.length && (k === 0 || i >= shown[k - 1][0])), 'i counts up');
   assert.ok(texts.some((t) => /left/.test(t)), 'the time left was shown');
   const bars = statuses.map((s) => s.bar);
   assert.ok(bars.some((b) => b > 0.2 && b < 1), 'the bar moved');

@@ -143,12 +143,28 @@ test('PNG text chunks: CRC-32 of the standard check value, and a real PNG keeps 
 });
 
 test('progress over the whole sweep never goes back and reaches 1', () => {
-  const p = new SweepProgress(3);
+  const p = new SweepProgress();
   const seen = [];
-  const steps = [['inputs', 0], ['constants', 0.5], ['constants', 1], ['ranking', 0.5], ['ranking', 1]];
-  for (let c = 0; c < 3; c++) steps.push(['features', 0.5], ['features', 1], ['mlm', 1], ['sweep', (c + 1) / 3]);
-  for (const [s, f] of steps) seen.push(p.update(s, f));
+  // the worker's messages: every report names its configuration of the engine's count (0 before the first)
+  const steps = [['inputs', 0], ['constants', 0.5], ['constants', 1], ['ranking', 0.5], ['ranking', 1]].map(([s, f]) => [s, f, 0]);
+  for (let c = 1; c <= 3; c++) steps.push(['features', 0.5, c], ['features', 1, c], ['mlm', 1, c], ['sweep', c / 3, c]);
+  for (const [stage, fraction, config] of steps) seen.push(p.update({ stage, fraction, config, n_configs: 3 }));
   for (let i = 1; i < seen.length; i++) assert.ok(seen[i].fraction >= seen[i - 1].fraction);
   assert.equal(seen.at(-1).fraction, 1);
   assert.match(seen[7].text, /configuration 1 of 3/);
+  assert.match(seen[9].text, /configuration 2 of 3/);
+  assert.match(seen.at(-1).text, /configuration 3 of 3/);
+});
+
+test('progress counts the engine\'s configurations: a shard\'s share, not a guess from the first fraction', () => {
+  // shard 1/2 of a 7-configuration plan: the engine says 3, and "sweep" fractions are of the whole plan
+  const p = new SweepProgress();
+  let out = p.update({ stage: 'inputs', fraction: 0, config: 0, n_configs: 3 });
+  assert.equal(p.nConfigs, 3);
+  out = p.update({ stage: 'features', fraction: 1, config: 1, n_configs: 3 });
+  assert.match(out.text, /configuration 1 of 3/);
+  out = p.update({ stage: 'sweep', fraction: 2 / 7, config: 1, n_configs: 3 });
+  assert.match(out.text, /configuration 2 of 3/);
+  out = p.update({ stage: 'sweep', fraction: 6 / 7, config: 3, n_configs: 3 });
+  assert.equal(out.fraction, 1);
 });

@@ -84,36 +84,39 @@ test('exports: the page preset by its name, float32 settings as the user gave th
 });
 
 // The engine's reports of a sweep with the stored reply's measured stage times, on a simulated clock:
-// [{t (seconds since the start), stage, fraction}], every configuration taking its share of each stage.
+// [{t (seconds since the start), stage, fraction, config, n_configs}], every configuration taking its share of
+// each stage.
 function simulatedReports(reply) {
   const sec = reply.seconds;
   const n = reply.configs.length;
   const out = [];
   let t = 0;
+  let config = 0;
   const stage = (name, seconds, steps = 10) => {
     for (let i = 1; i <= steps; i++) {
       t += seconds / steps;
-      out.push({ t, stage: name, fraction: i / steps });
+      out.push({ t, stage: name, fraction: i / steps, config, n_configs: n });
     }
   };
   stage('inputs', 0.5, 2);
   stage('constants', sec.constants);
   if (sec.ranking > 0) stage('ranking', sec.ranking);
   for (let c = 0; c < n; c++) {
+    config = c + 1;
     stage('features', sec.features / n);
     t += sec.probes / n; // the probes report nothing
     stage('mlm', sec.mlm / n);
-    out.push({ t, stage: 'sweep', fraction: (c + 1) / n });
+    out.push({ t, stage: 'sweep', fraction: (c + 1) / n, config, n_configs: n });
   }
   return out;
 }
 
 // The whole sweep's time as the bar predicts it (elapsed / fraction) once a tenth of the time has passed.
 function predictions(reply, seconds) {
-  const progress = new SweepProgress(reply.configs.length, seconds);
+  const progress = new SweepProgress(seconds);
   const reports = simulatedReports(reply);
   const total = reports.at(-1).t;
-  return reports.map((r) => ({ t: r.t, f: progress.update(r.stage, r.fraction).fraction }))
+  return reports.map((r) => ({ t: r.t, f: progress.update(r).fraction }))
     .filter((r) => r.t > total / 10 && r.f > 0).map((r) => r.t / r.f / total);
 }
 

@@ -48,8 +48,14 @@ test('a PAPA sweep gives the same digest and numbers in WASM and natively', { sk
     max_train: 120, max_validation: 40, L: 48, seeds: [1, 2], fractions: [1, 0.5, 0],
     orders: ['lambda', 'random'], probe: { epochs: 2 }, ranking: { max_examples: 48, epochs: 1 },
   };
+  const reports = [];
+  api.onProgress = (stage, fraction, config, nConfigs) => reports.push({ stage, config, nConfigs });
   const w = api.run(request);
+  api.onProgress = null;
   assert.equal(w.status, 0, JSON.stringify(w.reply.error ?? ''));
+  // every report names its configuration of the reply's count (wasm/exports.c hands both to onProgress)
+  assert.ok(reports.length && reports.every((r) => r.nConfigs === w.reply.configs.length), JSON.stringify(reports.slice(0, 3)));
+  assert.deepEqual(reports.filter((r) => r.stage === 'sweep').map((r) => r.config), w.reply.configs.map((c, i) => i + 1));
   const reqPath = path.join(work, 'papa.json');
   writeFileSync(reqPath, JSON.stringify({ ...request, model: undefined, model_dir: modelDir }));
   const native = JSON.parse(execFileSync(cli, ['run', reqPath], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'],

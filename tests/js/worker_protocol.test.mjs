@@ -70,6 +70,28 @@ before(() => {
 
 after(() => { if (work) rmSync(work, { recursive: true, force: true }); });
 
+// The core's progress as the WASM exports hand it over (wasm/exports.c): an op that works through a plan (a PAPA
+// sweep) adds its configuration, step of n; the worker passes both on, and every other op's reports stay as they were.
+test('a sweep\'s progress names its configuration: config and n_configs pass through; other ops keep {stage, fraction}', async () => {
+  const api = {
+    onProgress: null,
+    cancel() {},
+    run(request) {
+      if (request.op === 'version') return { reply: { ops: [{ name: 'papa', worker: true }, { name: 'attention', worker: true }] } };
+      if (request.op === 'papa') [['inputs', 0, 0], ['features', 0.5, 1], ['sweep', 0.5, 1], ['features', 1, 2]].forEach(([s, f, i]) => this.onProgress(s, f, i, 2));
+      else this.onProgress('layer 1/2', 0.5);
+      return { reply: { op: request.op }, tensors: {} };
+    },
+  };
+  const { send } = harness(async () => api);
+  const sweep = (await send('papa', { model: 'm' }).done).filter((m) => m.progress).map((m) => m.progress);
+  assert.deepEqual(sweep, [{ stage: 'inputs', fraction: 0, config: 0, n_configs: 2 }, { stage: 'features', fraction: 0.5, config: 1, n_configs: 2 },
+                           { stage: 'sweep', fraction: 0.5, config: 1, n_configs: 2 }, { stage: 'features', fraction: 1, config: 2, n_configs: 2 }]);
+  const other = (await send('attention', { model: 'm' }).done).filter((m) => m.progress).map((m) => m.progress);
+  assert.deepEqual(other, [{ stage: 'layer 1/2', fraction: 0.5 }]);
+  assert.equal(api.onProgress, null, 'the callback is cleared after the run');
+});
+
 test('every op: init, loadModel, info, tokenize, attention', { skip }, async () => {
   const board = new SharedArrayBuffer(4);
   const { send } = harness();

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "../../attnlab.h"
-#include "../papa/papa_sweep.h"
+#include "../papa/papa_features.h"
 #include "../probes/probe.h"
 #include "../tasks/task.h"
 

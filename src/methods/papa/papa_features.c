@@ -1,12 +1,12 @@
 /* papa_features.c: the frozen encoder's hidden states of one head configuration, computed once and cached
  * as probe rows (the "quick" preset of docs/probes.md): every seed's probe then trains on the same
- * features. The encoder runs in eval mode. */
+ * features. The encoder runs in eval mode. Then the probe a sweep trains on them (papa_features.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../core/error.h"
 #include "../../model/forward_internal.h"
-#include "papa_sweep.h"
+#include "papa_features.h"
 
 /* Rows a split will produce: real tokens (sequence probe) or labelled positions (token probe). */
 static int64_t count_rows(const al_papa_inputs *in) {
@@ -65,4 +65,30 @@ al_status al_papa_features(const al_model *model, const al_papa_inputs *in, cons
     if (st) al_probe_data_free(data);
     else *out = data;
     return st;
+}
+
+al_probe_config al_papa_probe_config(const al_model *model, const al_task *task, int L, const al_papa_probe_settings *ps,
+                                     int embeddings_only) {
+    const al_config *cfg = al_model_config(model);
+    al_probe_config pc = al_probe_default_config();
+    pc.kind = task->kind == AL_TASK_TOKEN ? AL_PROBE_TOKEN : AL_PROBE_SEQUENCE;
+    pc.n_states = embeddings_only ? 1 : cfg->n_layers + 1;
+    pc.hidden = cfg->hidden_size;
+    pc.max_len = L;
+    pc.n_labels = task->n_labels;
+    pc.dropout = pc.kind == AL_PROBE_TOKEN ? 0.0f : ps->dropout;
+    pc.max_batch = ps->batch_size > 64 ? ps->batch_size : 64;
+    return pc;
+}
+
+al_probe_fit_options al_papa_probe_fit_options(const al_papa_probe_settings *ps, uint64_t seed,
+                                               const volatile int *cancel) {
+    al_probe_fit_options fo = al_probe_fit_default_options();
+    fo.epochs = ps->epochs;
+    fo.batch_size = ps->batch_size;
+    fo.lr = ps->lr;
+    fo.schedule = ps->schedule;
+    fo.seed = seed;
+    fo.cancel = cancel;
+    return fo;
 }

@@ -204,12 +204,19 @@ typedef struct sweep_ctx {
     int mlm_n;
     al_forward_params fp;
     probe_start starts[AL_PAPA_MAX_SEEDS];
+    int step, n_steps; /* the configuration being computed, 1-based, of this run's (0 before the first) */
 } sweep_ctx;
 
-/* Progress within one stage as the job reports it: stage names stay those of the work being done. */
+/* Progress within one stage as the job reports it: stage names stay those of the work being done, and with
+ * plan_progress each report names its configuration, so a reader needs no plan of its own to say "i of n". */
 static void report(const sweep_ctx *s, const char *stage, double fraction) {
-    if (s->req->progress) s->req->progress(s->req->progress_user, stage, fraction);
+    const al_papa_sweep_request *q = s->req;
+    if (q->plan_progress) q->plan_progress(q->progress_user, stage, fraction, s->step, s->n_steps);
+    else if (q->progress) q->progress(q->progress_user, stage, fraction);
 }
+
+/* The passes' progress (constants, ranking, importance, features, mlm) through report. */
+static void relay(void *user, const char *stage, double fraction) { report(user, stage, fraction); }
 
 static al_status build_constants(sweep_ctx *s, al_error *err) {
     const size_t n_c = (size_t)s->NL * s->H * s->L * s->L;
@@ -395,32 +402,6 @@ static void seed_task(void *arg, int si, int n_tasks, int thread) {
     j->status[si] = st;
 }
 
-al_probe_config al_papa_probe_config(const al_model *model, const al_task *task, int L, const al_papa_probe_settings *ps,
-                                     int embeddings_only) {
-    const al_config *cfg = al_model_config(model);
-    al_probe_config pc = al_probe_default_config();
-    pc.kind = task->kind == AL_TASK_TOKEN ? AL_PROBE_TOKEN : AL_PROBE_SEQUENCE;
-    pc.n_states = embeddings_only ? 1 : cfg->n_layers + 1;
-    pc.hidden = cfg->hidden_size;
-    pc.max_len = L;
-    pc.n_labels = task->n_labels;
-    pc.dropout = pc.kind == AL_PROBE_TOKEN ? 0.0f : ps->dropout;
-    pc.max_batch = ps->batch_size > 64 ? ps->batch_size : 64;
-    return pc;
-}
-
-al_probe_fit_options al_papa_probe_fit_options(const al_papa_probe_settings *ps, uint64_t seed,
-                                               const volatile int *cancel) {
-    al_probe_fit_options fo = al_probe_fit_default_options();
-    fo.epochs = ps->epochs;
-    fo.batch_size = ps->batch_size;
-    fo.lr = ps->lr;
-    fo.schedule = ps->schedule;
-    fo.seed = seed;
-    fo.cancel = cancel;
-    return fo;
-}
-
 static al_status run_seeds(sweep_ctx *s, int c, const al_papa_config *x, const al_probe_data *ftr,
                            const al_probe_data *fva, const al_papa_inputs *va, al_error *err) {
     const al_papa_sweep_request *req = s->req;
@@ -536,8 +517,8 @@ al_status al_papa_sweep_run(al_model *model, const al_task *task, const al_papa_
     s.NL = cfg->n_layers, s.H = cfg->n_heads, s.L = req->L;
     s.fp = al_forward_default_params();
     s.fp.cancel = req->cancel;
-    s.fp.progress = req->progress;
-    s.fp.progress_user = req->progress_user;
+    s.fp.progress = req->progress || req->plan_progress ? relay : NULL;
+    s.fp.progress_user = &s;
     s.fp.pool = req->pool;
     /* the layout's padding is never read by a real token: features, MLM scores and averages skip it
      * (docs/head_policies.md, "Skipping padding"; the ranking trains through its own passes) */
@@ -552,6 +533,7 @@ al_status al_papa_sweep_run(al_model *model, const al_task *task, const al_papa_
     if (!st && !req->theta && uses_lambda(&out->plan, s.NL * s.H))
         st = al_train_check_family(model, "lambda ranking", "; use orders random", err);
     const int n_cfg = out->plan.n_configs;
+    for (int c = 0; !st && c < n_cfg; c++) s.n_steps += al_papa_plan_in_shard(c, req->shard_index, req->n_shards);
     if (!st) {
         out->runs = calloc((size_t)n_cfg * req->plan.n_seeds, sizeof *out->runs);
         out->mlm_score = malloc(sizeof(double) * (size_t)n_cfg);
@@ -577,6 +559,7 @@ al_status al_papa_sweep_run(al_model *model, const al_task *task, const al_papa_
     for (int c = 0; c < n_cfg && !st; c++) {
         if (!al_papa_plan_in_shard(c, req->shard_index, req->n_shards)) continue;
         if (req->cancel && *req->cancel) st = al_err(err, AL_ERR_CANCELLED, "papa: cancelled");
+        s.step++;
         if (!st) st = run_config(&s, c, err);
         report(&s, "sweep", (double)(c + 1) / n_cfg);
     }

@@ -10,22 +10,13 @@
 #include "../../attnlab.h"
 #include "../../train/adamw.h"
 #include "papa.h"
+#include "papa_features.h"
 #include "papa_plan.h"
 #include "../probes/probe.h"
 #include "../tasks/task.h"
 
 #define AL_PAPA_MAX_SEEDS 16
 #define AL_PAPA_MAX_GROUPS 4 /* per-group accuracy: groups 0, 1, 2, >= 3 */
-
-/* ---------------------------------------------------------------- features (papa_features.c) */
-
-/* Bytes the cached rows of one configuration take (al_probe_data_bytes for the inputs). */
-size_t al_papa_features_bytes(const al_model *model, const al_papa_inputs *in, int embeddings_only);
-/* The encoder (eval mode, with policies, NULL: all standard) over every example of in, cached as probe rows:
- * all NL+1 hidden states, or only the embedding output when embeddings_only. */
-al_status al_papa_features(const al_model *model, const al_papa_inputs *in, const al_head_policy *policies,
-                           int embeddings_only, int batch_size, size_t mem_limit, const al_forward_params *params,
-                           al_probe_data **out, al_error *err);
 
 /* ---------------------------------------------------------------- lambda ranking (papa_rank.c) */
 
@@ -49,20 +40,6 @@ al_status al_papa_rank(al_model *model, const al_papa_inputs *train, const float
 
 /* ---------------------------------------------------------------- the sweep (papa_sweep.c) */
 
-typedef struct al_papa_probe_settings {
-    int epochs, batch_size;
-    float lr;
-    float dropout;           /* the sequence probe's dropout (BERT 0.1, RoBERTa 0) */
-    al_lr_schedule schedule; /* constant (the reference) */
-} al_papa_probe_settings;
-
-/* The probe a sweep trains on a configuration's features (every seed the same shape). */
-al_probe_config al_papa_probe_config(const al_model *model, const al_task *task, int L, const al_papa_probe_settings *ps,
-                                     int embeddings_only);
-/* How a sweep trains that probe with one seed. */
-al_probe_fit_options al_papa_probe_fit_options(const al_papa_probe_settings *ps, uint64_t seed,
-                                               const volatile int *cancel);
-
 typedef struct al_papa_sweep_request {
     al_papa_plan_request plan;       /* constants, orders, k (n_k 0: from fractions), baselines, n_seeds */
     int n_fractions;
@@ -84,6 +61,8 @@ typedef struct al_papa_sweep_request {
                                       * else measured with the probe's loss (docs/importance.md#pruning-curve) */
     int importance_examples;         /* training examples the importance averages over (<= 0: all used) */
     al_progress_fn progress;
+    al_plan_progress_fn plan_progress; /* may be NULL; set, every report goes through it in place of progress, with
+                                        * the configuration it belongs to: i of this run's n (docs/papa-op.md) */
     void *progress_user;
     const volatile int *cancel;
     al_threadpool *pool;             /* the forward passes' threads (NULL: one); same numbers either way */

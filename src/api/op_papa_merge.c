@@ -1,0 +1,186 @@
+/* op_papa_merge.c: the "papa_merge" op, shards back into one sweep (docs/papa-op.md, "Shards on a cluster"): the parts'
+ * runs are put in (configuration, seed) order and the reply is rebuilt as the unsharded papa op builds it
+ * (papa_reply.h), so the summaries, findings and digest are those of the whole sweep. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/error.h"
+#include "papa_reply.h"
+
+/* A whole number in [-1e9, 1e9] as an int, else def: a part is a reply attnlab wrote, but the request may hold
+ * anything, and casting a double outside int's range is undefined behaviour. */
+static int int_value(const cJSON *v, int def) {
+    if (!cJSON_IsNumber(v)) return def;
+    const double d = v->valuedouble;
+    return d >= -1e9 && d <= 1e9 && d == floor(d) ? (int)d : def;
+}
+
+static int json_int(const cJSON *o, const char *key, int def) {
+    return int_value(cJSON_GetObjectItemCaseSensitive(o, key), def);
+}
+
+static double json_num(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const char *json_text(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* The configuration list a part's "configs" describes, as the plan listed it. */
+static al_status read_configs(const cJSON *part, al_papa_plan *plan, al_error *err) {
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(part, "configs");
+    memset(plan, 0, sizeof *plan);
+    if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) > AL_PAPA_MAX_CONFIGS)
+        return al_err(err, AL_ERR_INVALID, "request: field 'parts[0].configs' must be a list of configurations");
+    for (const cJSON *o = list->child; o; o = o->next) {
+        al_papa_config *c = &plan->configs[plan->n_configs++];
+        memset(c, 0, sizeof *c);
+        const char *what = json_text(o, "what");
+        c->what = !strcmp(what, "right_pad") ? AL_CFG_RIGHT_PAD : !strcmp(what, "embeddings_only") ? AL_CFG_EMBEDDINGS_ONLY : AL_CFG_SWEEP;
+        c->k = json_int(o, "k", 0);
+        int kind = al_papa_constant_from_name(json_text(o, "constant")), order = al_papa_order_from_name(json_text(o, "order"));
+        c->constant = kind < 0 ? AL_CONST_AVERAGE : (al_papa_constant_kind)kind;
+        c->order = order < 0 ? AL_ORDER_FIRST_TO_LAST : (al_papa_order)order;
+    }
+    return AL_OK;
+}
+
+/* A part's "config" without its "shard", as text, to check that parts come from one request. */
+static char *config_text(const cJSON *part) {
+    cJSON *c = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(part, "config"), 1);
+    if (!c) return NULL;
+    cJSON_DeleteItemFromObjectCaseSensitive(c, "shard");
+    char *t = cJSON_PrintUnformatted(c);
+    cJSON_Delete(c);
+    return t;
+}
+
+static int run_order(const void *a, const void *b) {
+    const al_papa_run_result *x = a, *y = b;
+    return x->config != y->config ? x->config - y->config : x->seed_index - y->seed_index;
+}
+
+static al_status merge_parts(const cJSON *parts, al_papa_sweep_result *r, int *NL, int *H, al_error *err) {
+    const cJSON *p0 = parts->child;
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(p0, "shape");
+    *NL = json_int(shape, "n_layers", 0);
+    *H = json_int(shape, "n_heads", 0);
+    if (*NL < 1 || *H < 1 || *NL > 100000 || *H > 100000 || (long long)*NL * *H > 100000)
+        return al_err(err, AL_ERR_INVALID, "request: field 'parts[0].shape' is missing or out of range");
+    const int n_heads = *NL * *H;
+    al_status st = read_configs(p0, &r->plan, err);
+    if (st) return st;
+    const int n_cfg = r->plan.n_configs;
+    int max_runs = 0;
+    for (const cJSON *p = parts->child; p; p = p->next) max_runs += cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(p, "runs"));
+    r->runs = calloc((size_t)max_runs + 1, sizeof *r->runs);
+    r->mlm_score = malloc(sizeof(double) * (size_t)(n_cfg + 1));
+    r->mlm_accuracy = malloc(sizeof(double) * (size_t)(n_cfg + 1));
+    r->orders = malloc(sizeof(int) * AL_N_ORDERS * (size_t)n_heads);
+    if (!r->runs || !r->mlm_score || !r->mlm_accuracy || !r->orders) return al_err(err, AL_ERR_OOM, "papa_merge: out of memory");
+    for (int c = 0; c < n_cfg; c++) r->mlm_score[c] = r->mlm_accuracy[c] = NAN;
+    char *cfg0 = config_text(p0);
+    const char *model0 = json_text(cJSON_GetObjectItemCaseSensitive(p0, "hashes"), "model");
+    const char *task0 = json_text(cJSON_GetObjectItemCaseSensitive(p0, "hashes"), "task");
+    int index = 0;
+    for (const cJSON *p = parts->child; p && !st; p = p->next, index++) {
+        char *cfg = config_text(p);
+        const cJSON *hashes = cJSON_GetObjectItemCaseSensitive(p, "hashes");
+        if (!cfg || !cfg0 || strcmp(cfg, cfg0) || strcmp(json_text(hashes, "model"), model0) ||
+            strcmp(json_text(hashes, "task"), task0))
+            st = al_err(err, AL_ERR_INVALID, "request: field 'parts[%d]' comes from another request (config, model or "
+                        "task differ from parts[0])", index);
+        free(cfg);
+        const cJSON *runs = cJSON_GetObjectItemCaseSensitive(p, "runs");
+        for (const cJSON *o = runs ? runs->child : NULL; o && !st; o = o->next) {
+            al_papa_run_result *x = &r->runs[r->n_runs++];
+            x->config = json_int(o, "config", -1);
+            x->seed_index = json_int(o, "seed_index", -1);
+            x->score = json_num(o, "score");
+            x->accuracy = json_num(o, "accuracy");
+            const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "group_accuracy");
+            for (int k = 0; k < AL_PAPA_MAX_GROUPS; k++) {
+                const cJSON *v = cJSON_GetArrayItem(g, k);
+                x->group_accuracy[k] = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+                x->group_count[k] = cJSON_IsNumber(v);
+            }
+            if (x->config < 0 || x->config >= n_cfg || x->seed_index < 0)
+                st = al_err(err, AL_ERR_INVALID, "request: field 'parts[%d].runs' names configuration %d", index, x->config);
+            else {
+                const cJSON *co = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(p, "configs"), x->config);
+                double ms = json_num(co, "mlm_score");
+                if (!isnan(ms)) r->mlm_score[x->config] = ms, r->mlm_accuracy[x->config] = json_num(co, "mlm_accuracy");
+            }
+        }
+    }
+    free(cfg0);
+    if (st) return st;
+    qsort(r->runs, (size_t)r->n_runs, sizeof *r->runs, run_order);
+    for (int i = 1; i < r->n_runs; i++)
+        if (!run_order(&r->runs[i - 1], &r->runs[i]))
+            return al_err(err, AL_ERR_INVALID, "request: field 'parts': configuration %d seed %d appears in two parts",
+                          r->runs[i].config, r->runs[i].seed_index);
+    const cJSON *theta = cJSON_GetObjectItemCaseSensitive(p0, "theta");
+    if (cJSON_IsArray(theta)) {
+        if (cJSON_GetArraySize(theta) != n_heads) return al_err(err, AL_ERR_INVALID, "request: field 'parts[0].theta' has the wrong length");
+        r->theta = malloc(sizeof(float) * (size_t)n_heads);
+        if (!r->theta) return al_err(err, AL_ERR_OOM, "papa_merge: out of memory");
+        int i = 0;
+        for (const cJSON *v = theta->child; v; v = v->next, i++) {
+            if (!cJSON_IsNumber(v) || !(fabs(v->valuedouble) <= FLT_MAX))
+                return al_err(err, AL_ERR_INVALID, "request: field 'parts[0].theta[%d]' is not a float32 number", i);
+            r->theta[i] = (float)v->valuedouble;
+        }
+        r->rank_loss = json_num(p0, "ranking_loss");
+    }
+    const cJSON *orders = cJSON_GetObjectItemCaseSensitive(p0, "orders");
+    for (int o = 0; o < AL_N_ORDERS; o++) {
+        const cJSON *list = cJSON_GetObjectItemCaseSensitive(orders, al_papa_order_name((al_papa_order)o));
+        for (int i = 0; i < n_heads; i++) {
+            const cJSON *pair = list ? cJSON_GetArrayItem(list, i) : NULL;
+            const cJSON *l = cJSON_GetArrayItem(pair, 0), *h = cJSON_GetArrayItem(pair, 1);
+            const int li = int_value(l, -1), hi = int_value(h, -1);
+            r->orders[(size_t)o * n_heads + i] = li >= 0 && li < *NL && hi >= 0 && hi < *H ? li * *H + hi : -1;
+        }
+    }
+    return AL_OK;
+}
+
+al_status al_op_papa_merge(al_op_ctx *ctx, al_error *err) {
+    static const char *const known[] = {"op", "parts", NULL};
+    const cJSON *parts = cJSON_GetObjectItemCaseSensitive(ctx->req, "parts");
+    if (!cJSON_IsArray(parts) || cJSON_GetArraySize(parts) < 1)
+        return al_err(err, AL_ERR_INVALID, "request: field 'parts' must be a list of papa replies (one per shard)");
+    /* a merged reply is a whole sweep too: merging it alone recomputes its summary and findings (docs/papa-op.md) */
+    for (const cJSON *p = parts->child; p; p = p->next)
+        if (!cJSON_IsObject(p) || (strcmp(json_text(p, "op"), "papa") && strcmp(json_text(p, "op"), "papa_merge")))
+            return al_err(err, AL_ERR_INVALID, "request: field 'parts' holds something other than a papa or papa_merge reply");
+    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    al_papa_sweep_result r;
+    memset(&r, 0, sizeof r);
+    int NL = 0, H = 0;
+    al_status st = merge_parts(parts, &r, &NL, &H, err);
+    if (!st) {
+        al_reply_builder *rb = ctx->rb;
+        const cJSON *p0 = parts->child;
+        static const char *const copied[] = {"model", "engine", "shape", "hashes", "config", "task", "mlm_tokens"};
+        for (size_t i = 0; i < sizeof copied / sizeof copied[0]; i++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(p0, copied[i]);
+            if (v) al_rb_add(rb, rb->root, copied[i], cJSON_Duplicate(v, 1));
+        }
+        cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(rb->root, "config"), "shard");
+        al_rb_num(rb, rb->root, "merged_parts", cJSON_GetArraySize(parts));
+        const cJSON *task0 = cJSON_GetObjectItemCaseSensitive(p0, "task");
+        st = al_papa_reply_results(rb, &r, NL, H, json_text(task0, "metric"), json_int(task0, "n_validation", -1), err);
+        char dig[72];
+        al_papa_reply_digest(&r, NL * H, dig);
+        al_rb_str(rb, rb->root, "digest", dig);
+    }
+    al_papa_sweep_result_free(&r);
+    return st;
+}

@@ -1,0 +1,24 @@
+/* papa_reply.h: the papa reply (docs/papa-op.md, "Reply") from a sweep's result, shared by the papa op and
+ * papa_merge (which rebuilds a whole sweep's reply from its shards' parts). Not public. */
+#ifndef AL_API_PAPA_REPLY_H
+#define AL_API_PAPA_REPLY_H
+
+#include "../methods/papa/papa_sweep.h"
+#include "../methods/tasks/task.h"
+#include "api_internal.h"
+
+/* The digest of every number a reader compares: scores, accuracies, lambda logits, MLM scores (the replies'
+ * digest rule: reply_digest.h). */
+void al_papa_reply_digest(const al_papa_sweep_result *r, int n_heads, char out[72]);
+/* Rounds every score to the value the reply prints (al_json_canonical), so summaries and the digest are
+ * computed from the printed values. */
+void al_papa_canonical_results(al_papa_sweep_result *r);
+/* "config": every option as resolved, so the reply alone reproduces the request. */
+void al_papa_reply_config(al_reply_builder *rb, const al_papa_sweep_request *q, const char *preset, const al_task *task);
+/* "configs", "runs", "summary", "findings", "lambdas", "ranking_loss", "theta" and "orders". */
+al_status al_papa_reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, int NL, int H, const char *metric,
+                                int n_validation, al_error *err);
+/* "task", "mlm_tokens" and "seconds". */
+void al_papa_reply_task(al_reply_builder *rb, const al_papa_sweep_result *r, const al_task *task);
+
+#endif
