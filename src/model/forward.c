@@ -20,12 +20,12 @@
 #include "../core/error.h"
 #include "../core/memory.h"
 #include "../kernels/kernels.h"
-#include "deberta.h"
 #include "family.h"
 #include "forward_internal.h"
 #include "head_policy.h"
 #include "modernbert.h"
 #include "real_rows.h"
+#include "score_rule.h"
 
 /* Rows per chunk to aim for: large enough for efficient GEMMs, small enough to keep scratch modest. */
 #define AL_FWD_CHUNK_TOKENS 256
@@ -131,13 +131,14 @@ static void layout(carver *cv, const al_model *m, int B, int L, int L_out, int c
     ws->s.rel = ws->s.pos_q = ws->s.pos_k = ws->s.rel_work = NULL;
     ws->s.rel_row = NULL;
     ws->s.rel_work_size = 0;
-    if (al_family_of(c)->scores == AL_SCORES_DISENTANGLED && c->rel_span > 0) {
-        const size_t R = 2 * (size_t)c->rel_span;
+    const al_score_rule *rule = al_score_rule_of(c);
+    if (al_score_table_rows(c) > 0) { /* the score rule's relative-position table (DeBERTa's) */
+        const size_t R = (size_t)al_score_table_rows(c);
         ws->s.rel = carve(cv, R, D);
         ws->s.pos_q = carve(cv, R, D);
         ws->s.pos_k = carve(cv, R, D);
         ws->s.rel_row = (int32_t *)(void *)carve(cv, 2 * (size_t)L_out, 1);
-        ws->s.rel_work_size = al_deberta_head_scratch(c, L, L_out);
+        ws->s.rel_work_size = rule->head_scratch ? rule->head_scratch(c, L, L_out) : 0;
         ws->s.rel_work = carve(cv, (size_t)n_threads, ws->s.rel_work_size);
     }
     ws->s.pos_layer = -1;
@@ -287,7 +288,7 @@ static al_status forward_rows(const al_model *model, const al_batch *batch, cons
 
     st = al_fwd_positions(c, batch, ws.pos, err);
     if (st != AL_OK) goto done;
-    if (ws.s.rel_row) al_deberta_prepare(model, L_out, ws.s.rel, ws.s.rel_row);
+    if (ws.s.rel_row) al_score_rule_of(c)->prepare(model, L_out, ws.s.rel, ws.s.rel_row);
     for (size_t t = 0; t < BL; t++) ws.mask[t] = batch->attention_mask ? (float)batch->attention_mask[t] : 1.0f;
 
     const size_t layer_hidden = (size_t)B * L_out * D; /* one layer's slice of out->hidden_states */

@@ -8,7 +8,7 @@
 #include "../core/det_math.h"
 #include "../core/error.h"
 #include "../kernels/kernels.h"
-#include "../model/deberta.h"
+#include "../model/score_rule.h"
 #include "../model/family.h"
 #include "../model/head_policy.h"
 #include "train_internal.h"
@@ -123,13 +123,14 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     ctx->tmp_LL = take(&cv, LL);
     ctx->chat = take(&cv, LL);
     ctx->pd = take(&cv, LL);
-    const int rel = al_family_of(c)->scores == AL_SCORES_DISENTANGLED && c->rel_span > 0;
-    const uint64_t R = rel ? 2 * (uint64_t)c->rel_span : 0;
+    const al_score_rule *rule = al_score_rule_of(c);
+    const int rel = al_score_table_rows(c) > 0; /* the score rule's relative-position table (DeBERTa's) */
+    const uint64_t R = rel ? (uint64_t)al_score_table_rows(c) : 0;
     ctx->rel = rel ? take(&cv, R * D) : NULL;
     ctx->pos_q = rel ? take(&cv, R * D) : NULL;
     ctx->pos_k = rel ? take(&cv, R * D) : NULL;
     ctx->rel_row = rel ? take_i32(&cv, 2 * (uint64_t)L) : NULL;
-    ctx->rel_work = rel ? take(&cv, al_deberta_head_scratch(c, L, L)) : NULL;
+    ctx->rel_work = rel && rule->head_scratch ? take(&cv, rule->head_scratch(c, L, L)) : NULL;
     ctx->fin_mean = glu ? take(&cv, BL) : NULL;
     ctx->fin_rstd = glu ? take(&cv, BL) : NULL;
     ctx->B = B;
@@ -158,8 +159,7 @@ static al_status check_request(const al_model *model, int max_batch, int max_len
      * gradients (relative embeddings, position projections) and a projected embedding's dropout, and ModernBERT's
      * weight gradients (embedding norm, fused QKV, GeGLU, final norm) are not built */
     const al_config *mc = &model->config;
-    const int frozen_only = al_family_of(mc)->scores == AL_SCORES_DISENTANGLED ||
-                            al_family_of(mc)->layers == AL_LAYERS_PRE_LN_GLU;
+    const int frozen_only = al_score_rule_of(mc)->frozen || al_family_of(mc)->layers == AL_LAYERS_PRE_LN_GLU;
     if (frozen_only && (o->weight_grads || mc->embedding_size != mc->hidden_size))
         return al_err(err, AL_ERR_UNSUPPORTED,
                       "train: weight gradients (pretraining) are not built for %s yet; only the lambda ranking's "

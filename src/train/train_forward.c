@@ -6,6 +6,7 @@
 #include "../core/error.h"
 #include "../kernels/kernels.h"
 #include "../model/deberta.h"
+#include "../model/score_rule.h"
 #include "../model/family.h"
 #include "../model/forward_internal.h"
 #include "../model/real_rows.h"
@@ -153,7 +154,7 @@ al_status al_train_forward(al_train_ctx *ctx, const al_batch *batch, al_error *e
         al_rows_gather(ctx->pos_of, ctx->pos, sizeof(int32_t), ctx->row_of, ctx->n_rows);
         ctx->row_pos = ctx->pos_of;
     }
-    if (ctx->rel) al_deberta_prepare(ctx->model, ctx->L, ctx->rel, ctx->rel_row);
+    if (ctx->rel) al_score_rule_of(c)->prepare(ctx->model, ctx->L, ctx->rel, ctx->rel_row);
     embed(ctx);
     for (int l = 0; l < c->n_layers; l++) layer_fwd(ctx, l);
     ctx->forward_done = 1;

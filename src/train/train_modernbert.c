@@ -27,6 +27,7 @@
 #include "../kernels/kernels.h"
 #include "../model/modernbert.h"
 #include "../model/real_rows.h"
+#include "../model/score_rule.h"
 #include "grad_ops.h"
 #include "train_internal.h"
 
@@ -138,7 +139,8 @@ void al_tr_prenorm_layer_bwd(al_train_ctx *ctx, int l, const float *dy, float *d
         al_rows_gather(ctx->d_ctx, x, row_bytes, ctx->row_of, rows); /* d_ctx is free: the input's real rows */
         x = ctx->d_ctx;
     }
-    al_modernbert_unrotate_qk(c, l, ctx->dq, ctx->dk, D, ctx->row_pos, rows);
+    const al_score_rule *rule = al_score_rule_of(c); /* the turn's backward (rotary) */
+    if (rule->turn_back) rule->turn_back(c, l, ctx->dq, ctx->dk, D, ctx->row_pos, rows);
     const float *q_w, *k_w, *v_w;
     al_tr_qkv_weights(lw, D, &q_w, &k_w, &v_w);
     al_tr_linear_bwd(rows, D, D, x, q_w, ctx->dq, d_branch, 0, NULL, NULL);
