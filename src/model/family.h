@@ -70,10 +70,6 @@ typedef enum al_position_rule { AL_POS_ABSOLUTE, AL_POS_AFTER_PADDING, AL_POS_RE
 typedef enum al_mlm_act_rule { AL_MLM_ACT_CONFIG, AL_MLM_ACT_GELU } al_mlm_act_rule;
 /* The MLM transform's width: the hidden size, or the embedding size (ELECTRA's generator). */
 typedef enum al_mlm_width_rule { AL_MLM_WIDTH_HIDDEN, AL_MLM_WIDTH_EMBEDDING } al_mlm_width_rule;
-/* Layers: BERT's post-LayerNorm (x = LN(x + attn(x)), x = LN(x + ffn(x)); forward.c), or pre-norm with a
- * gated feed-forward and a final norm after the last layer (ModernBERT; modernbert_layer.c). */
-typedef enum al_layer_rule { AL_LAYERS_POST_LN, AL_LAYERS_PRE_LN_GLU } al_layer_rule;
-
 typedef struct al_family {
     const char *name;                  /* al_arch_name: "bert" */
     const char *const *model_types;    /* config.json model_type values, NULL-terminated */
@@ -91,7 +87,7 @@ typedef struct al_family {
     const struct al_score_rule *scores; /* the attention-score rule (score_rule.h, src/model/rules/) */
     al_mlm_act_rule mlm_act;
     al_mlm_width_rule mlm_width;
-    al_layer_rule layers;              /* 0 (post-LayerNorm) unless the family says otherwise */
+    const struct al_layer_rule *layers; /* the layer rule (layer_rule.h, src/model/rules/layer_*.c) */
     /* The family's own config fields beyond BERT's (NULL: none): one line for the model hash into buf, giving its
      * length (model_hash.c), and an object of them as config.json names them, in order, for the reply's config
      * (src/api/api_shared.c; NULL: out of memory). */

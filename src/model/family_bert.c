@@ -4,6 +4,7 @@
 
 #include "../core/error.h"
 #include "family.h"
+#include "layer_rule.h"
 #include "score_rule.h"
 
 /* position_embedding_type relative_key / relative_key_query add learned distance embeddings to the scores,
@@ -115,6 +116,7 @@ const al_family al_family_bert = {
     .projection = 0,
     .positions = AL_POS_ABSOLUTE,
     .scores = &al_rule_scaled_dot,
+    .layers = &al_layer_post_ln,
     .mlm_act = AL_MLM_ACT_CONFIG,
     .mlm_width = AL_MLM_WIDTH_HIDDEN,
 };

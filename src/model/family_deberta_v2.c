@@ -11,6 +11,7 @@
 
 #include "../core/error.h"
 #include "family.h"
+#include "layer_rule.h"
 #include "score_rule.h"
 
 /* One '|'-separated item of a string field, lowercased and stripped as Hugging Face does, into buf. */
@@ -226,6 +227,7 @@ const al_family al_family_deberta_v2 = {
     .projection = 1,
     .positions = AL_POS_RELATIVE,
     .scores = &al_rule_disentangled,
+    .layers = &al_layer_post_ln,
     .hash_fields = hash_fields,
     .config_fields = config_fields,
     .mlm_act = AL_MLM_ACT_CONFIG,

@@ -8,6 +8,7 @@
 
 #include "../core/error.h"
 #include "family.h"
+#include "layer_rule.h"
 #include "score_rule.h"
 
 /* A true/false field: absent or null gives def; the value `refused` is refused naming the field and why. */
@@ -131,5 +132,5 @@ const al_family al_family_modernbert = {
     .scores = &al_rule_rotary_window,
     .mlm_act = AL_MLM_ACT_CONFIG,
     .mlm_width = AL_MLM_WIDTH_HIDDEN,
-    .layers = AL_LAYERS_PRE_LN_GLU,
+    .layers = &al_layer_pre_ln_glu,
 };

@@ -1,6 +1,7 @@
 /* family_roberta.c: RoBERTa. BERT's config fields and encoder names under "roberta.", pad_token_id 1 by
  * default, positions counted after the padding index, and an MLM head (lm_head) with exact GELU. */
 #include "family.h"
+#include "layer_rule.h"
 #include "score_rule.h"
 
 static al_status read_config(const cJSON *root, const char *file, al_config *c, al_error *err) {
@@ -32,6 +33,7 @@ const al_family al_family_roberta = {
     .projection = 0,
     .positions = AL_POS_AFTER_PADDING,
     .scores = &al_rule_scaled_dot,
+    .layers = &al_layer_post_ln,
     .mlm_act = AL_MLM_ACT_GELU,
     .mlm_width = AL_MLM_WIDTH_HIDDEN,
 };

@@ -51,8 +51,10 @@ typedef struct al_fwd_scratch {
 /* The MLM head on rows of last-layer hidden states: x [rows, D] -> logits [rows, V]; wide is scratch of
  * [rows, mlm_dim] floats. */
 void al_fwd_mlm_rows(const al_model *m, al_threadpool *pool, const float *x, int rows, float *wide, float *logits);
-/* The activation in place over n values (elementwise: any cut gives the same bits). */
+/* The activation in place over n values (elementwise: any cut gives the same bits), and the same cut into
+ * runs over the pool's threads. */
 void al_fwd_activate(al_act act, float *x, size_t n);
+void al_fwd_activate_pool(al_threadpool *pool, al_act act, float *x, size_t n);
 al_status al_fwd_positions(const al_config *c, const al_batch *batch, int32_t *pos, al_error *err);
 
 /* Embedding output of sequences [b0, b0 + n_seqs) into x [n_seqs * L, D]: word + type + position,

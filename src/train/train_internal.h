@@ -126,8 +126,6 @@ static inline void al_tr_qkv_weights(const al_layer_weights *lw, int D, const fl
 
 /* ModernBERT's pre-norm layer (AL_LAYERS_PRE_LN_GLU, train_modernbert.c): forward, and backward from dy
  * (gradient wrt its output) to dx (wrt its input, written). Frozen encoder only (train_ctx.c). */
-void al_tr_prenorm_layer_fwd(al_train_ctx *ctx, int l);
-void al_tr_prenorm_layer_bwd(al_train_ctx *ctx, int l, const float *dy, float *dx);
 
 /* lambda = sigmoid(theta) as the forward pass uses it. */
 float al_tr_sigmoid(float theta);

@@ -1,4 +1,4 @@
-/* train_modernbert.c: ModernBERT's pre-norm layer (AL_LAYERS_PRE_LN_GLU, src/model/modernbert_layer.c) on the
+/* train_modernbert.c: ModernBERT's pre-norm layer (src/model/rules/layer_pre_ln_glu.c) on the
  * training path, for a frozen encoder (train_ctx.c refuses its weight gradients): the forward keeps what the
  * lambda-logit and hidden-state gradients need, the backward computes those only.
  *
@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "../kernels/kernels.h"
-#include "../model/modernbert.h"
+#include "../model/layer_rule.h"
 #include "../model/real_rows.h"
 #include "../model/score_rule.h"
 #include "grad_ops.h"

@@ -8,7 +8,7 @@
 
 #include "../../core/error.h"
 #include "../../kernels/kernels.h"
-#include "../../model/family.h"
+#include "../../model/layer_rule.h"
 #include "../../model/model_internal.h"
 #include "../../model/score_rule.h"
 #include "head_steps.h"
@@ -40,7 +40,7 @@ al_status al_head_steps(const al_model *model, int layer, int head, int query, c
     }
     for (int j = 0; j < L; j++) pos[j] = j;
     const float *in = x;
-    if (al_family_of(c)->layers == AL_LAYERS_PRE_LN_GLU && lw->ln_attn_g) { /* pre-norm: reads attn_norm(x) */
+    if (al_layer_rule_of(c)->pre_norm && lw->ln_attn_g) { /* pre-norm: the attention reads attn_norm(x) */
         al_layernorm(x, scratch, L, D, lw->ln_attn_g, NULL, c->layer_norm_eps);
         in = scratch;
     }
