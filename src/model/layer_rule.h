@@ -34,7 +34,9 @@ extern const al_layer_rule al_layer_post_ln, al_layer_pre_ln_glu;
 /* The family's rule. */
 const al_layer_rule *al_layer_rule_of(const al_config *c);
 
-/* The training twins (src/train/train_forward.c, train_backward.c; train_modernbert.c). */
+/* The training twins (src/train/train_forward.c, train_backward.c; train_modernbert.c): layer l's forward, and
+ * its backward from dy (the gradient wrt its output) to dx (wrt its input, written). The pre-norm twins run a
+ * frozen encoder only (train_ctx.c). */
 void al_tr_post_ln_layer_fwd(struct al_train_ctx *ctx, int l);
 void al_tr_post_ln_layer_bwd(struct al_train_ctx *ctx, int l, const float *dy, float *dx);
 void al_tr_prenorm_layer_fwd(struct al_train_ctx *ctx, int l);

@@ -67,7 +67,7 @@ void al_tr_prenorm_layer_fwd(al_train_ctx *ctx, int l) {
 
     al_tr_layernorm_kernel_fwd(lc->res1, lc->h1, rows, D, lw->ln_ffn_g, NULL, eps, lc->mean2, lc->rstd2);
     al_linear(rows, 2 * I, D, lc->h1, lw->ff_in_w, NULL, lc->ff_pre);
-    for (int r = 0; r < rows; r++) { /* act(u) * g as modernbert_layer.c computes it */
+    for (int r = 0; r < rows; r++) { /* act(u) * g as layer_pre_ln_glu.c computes it */
         const float *u = lc->ff_pre + (size_t)r * 2 * I, *g = u + I;
         float *f = lc->ff_act + (size_t)r * I;
         memcpy(f, u, sizeof(float) * (size_t)I);
