@@ -45,15 +45,11 @@ void al_api_describe_model(al_reply_builder *rb, cJSON *obj, const al_api_model 
     al_rb_num(rb, cfg, "position_offset", c->position_offset);
     al_rb_num(rb, cfg, "layer_norm_eps", c->layer_norm_eps);
     al_rb_str(rb, cfg, "hidden_act", act_name(c->act));
-    if (al_family_of(c)->scores == AL_SCORES_DISENTANGLED) { /* DeBERTa's fields as config.json names them */
-        al_rb_bool(rb, cfg, "relative_attention", c->rel_span > 0);
-        al_rb_num(rb, cfg, "position_buckets", c->position_buckets);
-        al_rb_num(rb, cfg, "max_relative_positions", c->max_relative_positions);
-        cJSON *terms = al_rb_add(rb, cfg, "pos_att_type", cJSON_CreateArray());
-        if (c->pos_att & 1) al_rb_add(rb, terms, NULL, cJSON_CreateString("c2p"));
-        if (c->pos_att & 2) al_rb_add(rb, terms, NULL, cJSON_CreateString("p2c"));
-        al_rb_bool(rb, cfg, "position_biased_input", c->position_biased_input);
-        al_rb_str(rb, cfg, "norm_rel_ebd", c->norm_rel_ebd ? "layer_norm" : "none");
+    if (al_family_of(c)->config_fields) { /* the family's own fields (DeBERTa's) as config.json names them */
+        cJSON *own = al_family_of(c)->config_fields(c);
+        if (!own) rb->oom = 1;
+        while (own && own->child) al_rb_add(rb, cfg, own->child->string, cJSON_DetachItemViaPointer(own, own->child));
+        cJSON_Delete(own);
     }
     al_rb_num(rb, obj, "max_tokens", al_api_max_tokens(m->model));
     al_rb_num(rb, obj, "n_params", (double)al_model_n_params(m->model));

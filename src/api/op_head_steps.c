@@ -20,6 +20,7 @@
 #include "../core/error.h"
 #include "../methods/explain/head_steps.h"
 #include "../model/family.h"
+#include "../model/score_rule.h"
 #include "attention_parts.h"
 
 typedef struct steps_job {
@@ -95,8 +96,8 @@ al_status al_op_head_steps(al_op_ctx *ctx, al_error *err) {
         {"c2c", L, 0, &job.out.c2c},               {"c2p", L, 0, &job.out.c2p},
         {"p2c", L, 0, &job.out.p2c},
     };
-    const al_score_rule rule = al_family_of(cfg)->scores;
-    const size_t n_tensors = sizeof t / sizeof t[0] - (rule == AL_SCORES_DISENTANGLED ? 0 : 3);
+    const al_score_rule *rule = al_score_rule_of(cfg);
+    const size_t n_tensors = sizeof t / sizeof t[0] - (rule->terms ? 0 : 3);
     for (size_t i = 0; !st && i < n_tensors; i++) {
         const int64_t shape[2] = {t[i].rows, t[i].cols};
         void *data;
@@ -122,16 +123,15 @@ al_status al_op_head_steps(al_op_ctx *ctx, al_error *err) {
         al_rb_num(rb, rb->root, "head_dim", dh);
         al_rb_num(rb, rb->root, "hidden_size", D);
         al_rb_num(rb, rb->root, "scale", job.out.scale);
-        static const char *const rule_names[] = {"scaled_dot", "disentangled", "rotary_window"};
-        al_rb_str(rb, rb->root, "score_rule", rule_names[rule]);
-        if (rule == AL_SCORES_DISENTANGLED) {
+        al_rb_str(rb, rb->root, "score_rule", rule->name);
+        if (rule->terms) {
             cJSON *terms = cJSON_CreateArray();
             cJSON_AddItemToArray(terms, cJSON_CreateString("c2c"));
             if (cfg->rel_span && (cfg->pos_att & 1)) cJSON_AddItemToArray(terms, cJSON_CreateString("c2p"));
             if (cfg->rel_span && (cfg->pos_att & 2)) cJSON_AddItemToArray(terms, cJSON_CreateString("p2c"));
             al_rb_add(rb, rb->root, "terms", terms);
         }
-        if (rule == AL_SCORES_ROTARY_WINDOW) {
+        if (job.out.rotary_base > 0.0) { /* a turning rule's base and window */
             al_rb_num(rb, rb->root, "rotary_base", job.out.rotary_base);
             al_rb_num(rb, rb->root, "window", job.out.window);
         }

@@ -17,6 +17,7 @@
 #include "../core/error.h"
 #include "../methods/measures/measures.h"
 #include "../model/family.h"
+#include "../model/layer_rule.h"
 #include "op_analysis.h"
 #include "reply_digest.h"
 
@@ -89,7 +90,7 @@ al_status al_op_norm_attention(al_op_ctx *ctx, al_error *err) {
     const al_config *cfg = al_model_config(m->model);
     /* the residual + LayerNorm variant follows a post-LayerNorm layer (docs/measures.md): a pre-norm family
      * (ModernBERT) has none, so it is left out by default and refused when asked for */
-    if (al_family_of(cfg)->layers != AL_LAYERS_POST_LN && (flags & OUT_RES_LN)) {
+    if (!al_layer_rule_of(cfg)->res_ln && (flags & OUT_RES_LN)) {
         if (cJSON_GetObjectItemCaseSensitive(ctx->req, "outputs")) {
             al_api_inputs_free(&in);
             return al_err(err, AL_ERR_UNSUPPORTED,

@@ -1,8 +1,8 @@
 /* attention.c: multi-head self-attention of one layer with the per-head hooks of
  * docs/head_policies.md (the rules themselves are in head_policy.c, shared with training):
  *
- *   STANDARD  P = softmax(Q K^T / sqrt(dh) + mask_add)           (mask_add = -10000 on pad keys, as HF)
- *             (ModernBERT: rotary Q and K, pad and out-of-window keys excluded; modernbert_attention.c)
+ *   STANDARD  P = S, the family's score rule's softmax (score_rule.h, src/model/rules/): BERT's
+ *             softmax(Q K^T / sqrt(dh) + mask_add), DeBERTa's disentangled terms, ModernBERT's rotary window
  *   CONSTANT  P = C_hat = mask_and_normalize(C)                  (no Q, K, QK^T or softmax for the head)
  *   MIX       P = lambda * softmax(...) + (1 - lambda) * C_hat   (softmax raw, not renormalised)
  *   ZERO      P = 0                                              (no Q, K, QK^T, softmax or P V)
@@ -15,12 +15,10 @@
 #include <string.h>
 
 #include "../kernels/kernels.h"
-#include "deberta.h"
-#include "family.h"
 #include "forward_internal.h"
 #include "head_policy.h"
-#include "modernbert.h"
 #include "real_rows.h"
+#include "score_rule.h"
 
 static int needs_qk(const al_head_policy *policies, int h) {
     return !policies || al_head_mode_needs_qk(policies[h].mode);
@@ -55,9 +53,8 @@ typedef struct heads_job {
     al_fwd_scratch *s;
     float *attn_out, *values_out;
     int L, H, D, dh, is_static, n_pairs;
-    const al_config *config;
-    int disentangled; /* DeBERTa's scores (deberta_attention.c) instead of al_head_softmax */
-    int window; /* AL_SCORES_ROTARY_WINDOW: the layer's window (-2 for the other rules) */
+    const al_score_rule *rule;
+    al_score_layer ly; /* what the layer's heads share for the rule */
 } heads_job;
 
 /* A packed sequence's constant: C at the caller's positions of its rows (map, -1 for packing pads, whose
@@ -91,14 +88,11 @@ static void one_head(const heads_job *j, int sq, int h, float *P, float *chat, f
     const size_t col = (size_t)h * dh;
     const int32_t *map = s->map ? s->map + (size_t)sq * L : NULL;
     const int L_out = map ? s->L_out : L;
-    if (al_head_mode_needs_qk(mode) && j->disentangled)
-        al_deberta_head_probs(j->config, s->q + row0 + col, s->k + row0 + col, s->pos_q ? s->pos_q + col : NULL,
-                              s->pos_k ? s->pos_k + col : NULL, m_seq, map, s->rel_row, L, s->L_out, rel_work, P);
-    else if (al_head_mode_needs_qk(mode) && j->window > -2)
-        al_modernbert_softmax(s->q + row0 + col, s->k + row0 + col, D, m_seq, s->pos + (size_t)sq * L, j->window, L,
-                              dh, P);
-    else if (al_head_mode_needs_qk(mode))
-        al_head_softmax(s->q + row0 + col, s->k + row0 + col, D, m_seq, L, dh, P);
+    if (al_head_mode_needs_qk(mode)) {
+        const al_score_head hd = {s->q + row0 + col, s->k + row0 + col, col, m_seq, s->pos + (size_t)sq * L, map, L,
+                                  s->L_out, rel_work};
+        j->rule->probs(&j->ly, &hd, P);
+    }
     const float *constant = policies ? policies[h].constant : NULL;
     if (map && constant && al_head_mode_needs_constant(mode)) {
         gather_constant(constant, map, L, L_out, gathered);
@@ -160,29 +154,28 @@ void al_fwd_attention(const al_model *m, int layer, const al_head_policy *polici
     project_needed_heads(s->pool, policies, H, dh, n_rows, D, x, q_w, lw->q_b, s->q);
     project_needed_heads(s->pool, policies, H, dh, n_rows, D, x, k_w, lw->k_b, s->k);
     al_linear_pool(s->pool, n_rows, D, D, x, v_w, lw->v_b, s->v);
-    /* ModernBERT turns each row by its own position id (row_pos: a compact row's is not its index) */
-    const int rotary = al_family_of(c)->scores == AL_SCORES_ROTARY_WINDOW;
-    if (rotary) al_modernbert_rotate_qk(c, layer, s->q, s->k, D, s->row_pos, n_rows);
+    /* a turning rule (rotary) turns each row by its own position id (row_pos: a compact row's is not its index) */
+    const al_score_rule *rule = al_score_rule_of(c);
+    if (rule->turn) rule->turn(c, layer, s->q, s->k, D, s->row_pos, n_rows);
     if (packed) { /* back to the chunk's layout, zeros at the packing pads (real_rows.h) */
         al_rows_expand(s->q, row_bytes, s->row_of, n_rows, rows);
         al_rows_expand(s->k, row_bytes, s->row_of, n_rows, rows);
         al_rows_expand(s->v, row_bytes, s->row_of, n_rows, rows);
     }
 
-    const int disentangled = al_family_of(c)->scores == AL_SCORES_DISENTANGLED;
-    if (disentangled && s->rel && s->pos_layer != layer) {
-        /* the layer's projections of the relative embeddings, once per layer for all chunks, with its own
-         * query and key weights (share_att_key), only for the heads that need them and the rows the
-         * sequence's distances read */
+    if (s->rel && s->pos_layer != layer) {
+        /* the layer's projections of the rule's relative-position table (DeBERTa's relative embeddings), once
+         * per layer for all chunks, with its own query and key weights (share_att_key), only for the heads that
+         * need them and the rows the sequence's distances read */
         int lo, n;
-        al_deberta_row_range(s->rel_row, s->L_out, &lo, &n);
+        rule->range(s->rel_row, s->L_out, &lo, &n);
         const size_t at = (size_t)lo * D;
         project_needed_heads(s->pool, policies, H, dh, n, D, s->rel + at, lw->q_w, lw->q_b, s->pos_q + at);
         project_needed_heads(s->pool, policies, H, dh, n, D, s->rel + at, lw->k_w, lw->k_b, s->pos_k + at);
         s->pos_layer = layer;
     }
     heads_job j = {policies, mask, s, attn_out, values_out, L, H, D, dh, al_head_layer_is_static(policies, H),
-                   s->n_seqs * H, c, disentangled, rotary ? al_modernbert_window(c, layer) : -2};
+                   s->n_seqs * H, rule, al_score_layer_begin(c, layer, s->rel_row, s->pos_q, s->pos_k)};
     /* per pair about 2 L^2 dh multiply-adds (Q K^T and P V) */
     int parts = al_threadpool_parts(s->pool, (double)j.n_pairs * 2.0 * L * L * dh, 1 << 17);
     if (parts > j.n_pairs) parts = j.n_pairs;

@@ -70,16 +70,6 @@ typedef enum al_position_rule { AL_POS_ABSOLUTE, AL_POS_AFTER_PADDING, AL_POS_RE
 typedef enum al_mlm_act_rule { AL_MLM_ACT_CONFIG, AL_MLM_ACT_GELU } al_mlm_act_rule;
 /* The MLM transform's width: the hidden size, or the embedding size (ELECTRA's generator). */
 typedef enum al_mlm_width_rule { AL_MLM_WIDTH_HIDDEN, AL_MLM_WIDTH_EMBEDDING } al_mlm_width_rule;
-/* Attention scores: softmax(Q K^T / sqrt(head_dim) + mask) (attention.c); DeBERTa's disentangled
- * attention, content-to-content plus content-to-position and position-to-content terms over log-bucketed
- * relative positions, with a softmax that zeroes masked entries (deberta_attention.c); or ModernBERT's: rotary
- * queries and keys from one fused projection, pad keys and (local layers) keys beyond the window excluded, a
- * row with no key left all zeros (modernbert_attention.c). */
-typedef enum al_score_rule { AL_SCORES_SCALED_DOT, AL_SCORES_DISENTANGLED, AL_SCORES_ROTARY_WINDOW } al_score_rule;
-/* Layers: BERT's post-LayerNorm (x = LN(x + attn(x)), x = LN(x + ffn(x)); forward.c), or pre-norm with a
- * gated feed-forward and a final norm after the last layer (ModernBERT; modernbert_layer.c). */
-typedef enum al_layer_rule { AL_LAYERS_POST_LN, AL_LAYERS_PRE_LN_GLU } al_layer_rule;
-
 typedef struct al_family {
     const char *name;                  /* al_arch_name: "bert" */
     const char *const *model_types;    /* config.json model_type values, NULL-terminated */
@@ -94,10 +84,15 @@ typedef struct al_family {
     int token_types;                   /* token type embeddings exist (type_vocab_size may be > 0) */
     int projection;                    /* embedding_size may differ from hidden_size (a projection) */
     al_position_rule positions;
-    al_score_rule scores;
+    const struct al_score_rule *scores; /* the attention-score rule (score_rule.h, src/model/rules/) */
     al_mlm_act_rule mlm_act;
     al_mlm_width_rule mlm_width;
-    al_layer_rule layers;              /* 0 (post-LayerNorm) unless the family says otherwise */
+    const struct al_layer_rule *layers; /* the layer rule (layer_rule.h, src/model/rules/layer_*.c) */
+    /* The family's own config fields beyond BERT's (NULL: none): one line for the model hash into buf, giving its
+     * length (model_hash.c), and an object of them as config.json names them, in order, for the reply's config
+     * (src/api/api_shared.c; NULL: out of memory). */
+    int (*hash_fields)(const al_config *c, char *buf, size_t size);
+    cJSON *(*config_fields)(const al_config *c);
 } al_family;
 
 /* The registry (families.c), in the order that breaks ties (a bare encoder's tensor names are BERT's). */

@@ -4,6 +4,8 @@
 
 #include "../core/error.h"
 #include "family.h"
+#include "layer_rule.h"
+#include "score_rule.h"
 
 /* position_embedding_type relative_key / relative_key_query add learned distance embeddings to the scores,
  * and a decoder attends causally (each token only to earlier ones): neither is implemented, so a config that
@@ -113,7 +115,8 @@ const al_family al_family_bert = {
     .token_types = 1,
     .projection = 0,
     .positions = AL_POS_ABSOLUTE,
-    .scores = AL_SCORES_SCALED_DOT,
+    .scores = &al_rule_scaled_dot,
+    .layers = &al_layer_post_ln,
     .mlm_act = AL_MLM_ACT_CONFIG,
     .mlm_width = AL_MLM_WIDTH_HIDDEN,
 };

@@ -11,6 +11,8 @@
 
 #include "../core/error.h"
 #include "family.h"
+#include "layer_rule.h"
+#include "score_rule.h"
 
 /* One '|'-separated item of a string field, lowercased and stripped as Hugging Face does, into buf. */
 static void clean_item(const char *s, size_t n, char *buf, size_t size) {
@@ -190,6 +192,30 @@ static const al_tensor_name mlm_rows[] = {
 };
 static const al_tensor_rows mlm_part = AL_ROWS(mlm_rows);
 
+static int hash_fields(const al_config *c, char *buf, size_t size) {
+    return snprintf(buf, size, "disentangled %d %d %d %d %d %d\n", c->rel_span, c->position_buckets,
+                    c->max_relative_positions, c->pos_att, c->position_biased_input, c->norm_rel_ebd);
+}
+
+static cJSON *config_fields(const al_config *c) {
+    cJSON *o = cJSON_CreateObject(), *terms = cJSON_CreateArray();
+    if (!o || !terms || !cJSON_AddBoolToObject(o, "relative_attention", c->rel_span > 0) ||
+        !cJSON_AddNumberToObject(o, "position_buckets", c->position_buckets) ||
+        !cJSON_AddNumberToObject(o, "max_relative_positions", c->max_relative_positions) ||
+        !cJSON_AddItemToObject(o, "pos_att_type", terms)) {
+        cJSON_Delete(o), cJSON_Delete(terms);
+        return NULL;
+    }
+    if (((c->pos_att & 1) && !cJSON_AddItemToArray(terms, cJSON_CreateString("c2p"))) ||
+        ((c->pos_att & 2) && !cJSON_AddItemToArray(terms, cJSON_CreateString("p2c"))) ||
+        !cJSON_AddBoolToObject(o, "position_biased_input", c->position_biased_input) ||
+        !cJSON_AddStringToObject(o, "norm_rel_ebd", c->norm_rel_ebd ? "layer_norm" : "none")) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
 const al_family al_family_deberta_v2 = {
     .name = "deberta-v2",
     .model_types = model_types,
@@ -200,7 +226,10 @@ const al_family al_family_deberta_v2 = {
     .token_types = 1,
     .projection = 1,
     .positions = AL_POS_RELATIVE,
-    .scores = AL_SCORES_DISENTANGLED,
+    .scores = &al_rule_disentangled,
+    .layers = &al_layer_post_ln,
+    .hash_fields = hash_fields,
+    .config_fields = config_fields,
     .mlm_act = AL_MLM_ACT_CONFIG,
     .mlm_width = AL_MLM_WIDTH_EMBEDDING,
 };

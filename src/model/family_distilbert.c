@@ -1,6 +1,8 @@
 /* family_distilbert.c: DistilBERT. Its own config names (dim, n_layers, n_heads, hidden_dim, activation),
  * no token types, LayerNorm eps fixed at 1e-12 as in Hugging Face, and its own tensor names. */
 #include "family.h"
+#include "layer_rule.h"
+#include "score_rule.h"
 
 static al_status read_config(const cJSON *root, const char *file, al_config *c, al_error *err) {
     const int M = AL_CONFIG_MAX_DIM;
@@ -69,7 +71,8 @@ const al_family al_family_distilbert = {
     .token_types = 0,
     .projection = 0,
     .positions = AL_POS_ABSOLUTE,
-    .scores = AL_SCORES_SCALED_DOT,
+    .scores = &al_rule_scaled_dot,
+    .layers = &al_layer_post_ln,
     .mlm_act = AL_MLM_ACT_CONFIG,
     .mlm_width = AL_MLM_WIDTH_HIDDEN,
 };

@@ -2,6 +2,8 @@
  * "electra.", plus embedding_size (128 by default): when it differs from hidden_size the embeddings are
  * projected (embeddings_project). The generator's MLM head is as wide as the embeddings, with exact GELU. */
 #include "family.h"
+#include "layer_rule.h"
+#include "score_rule.h"
 
 static al_status read_config(const cJSON *root, const char *file, al_config *c, al_error *err) {
     al_status st = al_family_bert_fields(root, file, c, 0, err);
@@ -38,7 +40,8 @@ const al_family al_family_electra = {
     .token_types = 1,
     .projection = 1,
     .positions = AL_POS_ABSOLUTE,
-    .scores = AL_SCORES_SCALED_DOT,
+    .scores = &al_rule_scaled_dot,
+    .layers = &al_layer_post_ln,
     .mlm_act = AL_MLM_ACT_GELU,
     .mlm_width = AL_MLM_WIDTH_EMBEDDING,
 };

@@ -8,6 +8,8 @@
 
 #include "../core/error.h"
 #include "family.h"
+#include "layer_rule.h"
+#include "score_rule.h"
 
 /* A true/false field: absent or null gives def; the value `refused` is refused naming the field and why. */
 static al_status cfg_flag(const cJSON *root, const char *file, const char *field, int def, int refused,
@@ -127,8 +129,8 @@ const al_family al_family_modernbert = {
     .token_types = 0,
     .projection = 0,
     .positions = AL_POS_ROTARY,
-    .scores = AL_SCORES_ROTARY_WINDOW,
+    .scores = &al_rule_rotary_window,
     .mlm_act = AL_MLM_ACT_CONFIG,
     .mlm_width = AL_MLM_WIDTH_HIDDEN,
-    .layers = AL_LAYERS_PRE_LN_GLU,
+    .layers = &al_layer_pre_ln_glu,
 };

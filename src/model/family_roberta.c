@@ -1,6 +1,8 @@
 /* family_roberta.c: RoBERTa. BERT's config fields and encoder names under "roberta.", pad_token_id 1 by
  * default, positions counted after the padding index, and an MLM head (lm_head) with exact GELU. */
 #include "family.h"
+#include "layer_rule.h"
+#include "score_rule.h"
 
 static al_status read_config(const cJSON *root, const char *file, al_config *c, al_error *err) {
     al_status st = al_family_bert_fields(root, file, c, 1, err);
@@ -30,7 +32,8 @@ const al_family al_family_roberta = {
     .token_types = 1,
     .projection = 0,
     .positions = AL_POS_AFTER_PADDING,
-    .scores = AL_SCORES_SCALED_DOT,
+    .scores = &al_rule_scaled_dot,
+    .layers = &al_layer_post_ln,
     .mlm_act = AL_MLM_ACT_GELU,
     .mlm_width = AL_MLM_WIDTH_HIDDEN,
 };

@@ -20,12 +20,12 @@
 #include "../core/error.h"
 #include "../core/memory.h"
 #include "../kernels/kernels.h"
-#include "deberta.h"
 #include "family.h"
 #include "forward_internal.h"
 #include "head_policy.h"
-#include "modernbert.h"
 #include "real_rows.h"
+#include "layer_rule.h"
+#include "score_rule.h"
 
 /* Rows per chunk to aim for: large enough for efficient GEMMs, small enough to keep scratch modest. */
 #define AL_FWD_CHUNK_TOKENS 256
@@ -131,13 +131,14 @@ static void layout(carver *cv, const al_model *m, int B, int L, int L_out, int c
     ws->s.rel = ws->s.pos_q = ws->s.pos_k = ws->s.rel_work = NULL;
     ws->s.rel_row = NULL;
     ws->s.rel_work_size = 0;
-    if (al_family_of(c)->scores == AL_SCORES_DISENTANGLED && c->rel_span > 0) {
-        const size_t R = 2 * (size_t)c->rel_span;
+    const al_score_rule *rule = al_score_rule_of(c);
+    if (al_score_table_rows(c) > 0) { /* the score rule's relative-position table (DeBERTa's) */
+        const size_t R = (size_t)al_score_table_rows(c);
         ws->s.rel = carve(cv, R, D);
         ws->s.pos_q = carve(cv, R, D);
         ws->s.pos_k = carve(cv, R, D);
         ws->s.rel_row = (int32_t *)(void *)carve(cv, 2 * (size_t)L_out, 1);
-        ws->s.rel_work_size = al_deberta_head_scratch(c, L, L_out);
+        ws->s.rel_work_size = rule->head_scratch ? rule->head_scratch(c, L, L_out) : 0;
         ws->s.rel_work = carve(cv, (size_t)n_threads, ws->s.rel_work_size);
     }
     ws->s.pos_layer = -1;
@@ -178,19 +179,14 @@ static void act_task(void *arg, int t, int n_tasks, int thread) {
     al_fwd_activate(j->act, j->x + i0, j->n - i0 < j->per ? j->n - i0 : j->per);
 }
 
-static void activate_pool(al_threadpool *pool, al_act act, float *x, size_t n) {
+void al_fwd_activate_pool(al_threadpool *pool, al_act act, float *x, size_t n) {
     int parts = al_threadpool_parts(pool, (double)n, 16384.0);
     act_job j = {act, x, n, ((n + (size_t)parts - 1) / (size_t)parts + 3) / 4 * 4};
     al_threadpool_for(pool, parts, act_task, &j);
 }
 
-static void add_inplace(float *y, const float *x, size_t n) {
-    for (size_t i = 0; i < n; i++) y[i] += x[i];
-}
-
 int al_fwd_ffn_width(const al_config *c) {
-    const int glu = al_family_of(c)->layers == AL_LAYERS_PRE_LN_GLU; /* input and gate side by side */
-    return c->intermediate_size * (glu ? 2 : 1);
+    return c->intermediate_size * al_layer_rule_of(c)->ffn_factor; /* 2: input and gate side by side */
 }
 
 /* One encoder layer on one chunk: x [rows, D] is updated in place. */
@@ -206,34 +202,13 @@ static void layer_chunk(const al_model *m, int l, const al_head_policy *policies
         al_rows_gather(s->pos_of, s->pos, sizeof(int32_t), s->row_of, s->n_rows);
         s->row_pos = s->pos_of;
     }
-    if (al_family_of(&m->config)->layers == AL_LAYERS_PRE_LN_GLU) {
-        al_modernbert_layer(m, l, policies, x, mask, L, s, attn_out, values_out);
-    } else {
-        al_fwd_attention(m, l, policies, x, mask, L, s, attn_out, values_out);
-        al_fwd_layer_tail(m, l, s->pool, s->ctx, x, s->n_rows, s->tmp, s->wide);
-    }
+    al_layer_rule_of(&m->config)->layer(m, l, policies, x, mask, L, s, attn_out, values_out); /* rules/layer_*.c */
     if (s->n_rows < rows) al_rows_expand(x, row_bytes, s->row_of, s->n_rows, rows);
 }
 
 void al_fwd_layer_tail(const al_model *m, int l, al_threadpool *pool, const float *ctx, float *x, int rows, float *tmp,
                        float *wide) {
-    const al_config *c = &m->config;
-    const al_layer_weights *lw = &m->w.layers[l];
-    const int D = c->hidden_size, I = c->intermediate_size;
-    const size_t n = (size_t)rows * D;
-    if (al_family_of(c)->layers == AL_LAYERS_PRE_LN_GLU) {
-        al_modernbert_layer_tail(m, l, pool, ctx, x, rows, tmp, wide);
-        return;
-    }
-    al_linear_pool(pool, rows, D, D, ctx, lw->o_w, lw->o_b, tmp); /* tmp [rows, D] */
-    add_inplace(tmp, x, n);
-    al_layernorm(tmp, x, rows, D, lw->ln_attn_g, lw->ln_attn_b, c->layer_norm_eps);
-
-    al_linear_pool(pool, rows, I, D, x, lw->ff_in_w, lw->ff_in_b, wide); /* wide [rows, I] */
-    activate_pool(pool, c->act, wide, (size_t)rows * I);
-    al_linear_pool(pool, rows, D, I, wide, lw->ff_out_w, lw->ff_out_b, tmp);
-    add_inplace(tmp, x, n);
-    al_layernorm(tmp, x, rows, D, lw->ln_ffn_g, lw->ln_ffn_b, c->layer_norm_eps);
+    al_layer_rule_of(&m->config)->tail(m, l, pool, ctx, x, rows, tmp, wide); /* rules/layer_*.c */
 }
 
 /* MLM head on one chunk: x [rows, D] -> logits [rows, V]. wide holds the transform [rows, mlm_dim]. */
@@ -241,7 +216,7 @@ void al_fwd_mlm_rows(const al_model *m, al_threadpool *pool, const float *x, int
     const al_weights *w = &m->w;
     const int D = m->config.hidden_size, V = m->config.vocab_size, md = w->mlm_dim;
     al_linear_pool(pool, rows, md, D, x, w->mlm_dense_w, w->mlm_dense_b, wide);
-    activate_pool(pool, w->mlm_act, wide, (size_t)rows * md);
+    al_fwd_activate_pool(pool, w->mlm_act, wide, (size_t)rows * md);
     al_layernorm(wide, wide, rows, md, w->mlm_ln_g, w->mlm_ln_b, m->config.layer_norm_eps);
     al_linear_pool(pool, rows, V, md, wide, w->mlm_decoder_w, w->mlm_decoder_b, logits);
 }
@@ -287,7 +262,7 @@ static al_status forward_rows(const al_model *model, const al_batch *batch, cons
 
     st = al_fwd_positions(c, batch, ws.pos, err);
     if (st != AL_OK) goto done;
-    if (ws.s.rel_row) al_deberta_prepare(model, L_out, ws.s.rel, ws.s.rel_row);
+    if (ws.s.rel_row) al_score_rule_of(c)->prepare(model, L_out, ws.s.rel, ws.s.rel_row);
     for (size_t t = 0; t < BL; t++) ws.mask[t] = batch->attention_mask ? (float)batch->attention_mask[t] : 1.0f;
 
     const size_t layer_hidden = (size_t)B * L_out * D; /* one layer's slice of out->hidden_states */

@@ -36,12 +36,12 @@ typedef struct al_fwd_scratch {
     int32_t *pos_of;    /* [chunk rows] with row_of: the position id of each real row, pos[row_of[i]] */
     const int32_t *row_pos; /* the position ids of the n_rows rows (pos_of, or pos when every row runs): ModernBERT
                              * turns its compact queries and keys by their true positions, not their indices */
-    /* DeBERTa's disentangled attention (deberta_attention.c); NULL in other families */
+    /* a score rule's relative-position table (score_rule.h: DeBERTa's disentangled attention); NULL without one */
     float *rel;         /* [2 rel_span, D]  the relative embeddings after their LayerNorm, one per call */
     int32_t *rel_row;   /* [2 L_out - 1]    the relative embedding row of each distance (al_deberta_prepare) */
     float *pos_q, *pos_k; /* [2 rel_span, D] the layer's query / key projections of rel, heads that need them */
     int pos_layer;      /* the layer pos_q and pos_k hold, -1 none yet */
-    float *rel_work;    /* [n_threads, al_deberta_head_scratch]  per thread */
+    float *rel_work;    /* [n_threads, the rule's head_scratch]  per thread */
     size_t rel_work_size;
     const int32_t *pos; /* [n_seqs, L] the chunk's position ids (rotary positions and windows) */
 } al_fwd_scratch;
@@ -51,8 +51,10 @@ typedef struct al_fwd_scratch {
 /* The MLM head on rows of last-layer hidden states: x [rows, D] -> logits [rows, V]; wide is scratch of
  * [rows, mlm_dim] floats. */
 void al_fwd_mlm_rows(const al_model *m, al_threadpool *pool, const float *x, int rows, float *wide, float *logits);
-/* The activation in place over n values (elementwise: any cut gives the same bits). */
+/* The activation in place over n values (elementwise: any cut gives the same bits), and the same cut into
+ * runs over the pool's threads. */
 void al_fwd_activate(al_act act, float *x, size_t n);
+void al_fwd_activate_pool(al_threadpool *pool, al_act act, float *x, size_t n);
 al_status al_fwd_positions(const al_config *c, const al_batch *batch, int32_t *pos, al_error *err);
 
 /* Embedding output of sequences [b0, b0 + n_seqs) into x [n_seqs * L, D]: word + type + position,
@@ -77,7 +79,7 @@ void al_fwd_attention(const al_model *m, int layer, const al_head_policy *polici
 
 /* The rest of layer l after self-attention, on rows [rows, D] in place: post-LN, x = LN(x + ctx W_O + b_O) then
  * x = LN(x + FFN(x)); in pre-norm families (ModernBERT) the residual x + ctx W_O, the gated feed-forward and,
- * after the last layer, the final norm (modernbert_layer.c). tmp [rows, D] and wide [rows, al_fwd_ffn_width]
+ * after the last layer, the final norm: the family's layer rule's tail (layer_rule.h). tmp [rows, D] and wide [rows, al_fwd_ffn_width]
  * are scratch. al_forward's layers and value zeroing's reruns (src/methods/measures/value_zeroing.c) both call it. */
 void al_fwd_layer_tail(const al_model *m, int l, al_threadpool *pool, const float *ctx, float *x, int rows, float *tmp,
                        float *wide);

@@ -67,21 +67,6 @@ al_status al_head_policies_check(const al_head_policy *policies, int n_layers, i
     return AL_OK;
 }
 
-void al_head_softmax(const float *q, const float *k, int ld, const float *mask, int L, int dh,
-                     float *probs) {
-    al_gemm_nt(L, L, dh, 1.0f / sqrtf((float)dh), q, ld, k, ld, probs, L, 0);
-    /* the additive mask touches only pad columns: from the first one on, and not at all without
-     * padding (the same bits as adding it everywhere it applies) */
-    int j0 = 0;
-    while (j0 < L && mask[j0] != 0.0f) j0++;
-    for (int i = 0; j0 < L && i < L; i++) {
-        float *row = probs + (size_t)i * L;
-        for (int j = j0; j < L; j++)
-            if (mask[j] == 0.0f) row[j] += AL_MASK_ADD;
-    }
-    al_softmax_rows(probs, L, L, L);
-}
-
 void al_head_mask_and_normalize(float *p, const float *mask, int L) {
     for (int i = 0; i < L; i++) {
         float *row = p + (size_t)i * L;

@@ -37,10 +37,6 @@ int al_head_layer_is_static(const al_head_policy *layer, int H);
 al_status al_head_policies_check(const al_head_policy *policies, int n_layers, int n_heads, int L,
                                  const char *who, al_error *err);
 
-/* probs [L, L] = softmax(Q_h K_h^T / sqrt(dh) + mask_add) for one sequence and head: q, k point at the
- * head's first column of the sequence's first row (row stride ld); mask [L] 1/0. */
-void al_head_softmax(const float *q, const float *k, int ld, const float *mask, int L, int dh,
-                     float *probs);
 /* PAPA's mask_and_normalize on one [L, L] matrix, in place: P * (m m^T), rows L1-normalised with eps
  * 1e-12. Pad-query rows become 0; a row with no mass on valid keys becomes 0 (no NaN). */
 void al_head_mask_and_normalize(float *p, const float *mask, int L);

@@ -8,6 +8,7 @@
 #include "cJSON.h"
 #include "family.h"
 #include "model_internal.h"
+#include "score_rule.h"
 #include "tensor_list.h"
 #include "model_files.h"
 #include "weights.h"
@@ -198,12 +199,10 @@ static al_status check_config(al_config *c, al_error *err) {
         return al_err(err, AL_ERR_INVALID, "config: embedding_size differs from hidden_size (ELECTRA only)");
     if (!fam->token_types) c->type_vocab_size = 0;
     c->head_dim = c->hidden_size / c->n_heads;
-    if (fam->scores == AL_SCORES_ROTARY_WINDOW &&
-        (c->global_attn_every_n_layers < 1 || c->local_attention < 0 || c->head_dim % 2 != 0 ||
-         !(c->global_rope_theta > 1.0) || !(c->local_rope_theta > 1.0)))
-        return al_err(err, AL_ERR_INVALID,
-                      "config: %s needs global_attn_every_n_layers >= 1, local_attention >= 0, an even head size "
-                      "and rotary bases above 1", fam->name);
+    if (fam->scores->check) { /* the score rule's own fields (rotary_window's) */
+        al_status st = fam->scores->check(c, fam->name, err);
+        if (st) return st;
+    }
     if (!c->model_type[0]) snprintf(c->model_type, sizeof c->model_type, "%s", al_arch_name(c->arch));
     if (!(c->layer_norm_eps > 0.0f)) c->layer_norm_eps = 1e-12f;
     return AL_OK;

@@ -19,9 +19,8 @@ void al_model_content_hash(const al_model *m, char hex[65]) {
                      c->n_heads, c->intermediate_size, c->max_position_embeddings, c->type_vocab_size,
                      c->pad_token_id, c->position_offset, (double)c->layer_norm_eps, (int)c->act);
     al_sha256_update(&s, head, (size_t)n);
-    if (al_family_of(c)->scores == AL_SCORES_DISENTANGLED) { /* DeBERTa's score rule's fields; other hashes unchanged */
-        n = snprintf(head, sizeof head, "disentangled %d %d %d %d %d %d\n", c->rel_span, c->position_buckets,
-                     c->max_relative_positions, c->pos_att, c->position_biased_input, c->norm_rel_ebd);
+    if (al_family_of(c)->hash_fields) { /* the family's own fields (DeBERTa's); other hashes unchanged */
+        n = al_family_of(c)->hash_fields(c, head, sizeof head);
         al_sha256_update(&s, head, (size_t)n);
     }
     al_sha256_update(&s, m->storage, m->n_floats * sizeof(float)); /* little-endian on every target we build */

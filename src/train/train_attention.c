@@ -13,36 +13,32 @@
  *   dPd = dctx_h V_h^T, dV_h = Pd^T dctx_h, dP = dPd * keep / (1 - p),
  *   static: dR = mn_bwd(R, dP); MIX: dtheta += sum(dR (S - C_hat)) lambda (1 - lambda), dS = lambda dR;
  *   dZ = softmax_bwd(S, dS); dQ_h = dZ K_h / sqrt(dh); dK_h = dZ^T Q_h / sqrt(dh).
- * ModernBERT's rule (al_modernbert_softmax: rotary Q and K, pad and out-of-window keys excluded) leaves S exactly 0
- * on the excluded keys and on a row with none left, so softmax_bwd gives them a zero gradient as it should.
+ * S is the family's score rule's (src/model/score_rule.h), as in the forward: its divisor replaces sqrt(dh), its
+ * extra_bwd adds the position terms' gradients (DeBERTa) and its turn_back (rotary, ModernBERT) is applied by the
+ * layer (train_modernbert.c). A rule that excludes keys (ModernBERT's pads and out-of-window keys) leaves S exactly
+ * 0 on them and on a row with none left, so softmax_bwd gives them a zero gradient as it should.
  */
 #include <math.h>
 #include <string.h>
 
 #include "../kernels/kernels.h"
-#include "../model/deberta.h"
-#include "../model/family.h"
 #include "../model/head_policy.h"
-#include "../model/modernbert.h"
 #include "../model/real_rows.h"
+#include "../model/score_rule.h"
 #include "grad_ops.h"
 #include "train_internal.h"
 
-/* DeBERTa: this layer's query and key projections of the relative embeddings, the rows the distances read. */
+/* A rule with a relative-position table (DeBERTa): this layer's query and key projections of the table, the rows
+ * the distances read. */
 static void project_positions(al_train_ctx *ctx, int l) {
     const al_config *c = &ctx->model->config;
     const al_layer_weights *lw = &ctx->model->w.layers[l];
     const int D = c->hidden_size;
     int lo, n;
-    al_deberta_row_range(ctx->rel_row, ctx->L, &lo, &n);
+    al_score_rule_of(c)->range(ctx->rel_row, ctx->L, &lo, &n);
     const size_t at = (size_t)lo * D;
     al_linear(n, D, D, ctx->rel + at, lw->q_w, lw->q_b, ctx->pos_q + at);
     al_linear(n, D, D, ctx->rel + at, lw->k_w, lw->k_b, ctx->pos_k + at);
-}
-
-/* ModernBERT's window of layer l (-1 global) as attention.c passes it; -2 for the other score rules. */
-static int rotary_window(const al_config *c, int l) {
-    return al_family_of(c)->scores == AL_SCORES_ROTARY_WINDOW ? al_modernbert_window(c, l) : -2;
 }
 
 void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
@@ -64,10 +60,10 @@ void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
     al_linear(ctx->n_rows, D, D, x, q_w, lw->q_b, lc->q);
     al_linear(ctx->n_rows, D, D, x, k_w, lw->k_b, lc->k);
     al_linear(ctx->n_rows, D, D, x, v_w, lw->v_b, lc->v);
-    /* ModernBERT: q and k are kept turned, each row by its own position id (row_pos); the layer's backward turns
-     * their gradients back */
-    const int window = rotary_window(c, l);
-    if (window > -2) al_modernbert_rotate_qk(c, l, lc->q, lc->k, D, ctx->row_pos, ctx->n_rows);
+    /* a turning rule (rotary, ModernBERT): q and k are kept turned, each row by its own position id (row_pos); the
+     * layer's backward turns their gradients back */
+    const al_score_rule *rule = al_score_rule_of(c);
+    if (rule->turn) rule->turn(c, l, lc->q, lc->k, D, ctx->row_pos, ctx->n_rows);
     if (ctx->n_rows < rows) {
         al_rows_expand(lc->q, sizeof(float) * (size_t)D, ctx->row_of, ctx->n_rows, rows);
         al_rows_expand(lc->k, sizeof(float) * (size_t)D, ctx->row_of, ctx->n_rows, rows);
@@ -75,6 +71,7 @@ void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
     }
     al_tr_dropout_draw(&ctx->rng, lc->attn_keep, (size_t)B * H * LL, p_drop);
     if (ctx->rel) project_positions(ctx, l);
+    const al_score_layer ly = al_score_layer_begin(c, l, ctx->rel_row, ctx->pos_q, ctx->pos_k);
 
     for (int b = 0; b < B; b++) {
         const size_t row0 = (size_t)b * L * D;
@@ -84,15 +81,11 @@ void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
             const al_head_mode mode = layer_pol[h].mode;
             const size_t col = (size_t)h * dh, at = ((size_t)b * H + h) * LL;
             float *S = lc->S + at, *P = lc->P + at;
-            if (al_head_mode_needs_qk(mode) && ctx->rel)
-                al_deberta_head_probs(c, lc->q + row0 + col, lc->k + row0 + col, ctx->pos_q + col, ctx->pos_k + col,
-                                      mb, NULL, ctx->rel_row, L, L, ctx->rel_work, S);
-            else if (al_head_mode_needs_qk(mode) && window > -2)
-                al_modernbert_softmax(lc->q + row0 + col, lc->k + row0 + col, D, mb, ctx->pos + (size_t)b * L, window,
-                                      L, dh, S);
-            else if (al_head_mode_needs_qk(mode))
-                al_head_softmax(lc->q + row0 + col, lc->k + row0 + col, D, mb, L, dh, S);
-            else
+            if (al_head_mode_needs_qk(mode)) {
+                const al_score_head hd = {lc->q + row0 + col, lc->k + row0 + col, col, mb, ctx->pos + (size_t)b * L,
+                                          NULL, L, L, ctx->rel_work};
+                rule->probs(&ly, &hd, S);
+            } else
                 memset(S, 0, sizeof(float) * LL);
             const float lambda = mode == AL_HEAD_MIX ? al_tr_sigmoid(ctx->theta[lh]) : 0.0f;
             al_head_final_probs(mode, lambda, layer_pol[h].constant, is_static, mb, L, S, P, ctx->chat);
@@ -114,23 +107,6 @@ void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
     if (ctx->n_rows < rows) al_rows_compact(lc->ctx, sizeof(float) * (size_t)D, ctx->row_of, ctx->n_rows);
 }
 
-/* DeBERTa's position terms, dZ (one sequence and head) -> dQ and dK: S_ij holds scale Q_i . Kr[r(i,j)] (c2p) and
- * scale K_j . Qr[r(i,j)] (p2c). The relative embeddings are frozen here (train_ctx.c). */
-static void position_terms_bwd(const al_train_ctx *ctx, const float *dZ, float scale, size_t col, float *dq_h,
-                               float *dk_h) {
-    const al_config *c = &ctx->model->config;
-    const int L = ctx->L, D = c->hidden_size, dh = c->head_dim;
-    const int c2p = c->pos_att & 1, p2c = c->pos_att & 2;
-    for (int i = 0; i < L; i++)
-        for (int j = 0; j < L; j++) {
-            const float g = dZ[(size_t)i * L + j] * scale;
-            if (g == 0.0f) continue;
-            const size_t t = (size_t)ctx->rel_row[i - j + L - 1] * D + col;
-            for (int e = 0; c2p && e < dh; e++) dq_h[(size_t)i * D + e] += g * ctx->pos_k[t + e];
-            for (int e = 0; p2c && e < dh; e++) dk_h[(size_t)j * D + e] += g * ctx->pos_q[t + e];
-        }
-}
-
 void al_tr_attention_bwd(al_train_ctx *ctx, int l) {
     const al_config *c = &ctx->model->config;
     al_tr_layer_cache *lc = &ctx->layers[l];
@@ -139,9 +115,11 @@ void al_tr_attention_bwd(al_train_ctx *ctx, int l) {
     const al_head_policy *layer_pol = ctx->policies + (size_t)l * H;
     const int is_static = al_head_layer_is_static(layer_pol, H);
     const float p_drop = ctx->opt.training ? ctx->opt.attention_dropout : 0.0f;
-    const float scale = 1.0f / (ctx->rel ? al_deberta_scale(c) : sqrtf((float)dh));
+    const al_score_rule *rule = al_score_rule_of(c);
+    const float scale = 1.0f / rule->divisor(c);
     float *dP = ctx->dP, *dS = ctx->dS, *R = ctx->tmp_LL, *chat = ctx->chat;
     if (ctx->rel) project_positions(ctx, l);
+    const al_score_layer ly = al_score_layer_begin(c, l, ctx->rel_row, ctx->pos_q, ctx->pos_k);
 
     for (int b = 0; b < B; b++) {
         const size_t row0 = (size_t)b * L * D;
@@ -200,7 +178,11 @@ void al_tr_attention_bwd(al_train_ctx *ctx, int l) {
             al_tr_softmax_bwd(S, dS, dS, L, L); /* dS now holds dZ */
             al_gemm_nn(L, dh, L, scale, dS, L, lc->k + row0 + col, D, dq_h, D, 0);
             al_gemm_tn(L, dh, L, scale, dS, L, lc->q + row0 + col, D, dk_h, D, 0);
-            if (ctx->rel) position_terms_bwd(ctx, dS, scale, col, dq_h, dk_h);
+            if (rule->extra_bwd) {
+                const al_score_head hd = {lc->q + row0 + col, lc->k + row0 + col, col, mb, ctx->pos + (size_t)b * L,
+                                          NULL, L, L, ctx->rel_work};
+                rule->extra_bwd(&ly, &hd, dS, scale, dq_h, dk_h);
+            }
         }
     }
 }

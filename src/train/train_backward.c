@@ -5,6 +5,7 @@
 
 #include "../core/error.h"
 #include "../model/family.h"
+#include "../model/layer_rule.h"
 #include "../model/real_rows.h"
 #include "grad_ops.h"
 #include "train_internal.h"
@@ -13,11 +14,7 @@ static void scale_by_keep(float *x, const uint8_t *keep, size_t n, float p) { al
 
 /* dy: gradient wrt layer l's output; dx: written with the gradient wrt its input; both ctx->n_rows rows (compact
  * with real rows: the attention's gradients are expanded to the [B, L] layout around it, zeros at pads). */
-static void layer_bwd(al_train_ctx *ctx, int l, const float *dy, float *dx) {
-    if (al_family_of(&ctx->model->config)->layers == AL_LAYERS_PRE_LN_GLU) {
-        al_tr_prenorm_layer_bwd(ctx, l, dy, dx); /* train_modernbert.c */
-        return;
-    }
+void al_tr_post_ln_layer_bwd(al_train_ctx *ctx, int l, const float *dy, float *dx) { /* layer_post_ln.c's twin */
     const al_model *m = ctx->model;
     const al_config *c = &m->config;
     const al_layer_weights *lw = &m->w.layers[l];
@@ -108,7 +105,7 @@ al_status al_train_backward(al_train_ctx *ctx, const float *d_hidden, al_error *
     /* with real rows the gradients run compact; those given at pads are ignored (train.h) */
     if (packed) al_rows_compact(dy, sizeof(float) * (size_t)D, ctx->row_of, ctx->n_rows);
     for (int l = NL - 1; l >= 0; l--) {
-        layer_bwd(ctx, l, dy, dx);
+        al_layer_rule_of(&ctx->model->config)->train_bwd(ctx, l, dy, dx); /* the layer rule's twin */
         if (d_hidden && packed)
             for (int r = 0; r < ctx->n_rows; r++) {
                 const float *g = d_hidden + (size_t)l * n + (size_t)ctx->row_of[r] * D;

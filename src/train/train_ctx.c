@@ -8,7 +8,8 @@
 #include "../core/det_math.h"
 #include "../core/error.h"
 #include "../kernels/kernels.h"
-#include "../model/deberta.h"
+#include "../model/layer_rule.h"
+#include "../model/score_rule.h"
 #include "../model/family.h"
 #include "../model/head_policy.h"
 #include "train_internal.h"
@@ -55,8 +56,7 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     const int mlm = has_mlm(ctx);
     const uint64_t M = mlm ? (uint64_t)m->w.mlm_dim : 0, LL = (uint64_t)L * L;
     const uint64_t BHLL = (uint64_t)B * H * LL;
-    const int glu = al_family_of(c)->layers == AL_LAYERS_PRE_LN_GLU; /* ff_pre and d_ff hold input and gate */
-    const uint64_t FF = glu ? 2 * I : I;
+    const uint64_t FF = (uint64_t)al_layer_rule_of(c)->ffn_factor * I; /* 2: ff_pre and d_ff hold input and gate */
     carver cv = {base, 0};
     ctx->ids = take_i32(&cv, BL);
     ctx->types = take_i32(&cv, BL);
@@ -123,25 +123,27 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     ctx->tmp_LL = take(&cv, LL);
     ctx->chat = take(&cv, LL);
     ctx->pd = take(&cv, LL);
-    const int rel = al_family_of(c)->scores == AL_SCORES_DISENTANGLED && c->rel_span > 0;
-    const uint64_t R = rel ? 2 * (uint64_t)c->rel_span : 0;
+    const al_score_rule *rule = al_score_rule_of(c);
+    const int rel = al_score_table_rows(c) > 0; /* the score rule's relative-position table (DeBERTa's) */
+    const uint64_t R = rel ? (uint64_t)al_score_table_rows(c) : 0;
     ctx->rel = rel ? take(&cv, R * D) : NULL;
     ctx->pos_q = rel ? take(&cv, R * D) : NULL;
     ctx->pos_k = rel ? take(&cv, R * D) : NULL;
     ctx->rel_row = rel ? take_i32(&cv, 2 * (uint64_t)L) : NULL;
-    ctx->rel_work = rel ? take(&cv, al_deberta_head_scratch(c, L, L)) : NULL;
-    ctx->fin_mean = glu ? take(&cv, BL) : NULL;
-    ctx->fin_rstd = glu ? take(&cv, BL) : NULL;
+    ctx->rel_work = rel && rule->head_scratch ? take(&cv, rule->head_scratch(c, L, L)) : NULL;
+    const int final_norm = al_layer_rule_of(c)->pre_norm; /* a pre-norm rule's norm after the last layer */
+    ctx->fin_mean = final_norm ? take(&cv, BL) : NULL;
+    ctx->fin_rstd = final_norm ? take(&cv, BL) : NULL;
     ctx->B = B;
     ctx->L = L;
     return cv.used;
 }
 
 al_status al_train_check_family(const al_model *model, const char *what, const char *instead, al_error *err) {
-    /* the layer rules whose training twins exist: BERT's post-LayerNorm layers (train_forward.c, train_backward.c)
-     * and ModernBERT's pre-norm GeGLU layers (train_modernbert.c); a new rule is refused here until it has one */
-    const al_layer_rule rule = al_family_of(&model->config)->layers;
-    if (rule == AL_LAYERS_POST_LN || rule == AL_LAYERS_PRE_LN_GLU) return AL_OK;
+    /* the layer rules whose training twins exist (src/model/layer_rule.h): BERT's post-LayerNorm layers
+     * (train_forward.c, train_backward.c) and ModernBERT's pre-norm GeGLU layers (train_modernbert.c); a new rule
+     * is refused here until it has one */
+    if (al_layer_rule_of(&model->config)->train_fwd) return AL_OK;
     return al_err(err, AL_ERR_UNSUPPORTED, "%s is not built for %s yet%s", what, al_arch_name(model->config.arch),
                   instead ? instead : "");
 }
@@ -158,8 +160,7 @@ static al_status check_request(const al_model *model, int max_batch, int max_len
      * gradients (relative embeddings, position projections) and a projected embedding's dropout, and ModernBERT's
      * weight gradients (embedding norm, fused QKV, GeGLU, final norm) are not built */
     const al_config *mc = &model->config;
-    const int frozen_only = al_family_of(mc)->scores == AL_SCORES_DISENTANGLED ||
-                            al_family_of(mc)->layers == AL_LAYERS_PRE_LN_GLU;
+    const int frozen_only = al_score_rule_of(mc)->frozen || al_layer_rule_of(mc)->frozen;
     if (frozen_only && (o->weight_grads || mc->embedding_size != mc->hidden_size))
         return al_err(err, AL_ERR_UNSUPPORTED,
                       "train: weight gradients (pretraining) are not built for %s yet; only the lambda ranking's "

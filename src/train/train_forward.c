@@ -6,6 +6,8 @@
 #include "../core/error.h"
 #include "../kernels/kernels.h"
 #include "../model/deberta.h"
+#include "../model/layer_rule.h"
+#include "../model/score_rule.h"
 #include "../model/family.h"
 #include "../model/forward_internal.h"
 #include "../model/real_rows.h"
@@ -91,11 +93,7 @@ static void add_inplace(float *y, const float *x, size_t n) {
 
 /* With real rows (ctx->n_rows < B L) the row-wise tensors below hold compact rows; the input is gathered into
  * the output's slice (free until the last LayerNorm writes it) and the output expanded back, zeros at pads. */
-static void layer_fwd(al_train_ctx *ctx, int l) {
-    if (al_family_of(&ctx->model->config)->layers == AL_LAYERS_PRE_LN_GLU) {
-        al_tr_prenorm_layer_fwd(ctx, l); /* train_modernbert.c */
-        return;
-    }
+void al_tr_post_ln_layer_fwd(al_train_ctx *ctx, int l) { /* src/model/rules/layer_post_ln.c's twin */
     const al_model *m = ctx->model;
     const al_config *c = &m->config;
     const al_layer_weights *lw = &m->w.layers[l];
@@ -153,9 +151,9 @@ al_status al_train_forward(al_train_ctx *ctx, const al_batch *batch, al_error *e
         al_rows_gather(ctx->pos_of, ctx->pos, sizeof(int32_t), ctx->row_of, ctx->n_rows);
         ctx->row_pos = ctx->pos_of;
     }
-    if (ctx->rel) al_deberta_prepare(ctx->model, ctx->L, ctx->rel, ctx->rel_row);
+    if (ctx->rel) al_score_rule_of(c)->prepare(ctx->model, ctx->L, ctx->rel, ctx->rel_row);
     embed(ctx);
-    for (int l = 0; l < c->n_layers; l++) layer_fwd(ctx, l);
+    for (int l = 0; l < c->n_layers; l++) al_layer_rule_of(c)->train_fwd(ctx, l); /* the layer rule's twin */
     ctx->forward_done = 1;
     return AL_OK;
 }

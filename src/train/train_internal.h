@@ -87,11 +87,11 @@ struct al_train_ctx {
     float *d_head_a, *d_head_b; /* [BL, M] */
     float *dP, *dS, *tmp_LL, *chat; /* [L, L] */
     float *pd;                 /* [L, L]        one head's dropped-out probabilities */
-    /* DeBERTa's disentangled attention (src/model/deberta.h); NULL in other families */
+    /* a score rule's relative-position table (src/model/score_rule.h: DeBERTa's); NULL without one */
     float *rel;                /* [2 rel_span, D] relative embeddings after their LayerNorm */
     float *pos_q, *pos_k;      /* [2 rel_span, D] the current layer's projections of rel */
     int32_t *rel_row;          /* [2 L - 1]     the relative embedding row of each distance */
-    float *rel_work;           /* al_deberta_head_scratch floats */
+    float *rel_work;           /* the score rule's head_scratch floats */
     /* ModernBERT's final norm after the last layer (train_modernbert.c); NULL in other families */
     float *fin_mean, *fin_rstd; /* [BL] */
 };
@@ -123,11 +123,6 @@ static inline void al_tr_qkv_weights(const al_layer_weights *lw, int D, const fl
     *q_w = lw->q_w, *k_w = lw->k_w, *v_w = lw->v_w;
     if (lw->qkv_w) *q_w = lw->qkv_w, *k_w = *q_w + (size_t)D * D, *v_w = *k_w + (size_t)D * D;
 }
-
-/* ModernBERT's pre-norm layer (AL_LAYERS_PRE_LN_GLU, train_modernbert.c): forward, and backward from dy
- * (gradient wrt its output) to dx (wrt its input, written). Frozen encoder only (train_ctx.c). */
-void al_tr_prenorm_layer_fwd(al_train_ctx *ctx, int l);
-void al_tr_prenorm_layer_bwd(al_train_ctx *ctx, int l, const float *dy, float *dx);
 
 /* lambda = sigmoid(theta) as the forward pass uses it. */
 float al_tr_sigmoid(float theta);

@@ -1,4 +1,4 @@
-/* train_modernbert.c: ModernBERT's pre-norm layer (AL_LAYERS_PRE_LN_GLU, src/model/modernbert_layer.c) on the
+/* train_modernbert.c: ModernBERT's pre-norm layer (src/model/rules/layer_pre_ln_glu.c) on the
  * training path, for a frozen encoder (train_ctx.c refuses its weight gradients): the forward keeps what the
  * lambda-logit and hidden-state gradients need, the backward computes those only.
  *
@@ -25,8 +25,9 @@
 #include <string.h>
 
 #include "../kernels/kernels.h"
-#include "../model/modernbert.h"
+#include "../model/layer_rule.h"
 #include "../model/real_rows.h"
+#include "../model/score_rule.h"
 #include "grad_ops.h"
 #include "train_internal.h"
 
@@ -66,7 +67,7 @@ void al_tr_prenorm_layer_fwd(al_train_ctx *ctx, int l) {
 
     al_tr_layernorm_kernel_fwd(lc->res1, lc->h1, rows, D, lw->ln_ffn_g, NULL, eps, lc->mean2, lc->rstd2);
     al_linear(rows, 2 * I, D, lc->h1, lw->ff_in_w, NULL, lc->ff_pre);
-    for (int r = 0; r < rows; r++) { /* act(u) * g as modernbert_layer.c computes it */
+    for (int r = 0; r < rows; r++) { /* act(u) * g as layer_pre_ln_glu.c computes it */
         const float *u = lc->ff_pre + (size_t)r * 2 * I, *g = u + I;
         float *f = lc->ff_act + (size_t)r * I;
         memcpy(f, u, sizeof(float) * (size_t)I);
@@ -138,7 +139,8 @@ void al_tr_prenorm_layer_bwd(al_train_ctx *ctx, int l, const float *dy, float *d
         al_rows_gather(ctx->d_ctx, x, row_bytes, ctx->row_of, rows); /* d_ctx is free: the input's real rows */
         x = ctx->d_ctx;
     }
-    al_modernbert_unrotate_qk(c, l, ctx->dq, ctx->dk, D, ctx->row_pos, rows);
+    const al_score_rule *rule = al_score_rule_of(c); /* the turn's backward (rotary) */
+    if (rule->turn_back) rule->turn_back(c, l, ctx->dq, ctx->dk, D, ctx->row_pos, rows);
     const float *q_w, *k_w, *v_w;
     al_tr_qkv_weights(lw, D, &q_w, &k_w, &v_w);
     al_tr_linear_bwd(rows, D, D, x, q_w, ctx->dq, d_branch, 0, NULL, NULL);

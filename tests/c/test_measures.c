@@ -18,7 +18,7 @@
 #include "golden_file.h"
 #include "methods/measures/measures.h"
 #include "methods/papa/papa.h"
-#include "model/family.h"
+#include "model/layer_rule.h"
 
 #define MODEL_DIR "tests/golden/bert"
 
@@ -49,7 +49,7 @@ static void check_against(const char *label, const al_model *model, const inputs
                       malloc(sizeof(float) * (size_t)NL * B * LL)};
     float *one = malloc(sizeof(float) * (size_t)NL * LL);
     al_error err = {0};
-    const int post_ln = al_family_of(al_model_config(model))->layers == AL_LAYERS_POST_LN;
+    const int post_ln = al_layer_rule_of(al_model_config(model))->res_ln;
     for (int l = 0; l < NL; l++)
         for (int b = 0; b < B; b++) {
             const size_t eb = (size_t)l * B + b;

@@ -4,8 +4,8 @@
  * and its share of the attention output, plus the row's effective attention (the part the values
  * can see) and the rest (invisible to the output). Same rules and kernels as the forward pass
  * (src/model/attention.c), so the weights equal the attention the forward returns. Every family's score
- * rule: BERT's scaled dot product; DeBERTa's three terms (deberta_attention.c), each given; ModernBERT's
- * rotary, windowed scores (modernbert_attention.c), with the rotated query and keys. Not public. */
+ * rule (src/model/rules/): BERT's scaled dot product; DeBERTa's three terms, each given; ModernBERT's
+ * rotary, windowed scores, with the rotated query and keys. Not public. */
 #ifndef AL_METHODS_HEAD_STEPS_H
 #define AL_METHODS_HEAD_STEPS_H
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "../../core/error.h"
-#include "../../model/family.h"
+#include "../../model/layer_rule.h"
 #include "../../model/model_internal.h"
 #include "measures.h"
 
@@ -15,7 +15,7 @@ al_status al_norm_attention_layer(const al_model *model, int layer, const float 
     const al_config *c = &model->config;
     if (layer < 0 || layer >= c->n_layers)
         return al_err(err, AL_ERR_INVALID, "norm_attention: layer %d is outside 0..%d", layer, c->n_layers - 1);
-    if (out->res_ln && al_family_of(c)->layers != AL_LAYERS_POST_LN)
+    if (out->res_ln && !al_layer_rule_of(c)->res_ln)
         return al_err(err, AL_ERR_UNSUPPORTED, "norm_attention: the residual and post-LayerNorm variant does not apply "
                       "to %s's pre-norm layers", al_arch_name(c->arch));
     const al_layer_weights *lw = &model->w.layers[layer];

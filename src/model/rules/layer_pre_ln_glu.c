@@ -1,11 +1,13 @@
-/* modernbert_layer.c: one ModernBERT layer on one chunk (AL_LAYERS_PRE_LN_GLU, docs/families.md):
+/* layer_pre_ln_glu.c: ModernBERT's pre-norm layer with a gated feed-forward (layer_rule.h, docs/families.md), one
+ * chunk:
  *   x = x + Wo attn(attn_norm(x))          (layer 0 has no attn_norm: the embedding norm precedes it)
  *   x = x + Wo_mlp(act(u) * g)             (u, g = the two halves of Wi mlp_norm(x), input first)
- * and after the last layer x = final_norm(x). Norms have no bias, projections no bias. */
+ * and after the last layer x = final_norm(x). Norms have no bias, projections no bias. Its training twin is
+ * src/train/train_modernbert.c, for a frozen encoder. */
 #include <string.h>
 
-#include "../kernels/kernels.h"
-#include "modernbert.h"
+#include "../../kernels/kernels.h"
+#include "../layer_rule.h"
 
 /* act(u) * g over rows of [u | g] (width 2I), u replaced in place: elementwise, so any cut of the rows
  * gives the same bits. */
@@ -30,7 +32,10 @@ static void add_inplace(float *y, const float *x, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] += x[i];
 }
 
-void al_modernbert_layer(const al_model *m, int l, const al_head_policy *policies, float *x, const float *mask,
+static void layer_tail(const al_model *m, int l, al_threadpool *pool, const float *ctx, float *x, int rows, float *tmp,
+                       float *wide);
+
+static void layer(const al_model *m, int l, const al_head_policy *policies, float *x, const float *mask,
                          int L, al_fwd_scratch *s, float *attn_out, float *values_out) {
     const al_config *c = &m->config;
     const al_layer_weights *lw = &m->w.layers[l];
@@ -42,11 +47,13 @@ void al_modernbert_layer(const al_model *m, int l, const al_head_policy *policie
         attn_in = s->tmp;
     }
     al_fwd_attention(m, l, policies, attn_in, mask, L, s, attn_out, values_out); /* s->ctx */
-    al_modernbert_layer_tail(m, l, s->pool, s->ctx, x, rows, s->tmp, s->wide);
+    layer_tail(m, l, s->pool, s->ctx, x, rows, s->tmp, s->wide);
 }
 
-void al_modernbert_layer_tail(const al_model *m, int l, al_threadpool *pool, const float *ctx, float *x, int rows,
-                              float *tmp, float *wide) {
+/* The layer after self-attention (ctx [rows, D]): x += ctx Wo, the gated feed-forward, and after the last layer the
+ * final norm. tmp [rows, D], wide [rows, 2I]. */
+static void layer_tail(const al_model *m, int l, al_threadpool *pool, const float *ctx, float *x, int rows, float *tmp,
+                       float *wide) {
     const al_config *c = &m->config;
     const al_layer_weights *lw = &m->w.layers[l];
     const int D = c->hidden_size, I = c->intermediate_size;
@@ -66,3 +73,14 @@ void al_modernbert_layer_tail(const al_model *m, int l, al_threadpool *pool, con
 
     if (l == c->n_layers - 1) al_layernorm(x, x, rows, D, m->w.final_ln_g, NULL, eps);
 }
+
+const al_layer_rule al_layer_pre_ln_glu = {
+    .name = "pre_ln_glu",
+    .ffn_factor = 2,
+    .pre_norm = 1,
+    .frozen = 1,
+    .layer = layer,
+    .tail = layer_tail,
+    .train_fwd = al_tr_prenorm_layer_fwd,
+    .train_bwd = al_tr_prenorm_layer_bwd,
+};

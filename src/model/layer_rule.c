@@ -1,0 +1,6 @@
+/* layer_rule.c: the family's layer rule (layer_rule.h). */
+#include "layer_rule.h"
+
+#include "family.h"
+
+const al_layer_rule *al_layer_rule_of(const al_config *c) { return al_family_of(c)->layers; }
