@@ -268,7 +268,7 @@ static int sop_pairs(const al_pretrain_config *c) {
 /* The head as BERT initialises it, from its own seeded stream: weights N(0, 0.02), biases 0. */
 static void sop_head_init(float *block, int D, uint64_t seed) {
     al_rng rng;
-    al_rng_seed(&rng, al_mlm_derive_seed(seed, 5, 0));
+    al_rng_seed(&rng, al_mlm_derive_seed(seed, AL_SEED_SOP_HEAD, 0));
     al_sop_head h = al_sop_head_carve(block, D);
     memset(block, 0, sizeof(float) * al_sop_head_size(D));
     for (size_t i = 0; i < (size_t)D * D; i++) h.pool_w[i] = 0.02f * al_rng_normal(&rng);
@@ -735,7 +735,7 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
         const int phase = step < cfg->short_steps && cfg->short_len ? 0 : 1;
         const al_mlm_corpus *data = phase ? &train : &train_short;
         const int64_t phase_step = phase && cfg->short_len ? step - cfg->short_steps : step;
-        const uint64_t order_seed = phase ? cfg->seed : al_mlm_derive_seed(cfg->seed, 4, 0);
+        const uint64_t order_seed = phase ? cfg->seed : al_mlm_derive_seed(cfg->seed, AL_SEED_SHORT_ORDER, 0);
         if (phase != order_phase) {
             if (cfg->short_len) logf_(hooks, "step %d: sequences of <= %d tokens", step + 1, phase ? cfg->max_len : cfg->short_len);
             order_phase = phase;
@@ -759,12 +759,12 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
             idx[b] = order[i % data->n_seqs];
         }
         al_rng mrng;
-        al_rng_seed(&mrng, al_mlm_derive_seed(cfg->seed, 1, (uint64_t)step));
+        al_rng_seed(&mrng, al_mlm_derive_seed(cfg->seed, AL_SEED_MLM_MASKING, (uint64_t)step));
         al_shard_step ss;
         al_sop_step sop;
         double gnorm = 0, lr = 0;
         if (!sop_now) {
-            if ((st = al_shards_step(shards, data, idx, B, &mk, &mrng, al_mlm_derive_seed(cfg->seed, 2, (uint64_t)step),
+            if ((st = al_shards_step(shards, data, idx, B, &mk, &mrng, al_mlm_derive_seed(cfg->seed, AL_SEED_STEP_DROPOUT, (uint64_t)step),
                                      &ss, err)))
                 goto done;
             al_adamw_step(opt, model->storage, ss.grads, &gnorm, &lr);
@@ -773,15 +773,15 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
                 int64_t i = (int64_t)(step - long_start) * n_pairs + b;
                 int64_t epoch = i / docs.n_runs;
                 if (epoch != run_epoch) {
-                    al_mlm_epoch_order(docs.n_runs, al_mlm_derive_seed(cfg->seed, 6, 0), epoch, run_order);
+                    al_mlm_epoch_order(docs.n_runs, al_mlm_derive_seed(cfg->seed, AL_SEED_SOP_RUN_ORDER, 0), epoch, run_order);
                     run_epoch = epoch;
                 }
                 run_idx[b] = run_order[i % docs.n_runs];
             }
             al_rng prng;
-            al_rng_seed(&prng, al_mlm_derive_seed(cfg->seed, 7, (uint64_t)step));
+            al_rng_seed(&prng, al_mlm_derive_seed(cfg->seed, AL_SEED_SOP_PAIRS, (uint64_t)step));
             if ((st = al_shards_step_sop(shards, data, idx, n_seq, &docs, run_idx, n_pairs, &prng, &mk, &mrng,
-                                         al_mlm_derive_seed(cfg->seed, 2, (uint64_t)step), sop_head, sop_slot, &sop,
+                                         al_mlm_derive_seed(cfg->seed, AL_SEED_STEP_DROPOUT, (uint64_t)step), sop_head, sop_slot, &sop,
                                          err)))
                 goto done;
             ss = sop.mlm;
