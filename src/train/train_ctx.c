@@ -258,10 +258,6 @@ void al_train_ctx_free(al_train_ctx *ctx) {
     free(ctx);
 }
 
-void al_train_set_training(al_train_ctx *ctx, int training) {
-    if (ctx) ctx->opt.training = training != 0;
-}
-
 void al_train_seed(al_train_ctx *ctx, uint64_t seed) {
     if (ctx) al_rng_seed(&ctx->rng, seed);
 }
