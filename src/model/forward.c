@@ -95,7 +95,7 @@ static void layout(al_carver *cv, const al_model *m, int B, int L, int L_out, in
     if ((size_t)al_fwd_ffn_width(c) > wide) wide = (size_t)al_fwd_ffn_width(c);
     if ((size_t)m->w.mlm_dim > wide) wide = (size_t)m->w.mlm_dim;
     ws->pos = al_carve_i32(cv, BL);
-    ws->mask = al_carve_rows(cv, BL, 1);
+    ws->mask = al_carve(cv, BL);
     ws->x = al_carve_rows(cv, BL, D);
     ws->s.n_seqs = chunk_seqs;
     ws->s.q = al_carve_rows(cv, rows, D);
