@@ -1,6 +1,6 @@
 // page_sweep.mjs: a PAPA sweep on a bert-base-shaped model in the page (headless Chromium, the page's threads:
-// 2 on this machine) against the same request through the native CLI on 2 threads (docs/speed.md, issue 27's
-// "in the page"). The model has random weights (timing does not depend on their values) and attnlab-small-bert's
+// 2 on this machine) against the same request through the native CLI on 2 threads (docs/speed.md,
+// "In the page"). The model has random weights (timing does not depend on their values) and attnlab-small-bert's
 // tokenizer (bert-base-uncased's 30,522 WordPiece ids); it is written to a temporary folder and served as the
 // page's only embedded model. The sweep is the quick preset on POS cut to --train / --validation examples (the
 // ranking on the same cut) with --seeds seeds. Printed: the page's and the CLI's seconds per stage (the reply's

@@ -4,7 +4,6 @@
 // compares as a link's recompute does. A record: { format, example, model, settings (the state keys that
 // differ from their defaults), request (without the task text), made: {threads, cpu_seconds, wall_seconds},
 // reply (the engine's, whatever fields it has), constants: {shape, n, max, levels (base64, 256 levels)} }.
-import { examples } from './papa_request.js';
 
 // The constants figure shows each head's first positions, this many (a record keeps only those).
 export const CONSTANTS_SHOWN = 24;
@@ -46,8 +45,6 @@ export function constantsOf(record) {
   for (let i = 0; i < bytes.length; i++) data[i] = (bytes[i] / 255) * c.max;
   return { shape: [c.shape[0], c.shape[1], c.n, c.n], data, positions: c.shape[2] };
 }
-
-export const exampleOf = (id) => examples().find((e) => e.id === id);
 
 // "98 s on 2 threads": how long the record took to compute (wall time, natively).
 export const timeOf = (entry) => `${Math.round(entry.wall_seconds)} s on ${entry.threads} thread${entry.threads === 1 ? '' : 's'}`;

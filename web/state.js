@@ -140,8 +140,3 @@ export function checkValues(input, { fromStrings = false } = {}) {
   }
   return { values, problems };
 }
-
-// Back to the defaults (tests; a fresh page starts there anyway).
-export function resetState() {
-  for (const [key, spec] of specs) state[key] = clone(spec.default);
-}

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/carve.h"
 #include "../core/error.h"
 #include "../core/memory.h"
 #include "../kernels/kernels.h"
@@ -29,7 +30,6 @@
 
 /* Rows per chunk to aim for: large enough for efficient GEMMs, small enough to keep scratch modest. */
 #define AL_FWD_CHUNK_TOKENS 256
-#define AL_FWD_ALIGN_FLOATS 16 /* 64-byte alignment of every carved tensor */
 
 al_forward_params al_forward_default_params(void) {
     al_forward_params p;
@@ -78,22 +78,6 @@ static al_status validate(const al_model *m, const al_batch *batch, const al_for
     return AL_OK;
 }
 
-/* Bump allocator over the workspace: each tensor starts on a 64-byte boundary. */
-typedef struct carver {
-    float *base;
-    size_t used;    /* floats */
-    double used_fp; /* the same in double: detects size_t overflow on 32-bit WASM */
-} carver;
-
-/* Carves rows * cols floats. */
-static float *carve(carver *cv, size_t rows, size_t cols) {
-    float *p = cv->base ? cv->base + cv->used : NULL;
-    size_t padded = (rows * cols + AL_FWD_ALIGN_FLOATS - 1) / AL_FWD_ALIGN_FLOATS * AL_FWD_ALIGN_FLOATS;
-    cv->used += padded;
-    cv->used_fp += (double)rows * (double)cols + AL_FWD_ALIGN_FLOATS;
-    return p;
-}
-
 typedef struct workspace {
     int32_t *pos;     /* [B, L]   position ids (int32 stored in float-sized slots) */
     float *logits;    /* [chunk rows, V]  packed batches' MLM logits before they are written back */
@@ -102,44 +86,44 @@ typedef struct workspace {
     al_fwd_scratch s; /* one chunk's scratch, see forward_internal.h */
 } workspace;
 
-/* Carves every tensor; with cv->base == NULL it only measures. */
-static void layout(carver *cv, const al_model *m, int B, int L, int L_out, int chunk_seqs, int n_threads, int packed,
+/* Carves every tensor (src/core/carve.h); with cv->base == NULL it only measures. */
+static void layout(al_carver *cv, const al_model *m, int B, int L, int L_out, int chunk_seqs, int n_threads, int packed,
                    int real_rows, int want_logits, workspace *ws) {
     const al_config *c = &m->config;
     const size_t BL = (size_t)B * L, rows = (size_t)chunk_seqs * L, D = (size_t)c->hidden_size;
     size_t wide = (size_t)c->embedding_size;
     if ((size_t)al_fwd_ffn_width(c) > wide) wide = (size_t)al_fwd_ffn_width(c);
     if ((size_t)m->w.mlm_dim > wide) wide = (size_t)m->w.mlm_dim;
-    ws->pos = (int32_t *)(void *)carve(cv, BL, 1); /* sizeof(int32_t) == sizeof(float) */
-    ws->mask = carve(cv, BL, 1);
-    ws->x = carve(cv, BL, D);
+    ws->pos = al_carve_i32(cv, BL);
+    ws->mask = al_carve(cv, BL);
+    ws->x = al_carve_rows(cv, BL, D);
     ws->s.n_seqs = chunk_seqs;
-    ws->s.q = carve(cv, rows, D);
-    ws->s.k = carve(cv, rows, D);
-    ws->s.v = carve(cv, rows, D);
-    ws->s.ctx = carve(cv, rows, D);
-    ws->s.tmp = carve(cv, rows, D);
-    ws->s.wide = carve(cv, rows, wide);
+    ws->s.q = al_carve_rows(cv, rows, D);
+    ws->s.k = al_carve_rows(cv, rows, D);
+    ws->s.v = al_carve_rows(cv, rows, D);
+    ws->s.ctx = al_carve_rows(cv, rows, D);
+    ws->s.tmp = al_carve_rows(cv, rows, D);
+    ws->s.wide = al_carve_rows(cv, rows, wide);
     ws->s.n_threads = n_threads;
-    ws->s.probs = carve(cv, (size_t)n_threads * L, (size_t)L);
-    ws->s.chat = carve(cv, (size_t)n_threads * L, (size_t)L);
-    ws->s.gathered = packed ? carve(cv, (size_t)n_threads * L, (size_t)L) : NULL;
-    ws->s.row_of = packed && real_rows ? (int32_t *)(void *)carve(cv, rows, 1) : NULL;
-    ws->s.pos_of = packed && real_rows ? (int32_t *)(void *)carve(cv, rows, 1) : NULL;
+    ws->s.probs = al_carve_rows(cv, (size_t)n_threads * L, (size_t)L);
+    ws->s.chat = al_carve_rows(cv, (size_t)n_threads * L, (size_t)L);
+    ws->s.gathered = packed ? al_carve_rows(cv, (size_t)n_threads * L, (size_t)L) : NULL;
+    ws->s.row_of = packed && real_rows ? al_carve_i32(cv, rows) : NULL;
+    ws->s.pos_of = packed && real_rows ? al_carve_i32(cv, rows) : NULL;
     ws->s.n_rows = (int)rows;
-    ws->logits = packed && want_logits ? carve(cv, rows, (size_t)c->vocab_size) : NULL;
+    ws->logits = packed && want_logits ? al_carve_rows(cv, rows, (size_t)c->vocab_size) : NULL;
     ws->s.rel = ws->s.pos_q = ws->s.pos_k = ws->s.rel_work = NULL;
     ws->s.rel_row = NULL;
     ws->s.rel_work_size = 0;
     const al_score_rule *rule = al_score_rule_of(c);
     if (al_score_table_rows(c) > 0) { /* the score rule's relative-position table (DeBERTa's) */
         const size_t R = (size_t)al_score_table_rows(c);
-        ws->s.rel = carve(cv, R, D);
-        ws->s.pos_q = carve(cv, R, D);
-        ws->s.pos_k = carve(cv, R, D);
-        ws->s.rel_row = (int32_t *)(void *)carve(cv, 2 * (size_t)L_out, 1);
+        ws->s.rel = al_carve_rows(cv, R, D);
+        ws->s.pos_q = al_carve_rows(cv, R, D);
+        ws->s.pos_k = al_carve_rows(cv, R, D);
+        ws->s.rel_row = al_carve_i32(cv, 2 * (size_t)L_out);
         ws->s.rel_work_size = rule->head_scratch ? rule->head_scratch(c, L, L_out) : 0;
-        ws->s.rel_work = carve(cv, (size_t)n_threads, ws->s.rel_work_size);
+        ws->s.rel_work = al_carve_rows(cv, (size_t)n_threads, ws->s.rel_work_size);
     }
     ws->s.pos_layer = -1;
 }
@@ -242,20 +226,18 @@ static al_status forward_rows(const al_model *model, const al_batch *batch, cons
     al_threadpool *pool = params ? params->pool : NULL;
     const int n_threads = al_threadpool_size(pool);
     workspace ws;
-    carver cv = {NULL, 0, 0.0};
+    al_carver cv = {NULL, 0};
     layout(&cv, model, B, L, L_out, chunk_seqs, n_threads, map != NULL, !(params && params->pad_rows), out->mlm_logits != NULL, &ws);
-    const size_t n_floats = cv.used;
     char what[96];
     snprintf(what, sizeof what, "forward: the workspace for batch [%d, %d]", B, L_out);
-    const double ws_bytes = cv.used_fp * sizeof(float);
-    st = al_memory_check(ws_bytes < 1.8e19 ? (uint64_t)ws_bytes : UINT64_MAX, what, err);
+    st = al_memory_check(al_carve_bytes(&cv), what, err); /* refuses too what size_t cannot hold */
     if (st != AL_OK) return st;
+    const size_t n_floats = (size_t)cv.used;
     float *mem = malloc(n_floats * sizeof(float));
     if (!mem)
         return al_err(err, AL_ERR_OOM, "forward: out of memory allocating %zu MB of workspace for batch [%d, %d]",
                       n_floats * sizeof(float) >> 20, B, L);
-    cv.base = mem;
-    cv.used = 0;
+    cv = (al_carver){mem, 0};
     layout(&cv, model, B, L, L_out, chunk_seqs, n_threads, map != NULL, !(params && params->pad_rows), out->mlm_logits != NULL, &ws);
     ws.s.pool = pool;
     ws.s.L_out = L_out;

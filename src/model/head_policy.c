@@ -12,10 +12,6 @@
 static const char *const k_names[AL_HEAD_N_MODES] = {"standard", "constant", "mix", "zero"};
 static const char *const k_upper[AL_HEAD_N_MODES] = {"STANDARD", "CONSTANT", "MIX", "ZERO"};
 
-const char *al_head_mode_name(al_head_mode mode) {
-    return (unsigned)mode < AL_HEAD_N_MODES ? k_names[mode] : NULL;
-}
-
 int al_head_mode_parse(const char *name, al_head_mode *out) {
     for (int i = 0; name && i < AL_HEAD_N_MODES; i++)
         if (strcmp(name, k_names[i]) == 0) {

@@ -18,8 +18,6 @@
 #define AL_HEAD_LAMBDA_MAX 1.0f
 #define AL_HEAD_N_MODES 4
 
-/* "standard", "constant", "mix", "zero" (the JSON names); NULL for a value outside the enum. */
-const char *al_head_mode_name(al_head_mode mode);
 /* The mode named `name`; 0 when no mode has that name. */
 int al_head_mode_parse(const char *name, al_head_mode *out);
 /* "standard, constant, mix, zero" into buf (for error messages). */

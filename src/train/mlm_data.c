@@ -10,19 +10,6 @@
 
 static al_status oom(al_error *err) { return al_err(err, AL_ERR_OOM, "mlm_data: out of memory"); }
 
-uint64_t al_mlm_derive_seed(uint64_t seed, uint64_t a, uint64_t b) {
-    uint64_t x = seed;
-    uint64_t parts[2] = {a, b};
-    for (int i = 0; i < 2; i++) {
-        x ^= parts[i] + 0x9E3779B97F4A7C15ull + (x << 6) + (x >> 2);
-        x += 0x9E3779B97F4A7C15ull;
-        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-        x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-        x ^= x >> 31;
-    }
-    return x;
-}
-
 void al_mlm_corpus_free(al_mlm_corpus *c) {
     if (!c) return;
     free(c->ids);
@@ -227,7 +214,7 @@ int al_mlm_mask_sequence(int32_t *ids, int32_t *labels, int len, const al_mlm_ma
 
 void al_mlm_epoch_order(int n_seqs, uint64_t seed, int64_t epoch, int *order) {
     al_rng rng;
-    al_rng_seed(&rng, al_mlm_derive_seed(seed, 0xE90C, (uint64_t)epoch));
+    al_rng_seed(&rng, al_mlm_derive_seed(seed, AL_SEED_EPOCH_ORDER, (uint64_t)epoch));
     for (int i = 0; i < n_seqs; i++) order[i] = i;
     for (int i = n_seqs - 1; i > 0; i--) {
         int j = (int)al_rng_below(&rng, (uint32_t)(i + 1));

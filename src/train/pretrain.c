@@ -268,7 +268,7 @@ static int sop_pairs(const al_pretrain_config *c) {
 /* The head as BERT initialises it, from its own seeded stream: weights N(0, 0.02), biases 0. */
 static void sop_head_init(float *block, int D, uint64_t seed) {
     al_rng rng;
-    al_rng_seed(&rng, al_mlm_derive_seed(seed, 5, 0));
+    al_rng_seed(&rng, al_mlm_derive_seed(seed, AL_SEED_SOP_HEAD, 0));
     al_sop_head h = al_sop_head_carve(block, D);
     memset(block, 0, sizeof(float) * al_sop_head_size(D));
     for (size_t i = 0; i < (size_t)D * D; i++) h.pool_w[i] = 0.02f * al_rng_normal(&rng);
@@ -542,106 +542,154 @@ static void log_patterns(const al_pretrain_hooks *hooks, const eval_stats *es, i
           es->pattern_head[1] % H, es->pattern[1], es->pattern_head[2] / H, es->pattern_head[2] % H, es->pattern[2]);
 }
 
-/* ---------------------------------------------------------------- the loop */
+/* ---------------------------------------------------------------- the run */
 
-al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir, const al_pretrain_hooks *hooks,
-                          al_pretrain_result *result, al_error *err) {
-    al_pretrain_hooks no_hooks;
-    memset(&no_hooks, 0, sizeof no_hooks);
-    if (!hooks) hooks = &no_hooks;
+/* One run's state: what the steps below build, use and free (run_free). */
+typedef struct run {
+    const al_pretrain_config *cfg;
+    const al_pretrain_hooks *hooks;
     al_pretrain_result res;
-    memset(&res, 0, sizeof res);
-    res.eval_loss = res.eval_accuracy = res.eval_perplexity = NAN;
-    res.baseline_accuracy = res.unigram_perplexity = res.heldout_unk_rate = NAN;
-    res.pattern_head[0] = res.pattern_head[1] = res.pattern_head[2] = -1;
-    al_status st = check_config(cfg, err);
-    if (st) return st;
-
-    al_tokenizer *tok = NULL;
-    al_mlm_corpus train = {0}, held = {0}, train_short = {0};
-    al_sop_docs docs = {0};
-    al_model *model = NULL;
-    al_shard_set *shards = NULL;
-    al_adamw *opt = NULL, *sop_opt = NULL;
-    float *sop_head = NULL;
-    int *run_order = NULL, *run_idx = NULL, sop_slot = -1, has_sop = 0;
-    char *saved_config = NULL, *config_text = NULL;
-    FILE *sop_log = NULL;
-    const int n_pairs = sop_pairs(cfg), long_start = long_phase_start(cfg);
-    uint8_t *decay = NULL;
-    int64_t *unigram = NULL;
-    int *order = NULL, *idx = NULL;
-    FILE *loss_log = NULL, *eval_log = NULL;
+    int n_pairs;    /* sentence-order pairs per long-phase batch (0: no sentence order) */
+    int long_start; /* the long phase's first step */
+    /* data (load_data) */
+    al_tokenizer *tok;
+    al_mlm_corpus train, train_short, held;
+    al_sop_docs docs;
+    int64_t *unigram; /* [V] training-token counts for the baselines (specials excluded) */
+    int64_t unigram_total;
+    int most_frequent;
+    /* model and optimisers (build_model) */
+    al_config mc;
+    al_model *model;
+    al_shard_set *shards;
+    uint8_t *decay;
+    al_adamw *opt, *sop_opt;
+    float *sop_head;
+    int sop_slot;
+    char *config_text;
+    int start; /* the first step to run: 0, or a resumed checkpoint's step */
+    /* logs (open_logs) */
+    FILE *loss_log, *eval_log, *sop_log;
+    /* batches (prepare_batches, pick_sequences, pick_runs) */
+    al_mlm_masking mk;
+    al_special_ids sp;
+    int *order, *idx, *run_order, *run_idx;
+    int64_t order_epoch, run_epoch;
+    int order_phase;
+    /* progress */
+    double train_time, last_log;
+    int64_t tokens_since_log;
     char path[1200];
+} run;
 
-    if ((st = load_tokenizer(cfg->vocab, &tok, err))) goto done;
-    const int V = al_tokenizer_vocab_size(tok);
+/* What one step did. */
+typedef struct step_out {
+    float loss;
+    int n_tokens;
+    double grad_norm, lr;
+    int sop_now;    /* the step had sentence-order pairs */
+    al_sop_step sop; /* their figures, when it had */
+} step_out;
+
+static al_status oom(al_error *err) { return al_err(err, AL_ERR_OOM, "pretrain: out of memory"); }
+
+/* Reads the vocabulary and tokenises the training text (at max_len, and at short_len for the short phase),
+ * the sentence-order documents and the held-out text; counts the training tokens for the baselines. */
+static al_status load_data(run *r, al_error *err) {
+    const al_pretrain_config *cfg = r->cfg;
+    al_status st = load_tokenizer(cfg->vocab, &r->tok, err);
+    if (st) return st;
+    const int V = al_tokenizer_vocab_size(r->tok);
     double t0 = now_seconds();
-    if ((st = build_corpus(tok, cfg->train, cfg->max_len, cfg->max_train_lines, &train, err))) goto done;
-    if (train.n_seqs == 0) {
-        st = al_err(err, AL_ERR_INVALID, "%s: no training text", cfg->train);
-        goto done;
-    }
-    logf_(hooks, "data: %s: %lld lines, %lld tokens, %d sequences of <= %d (%.1f s)", cfg->train,
-          (long long)train.n_lines, (long long)train.n_line_tokens, train.n_seqs, cfg->max_len, now_seconds() - t0);
+    if ((st = build_corpus(r->tok, cfg->train, cfg->max_len, cfg->max_train_lines, &r->train, err))) return st;
+    if (r->train.n_seqs == 0) return al_err(err, AL_ERR_INVALID, "%s: no training text", cfg->train);
+    logf_(r->hooks, "data: %s: %lld lines, %lld tokens, %d sequences of <= %d (%.1f s)", cfg->train,
+          (long long)r->train.n_lines, (long long)r->train.n_line_tokens, r->train.n_seqs, cfg->max_len,
+          now_seconds() - t0);
     if (cfg->short_len) {
-        if ((st = build_corpus(tok, cfg->train, cfg->short_len, cfg->max_train_lines, &train_short, err))) goto done;
-        logf_(hooks, "data: first %d steps on %d sequences of <= %d tokens", cfg->short_steps, train_short.n_seqs,
+        if ((st = build_corpus(r->tok, cfg->train, cfg->short_len, cfg->max_train_lines, &r->train_short, err)))
+            return st;
+        logf_(r->hooks, "data: first %d steps on %d sequences of <= %d tokens", cfg->short_steps, r->train_short.n_seqs,
               cfg->short_len);
     }
-    if (n_pairs) {
+    if (r->n_pairs) {
         char *text;
         size_t len;
-        if ((st = al_read_file(cfg->sop_docs, &text, &len, err))) goto done;
-        st = al_sop_docs_build(tok, text, len, cfg->max_len, &docs, err);
+        if ((st = al_read_file(cfg->sop_docs, &text, &len, err))) return st;
+        st = al_sop_docs_build(r->tok, text, len, cfg->max_len, &r->docs, err);
         free(text);
         if (st) {
             al_err_prefix(err, cfg->sop_docs);
-            goto done;
+            return st;
         }
-        if (docs.n_runs == 0) {
-            st = al_err(err, AL_ERR_INVALID, "%s: no document has two consecutive sentences that fit max_len %d",
-                        cfg->sop_docs, cfg->max_len);
-            goto done;
-        }
-        logf_(hooks, "data: %s: %lld documents, %d sentences, %d sentence-order runs of <= %d tokens; from step %d, "
-              "%d of each batch's %d sequences are pairs", cfg->sop_docs, (long long)docs.n_docs, docs.n_sents,
-              docs.n_runs, cfg->max_len - 3, long_start + 1, n_pairs, cfg->batch_size);
+        if (r->docs.n_runs == 0)
+            return al_err(err, AL_ERR_INVALID, "%s: no document has two consecutive sentences that fit max_len %d",
+                          cfg->sop_docs, cfg->max_len);
+        logf_(r->hooks, "data: %s: %lld documents, %d sentences, %d sentence-order runs of <= %d tokens; from step %d, "
+              "%d of each batch's %d sequences are pairs", cfg->sop_docs, (long long)r->docs.n_docs, r->docs.n_sents,
+              r->docs.n_runs, cfg->max_len - 3, r->long_start + 1, r->n_pairs, cfg->batch_size);
     }
     if (cfg->heldout[0]) {
-        if ((st = build_corpus(tok, cfg->heldout, cfg->max_len, 0, &held, err))) goto done;
-        res.heldout_unk_rate = held.n_line_tokens ? (double)held.n_unk / (double)held.n_line_tokens : 0.0;
-        logf_(hooks, "data: %s: %lld lines, %lld tokens, %d sequences, [UNK] rate %.4f%%", cfg->heldout,
-              (long long)held.n_lines, (long long)held.n_line_tokens, held.n_seqs, 100.0 * res.heldout_unk_rate);
+        if ((st = build_corpus(r->tok, cfg->heldout, cfg->max_len, 0, &r->held, err))) return st;
+        r->res.heldout_unk_rate = r->held.n_line_tokens ? (double)r->held.n_unk / (double)r->held.n_line_tokens : 0.0;
+        logf_(r->hooks, "data: %s: %lld lines, %lld tokens, %d sequences, [UNK] rate %.4f%%", cfg->heldout,
+              (long long)r->held.n_lines, (long long)r->held.n_line_tokens, r->held.n_seqs,
+              100.0 * r->res.heldout_unk_rate);
     }
-    res.train_sequences = train.n_seqs;
-    res.train_tokens = train.n_ids;
+    r->res.train_sequences = r->train.n_seqs;
+    r->res.train_tokens = r->train.n_ids;
 
     /* unigram counts of the training tokens (specials excluded) for the two baselines */
-    unigram = calloc((size_t)V, sizeof *unigram);
-    if (!unigram) goto oom;
-    int64_t unigram_total = 0;
-    for (int64_t i = 0; i < train.n_ids; i++)
-        if (train.ids[i] >= 5 && train.ids[i] < V) unigram[train.ids[i]]++, unigram_total++;
-    int most_frequent = 5;
+    r->unigram = calloc((size_t)V, sizeof *r->unigram);
+    if (!r->unigram) return oom(err);
+    for (int64_t i = 0; i < r->train.n_ids; i++)
+        if (r->train.ids[i] >= 5 && r->train.ids[i] < V) r->unigram[r->train.ids[i]]++, r->unigram_total++;
+    r->most_frequent = 5;
     for (int v = 5; v < V; v++)
-        if (unigram[v] > unigram[most_frequent]) most_frequent = v;
+        if (r->unigram[v] > r->unigram[r->most_frequent]) r->most_frequent = v;
+    return AL_OK;
+}
 
-    al_config mc = al_config_bert(V, cfg->hidden_size, cfg->num_hidden_layers, cfg->num_attention_heads,
-                                  cfg->intermediate_size);
-    mc.max_position_embeddings = cfg->max_position_embeddings;
-    if ((st = al_model_new_random(&mc, cfg->seed, 1, &model, err))) goto done;
-    if (!strcmp(cfg->position_init, "sinusoidal")) sinusoidal_positions(model);
-    res.n_params = al_model_n_params(model);
+/* The sentence-order head and its optimizer (the encoder's settings; decay on the two weights), and its
+ * gradient slot in the shards. */
+static al_status build_sop_head(run *r, const al_adamw_config *ac, al_error *err) {
+    const int D = r->cfg->hidden_size;
+    const size_t nh = al_sop_head_size(D);
+    uint8_t *hd = malloc(nh);
+    r->sop_head = calloc(nh, sizeof *r->sop_head);
+    if (!hd || !r->sop_head) {
+        free(hd);
+        return oom(err);
+    }
+    memset(hd, 0, nh);
+    memset(hd, 1, (size_t)D * D);
+    memset(hd + (size_t)D * D + D, 1, 2 * (size_t)D);
+    al_status st = al_adamw_new(nh, ac, hd, &r->sop_opt, err);
+    free(hd);
+    if (st) return st;
+    return al_shards_add_grads(r->shards, nh, &r->sop_slot, err);
+}
+
+/* The model from cfg's seed, its shards and AdamW (warm-up, linear decay, clipping), the sentence-order
+ * head when the run has one, and the config's JSON for the checkpoints. */
+static al_status build_model(run *r, al_error *err) {
+    const al_pretrain_config *cfg = r->cfg;
+    r->mc = al_config_bert(al_tokenizer_vocab_size(r->tok), cfg->hidden_size, cfg->num_hidden_layers,
+                           cfg->num_attention_heads, cfg->intermediate_size);
+    r->mc.max_position_embeddings = cfg->max_position_embeddings;
+    al_status st = al_model_new_random(&r->mc, cfg->seed, 1, &r->model, err);
+    if (st) return st;
+    if (!strcmp(cfg->position_init, "sinusoidal")) sinusoidal_positions(r->model);
+    r->res.n_params = al_model_n_params(r->model);
     al_train_options to = al_train_default_options();
     to.training = 1;
     to.hidden_dropout = cfg->hidden_dropout_prob;
     to.attention_dropout = cfg->attention_probs_dropout_prob;
     to.seed = cfg->seed;
-    if ((st = al_shards_new(model, cfg->shards, cfg->batch_size, cfg->max_len, &to, &shards, err))) goto done;
-    decay = malloc(res.n_params);
-    if (!decay) goto oom;
-    al_train_decay_mask(model, decay);
+    if ((st = al_shards_new(r->model, cfg->shards, cfg->batch_size, cfg->max_len, &to, &r->shards, err))) return st;
+    r->decay = malloc(r->res.n_params);
+    if (!r->decay) return oom(err);
+    al_train_decay_mask(r->model, r->decay);
     al_adamw_config ac = al_adamw_default_config();
     ac.lr = cfg->lr;
     ac.weight_decay = cfg->weight_decay;
@@ -649,240 +697,282 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
     ac.warmup_steps = cfg->warmup_steps;
     ac.total_steps = cfg->steps;
     ac.schedule = AL_LR_LINEAR;
-    if ((st = al_adamw_new(res.n_params, &ac, decay, &opt, err))) goto done;
-    if (n_pairs) { /* the sentence-order head and its optimizer (same settings; decay on the two weights) */
-        const int D = cfg->hidden_size;
-        const size_t nh = al_sop_head_size(D);
-        uint8_t *hd = malloc(nh);
-        sop_head = calloc(nh, sizeof *sop_head);
-        if (!hd || !sop_head) {
-            free(hd);
-            goto oom;
-        }
-        memset(hd, 0, nh);
-        memset(hd, 1, (size_t)D * D);
-        memset(hd + (size_t)D * D + D, 1, 2 * (size_t)D);
-        st = al_adamw_new(nh, &ac, hd, &sop_opt, err);
-        free(hd);
-        if (st) goto done;
-        if ((st = al_shards_add_grads(shards, nh, &sop_slot, err))) goto done;
-    }
-    config_text = al_pretrain_config_json(cfg);
-    if (!config_text) goto oom;
+    if ((st = al_adamw_new(r->res.n_params, &ac, r->decay, &r->opt, err))) return st;
+    if (r->n_pairs && (st = build_sop_head(r, &ac, err))) return st;
+    r->config_text = al_pretrain_config_json(cfg);
+    return r->config_text ? AL_OK : oom(err);
+}
 
-    int start = 0;
-    if (resume_dir) {
-        if ((st = al_checkpoint_load(resume_dir, model, opt, &start, sop_head, sop_opt, &has_sop, &saved_config, err)))
-            goto done;
-        if (saved_config) {
-            if ((st = check_resume(cfg, saved_config, resume_dir, start, err))) goto done;
-        } else {
-            logf_(hooks, "resume: %s records no train config (an older attnlab wrote it): only the model's shapes were "
-                  "checked", resume_dir);
-        }
-        if (n_pairs && start > long_start && !has_sop) {
-            st = al_err(err, AL_ERR_INVALID,
-                        "resume: %s: the checkpoint at step %d is past the long phase's start (step %d) but has no "
-                        "sentence-order head: sop_docs and sop_share can only be added before the long phase starts",
-                        resume_dir, start, long_start + 1);
-            goto done;
-        }
-        logf_(hooks, "resume: %s at step %d%s", resume_dir, start, has_sop ? " (with the sentence-order head)" : "");
-    }
-    logf_(hooks, "model: BERT %d layers x %d heads, hidden %d, intermediate %d, vocab %d: %zu parameters",
-          mc.n_layers, mc.n_heads, mc.hidden_size, mc.intermediate_size, V, res.n_params);
+/* Loads the checkpoint in resume_dir (weights, AdamW state, step, the head) and checks that it belongs to
+ * this config. */
+static al_status resume(run *r, const char *resume_dir, al_error *err) {
+    char *saved_config = NULL;
+    int has_sop = 0;
+    al_status st = al_checkpoint_load(resume_dir, r->model, r->opt, &r->start, r->sop_head, r->sop_opt, &has_sop,
+                                      &saved_config, err);
+    const int has_config = saved_config != NULL;
+    if (!st && has_config) st = check_resume(r->cfg, saved_config, resume_dir, r->start, err);
+    free(saved_config);
+    if (st) return st;
+    if (!has_config)
+        logf_(r->hooks, "resume: %s records no train config (an older attnlab wrote it): only the model's shapes were "
+              "checked", resume_dir);
+    if (r->n_pairs && r->start > r->long_start && !has_sop)
+        return al_err(err, AL_ERR_INVALID,
+                      "resume: %s: the checkpoint at step %d is past the long phase's start (step %d) but has no "
+                      "sentence-order head: sop_docs and sop_share can only be added before the long phase starts",
+                      resume_dir, r->start, r->long_start + 1);
+    logf_(r->hooks, "resume: %s at step %d%s", resume_dir, r->start, has_sop ? " (with the sentence-order head)" : "");
+    return AL_OK;
+}
 
-    if (al_make_dirs(cfg->out_dir)) {
-        st = al_err(err, AL_ERR_IO, "%s: cannot create directory", cfg->out_dir);
-        goto done;
+/* The output directory and its logs, each keeping the rows up to the first step (a resumed run rewrites
+ * the rest). */
+static al_status open_logs(run *r, al_error *err) {
+    const al_pretrain_config *cfg = r->cfg;
+    if (al_make_dirs(cfg->out_dir)) return al_err(err, AL_ERR_IO, "%s: cannot create directory", cfg->out_dir);
+    snprintf(r->path, sizeof r->path, "%s/losses.csv", cfg->out_dir);
+    r->loss_log = open_log(r->path, "step,loss,lr,grad_norm,tokens,seconds", r->start);
+    snprintf(r->path, sizeof r->path, "%s/eval.csv", cfg->out_dir);
+    r->eval_log = open_log(r->path, "step,loss,accuracy,perplexity,baseline_accuracy,unigram_perplexity,positions,"
+                                    "prev_token_head,prev_token_score,next_token_head,next_token_score,"
+                                    "cls_sep_head,cls_sep_score", r->start);
+    if (r->n_pairs) {
+        snprintf(r->path, sizeof r->path, "%s/sop.csv", cfg->out_dir);
+        r->sop_log = open_log(r->path, "step,mlm_loss,sop_loss,sop_accuracy", r->start);
     }
-    snprintf(path, sizeof path, "%s/losses.csv", cfg->out_dir);
-    loss_log = open_log(path, "step,loss,lr,grad_norm,tokens,seconds", start);
-    snprintf(path, sizeof path, "%s/eval.csv", cfg->out_dir);
-    eval_log = open_log(path, "step,loss,accuracy,perplexity,baseline_accuracy,unigram_perplexity,positions,"
-                                       "prev_token_head,prev_token_score,next_token_head,next_token_score,"
-                                       "cls_sep_head,cls_sep_score", start);
-    if (n_pairs) {
-        snprintf(path, sizeof path, "%s/sop.csv", cfg->out_dir);
-        sop_log = open_log(path, "step,mlm_loss,sop_loss,sop_accuracy", start);
-    }
-    if (!loss_log || !eval_log || (n_pairs && !sop_log)) {
-        st = al_err(err, AL_ERR_IO, "%s: cannot write the logs", cfg->out_dir);
-        goto done;
-    }
+    if (!r->loss_log || !r->eval_log || (r->n_pairs && !r->sop_log))
+        return al_err(err, AL_ERR_IO, "%s: cannot write the logs", cfg->out_dir);
+    return AL_OK;
+}
 
-    al_mlm_masking mk = al_mlm_default_masking(tok);
-    al_special_ids sp = al_tokenizer_special_ids(tok);
-    mk.mask_prob = cfg->mask_prob;
-    order = malloc(sizeof *order * (size_t)(train.n_seqs > train_short.n_seqs ? train.n_seqs : train_short.n_seqs));
-    idx = malloc(sizeof *idx * (size_t)cfg->batch_size);
-    if (n_pairs) {
-        run_order = malloc(sizeof *run_order * (size_t)docs.n_runs);
-        run_idx = malloc(sizeof *run_idx * (size_t)n_pairs);
+/* The masking and the buffers the steps pick their sequences and runs with. */
+static al_status prepare_batches(run *r, al_error *err) {
+    const al_pretrain_config *cfg = r->cfg;
+    r->mk = al_mlm_default_masking(r->tok);
+    r->sp = al_tokenizer_special_ids(r->tok);
+    r->mk.mask_prob = cfg->mask_prob;
+    const int n_seqs = r->train.n_seqs > r->train_short.n_seqs ? r->train.n_seqs : r->train_short.n_seqs;
+    r->order = malloc(sizeof *r->order * (size_t)n_seqs);
+    r->idx = malloc(sizeof *r->idx * (size_t)cfg->batch_size);
+    if (r->n_pairs) {
+        r->run_order = malloc(sizeof *r->run_order * (size_t)r->docs.n_runs);
+        r->run_idx = malloc(sizeof *r->run_idx * (size_t)r->n_pairs);
     }
-    if (!order || !idx || (n_pairs && (!run_order || !run_idx))) goto oom;
-    int64_t run_epoch = -1;
-    int64_t order_epoch = -1;
-    int order_phase = -1;
+    if (!r->order || !r->idx || (r->n_pairs && (!r->run_order || !r->run_idx))) return oom(err);
+    r->run_epoch = -1;
+    r->order_epoch = -1;
+    r->order_phase = -1;
+    return AL_OK;
+}
+
+/* The step's n_seq packed sequences into idx: the phase's corpus in its epochs' orders. */
+static void pick_sequences(run *r, const al_mlm_corpus *data, int phase, int step, int n_seq) {
+    const al_pretrain_config *cfg = r->cfg;
+    const int64_t phase_step = phase && cfg->short_len ? step - cfg->short_steps : step;
+    const uint64_t order_seed = phase ? cfg->seed : al_mlm_derive_seed(cfg->seed, AL_SEED_SHORT_ORDER, 0);
+    for (int b = 0; b < n_seq; b++) {
+        int64_t i = phase_step * n_seq + b;
+        int64_t epoch = i / data->n_seqs;
+        if (epoch != r->order_epoch) {
+            al_mlm_epoch_order(data->n_seqs, order_seed, epoch, r->order);
+            r->order_epoch = epoch;
+        }
+        r->idx[b] = r->order[i % data->n_seqs];
+    }
+}
+
+/* The step's sentence-order runs into run_idx: their own epochs, their own order. */
+static void pick_runs(run *r, int step) {
+    for (int b = 0; b < r->n_pairs; b++) {
+        int64_t i = (int64_t)(step - r->long_start) * r->n_pairs + b;
+        int64_t epoch = i / r->docs.n_runs;
+        if (epoch != r->run_epoch) {
+            al_mlm_epoch_order(r->docs.n_runs, al_mlm_derive_seed(r->cfg->seed, AL_SEED_SOP_RUN_ORDER, 0), epoch,
+                               r->run_order);
+            r->run_epoch = epoch;
+        }
+        r->run_idx[b] = r->run_order[i % r->docs.n_runs];
+    }
+}
+
+/* One optimisation step: the batch of (seed, step), forward and backward on the shards, one clipping and
+ * one AdamW update (encoder, and the sentence-order head when the step has pairs). */
+static al_status train_step(run *r, int step, step_out *out, al_error *err) {
+    const al_pretrain_config *cfg = r->cfg;
     const int B = cfg->batch_size;
-    double train_time = 0, last_log = now_seconds();
-    int64_t tokens_since_log = 0;
-    int step = start;
-    int stopped = 0;
+    /* phase 0: the short sequences of the two-phase recipe; phase 1: max_len (each its own epochs) */
+    const int phase = step < cfg->short_steps && cfg->short_len ? 0 : 1;
+    const al_mlm_corpus *data = phase ? &r->train : &r->train_short;
+    if (phase != r->order_phase) {
+        if (cfg->short_len)
+            logf_(r->hooks, "step %d: sequences of <= %d tokens", step + 1, phase ? cfg->max_len : cfg->short_len);
+        r->order_phase = phase;
+        r->order_epoch = -1;
+    }
+    /* sentence order in the long phase: the head starts at the phase's first step */
+    const int sop_now = r->n_pairs && phase == 1;
+    if (sop_now && step == r->long_start) {
+        sop_head_init(r->sop_head, cfg->hidden_size, cfg->seed);
+        logf_(r->hooks, "step %d: sentence order on: %d pairs and %d packed sequences per batch", step + 1, r->n_pairs,
+              B - r->n_pairs);
+    }
+    const int n_seq = sop_now ? B - r->n_pairs : B; /* packed MLM sequences of this step */
+    pick_sequences(r, data, phase, step, n_seq);
+    al_rng mrng;
+    al_rng_seed(&mrng, al_mlm_derive_seed(cfg->seed, AL_SEED_MLM_MASKING, (uint64_t)step));
+    const uint64_t dropout_seed = al_mlm_derive_seed(cfg->seed, AL_SEED_STEP_DROPOUT, (uint64_t)step);
+    al_shard_step ss;
+    double gnorm = 0, lr = 0;
+    al_status st;
+    memset(out, 0, sizeof *out);
+    out->sop_now = sop_now;
+    if (!sop_now) {
+        if ((st = al_shards_step(r->shards, data, r->idx, B, &r->mk, &mrng, dropout_seed, &ss, err))) return st;
+        al_adamw_step(r->opt, r->model->storage, ss.grads, &gnorm, &lr);
+    } else {
+        pick_runs(r, step);
+        al_rng prng;
+        al_rng_seed(&prng, al_mlm_derive_seed(cfg->seed, AL_SEED_SOP_PAIRS, (uint64_t)step));
+        al_sop_step *sop = &out->sop;
+        if ((st = al_shards_step_sop(r->shards, data, r->idx, n_seq, &r->docs, r->run_idx, r->n_pairs, &prng, &r->mk,
+                                     &mrng, dropout_seed, r->sop_head, r->sop_slot, sop, err)))
+            return st;
+        ss = sop->mlm;
+        /* one clipping over encoder and head; the head follows the encoder's schedule */
+        float *groups[2] = {ss.grads, sop->head_grads};
+        size_t sizes[2] = {r->res.n_params, al_sop_head_size(cfg->hidden_size)};
+        gnorm = al_clip_grad_norm(groups, sizes, 2, cfg->max_grad_norm);
+        lr = al_adamw_lr(r->opt);
+        al_adamw_update(r->opt, r->model->storage, ss.grads, lr);
+        al_adamw_update(r->sop_opt, r->sop_head, sop->head_grads, lr);
+        fprintf(r->sop_log, "%d,%.9g,%.9g,%.6g\n", step + 1, (double)sop->mlm_loss, (double)sop->sop_loss,
+                (double)sop->n_correct / r->n_pairs);
+    }
+    out->loss = ss.loss;
+    out->n_tokens = ss.n_tokens;
+    out->grad_norm = gnorm;
+    out->lr = lr;
+    return AL_OK;
+}
+
+/* The progress line every log_interval steps (and at the last), with the logs flushed. */
+static void log_progress(run *r, int done_steps, const step_out *s) {
+    const al_pretrain_config *cfg = r->cfg;
+    double now = now_seconds(), tps = r->tokens_since_log / (now - r->last_log > 1e-9 ? now - r->last_log : 1e-9);
+    double per_step = r->train_time / (double)(done_steps - r->start);
+    double eta = per_step * (double)(cfg->steps - done_steps);
+    logf_(r->hooks, "step %d/%d loss %.4f lr %.3g grad_norm %.3f tok/s %.0f eta %dm%02ds", done_steps, cfg->steps,
+          (double)s->loss, s->lr, s->grad_norm, tps, (int)(eta / 60), (int)eta % 60);
+    if (s->sop_now)
+        logf_(r->hooks, "  mlm loss %.4f, sentence order loss %.4f, %d of %d pairs right", (double)s->sop.mlm_loss,
+              (double)s->sop.sop_loss, s->sop.n_correct, r->n_pairs);
+    fflush(r->loss_log);
+    if (r->sop_log) fflush(r->sop_log);
+    r->last_log = now;
+    r->tokens_since_log = 0;
+}
+
+/* A held-out evaluation during the run: a row of eval.csv and two progress lines. */
+static al_status evaluate_now(run *r, int done_steps, al_error *err) {
+    eval_stats es;
+    al_status st = evaluate(r->model, &r->held, r->cfg->eval_sequences, &r->mk, r->cfg->eval_seed, r->unigram,
+                            r->unigram_total, r->most_frequent, &r->sp, &es, err);
+    if (st) return st;
+    write_eval_row(r->eval_log, done_steps, &es, r->mc.n_heads);
+    fflush(r->eval_log);
+    logf_(r->hooks, "eval step %d: masked accuracy %.4f (most-frequent %.4f), perplexity %.2f (unigram %.2f)",
+          done_steps, es.accuracy, es.baseline_accuracy, es.perplexity, es.unigram_perplexity);
+    log_patterns(r->hooks, &es, r->mc.n_heads);
+    return AL_OK;
+}
+
+/* <out_dir>/checkpoint after done_steps, the sentence-order head with it when it exists (from the long
+ * phase's first step on). */
+static al_status save_checkpoint(run *r, int done_steps, int with_head, al_error *err) {
+    const al_pretrain_config *cfg = r->cfg;
+    char step_text[32];
+    snprintf(step_text, sizeof step_text, "%d", done_steps);
+    const char *meta[] = {"step", step_text, "seed_rule", "batch, masking and dropout derived from (seed, step)",
+                          "train_config", r->config_text};
+    snprintf(r->path, sizeof r->path, "%s/checkpoint", cfg->out_dir);
+    al_status st = al_checkpoint_save(r->path, r->model, cfg->hidden_dropout_prob, cfg->attention_probs_dropout_prob,
+                                      r->opt, done_steps, meta, 3, with_head ? r->sop_head : NULL,
+                                      with_head ? r->sop_opt : NULL, err);
+    if (st) return st;
+    fflush(r->loss_log);
+    if (r->sop_log) fflush(r->sop_log);
+    return AL_OK;
+}
+
+/* The steps from r->start to cfg->steps, each logged, with evaluations and checkpoints at their intervals;
+ * stops early (with a checkpoint) at hooks' stop_after, cancel or max_seconds. *steps_done: the steps run
+ * in all; *stopped: 1 when stopped early. */
+static al_status train_loop(run *r, int *steps_done, int *stopped, al_error *err) {
+    const al_pretrain_config *cfg = r->cfg;
+    const al_pretrain_hooks *hooks = r->hooks;
+    r->last_log = now_seconds();
+    int step = r->start;
+    *stopped = 0;
     for (; step < cfg->steps; step++) {
         double ts = now_seconds();
-        /* phase 0: the short sequences of the two-phase recipe; phase 1: max_len (each its own epochs) */
-        const int phase = step < cfg->short_steps && cfg->short_len ? 0 : 1;
-        const al_mlm_corpus *data = phase ? &train : &train_short;
-        const int64_t phase_step = phase && cfg->short_len ? step - cfg->short_steps : step;
-        const uint64_t order_seed = phase ? cfg->seed : al_mlm_derive_seed(cfg->seed, 4, 0);
-        if (phase != order_phase) {
-            if (cfg->short_len) logf_(hooks, "step %d: sequences of <= %d tokens", step + 1, phase ? cfg->max_len : cfg->short_len);
-            order_phase = phase;
-            order_epoch = -1;
-        }
-        /* sentence order in the long phase: the head starts at the phase's first step */
-        const int sop_now = n_pairs && phase == 1;
-        if (sop_now && step == long_start) {
-            sop_head_init(sop_head, cfg->hidden_size, cfg->seed);
-            logf_(hooks, "step %d: sentence order on: %d pairs and %d packed sequences per batch", step + 1, n_pairs,
-                  B - n_pairs);
-        }
-        const int n_seq = sop_now ? B - n_pairs : B; /* packed MLM sequences of this step */
-        for (int b = 0; b < n_seq; b++) {
-            int64_t i = phase_step * n_seq + b;
-            int64_t epoch = i / data->n_seqs;
-            if (epoch != order_epoch) {
-                al_mlm_epoch_order(data->n_seqs, order_seed, epoch, order);
-                order_epoch = epoch;
-            }
-            idx[b] = order[i % data->n_seqs];
-        }
-        al_rng mrng;
-        al_rng_seed(&mrng, al_mlm_derive_seed(cfg->seed, 1, (uint64_t)step));
-        al_shard_step ss;
-        al_sop_step sop;
-        double gnorm = 0, lr = 0;
-        if (!sop_now) {
-            if ((st = al_shards_step(shards, data, idx, B, &mk, &mrng, al_mlm_derive_seed(cfg->seed, 2, (uint64_t)step),
-                                     &ss, err)))
-                goto done;
-            al_adamw_step(opt, model->storage, ss.grads, &gnorm, &lr);
-        } else {
-            for (int b = 0; b < n_pairs; b++) { /* the runs: their own epochs, their own order */
-                int64_t i = (int64_t)(step - long_start) * n_pairs + b;
-                int64_t epoch = i / docs.n_runs;
-                if (epoch != run_epoch) {
-                    al_mlm_epoch_order(docs.n_runs, al_mlm_derive_seed(cfg->seed, 6, 0), epoch, run_order);
-                    run_epoch = epoch;
-                }
-                run_idx[b] = run_order[i % docs.n_runs];
-            }
-            al_rng prng;
-            al_rng_seed(&prng, al_mlm_derive_seed(cfg->seed, 7, (uint64_t)step));
-            if ((st = al_shards_step_sop(shards, data, idx, n_seq, &docs, run_idx, n_pairs, &prng, &mk, &mrng,
-                                         al_mlm_derive_seed(cfg->seed, 2, (uint64_t)step), sop_head, sop_slot, &sop,
-                                         err)))
-                goto done;
-            ss = sop.mlm;
-            /* one clipping over encoder and head; the head follows the encoder's schedule */
-            float *groups[2] = {ss.grads, sop.head_grads};
-            size_t sizes[2] = {res.n_params, al_sop_head_size(cfg->hidden_size)};
-            gnorm = al_clip_grad_norm(groups, sizes, 2, cfg->max_grad_norm);
-            lr = al_adamw_lr(opt);
-            al_adamw_update(opt, model->storage, ss.grads, lr);
-            al_adamw_update(sop_opt, sop_head, sop.head_grads, lr);
-            fprintf(sop_log, "%d,%.9g,%.9g,%.6g\n", step + 1, (double)sop.mlm_loss, (double)sop.sop_loss,
-                    (double)sop.n_correct / n_pairs);
-        }
-        float loss = ss.loss;
-        int n_tok = ss.n_tokens;
+        step_out s;
+        al_status st = train_step(r, step, &s, err);
+        if (st) return st;
         double te = now_seconds();
-        train_time += te - ts;
-        res.tokens_seen += n_tok;
-        tokens_since_log += n_tok;
-        if (hooks->losses) hooks->losses[step] = loss;
-        fprintf(loss_log, "%d,%.9g,%.6g,%.6g,%d,%.3f\n", step + 1, (double)loss, lr, gnorm, n_tok, train_time);
-        if (!isfinite(loss)) {
-            st = al_err(err, AL_ERR_INVALID, "pretrain: loss is not finite at step %d", step + 1);
-            goto done;
-        }
+        r->train_time += te - ts;
+        r->res.tokens_seen += s.n_tokens;
+        r->tokens_since_log += s.n_tokens;
+        if (hooks->losses) hooks->losses[step] = s.loss;
+        fprintf(r->loss_log, "%d,%.9g,%.6g,%.6g,%d,%.3f\n", step + 1, (double)s.loss, s.lr, s.grad_norm, s.n_tokens,
+                r->train_time);
+        if (!isfinite(s.loss)) return al_err(err, AL_ERR_INVALID, "pretrain: loss is not finite at step %d", step + 1);
         int done_steps = step + 1;
-        if (cfg->log_interval > 0 && (done_steps % cfg->log_interval == 0 || done_steps == cfg->steps)) {
-            double now = now_seconds(), tps = tokens_since_log / (now - last_log > 1e-9 ? now - last_log : 1e-9);
-            double per_step = train_time / (double)(done_steps - start);
-            double eta = per_step * (double)(cfg->steps - done_steps);
-            logf_(hooks, "step %d/%d loss %.4f lr %.3g grad_norm %.3f tok/s %.0f eta %dm%02ds", done_steps, cfg->steps,
-                  (double)loss, lr, gnorm, tps, (int)(eta / 60), (int)eta % 60);
-            if (sop_now)
-                logf_(hooks, "  mlm loss %.4f, sentence order loss %.4f, %d of %d pairs right", (double)sop.mlm_loss,
-                      (double)sop.sop_loss, sop.n_correct, n_pairs);
-            fflush(loss_log);
-            if (sop_log) fflush(sop_log);
-            last_log = now;
-            tokens_since_log = 0;
-        }
+        if (cfg->log_interval > 0 && (done_steps % cfg->log_interval == 0 || done_steps == cfg->steps))
+            log_progress(r, done_steps, &s);
         int interrupted = (hooks->stop_after > 0 && done_steps >= hooks->stop_after) ||
-                          (hooks->cancel && *hooks->cancel) || (hooks->max_seconds > 0 && train_time >= hooks->max_seconds);
-        if (held.n_seqs && cfg->eval_interval > 0 && done_steps % cfg->eval_interval == 0 && done_steps < cfg->steps) {
-            eval_stats es;
-            if ((st = evaluate(model, &held, cfg->eval_sequences, &mk, cfg->eval_seed, unigram, unigram_total,
-                               most_frequent, &sp, &es, err)))
-                goto done;
-            write_eval_row(eval_log, done_steps, &es, mc.n_heads);
-            fflush(eval_log);
-            logf_(hooks, "eval step %d: masked accuracy %.4f (most-frequent %.4f), perplexity %.2f (unigram %.2f)",
-                  done_steps, es.accuracy, es.baseline_accuracy, es.perplexity, es.unigram_perplexity);
-            log_patterns(hooks, &es, mc.n_heads);
-        }
-        if ((cfg->checkpoint_interval > 0 && done_steps % cfg->checkpoint_interval == 0) || interrupted) {
-            char step_text[32];
-            snprintf(step_text, sizeof step_text, "%d", done_steps);
-            const char *meta[] = {"step", step_text, "seed_rule", "batch, masking and dropout derived from (seed, step)",
-                                  "train_config", config_text};
-            const int with_head = sop_now; /* the head exists from the long phase's first step on */
-            snprintf(path, sizeof path, "%s/checkpoint", cfg->out_dir);
-            if ((st = al_checkpoint_save(path, model, cfg->hidden_dropout_prob, cfg->attention_probs_dropout_prob, opt,
-                                         done_steps, meta, 3, with_head ? sop_head : NULL, with_head ? sop_opt : NULL,
-                                         err)))
-                goto done;
-            fflush(loss_log);
-            if (sop_log) fflush(sop_log);
-        }
+                          (hooks->cancel && *hooks->cancel) || (hooks->max_seconds > 0 && r->train_time >= hooks->max_seconds);
+        if (r->held.n_seqs && cfg->eval_interval > 0 && done_steps % cfg->eval_interval == 0 && done_steps < cfg->steps &&
+            (st = evaluate_now(r, done_steps, err)))
+            return st;
+        if (((cfg->checkpoint_interval > 0 && done_steps % cfg->checkpoint_interval == 0) || interrupted) &&
+            (st = save_checkpoint(r, done_steps, s.sop_now, err)))
+            return st;
         if (interrupted) {
             step++;
-            stopped = 1;
+            *stopped = 1;
             break;
         }
     }
-    res.steps_done = step;
-    res.train_seconds = train_time;
-    res.tokens_per_second = train_time > 0 ? (double)res.tokens_seen / train_time : 0;
-    /* interrupted on purpose (a step to stop after, or a cancel such as the CLI's SIGTERM): the checkpoint
-     * is written, the run resumes later; only a time limit goes on to the final files */
-    if (stopped && (hooks->stop_after > 0 || (hooks->cancel && *hooks->cancel)) && step < cfg->steps) goto done;
+    *steps_done = step;
+    return AL_OK;
+}
 
-    if (held.n_seqs) {
-        eval_stats es;
-        if ((st = evaluate(model, &held, cfg->eval_sequences, &mk, cfg->eval_seed, unigram, unigram_total,
-                           most_frequent, &sp, &es, err)))
-            goto done;
-        write_eval_row(eval_log, step, &es, mc.n_heads);
-        res.eval_loss = es.loss;
-        res.eval_accuracy = es.accuracy;
-        res.eval_perplexity = es.perplexity;
-        res.baseline_accuracy = es.baseline_accuracy;
-        res.unigram_perplexity = es.unigram_perplexity;
-        res.eval_positions = es.positions;
-        logf_(hooks, "eval final (step %d): masked accuracy %.4f (most-frequent %.4f), perplexity %.2f (unigram %.2f), %lld positions",
-              step, es.accuracy, es.baseline_accuracy, es.perplexity, es.unigram_perplexity, (long long)es.positions);
-        log_patterns(hooks, &es, mc.n_heads);
-        for (int k = 0; k < 3; k++) res.pattern[k] = es.pattern[k], res.pattern_head[k] = es.pattern_head[k];
-    }
-    if ((st = al_save_hf_model(cfg->out_dir, model, cfg->vocab, cfg->hidden_dropout_prob,
-                               cfg->attention_probs_dropout_prob, n_pairs && step > long_start ? sop_head : NULL, err)))
-        goto done;
-    /* the saved config reads the vocabulary copied beside it, so the directory alone repeats the run */
+/* The final held-out evaluation into the result, eval.csv and the log. */
+static al_status evaluate_final(run *r, int step, al_error *err) {
+    eval_stats es;
+    al_status st = evaluate(r->model, &r->held, r->cfg->eval_sequences, &r->mk, r->cfg->eval_seed, r->unigram,
+                            r->unigram_total, r->most_frequent, &r->sp, &es, err);
+    if (st) return st;
+    write_eval_row(r->eval_log, step, &es, r->mc.n_heads);
+    al_pretrain_result *res = &r->res;
+    res->eval_loss = es.loss;
+    res->eval_accuracy = es.accuracy;
+    res->eval_perplexity = es.perplexity;
+    res->baseline_accuracy = es.baseline_accuracy;
+    res->unigram_perplexity = es.unigram_perplexity;
+    res->eval_positions = es.positions;
+    logf_(r->hooks, "eval final (step %d): masked accuracy %.4f (most-frequent %.4f), perplexity %.2f (unigram %.2f), %lld positions",
+          step, es.accuracy, es.baseline_accuracy, es.perplexity, es.unigram_perplexity, (long long)es.positions);
+    log_patterns(r->hooks, &es, r->mc.n_heads);
+    for (int k = 0; k < 3; k++) res->pattern[k] = es.pattern[k], res->pattern_head[k] = es.pattern_head[k];
+    return AL_OK;
+}
+
+/* <out_dir>/train_config.json: the config, reading the vocabulary copied beside it, so the directory alone
+ * repeats the run. */
+static void write_train_config(run *r) {
+    const al_pretrain_config *cfg = r->cfg;
     al_pretrain_config saved = *cfg;
     size_t dir_len = strlen(cfg->out_dir);
     if (dir_len + sizeof "/vocab.txt" <= sizeof saved.vocab) {
@@ -890,64 +980,118 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
         memcpy(saved.vocab + dir_len, "/vocab.txt", sizeof "/vocab.txt");
     }
     char *cj = al_pretrain_config_json(&saved);
-    snprintf(path, sizeof path, "%s/train_config.json", cfg->out_dir);
-    FILE *f = cj ? fopen(path, "wb") : NULL;
+    snprintf(r->path, sizeof r->path, "%s/train_config.json", cfg->out_dir);
+    FILE *f = cj ? fopen(r->path, "wb") : NULL;
     if (f) {
         fprintf(f, "%s\n", cj);
         fclose(f);
     }
     free(cj);
-    const int H_ = mc.n_heads;
-    snprintf(path, sizeof path, "%s/train_results.json", cfg->out_dir);
-    f = fopen(path, "wb");
-    if (f) {
-        fprintf(f,
-                "{\n  \"steps\": %d,\n  \"train_seconds\": %.1f,\n  \"tokens_per_second\": %.0f,\n  \"tokens_seen\": %lld,\n"
-                "  \"parameters\": %zu,\n  \"train_sequences\": %lld,\n  \"train_tokens\": %lld,\n"
-                "  \"heldout_unk_rate\": %.6f,\n  \"eval_positions\": %lld,\n  \"eval_loss\": %.6f,\n"
-                "  \"eval_masked_accuracy\": %.6f,\n  \"eval_perplexity\": %.4f,\n"
-                "  \"baseline_most_frequent_accuracy\": %.6f,\n  \"baseline_unigram_perplexity\": %.4f,\n"
-                "  \"shards\": %d,\n  \"previous_token_head\": \"L%dH%d\", \"previous_token_attention\": %.4f,\n"
-                "  \"next_token_head\": \"L%dH%d\", \"next_token_attention\": %.4f,\n"
-                "  \"cls_sep_head\": \"L%dH%d\", \"cls_sep_attention\": %.4f\n}\n",
-                res.steps_done, res.train_seconds, res.tokens_per_second, (long long)res.tokens_seen, res.n_params,
-                (long long)res.train_sequences, (long long)res.train_tokens, isnan(res.heldout_unk_rate) ? 0 : res.heldout_unk_rate,
-                (long long)res.eval_positions, isnan(res.eval_loss) ? 0 : res.eval_loss,
-                isnan(res.eval_accuracy) ? 0 : res.eval_accuracy, isnan(res.eval_perplexity) ? 0 : res.eval_perplexity,
-                isnan(res.baseline_accuracy) ? 0 : res.baseline_accuracy,
-                isnan(res.unigram_perplexity) ? 0 : res.unigram_perplexity, cfg->shards,
-                res.pattern_head[0] / H_, res.pattern_head[0] % H_, res.pattern[0],
-                res.pattern_head[1] / H_, res.pattern_head[1] % H_, res.pattern[1],
-                res.pattern_head[2] / H_, res.pattern_head[2] % H_, res.pattern[2]);
-        fclose(f);
-    }
-    logf_(hooks, "saved %s (%d steps, %.1f s training, %.0f tokens/s)", cfg->out_dir, res.steps_done, res.train_seconds,
-          res.tokens_per_second);
-    goto done;
-oom:
-    st = al_err(err, AL_ERR_OOM, "pretrain: out of memory");
+}
+
+/* <out_dir>/train_results.json: the result's figures (NAN ones as 0). */
+static void write_train_results(run *r) {
+    const al_pretrain_result *res = &r->res;
+    const int H_ = r->mc.n_heads;
+    snprintf(r->path, sizeof r->path, "%s/train_results.json", r->cfg->out_dir);
+    FILE *f = fopen(r->path, "wb");
+    if (!f) return;
+    fprintf(f,
+            "{\n  \"steps\": %d,\n  \"train_seconds\": %.1f,\n  \"tokens_per_second\": %.0f,\n  \"tokens_seen\": %lld,\n"
+            "  \"parameters\": %zu,\n  \"train_sequences\": %lld,\n  \"train_tokens\": %lld,\n"
+            "  \"heldout_unk_rate\": %.6f,\n  \"eval_positions\": %lld,\n  \"eval_loss\": %.6f,\n"
+            "  \"eval_masked_accuracy\": %.6f,\n  \"eval_perplexity\": %.4f,\n"
+            "  \"baseline_most_frequent_accuracy\": %.6f,\n  \"baseline_unigram_perplexity\": %.4f,\n"
+            "  \"shards\": %d,\n  \"previous_token_head\": \"L%dH%d\", \"previous_token_attention\": %.4f,\n"
+            "  \"next_token_head\": \"L%dH%d\", \"next_token_attention\": %.4f,\n"
+            "  \"cls_sep_head\": \"L%dH%d\", \"cls_sep_attention\": %.4f\n}\n",
+            res->steps_done, res->train_seconds, res->tokens_per_second, (long long)res->tokens_seen, res->n_params,
+            (long long)res->train_sequences, (long long)res->train_tokens, isnan(res->heldout_unk_rate) ? 0 : res->heldout_unk_rate,
+            (long long)res->eval_positions, isnan(res->eval_loss) ? 0 : res->eval_loss,
+            isnan(res->eval_accuracy) ? 0 : res->eval_accuracy, isnan(res->eval_perplexity) ? 0 : res->eval_perplexity,
+            isnan(res->baseline_accuracy) ? 0 : res->baseline_accuracy,
+            isnan(res->unigram_perplexity) ? 0 : res->unigram_perplexity, r->cfg->shards,
+            res->pattern_head[0] / H_, res->pattern_head[0] % H_, res->pattern[0],
+            res->pattern_head[1] / H_, res->pattern_head[1] % H_, res->pattern[1],
+            res->pattern_head[2] / H_, res->pattern_head[2] % H_, res->pattern[2]);
+    fclose(f);
+}
+
+/* The end of a run that reached its last step or its time limit: the final evaluation, the Hugging Face
+ * directory (with the sentence-order head once it exists), train_config.json and train_results.json. */
+static al_status finish(run *r, int step, al_error *err) {
+    const al_pretrain_config *cfg = r->cfg;
+    al_status st;
+    if (r->held.n_seqs && (st = evaluate_final(r, step, err))) return st;
+    if ((st = al_save_hf_model(cfg->out_dir, r->model, cfg->vocab, cfg->hidden_dropout_prob,
+                               cfg->attention_probs_dropout_prob, r->n_pairs && step > r->long_start ? r->sop_head : NULL,
+                               err)))
+        return st;
+    write_train_config(r);
+    write_train_results(r);
+    logf_(r->hooks, "saved %s (%d steps, %.1f s training, %.0f tokens/s)", cfg->out_dir, r->res.steps_done,
+          r->res.train_seconds, r->res.tokens_per_second);
+    return AL_OK;
+}
+
+static void run_free(run *r) {
+    if (r->loss_log) fclose(r->loss_log);
+    if (r->eval_log) fclose(r->eval_log);
+    if (r->sop_log) fclose(r->sop_log);
+    free(r->run_order);
+    free(r->run_idx);
+    free(r->sop_head);
+    free(r->config_text);
+    al_adamw_free(r->sop_opt);
+    al_sop_docs_free(&r->docs);
+    free(r->order);
+    free(r->idx);
+    free(r->unigram);
+    free(r->decay);
+    al_adamw_free(r->opt);
+    al_shards_free(r->shards);
+    al_model_free(r->model);
+    al_mlm_corpus_free(&r->train);
+    al_mlm_corpus_free(&r->train_short);
+    al_mlm_corpus_free(&r->held);
+    al_tokenizer_free(r->tok);
+}
+
+al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir, const al_pretrain_hooks *hooks,
+                          al_pretrain_result *result, al_error *err) {
+    al_pretrain_hooks no_hooks;
+    memset(&no_hooks, 0, sizeof no_hooks);
+    run r;
+    memset(&r, 0, sizeof r);
+    r.cfg = cfg;
+    r.hooks = hooks ? hooks : &no_hooks;
+    r.res.eval_loss = r.res.eval_accuracy = r.res.eval_perplexity = NAN;
+    r.res.baseline_accuracy = r.res.unigram_perplexity = r.res.heldout_unk_rate = NAN;
+    r.res.pattern_head[0] = r.res.pattern_head[1] = r.res.pattern_head[2] = -1;
+    r.sop_slot = -1;
+    al_status st = check_config(cfg, err);
+    if (st) return st;
+    r.n_pairs = sop_pairs(cfg);
+    r.long_start = long_phase_start(cfg);
+
+    if ((st = load_data(&r, err)) || (st = build_model(&r, err)) || (resume_dir && (st = resume(&r, resume_dir, err))))
+        goto done;
+    logf_(r.hooks, "model: BERT %d layers x %d heads, hidden %d, intermediate %d, vocab %d: %zu parameters",
+          r.mc.n_layers, r.mc.n_heads, r.mc.hidden_size, r.mc.intermediate_size, al_tokenizer_vocab_size(r.tok),
+          r.res.n_params);
+    if ((st = open_logs(&r, err)) || (st = prepare_batches(&r, err))) goto done;
+
+    int step = 0, stopped = 0;
+    if ((st = train_loop(&r, &step, &stopped, err))) goto done;
+    r.res.steps_done = step;
+    r.res.train_seconds = r.train_time;
+    r.res.tokens_per_second = r.train_time > 0 ? (double)r.res.tokens_seen / r.train_time : 0;
+    /* interrupted on purpose (a step to stop after, or a cancel such as the CLI's SIGTERM): the checkpoint
+     * is written, the run resumes later; only a time limit goes on to the final files */
+    if (stopped && (r.hooks->stop_after > 0 || (r.hooks->cancel && *r.hooks->cancel)) && step < cfg->steps) goto done;
+    st = finish(&r, step, err);
 done:
-    if (loss_log) fclose(loss_log);
-    if (eval_log) fclose(eval_log);
-    if (sop_log) fclose(sop_log);
-    free(run_order);
-    free(run_idx);
-    free(sop_head);
-    free(saved_config);
-    free(config_text);
-    al_adamw_free(sop_opt);
-    al_sop_docs_free(&docs);
-    free(order);
-    free(idx);
-    free(unigram);
-    free(decay);
-    al_adamw_free(opt);
-    al_shards_free(shards);
-    al_model_free(model);
-    al_mlm_corpus_free(&train);
-    al_mlm_corpus_free(&train_short);
-    al_mlm_corpus_free(&held);
-    al_tokenizer_free(tok);
-    if (result) *result = res;
+    run_free(&r);
+    if (result) *result = r.res;
     return st;
 }

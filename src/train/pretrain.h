@@ -14,6 +14,7 @@
 
 #include "../attnlab.h"
 #include "../core/rng.h"
+#include "../core/seeds.h" /* al_mlm_derive_seed and its purposes */
 #include "adamw.h"
 #include "shards.h"
 
@@ -83,8 +84,6 @@ int al_mlm_mask_sequence(int32_t *ids, int32_t *labels, int len, const al_mlm_ma
 
 /* The permutation of sequence indices of an epoch (Fisher-Yates from al_rng(seed, epoch)). */
 void al_mlm_epoch_order(int n_seqs, uint64_t seed, int64_t epoch, int *order);
-/* A seed derived from (seed, a, b) by splitmix64 rounds: independent streams per step and purpose. */
-uint64_t al_mlm_derive_seed(uint64_t seed, uint64_t a, uint64_t b);
 
 /* ---------------------------------------------------------------- sentence-order data (sop_data.c) */
 

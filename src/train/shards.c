@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/seeds.h"
 #include "../core/threadpool.h"
-#include "pretrain.h" /* al_mlm_derive_seed: the per-shard dropout seeds */
 #include "shards.h"
 #include "train_internal.h"
 
@@ -232,7 +232,7 @@ al_status al_shards_run(al_shard_set *set, int batch_size, uint64_t dropout_seed
     if (st) return st;
     for (int i = 0; i < set->n; i++) {
         shard *sh = &set->s[i];
-        al_train_seed(sh->ctx, i == 0 ? dropout_seed : al_mlm_derive_seed(dropout_seed, 3, (uint64_t)i));
+        al_train_seed(sh->ctx, i == 0 ? dropout_seed : al_mlm_derive_seed(dropout_seed, AL_SEED_SHARD_DROPOUT, (uint64_t)i));
         int b0, b1;
         al_shards_range(batch_size, set->n, i, &b0, &b1);
         sh->job = (al_shard_job){sh->ctx, i, set->n, b0, b1, sh->extra, set->n_extra};

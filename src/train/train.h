@@ -73,8 +73,6 @@ al_status al_train_ctx_new(al_model *model, int max_batch, int max_len, const al
                            al_train_ctx **out, al_error *err);
 void al_train_ctx_free(al_train_ctx *ctx);
 
-/* Switches dropout on (1) or off (0) without touching the rest of the options. */
-void al_train_set_training(al_train_ctx *ctx, int training);
 /* Restarts the dropout generator from a seed (the next forward draws the same masks as after creation with
  * that seed: finite-difference checks and reproducible runs). */
 void al_train_seed(al_train_ctx *ctx, uint64_t seed);

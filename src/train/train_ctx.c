@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/carve.h"
 #include "../core/det_math.h"
 #include "../core/error.h"
 #include "../kernels/kernels.h"
@@ -13,8 +14,6 @@
 #include "../model/family.h"
 #include "../model/head_policy.h"
 #include "train_internal.h"
-
-#define AL_TR_ALIGN 16 /* floats: 64-byte alignment of every carved tensor */
 
 al_train_options al_train_default_options(void) {
     al_train_options o;
@@ -31,20 +30,6 @@ al_train_options al_train_default_options(void) {
 /* al_expf: the same bits on every path, so native and WASM mix heads identically. */
 float al_tr_sigmoid(float theta) { return 1.0f / (1.0f + al_expf(-theta)); }
 
-typedef struct carver {
-    float *base;
-    uint64_t used; /* floats; 64-bit so that measuring a request larger than wasm32's address space is exact */
-} carver;
-
-/* n floats (rounded up to the alignment); NULL when measuring or when n is 0. */
-static float *take(carver *cv, uint64_t n) {
-    float *p = cv->base && n ? cv->base + cv->used : NULL;
-    cv->used += (n + AL_TR_ALIGN - 1) / AL_TR_ALIGN * AL_TR_ALIGN;
-    return p;
-}
-static uint8_t *take_u8(carver *cv, uint64_t n) { return (uint8_t *)(void *)take(cv, (n + 3) / 4); }
-static int32_t *take_i32(carver *cv, uint64_t n) { return (int32_t *)(void *)take(cv, n); }
-
 /* The MLM head's rows and logits exist only when the context may compute the MLM loss. */
 static int has_mlm(const al_train_ctx *ctx) { return ctx->opt.mlm_head && ctx->model->w.mlm_decoder_w; }
 
@@ -57,19 +42,19 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     const uint64_t M = mlm ? (uint64_t)m->w.mlm_dim : 0, LL = (uint64_t)L * L;
     const uint64_t BHLL = (uint64_t)B * H * LL;
     const uint64_t FF = (uint64_t)al_layer_rule_of(c)->ffn_factor * I; /* 2: ff_pre and d_ff hold input and gate */
-    carver cv = {base, 0};
-    ctx->ids = take_i32(&cv, BL);
-    ctx->types = take_i32(&cv, BL);
-    ctx->pos = take_i32(&cv, BL);
-    ctx->row_of = ctx->opt.real_rows ? take_i32(&cv, BL) : NULL; /* real rows (real_rows.h) */
-    ctx->pos_of = ctx->opt.real_rows ? take_i32(&cv, BL) : NULL;
-    ctx->mask = take(&cv, BL);
-    ctx->emb_sum = take(&cv, BL * E);
-    ctx->emb_mean = take(&cv, BL);
-    ctx->emb_rstd = take(&cv, BL);
-    ctx->emb_keep = take_u8(&cv, BL * E);
-    ctx->emb_ln = take(&cv, BL * E);
-    ctx->hidden = take(&cv, ((uint64_t)c->n_layers + 1) * BL * D);
+    al_carver cv = {base, 0}; /* src/core/carve.h */
+    ctx->ids = al_carve_i32(&cv, BL);
+    ctx->types = al_carve_i32(&cv, BL);
+    ctx->pos = al_carve_i32(&cv, BL);
+    ctx->row_of = ctx->opt.real_rows ? al_carve_i32(&cv, BL) : NULL; /* real rows (real_rows.h) */
+    ctx->pos_of = ctx->opt.real_rows ? al_carve_i32(&cv, BL) : NULL;
+    ctx->mask = al_carve(&cv, BL);
+    ctx->emb_sum = al_carve(&cv, BL * E);
+    ctx->emb_mean = al_carve(&cv, BL);
+    ctx->emb_rstd = al_carve(&cv, BL);
+    ctx->emb_keep = al_carve_u8(&cv, BL * E);
+    ctx->emb_ln = al_carve(&cv, BL * E);
+    ctx->hidden = al_carve(&cv, ((uint64_t)c->n_layers + 1) * BL * D);
     /* A frozen encoder's backward reads ctx, h1 and ff_act of no layer (only weight gradients need them):
      * one copy serves every layer's forward as scratch. */
     const int share = !ctx->opt.weight_grads;
@@ -77,63 +62,63 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     for (int l = 0; l < c->n_layers; l++) {
         al_tr_layer_cache measure_only, *lc = ctx->layers ? &ctx->layers[l] : &measure_only;
         const int own = !share || l == 0;
-        lc->q = take(&cv, BL * D);
-        lc->k = take(&cv, BL * D);
-        lc->v = take(&cv, BL * D);
-        lc->S = take(&cv, BHLL);
-        lc->P = take(&cv, BHLL);
-        lc->attn_keep = take_u8(&cv, BHLL);
-        lc->ctx = own ? (shared_ctx = take(&cv, BL * D)) : shared_ctx;
-        lc->keep1 = take_u8(&cv, BL * D);
-        lc->res1 = take(&cv, BL * D);
-        lc->mean1 = take(&cv, BL);
-        lc->rstd1 = take(&cv, BL);
-        lc->h1 = own ? (shared_h1 = take(&cv, BL * D)) : shared_h1;
-        lc->ff_pre = take(&cv, BL * FF);
-        lc->ff_act = own ? (shared_ff_act = take(&cv, BL * I)) : shared_ff_act;
-        lc->keep2 = take_u8(&cv, BL * D);
-        lc->res2 = take(&cv, BL * D);
-        lc->mean2 = take(&cv, BL);
-        lc->rstd2 = take(&cv, BL);
+        lc->q = al_carve(&cv, BL * D);
+        lc->k = al_carve(&cv, BL * D);
+        lc->v = al_carve(&cv, BL * D);
+        lc->S = al_carve(&cv, BHLL);
+        lc->P = al_carve(&cv, BHLL);
+        lc->attn_keep = al_carve_u8(&cv, BHLL);
+        lc->ctx = own ? (shared_ctx = al_carve(&cv, BL * D)) : shared_ctx;
+        lc->keep1 = al_carve_u8(&cv, BL * D);
+        lc->res1 = al_carve(&cv, BL * D);
+        lc->mean1 = al_carve(&cv, BL);
+        lc->rstd1 = al_carve(&cv, BL);
+        lc->h1 = own ? (shared_h1 = al_carve(&cv, BL * D)) : shared_h1;
+        lc->ff_pre = al_carve(&cv, BL * FF);
+        lc->ff_act = own ? (shared_ff_act = al_carve(&cv, BL * I)) : shared_ff_act;
+        lc->keep2 = al_carve_u8(&cv, BL * D);
+        lc->res2 = al_carve(&cv, BL * D);
+        lc->mean2 = al_carve(&cv, BL);
+        lc->rstd2 = al_carve(&cv, BL);
     }
-    ctx->sel_rows = take_i32(&cv, mlm ? BL : 0);
-    ctx->sel_labels = take_i32(&cv, mlm ? BL : 0);
-    ctx->head_x = take(&cv, M ? BL * D : 0);
-    ctx->head_pre = take(&cv, BL * M);
-    ctx->head_act = take(&cv, BL * M);
-    ctx->head_mean = take(&cv, M ? BL : 0);
-    ctx->head_rstd = take(&cv, M ? BL : 0);
-    ctx->head_ln = take(&cv, BL * M);
-    ctx->logits = take(&cv, M ? BL * V : 0);
-    ctx->d_top = take(&cv, mlm ? BL * D : 0);
-    ctx->dx_a = take(&cv, BL * D);
-    ctx->dx_b = take(&cv, BL * D);
-    ctx->d_res = take(&cv, BL * D);
-    ctx->d_h1 = take(&cv, BL * D);
-    ctx->d_ctx = take(&cv, BL * D);
-    ctx->dq = take(&cv, BL * D);
-    ctx->dk = take(&cv, BL * D);
-    ctx->dv = take(&cv, BL * D);
-    ctx->d_ff = take(&cv, BL * FF);
-    ctx->d_emb = take(&cv, ctx->opt.weight_grads ? BL * E : 0); /* the embeddings' backward only feeds weights */
-    ctx->d_head_a = take(&cv, BL * M);
-    ctx->d_head_b = take(&cv, BL * M);
-    ctx->dP = take(&cv, LL);
-    ctx->dS = take(&cv, LL);
-    ctx->tmp_LL = take(&cv, LL);
-    ctx->chat = take(&cv, LL);
-    ctx->pd = take(&cv, LL);
+    ctx->sel_rows = al_carve_i32(&cv, mlm ? BL : 0);
+    ctx->sel_labels = al_carve_i32(&cv, mlm ? BL : 0);
+    ctx->head_x = al_carve(&cv, M ? BL * D : 0);
+    ctx->head_pre = al_carve(&cv, BL * M);
+    ctx->head_act = al_carve(&cv, BL * M);
+    ctx->head_mean = al_carve(&cv, M ? BL : 0);
+    ctx->head_rstd = al_carve(&cv, M ? BL : 0);
+    ctx->head_ln = al_carve(&cv, BL * M);
+    ctx->logits = al_carve(&cv, M ? BL * V : 0);
+    ctx->d_top = al_carve(&cv, mlm ? BL * D : 0);
+    ctx->dx_a = al_carve(&cv, BL * D);
+    ctx->dx_b = al_carve(&cv, BL * D);
+    ctx->d_res = al_carve(&cv, BL * D);
+    ctx->d_h1 = al_carve(&cv, BL * D);
+    ctx->d_ctx = al_carve(&cv, BL * D);
+    ctx->dq = al_carve(&cv, BL * D);
+    ctx->dk = al_carve(&cv, BL * D);
+    ctx->dv = al_carve(&cv, BL * D);
+    ctx->d_ff = al_carve(&cv, BL * FF);
+    ctx->d_emb = al_carve(&cv, ctx->opt.weight_grads ? BL * E : 0); /* the embeddings' backward only feeds weights */
+    ctx->d_head_a = al_carve(&cv, BL * M);
+    ctx->d_head_b = al_carve(&cv, BL * M);
+    ctx->dP = al_carve(&cv, LL);
+    ctx->dS = al_carve(&cv, LL);
+    ctx->tmp_LL = al_carve(&cv, LL);
+    ctx->chat = al_carve(&cv, LL);
+    ctx->pd = al_carve(&cv, LL);
     const al_score_rule *rule = al_score_rule_of(c);
     const int rel = al_score_table_rows(c) > 0; /* the score rule's relative-position table (DeBERTa's) */
     const uint64_t R = rel ? (uint64_t)al_score_table_rows(c) : 0;
-    ctx->rel = rel ? take(&cv, R * D) : NULL;
-    ctx->pos_q = rel ? take(&cv, R * D) : NULL;
-    ctx->pos_k = rel ? take(&cv, R * D) : NULL;
-    ctx->rel_row = rel ? take_i32(&cv, 2 * (uint64_t)L) : NULL;
-    ctx->rel_work = rel && rule->head_scratch ? take(&cv, rule->head_scratch(c, L, L)) : NULL;
+    ctx->rel = rel ? al_carve(&cv, R * D) : NULL;
+    ctx->pos_q = rel ? al_carve(&cv, R * D) : NULL;
+    ctx->pos_k = rel ? al_carve(&cv, R * D) : NULL;
+    ctx->rel_row = rel ? al_carve_i32(&cv, 2 * (uint64_t)L) : NULL;
+    ctx->rel_work = rel && rule->head_scratch ? al_carve(&cv, rule->head_scratch(c, L, L)) : NULL;
     const int final_norm = al_layer_rule_of(c)->pre_norm; /* a pre-norm rule's norm after the last layer */
-    ctx->fin_mean = final_norm ? take(&cv, BL) : NULL;
-    ctx->fin_rstd = final_norm ? take(&cv, BL) : NULL;
+    ctx->fin_mean = final_norm ? al_carve(&cv, BL) : NULL;
+    ctx->fin_rstd = final_norm ? al_carve(&cv, BL) : NULL;
     ctx->B = B;
     ctx->L = L;
     return cv.used;
@@ -272,10 +257,6 @@ void al_train_ctx_free(al_train_ctx *ctx) {
     free(ctx->dlambda);
     free(ctx->policies);
     free(ctx);
-}
-
-void al_train_set_training(al_train_ctx *ctx, int training) {
-    if (ctx) ctx->opt.training = training != 0;
 }
 
 void al_train_seed(al_train_ctx *ctx, uint64_t seed) {

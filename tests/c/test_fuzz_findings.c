@@ -282,7 +282,7 @@ static void config_ranges(void) {
     free(json);
 }
 
-/* C1 (our campaign): a string field set twice, the second time shorter ("position_init": "sinusoidale...",
+/* C1 (docs/fuzzing.md, "Findings and their fixes"): a string field set twice, the second time shorter ("position_init": "sinusoidale...",
  * then "sinusoidal"); bytes of the longer value stayed behind the terminator, so the config written back
  * read back as a different struct. String fields are now zero-filled before they are set. */
 static void c1_string_set_twice(void) {
@@ -332,7 +332,7 @@ static void r1_sparse_ids(void) {
     al_fileset_free(fs);
 }
 
-/* C2 (our smoke run): a config.json whose model_type is NUL bytes (an empty C string) and whose architectures
+/* C2 (docs/fuzzing.md, "Findings and their fixes"): a config.json whose model_type is NUL bytes (an empty C string) and whose architectures
  * name a BERT class. The family came from architectures but model_type stayed empty; it now names the family,
  * the rule al_model_new_random applies to a config built in code. */
 static void c2_empty_model_type(void) {
@@ -351,7 +351,7 @@ static void c2_empty_model_type(void) {
     free(text);
 }
 
-/* C3 (our smoke run): an API request with input id 5.6e32. The id was cast to int32 before its range was
+/* C3 (docs/fuzzing.md, "Findings and their fixes"): an API request with input id 5.6e32. The id was cast to int32 before its range was
  * checked (undefined behaviour); now the range comes first and the error names the id's place. */
 static void c3_huge_input_id(void) {
     size_t len = 0;
@@ -370,7 +370,7 @@ static void c3_huge_input_id(void) {
     free(request);
 }
 
-/* C4 (our campaign): a config.json with layer_norm_eps 1e-86 passed the (0, 1] check as a double and became 0
+/* C4 (docs/fuzzing.md, "Findings and their fixes"): a config.json with layer_norm_eps 1e-86 passed the (0, 1] check as a double and became 0
  * as the model's float32 (LayerNorm would then divide by a zero deviation); the value is checked again after the
  * conversion and refused naming the field. */
 static void c4_tiny_layer_norm_eps(void) {

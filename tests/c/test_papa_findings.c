@@ -124,7 +124,7 @@ int main(void) {
           !strcmp(al_papa_verdict_words[AL_VERDICT_TOO_LITTLE_DATA], "too little data") &&
           !strcmp(al_papa_verdict_codes[AL_VERDICT_TOO_LITTLE_DATA], "too_little_data"));
 
-    /* issue 28, 3: a 4-row file, 3 training rows and 1 validation row: every seed scores 0, the intervals are
+    /* docs/papa.md, "Too little data": a 4-row file, 3 training rows and 1 validation row: every seed scores 0, the intervals are
      * 0 wide, and that is too little data, not "costs nothing measurable" */
     const double zero3[3] = {0, 0, 0};
     f = run_seeds(3, zero3, zero3, zero3, 1);
@@ -135,14 +135,14 @@ int main(void) {
     f = run_seeds(3, zero3, zero3, zero3, AL_PAPA_MIN_VALIDATION);
     CHECK(f.informative == AL_VERDICT_NO);
 
-    /* issue 28, 5: the embeddings alone beat the full model beyond both intervals (SST-2 with the default
+    /* docs/papa.md, "informative": the embeddings alone beat the full model beyond both intervals (SST-2 with the default
      * model: 0.603 +- 0.039 against 0.535 +- 0.016): the layers add nothing, and the sentence says the
      * embeddings win, not that the intervals are too wide */
     f = run(0.535, 0.016, 0.52, 0.02, 0.603, 0.039);
     CHECK(f.informative == AL_VERDICT_NO && strstr(f.text, "embeddings alone (0.603") &&
           strstr(f.text, "beat the full model") && strstr(f.text, "beyond both") && !strstr(f.text, "too wide"));
 
-    /* issue 28, 6: paired seeds. The constant heads are 0.012 below the full model on every seed, give or
+    /* docs/papa.md, "Paired seeds": The constant heads are 0.012 below the full model on every seed, give or
      * take 0.004, while each configuration's seeds spread by 0.03: the unpaired intervals overlap, the paired
      * difference's interval lies above 0, and the verdict is a cost */
     const double full5[5] = {0.80, 0.83, 0.78, 0.82, 0.79};

@@ -843,7 +843,7 @@ static void test_unlabelled_words(void) {
     CHECK_MSG(has(err.message, "word_labels[1]"), "%s", err.message);
 }
 
-/* Issue 28, 8: messages that name the file, the column and the byte a reader looks for. */
+/* docs/tasks.md, "Importing": messages that name the file, the column and the byte a reader looks for. */
 static void test_import_messages(void) {
     al_task *t = NULL;
     al_task_import_report rep;

@@ -356,7 +356,7 @@ test('exported numbers equal the worker\'s reply to the same request; PNG export
     assert.deepEqual(body.reply, direct.reply, `${id}: the exported reply is the worker's`);
     assert.deepEqual(body.tensors, direct.tensors, `${id}: the exported tensors are the worker's`);
     assert.equal(body.n_sentences, 16);
-    // issue 28, 15: one provenance rule for every export (provenance.js): engine, model, link
+    // docs/papa-page.md, "Exports": one provenance rule for every export (provenance.js): engine, model, link
     assert.match(body.provenance?.engine ?? '', /^\d+\.\d+\.\d+/, `${id}: the engine version`);
     assert.match(body.provenance.link, /^http:\/\/127\.0\.0\.1:\d+\/#v1\./, `${id}: the link`);
     assert.ok(body.provenance.model?.name, `${id}: the model`);

@@ -1,4 +1,4 @@
-// pageview.test.mjs: the page as people meet it (issue 28, items 10-14, 19, 21, 22), in headless
+// pageview.test.mjs: the page as people meet it (README.md, docs/teaching.md), in headless
 // Chromium (playwright-core) with the repository's default model: a phone's width, legends whose
 // labels never overlap, canvases drawn at the screen's resolution, the line view's own legend, the
 // step-by-step view's numbers, the Embedded select after a local model, the keyboard, the favicon.

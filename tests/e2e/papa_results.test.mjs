@@ -56,7 +56,7 @@ test('a stored example draws at once, marked stored, and "verify by recomputing"
   const p = await openPage(server.url);
   await modelReady(p);
   await p.waitForSelector('#papa-examples:not([hidden])');
-  // issue 28, 2: the preset's time is the stored POS example's measured one, with its threads, said to be native
+  // docs/papa-page.md, "The page preset": the preset's time is the stored POS example's measured one, with its threads, said to be native
   const pos = index.find((e) => e.example === 'pos' && e.model === MODEL);
   if (pos) {
     assert.ok((await p.textContent('#papa-preset-help')).includes(
@@ -295,7 +295,7 @@ test('the first example shows the stored comparison of the embedded models at on
     assert.equal(await p.evaluate(() => window.attnlab.panels.papa.runs), 0, 'no sweep ran');
     const rows = await tableRows(p, 'papa-compare-table');
     assert.deepEqual(rows.map((r) => r[0]).sort(), [...models].sort());
-    // issue 28, 4: one vocabulary: the heading lists the engine's words and each row says one of them, the one
+    // docs/papa-page.md, "The verdict": one vocabulary: the heading lists the engine's words and each row says one of them, the one
     // its record's verdict code stands for; "unknown" appears nowhere in the results
     const heads = await p.$$eval('#papa-compare-table thead th', (ths) => ths.map((t) => t.textContent));
     assert.match(heads.at(-1), /\(yes \/ no \/ undecided \/ too little data\)$/);

@@ -1,6 +1,6 @@
-// teaching.test.mjs: the explorer as a teaching tool (issue 15), in headless Chromium (playwright-core)
+// teaching.test.mjs: the explorer as a teaching tool (docs/teaching.md), in headless Chromium (playwright-core)
 // with attnlab-mini-bert as the embedded model: the step-by-step view of one head, the line view, honest colour
-// scales, the projector layout and presentation mode, and one test per defect the issue lists, each
+// scales, the projector layout and presentation mode, and one test per defect found in it, each
 // written so that the page before the fix fails it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

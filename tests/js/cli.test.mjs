@@ -57,7 +57,7 @@ test('--help, --version and usage errors', opts, () => {
   }
 });
 
-test('every command answers --help with its own usage (issue: papa --help said "papa needs MODEL_DIR")', opts, () => {
+test('every command answers --help with its own usage (papa --help once said "papa needs MODEL_DIR")', opts, () => {
   for (const [cmd, line] of [['info', 'attnlab info MODEL_DIR'], ['tokenize', 'attnlab tokenize MODEL_DIR TEXT'],
                              ['attention', 'attnlab attention MODEL_DIR TEXT'], ['run', 'attnlab run REQUEST.json'],
                              ['vocab', 'attnlab vocab CORPUS.txt'], ['papa', 'attnlab papa MODEL_DIR'],

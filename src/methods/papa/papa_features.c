@@ -16,12 +16,6 @@ static int64_t count_rows(const al_papa_inputs *in) {
     return n;
 }
 
-size_t al_papa_features_bytes(const al_model *model, const al_papa_inputs *in, int embeddings_only) {
-    const al_config *c = al_model_config(model);
-    return al_probe_data_bytes(in->token_task ? AL_PROBE_TOKEN : AL_PROBE_SEQUENCE,
-                               embeddings_only ? 1 : c->n_layers + 1, c->hidden_size, in->n, count_rows(in));
-}
-
 al_status al_papa_features(const al_model *model, const al_papa_inputs *in, const al_head_policy *policies,
                            int embeddings_only, int batch_size, size_t mem_limit, const al_forward_params *params,
                            al_probe_data **out, al_error *err) {

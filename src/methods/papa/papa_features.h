@@ -13,8 +13,6 @@
 #include "../probes/probe.h"
 #include "../tasks/task.h"
 
-/* Bytes the cached rows of one configuration take (al_probe_data_bytes for the inputs). */
-size_t al_papa_features_bytes(const al_model *model, const al_papa_inputs *in, int embeddings_only);
 /* The encoder (eval mode, with policies, NULL: all standard) over every example of in, cached as probe rows:
  * all NL+1 hidden states, or only the embedding output when embeddings_only. */
 al_status al_papa_features(const al_model *model, const al_papa_inputs *in, const al_head_policy *policies,

@@ -30,7 +30,7 @@ al_status al_papa_mlm_examples(const al_tokenizer *tok, al_papa_layout layout, c
         if (st) break;
         for (int i = 0; i < L; i++) labels[at + i] = AL_IGNORE_INDEX;
         al_rng rng;
-        al_rng_seed(&rng, al_mlm_derive_seed(seed, 0x31A, (uint64_t)x));
+        al_rng_seed(&rng, al_mlm_derive_seed(seed, AL_SEED_PAPA_MLM_MASKING, (uint64_t)x));
         /* pads hold the pad id, below n_special, so only real tokens are candidates */
         al_mlm_mask_sequence(ids + at, labels + at, L, &m, &rng, cand);
     }

@@ -139,7 +139,7 @@ al_status al_papa_rank(al_model *model, const al_papa_inputs *train, const float
         x->row_example = malloc(sizeof(int32_t) * (size_t)pc.max_rows);
         x->row_pos = malloc(sizeof(int32_t) * (size_t)pc.max_rows);
         x->row_labels = malloc(sizeof(int32_t) * (size_t)pc.max_rows);
-        al_rng_seed(&x->dropout_rng, al_mlm_derive_seed(s->seed, 0x9A9A, (uint64_t)i));
+        al_rng_seed(&x->dropout_rng, al_mlm_derive_seed(s->seed, AL_SEED_RANK_PROBE_DROPOUT, (uint64_t)i));
         if (!st && (!x->feats || !x->d_feats || !x->d_hidden || !x->row_example || !x->row_pos || !x->row_labels))
             st = al_err(err, AL_ERR_OOM, "ranking: out of memory for the probe rows");
     }
@@ -168,7 +168,7 @@ al_status al_papa_rank(al_model *model, const al_papa_inputs *train, const float
     double loss_sum = 0.0;
     int loss_count = 0, step = 0;
     for (int epoch = 0; !st && epoch < (s->epochs < 1 ? 1 : s->epochs); epoch++) {
-        al_mlm_epoch_order(n, al_mlm_derive_seed(s->seed, 0x7A4B, 0), epoch, order);
+        al_mlm_epoch_order(n, al_mlm_derive_seed(s->seed, AL_SEED_RANK_ORDER, 0), epoch, order);
         loss_sum = 0.0;
         loss_count = 0;
         for (int b0 = 0; !st && b0 < n; b0 += B, step++) {
@@ -190,7 +190,7 @@ al_status al_papa_rank(al_model *model, const al_papa_inputs *train, const float
             al_shards_set_lambda_logits(set, params_all);
             for (int i = 0; i < n_shards; i++) memcpy(al_probe_params(ss[i].probe), params_all + n_heads, sizeof(float) * P);
             al_shards_result res;
-            st = al_shards_run(set, nb, al_mlm_derive_seed(s->seed, 0xD0, (uint64_t)step), shard_loss, &rs, &res, err);
+            st = al_shards_run(set, nb, al_mlm_derive_seed(s->seed, AL_SEED_RANK_STEP_DROPOUT, (uint64_t)step), shard_loss, &rs, &res, err);
             if (st) break;
             memcpy(grads_all, res.lambda_grads, sizeof(float) * (size_t)n_heads);
             memcpy(grads_all + n_heads, res.extra[slot], sizeof(float) * P);

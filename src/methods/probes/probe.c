@@ -10,12 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/carve.h"
 #include "../../core/error.h"
 #include "../../core/memory.h"
 #include "../../kernels/kernels.h"
 #include "../../train/grad_ops.h"
-
-#define AL_PROBE_ALIGN 16 /* floats: 64-byte alignment of every carved tensor */
 
 struct al_probe {
     al_probe_config cfg;
@@ -48,39 +47,26 @@ al_probe_config al_probe_default_config(void) {
     return c;
 }
 
-typedef struct carver {
-    float *base;
-    size_t used;
-} carver;
-
-static float *take(carver *cv, size_t n) {
-    float *p = cv->base ? cv->base + cv->used : NULL;
-    cv->used += (n + AL_PROBE_ALIGN - 1) / AL_PROBE_ALIGN * AL_PROBE_ALIGN;
-    return p;
-}
-static int32_t *take_i32(carver *cv, size_t n) { return (int32_t *)(void *)take(cv, n); }
-static uint8_t *take_u8(carver *cv, size_t n) { return (uint8_t *)(void *)take(cv, (n + 3) / 4); }
-
 static int max_items(const al_probe_config *c) { return c->kind == AL_PROBE_SEQUENCE ? c->max_batch : c->max_rows; }
 
-/* Carves the workspace (base NULL: only measures). Returns floats used. */
-static size_t layout(al_probe *p, float *base) {
+/* Carves the workspace (src/core/carve.h; base NULL: only measures). Returns the carver. */
+static al_carver layout(al_probe *p, float *base) {
     const al_probe_config *c = &p->cfg;
-    const size_t N = (size_t)max_items(c), D = (size_t)c->hidden, C = (size_t)c->n_labels;
+    const uint64_t N = (uint64_t)max_items(c), D = (uint64_t)c->hidden, C = (uint64_t)c->n_labels;
     const int seq = c->kind == AL_PROBE_SEQUENCE;
-    carver cv = {base, 0};
-    p->pooled = seq ? take(&cv, (size_t)c->max_batch * p->SD) : NULL;
-    p->d_pooled = seq ? take(&cv, (size_t)c->max_batch * p->SD) : NULL;
-    p->z = take(&cv, N * D);
-    p->zd = seq ? take(&cv, N * D) : NULL;
-    p->keep = seq ? take_u8(&cv, N * D) : NULL;
-    p->dz = take(&cv, N * D);
-    p->logits = take(&cv, N * C);
-    p->dlogits = take(&cv, N * C);
-    p->ce = take(&cv, N * C);
-    p->ce_labels = take_i32(&cv, N);
-    p->ce_items = take_i32(&cv, N);
-    return cv.used;
+    al_carver cv = {base, 0};
+    p->pooled = seq ? al_carve(&cv, (uint64_t)c->max_batch * p->SD) : NULL;
+    p->d_pooled = seq ? al_carve(&cv, (uint64_t)c->max_batch * p->SD) : NULL;
+    p->z = al_carve(&cv, N * D);
+    p->zd = seq ? al_carve(&cv, N * D) : NULL;
+    p->keep = seq ? al_carve_u8(&cv, N * D) : NULL;
+    p->dz = al_carve(&cv, N * D);
+    p->logits = al_carve(&cv, N * C);
+    p->dlogits = al_carve(&cv, N * C);
+    p->ce = al_carve(&cv, N * C);
+    p->ce_labels = al_carve_i32(&cv, N);
+    p->ce_items = al_carve_i32(&cv, N);
+    return cv;
 }
 
 static void set_views(al_probe *p, float *buf, al_probe_tensors *t) {
@@ -142,7 +128,14 @@ static al_status create(const al_probe_config *cfg, al_probe **out, al_error *er
     const size_t D = (size_t)c->hidden, C = (size_t)c->n_labels;
     p->SD = c->n_states * c->hidden;
     p->n_params = (c->kind == AL_PROBE_SEQUENCE ? (size_t)c->n_states * c->max_len : 0) + D * p->SD + D + C * D + C;
-    const size_t ws = layout(p, NULL);
+    const al_carver measured = layout(p, NULL);
+    if (!al_carve_fits(&measured)) {
+        al_err(err, AL_ERR_INVALID, "probe config: sizes too large (a workspace of %.0f bytes for %d items of %d labels)",
+               (double)al_carve_bytes(&measured), max_items(c), c->n_labels);
+        al_probe_free(p);
+        return AL_ERR_INVALID;
+    }
+    const size_t ws = (size_t)measured.used;
     p->params = al_alloc_large(p->n_params * sizeof(float), 1);
     p->grads = al_alloc_large(p->n_params * sizeof(float), 1);
     p->mem = al_alloc_large(ws * sizeof(float), 0);

@@ -9,6 +9,7 @@
 
 #include "../../core/error.h"
 #include "../../core/memory.h"
+#include "../../core/seeds.h"
 #include "probe_data_internal.h"
 
 al_probe_fit_options al_probe_fit_default_options(void) {
@@ -25,11 +26,6 @@ al_probe_fit_options al_probe_fit_default_options(void) {
     o.schedule = AL_LR_CONSTANT;
     o.seed = 42;
     return o;
-}
-
-/* Independent generator streams: 0 shuffles an epoch, 1 draws its dropout masks. */
-static void stream_seed(al_rng *r, uint64_t seed, int epoch, int stream) {
-    al_rng_seed(r, seed ^ (0x9E3779B97F4A7C15ull * (2ull * (uint64_t)epoch + (uint64_t)stream + 1ull)));
 }
 
 /* The data must have been gathered for this probe: same kind and widths, positions within its L, labels
@@ -167,8 +163,8 @@ al_status al_probe_fit(al_probe *p, const al_probe_data *train, const al_probe_f
     double first_loss = 0.0, last_loss = 0.0;
     for (int epoch = 0; epoch < opt->epochs && st == AL_OK; epoch++) {
         al_rng shuffle, dropout;
-        stream_seed(&shuffle, opt->seed, epoch, 0);
-        stream_seed(&dropout, opt->seed, epoch, 1);
+        al_rng_seed(&shuffle, al_probe_stream_seed(opt->seed, epoch, AL_SEED_PROBE_SHUFFLE));
+        al_rng_seed(&dropout, al_probe_stream_seed(opt->seed, epoch, AL_SEED_PROBE_DROPOUT));
         for (int i = 0; i < N; i++) buf.order[i] = i;
         for (int i = N - 1; i > 0; i--) { /* Fisher-Yates */
             const int j = (int)al_rng_below(&shuffle, (uint32_t)i + 1u);

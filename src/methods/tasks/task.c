@@ -166,8 +166,6 @@ al_status al_task_fix_labels(al_task *task, const char *const *names, int n, al_
     return AL_OK;
 }
 
-int al_task_labels_fixed(const al_task *task) { return task->store->labels_fixed; }
-
 int al_task_label_index(al_task *task, const char *name, size_t len) {
     int k = al_strmap_get(&task->store->label_map, name, len);
     if (k >= 0) return k;

@@ -16,7 +16,6 @@ char *al_task_copy(al_task *task, const char *s, size_t len);
 /* Fixes the label list (before any label is looked up): a name outside it is then not found. The
  * names must be non-empty and distinct. */
 al_status al_task_fix_labels(al_task *task, const char *const *names, int n, al_error *err);
-int al_task_labels_fixed(const al_task *task);
 /* The index of a label name. Unfixed lists add an unseen name at the end (first-seen order).
  * Returns >= 0, or AL_LABEL_UNKNOWN (fixed list), AL_LABEL_TOO_MANY, AL_LABEL_OOM. */
 enum { AL_LABEL_UNKNOWN = -1, AL_LABEL_TOO_MANY = -2, AL_LABEL_OOM = -3 };
