@@ -24,9 +24,6 @@
 #include "reply_digest.h"
 
 al_status al_op_head_stats(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", "model", "task", "task_jsonl", "task_jsonl_name", "tasks_dir", "import",
-                                        "preset", "L", "layout", "max_train", "max_validation", "constants_examples",
-                                        "batch_size", "memory_mb", NULL};
     const al_api_model *m;
     al_status st = al_req_model(ctx->session, ctx->req, &m, err);
     if (st) return st;
@@ -48,7 +45,7 @@ al_status al_op_head_stats(al_op_ctx *ctx, al_error *err) {
         al_task_free(task);
         return st;
     }
-    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    al_op_warn_unknown(ctx);
     al_papa_inputs train = {0}, val = {0};
     st = al_papa_inputs_build(tok, task, AL_TASK_TRAIN, q.max_train, q.layout, L, &train, err);
     if (!st) st = al_papa_inputs_build(tok, task, AL_TASK_VALIDATION, q.max_validation, q.layout, L, &val, err);

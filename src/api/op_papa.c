@@ -498,11 +498,26 @@ void al_papa_cache_put(al_session *session, const char *name, int ndim, const in
     if (data && !al_api_find_tensor(session, name)) al_session_set_tensor(session, name, ndim, shape, data, &ignored);
 }
 
+static const char *const k_papa_outputs[] = {"constants", "theta", NULL};
+
+/* The papa op's own fields; its task and settings are the shared groups (request_fields.c). */
+const al_req_field al_fields_papa_own[] = {
+    AL_F_ARRAY("constants", AL_FIELD_ENUM, 1, 0, al_papa_constant_names, NULL,
+               "the constant matrices that replace a head's attention (default: the preset's)"),
+    AL_F_ARRAY("orders", AL_FIELD_ENUM, 1, 0, al_papa_order_names, NULL,
+               "the orders in which heads become constant (default: the preset's)"),
+    AL_F_ARRAY("fractions", AL_FIELD_NUMBER, 0.0, 1.0, NULL, NULL, "fractions of input-dependent heads kept (1 to 16)"),
+    AL_F_ARRAY("k", AL_FIELD_INT, 0.0, 1e6, NULL, NULL, "numbers of constant heads (instead of 'fractions')"),
+    AL_F_ARRAY("seeds", AL_FIELD_INT, 0.0, 2147483647.0, NULL, NULL, "the probes' seeds"),
+    AL_F_BOOL("baselines", NULL, "also the baselines: right padding, embeddings only"),
+    AL_F_BOOL("mlm", NULL, "also the MLM score of every configuration"),
+    AL_F_STRING("shard", NULL, "'i/N': this part of a sharded sweep (papa_merge joins the parts)"),
+    AL_F_ARRAY("outputs", AL_FIELD_ENUM, 1, 0, k_papa_outputs, NULL,
+               "tensors to return: the averaged constants, the lambda logits"),
+    AL_F_END,
+};
+
 al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", "model", "task", "task_jsonl", "task_jsonl_name", "tasks_dir", "preset", "constants",
-                                        "orders", "fractions", "k", "seeds", "layout", "L", "max_train",
-                                        "max_validation", "constants_examples", "batch_size", "baselines", "mlm",
-                                        "memory_mb", "probe", "ranking", "shard", "outputs", "import", NULL};
     const al_api_model *m;
     al_status st = al_req_model(ctx->session, ctx->req, &m, err);
     if (st) return st;
@@ -513,8 +528,7 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
     const char *preset = NULL;
     st = al_papa_read_request(ctx->req, task, &q, &preset, err);
     int outputs = 0;
-    static const char *const out_names[] = {"constants", "theta"};
-    if (!st) st = al_req_flags(ctx->req, "outputs", out_names, 2, 0, &outputs, err);
+    if (!st) st = al_req_flags(ctx->req, "outputs", k_papa_outputs, 2, 0, &outputs, err);
     if (!st && (outputs & 2)) { /* only the lambda orders train the logits: say so rather than return nothing */
         int learns = 0;
         for (int i = 0; i < q.plan.n_orders; i++)
@@ -527,7 +541,7 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
         al_task_free(task);
         return st;
     }
-    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    al_op_warn_unknown(ctx);
     const al_config *cfg = al_model_config(m->model);
     const int NL = cfg->n_layers, H = cfg->n_heads;
     char model_hash[65], c_name[64], t_name[64];
@@ -735,8 +749,12 @@ static al_status merge_parts(const cJSON *parts, al_papa_sweep_result *r, int *N
     return AL_OK;
 }
 
+const al_req_field al_fields_papa_merge_own[] = {
+    AL_F_ARRAY("parts", AL_FIELD_ANY, 1, 0, NULL, NULL, "the papa replies of a sharded sweep, one per shard"),
+    AL_F_END,
+};
+
 al_status al_op_papa_merge(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", "parts", NULL};
     const cJSON *parts = cJSON_GetObjectItemCaseSensitive(ctx->req, "parts");
     if (!cJSON_IsArray(parts) || cJSON_GetArraySize(parts) < 1)
         return al_err(err, AL_ERR_INVALID, "request: field 'parts' must be a list of papa replies (one per shard)");
@@ -744,7 +762,7 @@ al_status al_op_papa_merge(al_op_ctx *ctx, al_error *err) {
     for (const cJSON *p = parts->child; p; p = p->next)
         if (!cJSON_IsObject(p) || (strcmp(json_text(p, "op"), "papa") && strcmp(json_text(p, "op"), "papa_merge")))
             return al_err(err, AL_ERR_INVALID, "request: field 'parts' holds something other than a papa or papa_merge reply");
-    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    al_op_warn_unknown(ctx);
     al_papa_sweep_result r;
     memset(&r, 0, sizeof r);
     int NL = 0, H = 0;
