@@ -118,7 +118,8 @@ typedef struct al_req_field {
     al_req_field_kind kind;
     al_req_field_kind item;        /* AL_FIELD_ARRAY: the items' kind */
     double min, max;           /* INT, NUMBER (or arrays of them): the fixed range; min > max: none fixed (the
-                                * handler checks a range that depends on the model) */
+                                * handler checks a range that depends on the model). A NUMBER field is a float
+                                * (al_req_float): its value is compared with the bounds rounded to float */
     const char *const *names;  /* ENUM (or an array of ENUM): the NULL-terminated names, the C table that defines them */
     const char *def;           /* the default as JSON text ("8", "true", "\"quick\""); NULL: none or it depends */
     const char *help;          /* one line */

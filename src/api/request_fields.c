@@ -72,7 +72,7 @@ const al_req_field al_fields_task[] = {
     AL_F_STRING("import.conll_column", "\"ner\"", "the CoNLL column of the tags: ner, pos or chunk"),
     AL_F_STRING("import.delimiter", NULL, "the CSV delimiter (one character)"),
     AL_F_BOOL("import.skip_bad_rows", "false", "skip rows that do not parse instead of failing"),
-    AL_F_NUMBER("import.validation_fraction", 0.001f, 0.999f, "0.2", "the share of the training file held out"),
+    AL_F_NUMBER("import.validation_fraction", 0.001, 0.999, "0.2", "the share of the training file held out"),
     AL_F_INT("import.seed", 0, 2147483647, "0", "the seed of the held-out split"),
     AL_F_END,
 };
@@ -98,8 +98,8 @@ const al_req_field al_fields_training[] = {
     AL_F_OBJECT("probe", "the probe's training"),
     AL_F_INT("probe.epochs", 1, 1000, NULL, "probe epochs (default: the preset's)"),
     AL_F_INT("probe.batch_size", 1, 4096, NULL, "probe batch size"),
-    AL_F_NUMBER("probe.lr", 1e-8f, 10.0f, NULL, "probe learning rate"),
-    AL_F_NUMBER("probe.dropout", 0.0f, 0.95f, NULL, "probe dropout"),
+    AL_F_NUMBER("probe.lr", 1e-8, 10.0, NULL, "probe learning rate"),
+    AL_F_NUMBER("probe.dropout", 0.0, 0.95, NULL, "probe dropout"),
     AL_F_OBJECT("ranking", "the training of the heads' lambdas that ranks them"),
     AL_F_INT("ranking.epochs", 1, 1000, NULL, "ranking epochs (default: the preset's)"),
     AL_F_INT("ranking.batch_size", 1, 4096, NULL, "ranking batch size"),
@@ -107,7 +107,7 @@ const al_req_field al_fields_training[] = {
     AL_F_INT("ranking.shards", 1, 64, NULL, "data-parallel shards of a ranking step"),
     AL_F_BOOL("ranking.train_mode", NULL, "dropout on while ranking"),
     AL_F_INT("ranking.seed", 0, 2147483647, NULL, "the ranking's seed"),
-    AL_F_NUMBER("ranking.lr", 1e-8f, 10.0f, NULL, "ranking learning rate"),
+    AL_F_NUMBER("ranking.lr", 1e-8, 10.0, NULL, "ranking learning rate"),
     AL_F_END,
 };
 
@@ -168,7 +168,8 @@ static al_status check_scalar(const cJSON *item, al_req_field_kind kind, const a
         const double v = item->valuedouble;
         if (!cJSON_IsNumber(item) || !isfinite(v))
             return al_err(err, AL_ERR_INVALID, "request: field '%s' must be a number", path);
-        if (has_range(f) && (v < f->min || v > f->max))
+        /* the readers hold these fields as floats and compare with float bounds (al_req_float): so does this */
+        if (has_range(f) && (v < (double)(float)f->min || v > (double)(float)f->max))
             return al_err(err, AL_ERR_INVALID, "request: field '%s' is %g, outside [%g, %g]", path, v, f->min, f->max);
         return AL_OK;
     }

@@ -69,6 +69,10 @@ static void test_checker_refuses(al_session *s) {
                  "request: field 'fractions[1]' must be a number in [0, 1]");
     expect_error(s, "{\"op\":\"attention_stats\",\"model\":\"m\",\"text\":\"a\",\"batch_size\":0}",
                  "request: field 'batch_size' is 0, outside [1, 1048576]");
+    /* a float field's bounds are the float reader's: 0.95 is above 0.95f, 1e-8 is not below 1e-8f */
+    expect_error(s, "{\"op\":\"papa\",\"model\":\"m\",\"task\":\"pos\",\"probe\":{\"dropout\":0.95}}",
+                 "request: field 'probe.dropout' is 0.95, outside [0, 0.95]");
+    expect_error(s, "{\"op\":\"papa\",\"model\":\"m\",\"task\":\"pos\",\"ranking\":{\"lr\":1e-8}}", "field 'model': no model 'm'");
     /* names */
     expect_error(s, "{\"op\":\"papa\",\"model\":\"m\",\"task\":\"pos\",\"orders\":[\"lambda\",\"sideways\"]}",
                  "request: field 'orders[1]' must be one of lambda, first_to_last, last_to_first, random, reversed_lambda, gradient");
