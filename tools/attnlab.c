@@ -55,12 +55,8 @@ typedef struct cli_args {
     const char *command;
     const char *positional[3];
     int n_positional;
-    const char *pair;
     const char *out_path;
     const char *inputs_path;
-    int max_length;  /* 0: none */
-    int layer, head; /* -1: all */
-    int json;
     int progress;
 } cli_args;
 
@@ -80,10 +76,10 @@ static int parse_int(const char *text, int min, int *out) {
     return 1;
 }
 
-/* Returns -1 when parsed, else the exit code (0 for --help/--version, 2 for usage errors). */
+/* `run` and the global options (an op's command line: parse_op_args). Returns -1 when parsed, else the exit code
+ * (0 for --help/--version, 2 for usage errors). */
 static int parse_args(int argc, char **argv, cli_args *a) {
     memset(a, 0, sizeof *a);
-    a->layer = a->head = -1;
     int options_ended = 0; /* after "--" every argument is positional, so a text may start with "-" */
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -101,23 +97,14 @@ static int parse_args(int argc, char **argv, cli_args *a) {
             printf("attnlab %s\n", AL_VERSION);
             return 0;
         } else if (strcmp(arg, "--json") == 0) {
-            a->json = 1;
+            continue; /* run prints the reply JSON anyway */
         } else if (strcmp(arg, "--progress") == 0) {
             a->progress = 1;
-        } else if (strcmp(arg, "--pair") == 0 || strcmp(arg, "--out") == 0 ||
-                   strcmp(arg, "--inputs") == 0 || strcmp(arg, "--max-length") == 0 ||
-                   strcmp(arg, "--layer") == 0 || strcmp(arg, "--head") == 0) {
+        } else if (strcmp(arg, "--out") == 0 || strcmp(arg, "--inputs") == 0) {
             if (!value) return usage_error("option %s needs a value", arg);
             i++;
-            if (strcmp(arg, "--pair") == 0) a->pair = value;
-            else if (strcmp(arg, "--out") == 0) a->out_path = value;
-            else if (strcmp(arg, "--inputs") == 0) a->inputs_path = value;
-            else if (strcmp(arg, "--max-length") == 0 && !parse_int(value, 1, &a->max_length))
-                return usage_error("--max-length needs a positive integer, not '%s'", value);
-            else if (strcmp(arg, "--layer") == 0 && !parse_int(value, 0, &a->layer))
-                return usage_error("--layer needs an integer >= 0, not '%s'", value);
-            else if (strcmp(arg, "--head") == 0 && !parse_int(value, 0, &a->head))
-                return usage_error("--head needs an integer >= 0, not '%s'", value);
+            if (strcmp(arg, "--out") == 0) a->out_path = value;
+            else a->inputs_path = value;
         } else if (arg[0] == '-' && arg[1] == '-') {
             return usage_error("unknown option '%s'", arg);
         } else if (!a->command) {
@@ -416,11 +403,8 @@ static int attach_inputs(cli *c, const char *path) {
 
 /* ------------------------------------------------------------ commands */
 
-/* Runs a parsed request (a "model_dir" becomes a loaded model's id) and prints the reply; takes req. */
-/* Runs a parsed request (a "model_dir" becomes a loaded model's id) and prints the reply (print: NULL for the
- * JSON, else a reader's form); takes req. */
-static int run_json_print(cli *c, cJSON *req, const char *inputs_path, const char *out_path,
-                          void (*print)(const cJSON *reply)) {
+/* Runs a parsed request (a "model_dir" becomes a loaded model's id) and prints the reply JSON; takes req. */
+static int run_json(cli *c, cJSON *req, const char *inputs_path, const char *out_path) {
     int code = 0;
     const char *op = json_str(req, "op", "");
     const char *dir = json_str(req, "model_dir", NULL);
@@ -442,16 +426,11 @@ static int run_json_print(cli *c, cJSON *req, const char *inputs_path, const cha
     cJSON *r = NULL;
     if (!code) code = run_request(c, req, &reply, &r);
     if (!code && out_path) code = write_tensors(out_path, &reply, req);
-    if (!code && print) print(r);
-    else if (!code) puts(reply.json);
+    if (!code) puts(reply.json);
     cJSON_Delete(r);
     cJSON_Delete(req);
     al_reply_free(&reply);
     return code;
-}
-
-static int run_json(cli *c, cJSON *req, const char *inputs_path, const char *out_path) {
-    return run_json_print(c, req, inputs_path, out_path, NULL);
 }
 
 /* The head_agreement reply for a terminal: the finding, the Spearman matrix, the overlaps of the least

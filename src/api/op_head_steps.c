@@ -45,8 +45,8 @@ static al_status req_index(const cJSON *req, const char *key, int max, int *out,
 }
 
 const al_req_field al_fields_head_steps_own[] = {
-    AL_F_INT("layer", 0, 1 << 24, NULL, "the layer (required; below the model's layers)"),
-    AL_F_INT("head", 0, 1 << 24, NULL, "the head (required; below the model's heads)"),
+    AL_F_INT("layer", 1, 0, NULL, "the layer (required; 0 to the model's layers - 1)"),
+    AL_F_INT("head", 1, 0, NULL, "the head (required; 0 to the model's heads - 1)"),
     AL_F_INT("query", 0, 1 << 24, NULL, "the query token's position (required)"),
     AL_F_END,
 };

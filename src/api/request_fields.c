@@ -232,10 +232,11 @@ al_status al_req_check_fields(const cJSON *req, const al_req_field *const *table
     return AL_OK;
 }
 
+/* A top-level key the tables name (a nested row, "probe.lr", names no top-level key). */
 static int names_field(const al_req_field *const *tables, const char *key) {
     for (int t = 0; tables[t]; t++)
         for (const al_req_field *f = tables[t]; f->name; f++)
-            if (!strcmp(f->name, key)) return 1;
+            if (!strchr(f->name, '.') && !strcmp(f->name, key)) return 1;
     return 0;
 }
 

@@ -105,6 +105,16 @@ static void test_unknown_fields_warn(al_session *s) {
     CHECK(warning_with(r, "unknown field 'text' ignored") && warning_with(r, "unknown field 'op2' ignored"));
     cJSON_Delete(r);
     al_reply_free(&reply);
+    /* the tables' own reading: a nested row's name is no top-level field */
+    al_reply_builder rb;
+    al_error err;
+    CHECK(al_rb_init(&rb, "papa", &err) == AL_OK);
+    cJSON *req = cJSON_Parse("{\"op\":\"papa\",\"probe\":{},\"probe.lr\":1}");
+    const al_req_field *const tables[] = {al_fields_training, NULL};
+    al_req_warn_fields(&rb, req, tables);
+    CHECK(cJSON_GetArraySize(rb.warnings) == 1 && warning_with(rb.root, "unknown field 'probe.lr' ignored"));
+    cJSON_Delete(req);
+    al_rb_discard(&rb);
 }
 
 static const cJSON *find_named(const cJSON *list, const char *key, const char *name) {
