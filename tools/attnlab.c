@@ -18,17 +18,11 @@
 #include "model/tensor_list.h"
 #include "train/pretrain.h"
 
-/* Each command's usage: `attnlab COMMAND --help` prints its own, `attnlab --help` all of them. */
+/* The usage of the commands that are not ops (an op's usage is made from its fields: print_op_help); `attnlab
+ * COMMAND --help` prints its own, `attnlab --help` all of them. */
 static const struct command_usage {
     const char *name, *text;
 } k_commands[] = {
-    {"info", "  attnlab info MODEL_DIR [--json]\n"
-             "      config, parameter count, weights and tokenizer of a Hugging Face model directory\n"},
-    {"tokenize", "  attnlab tokenize MODEL_DIR TEXT [--pair TEXT_B] [--max-length N] [--json]\n"
-                 "      tokens, ids, token types, word ids and byte offsets\n"},
-    {"attention", "  attnlab attention MODEL_DIR TEXT [--pair TEXT_B] [--layer L] [--head H] [--max-length N]\n"
-                  "                    [--out FILE.safetensors] [--json]\n"
-                  "      attention matrices per layer and head with token labels; --out writes the tensors\n"},
     {"run", "  attnlab run REQUEST.json [--inputs FILE.safetensors] [--out FILE.safetensors]\n"
             "      runs a JSON request (as the browser worker does) and prints the reply JSON; the request\n"
             "      may name its model directory as \"model_dir\" (or \"path\"); --inputs attaches the F32\n"
@@ -37,32 +31,6 @@ static const struct command_usage {
               "                [--heldout TEXT.txt]\n"
               "      learns a WordPiece vocabulary (BPE-style merges, \"##\" continuations); --heldout reports\n"
               "      the [UNK] rate of another text under it\n"},
-    {"papa", "  attnlab papa MODEL_DIR --task pos|agreement|definition|order [--task-file TASK.jsonl] [--preset quick|paper]\n"
-             "               [--orders lambda,random,...] [--constants average,identity,toeplitz,zeros,uniform]\n"
-             "               [--fractions 1,0.5,0.125,0.0625,0] [--k 0,8,16] [--seeds 1,2,3] [--L 64] [--shard i/N]\n"
-             "               [--probe.lr X --probe.epochs N ...] [--ranking.epochs N ...] [--request]\n"
-             "               [--out FILE.safetensors [--outputs constants,theta]]\n"
-             "               [--train-file F --validation-file F --import.format cola|sst2|mrpc|mnli|rte|qnli|qqp|conll2003|\n"
-             "                csv|jsonl --import.text-column C --import.label-column C --import.labels A,B,...\n"
-             "                --import.skip-bad-rows true]\n"
-             "      the PAPA experiment: scores per fraction of input-dependent heads, order and seed, with baselines,\n"
-             "      lambdas and MLM scores, as the 'papa' op's JSON reply; --request prints the request instead;\n"
-             "      --out writes the averaged constant matrices (or --outputs) with the request and reply\n"},
-    {"importance", "  attnlab importance MODEL_DIR --task ID [--task-file TASK.jsonl] [--loss probe|mlm] [--max-examples 1000]\n"
-                   "               [--preset quick|paper] [--L 64] [--max-train N] [--probe.epochs N ...] [--ranking.seed S]\n"
-                   "               [--request]\n"
-                   "      gradient head importance (Michel et al. 2019): |dL/dxi| per head over the task's training\n"
-                   "      examples, raw and normalised per layer, and the pruning order, as the 'head_importance' op's\n"
-                   "      reply; the pruning curve is `attnlab papa MODEL_DIR --task ID --orders gradient --constants zeros`\n"},
-    {"agreement", "  attnlab agreement MODEL_DIR --task ID [--task-file TASK.jsonl] [--max-examples 1000] [--least-k K]\n"
-                  "               [--preset quick|paper] [--L 64] [--max-train N] [--max-validation N] [--json] [--request]\n"
-                  "      whether PAPA's lambda, gradient importance, input dependence, confidence, entropy, sink mass and\n"
-                  "      norm mass agree on which heads matter: the Spearman matrix over all heads, the overlap of each\n"
-                  "      measure's K least important heads (default a quarter of the heads) and one sentence, as the\n"
-                  "      'head_agreement' op's reply (--json prints that reply)\n"},
-    {"value-zeroing", "  attnlab value-zeroing MODEL_DIR TEXT [--pair TEXT_B] [--max-length N] [--out FILE.safetensors]\n"
-                      "      value zeroing (Mohebbi et al. 2023): per layer, each token's values zeroed and the layer rerun;\n"
-                      "      the reply JSON, and with --out the maps 'value_zeroing' and 'distances' [B, NL, L, L]\n"},
     {"export", "  attnlab export MODEL_DIR OUT_DIR [--dtype F16|F32] [--shard-mb N]\n"
                "      writes a BERT model again in Hugging Face layout: weights as float16 (round to nearest\n"
                "      even) or float32, in shards of at most N MB with an index; config and tokenizer files copied\n"},
@@ -78,29 +46,8 @@ static const char k_options[] =
     "         --threads N (threads of the forward passes, sweeps and analyses; default: the cores, at most\n"
     "         8; the numbers are the same for any N), -- (ends the options: a text after it may start with '-')\n";
 
-static void print_usage(void) {
-    fputs("usage: attnlab COMMAND ...\n\n", stdout);
-    for (int i = 0; i < N_COMMANDS; i++) fputs(k_commands[i].text, stdout);
-    fputs("\n", stdout);
-    fputs(k_options, stdout);
-}
-
-/* `attnlab COMMAND ... --help` (or -h, before any "--"): that command's usage on stdout. 1 when printed. */
-static int command_help(int argc, char **argv) {
-    if (argc < 3) return 0;
-    int asked = 0;
-    for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) asked = 1;
-    for (int i = 0; asked && i < N_COMMANDS; i++)
-        if (!strcmp(argv[1], k_commands[i].name)) {
-            fputs("usage:\n", stdout);
-            fputs(k_commands[i].text, stdout);
-            fputs("\n", stdout);
-            fputs(k_options, stdout);
-            return 1;
-        }
-    return 0;
-}
+static void print_usage(void);
+static int command_help(int argc, char **argv);
 
 /* ------------------------------------------------------------ command line */
 
@@ -108,12 +55,8 @@ typedef struct cli_args {
     const char *command;
     const char *positional[3];
     int n_positional;
-    const char *pair;
     const char *out_path;
     const char *inputs_path;
-    int max_length;  /* 0: none */
-    int layer, head; /* -1: all */
-    int json;
     int progress;
 } cli_args;
 
@@ -133,10 +76,10 @@ static int parse_int(const char *text, int min, int *out) {
     return 1;
 }
 
-/* Returns -1 when parsed, else the exit code (0 for --help/--version, 2 for usage errors). */
+/* `run` and the global options (an op's command line: parse_op_args). Returns -1 when parsed, else the exit code
+ * (0 for --help/--version, 2 for usage errors). */
 static int parse_args(int argc, char **argv, cli_args *a) {
     memset(a, 0, sizeof *a);
-    a->layer = a->head = -1;
     int options_ended = 0; /* after "--" every argument is positional, so a text may start with "-" */
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -154,23 +97,14 @@ static int parse_args(int argc, char **argv, cli_args *a) {
             printf("attnlab %s\n", AL_VERSION);
             return 0;
         } else if (strcmp(arg, "--json") == 0) {
-            a->json = 1;
+            continue; /* run prints the reply JSON anyway */
         } else if (strcmp(arg, "--progress") == 0) {
             a->progress = 1;
-        } else if (strcmp(arg, "--pair") == 0 || strcmp(arg, "--out") == 0 ||
-                   strcmp(arg, "--inputs") == 0 || strcmp(arg, "--max-length") == 0 ||
-                   strcmp(arg, "--layer") == 0 || strcmp(arg, "--head") == 0) {
+        } else if (strcmp(arg, "--out") == 0 || strcmp(arg, "--inputs") == 0) {
             if (!value) return usage_error("option %s needs a value", arg);
             i++;
-            if (strcmp(arg, "--pair") == 0) a->pair = value;
-            else if (strcmp(arg, "--out") == 0) a->out_path = value;
-            else if (strcmp(arg, "--inputs") == 0) a->inputs_path = value;
-            else if (strcmp(arg, "--max-length") == 0 && !parse_int(value, 1, &a->max_length))
-                return usage_error("--max-length needs a positive integer, not '%s'", value);
-            else if (strcmp(arg, "--layer") == 0 && !parse_int(value, 0, &a->layer))
-                return usage_error("--layer needs an integer >= 0, not '%s'", value);
-            else if (strcmp(arg, "--head") == 0 && !parse_int(value, 0, &a->head))
-                return usage_error("--head needs an integer >= 0, not '%s'", value);
+            if (strcmp(arg, "--out") == 0) a->out_path = value;
+            else a->inputs_path = value;
         } else if (arg[0] == '-' && arg[1] == '-') {
             return usage_error("unknown option '%s'", arg);
         } else if (!a->command) {
@@ -469,60 +403,8 @@ static int attach_inputs(cli *c, const char *path) {
 
 /* ------------------------------------------------------------ commands */
 
-static cJSON *new_request(const char *op, const char *model_id) {
-    cJSON *req = cJSON_CreateObject();
-    if (req) {
-        cJSON_AddStringToObject(req, "op", op);
-        cJSON_AddStringToObject(req, "model", model_id);
-    }
-    return req;
-}
-
-static int cmd_model_op(cli *c, const cli_args *a, const char *op) {
-    int want = strcmp(op, "info") == 0 ? 1 : 2;
-    if (a->n_positional != want)
-        return usage_error("%s", want == 1 ? "info needs MODEL_DIR" : "this command needs MODEL_DIR and TEXT");
-    const int vz = strcmp(op, "value_zeroing") == 0;
-    if ((a->layer >= 0 || a->head >= 0 || (a->out_path && !vz)) && strcmp(op, "attention") != 0)
-        return usage_error("%s", "--layer, --head and --out go with the attention command (--out also with value-zeroing)");
-    const char *id;
-    if (load_dir(c, a->positional[0], NULL, &id)) return 1;
-    cJSON *req = new_request(op, id);
-    if (!req) return fail("out of memory");
-    if (want == 2) {
-        cJSON_AddStringToObject(req, "text", a->positional[1]);
-        if (a->pair) cJSON_AddStringToObject(req, "text_pair", a->pair);
-        if (a->max_length) cJSON_AddNumberToObject(req, "max_length", a->max_length);
-    }
-    al_reply reply = {0};
-    cJSON *r = NULL;
-    int code = run_request(c, req, &reply, &r);
-    if (!code && strcmp(op, "attention") == 0) {
-        int NL = json_int(r, "n_layers", 0), H = json_int(r, "n_heads", 0);
-        if (a->layer >= NL || a->head >= H) {
-            fprintf(stderr, "attnlab: --layer/--head out of range: the model has %d layers of %d heads\n",
-                    NL, H);
-            code = 2;
-        }
-    }
-    if (!code && a->out_path) code = write_tensors(a->out_path, &reply, req);
-    if (!code) {
-        if (a->json || vz) print_json(r);
-        else if (strcmp(op, "info") == 0) print_info(r);
-        else if (strcmp(op, "tokenize") == 0) print_tokens(r);
-        else print_attention(r, &reply, a->layer, a->head);
-    }
-    cJSON_Delete(r);
-    cJSON_Delete(req);
-    al_reply_free(&reply);
-    return code;
-}
-
-/* Runs a parsed request (a "model_dir" becomes a loaded model's id) and prints the reply; takes req. */
-/* Runs a parsed request (a "model_dir" becomes a loaded model's id) and prints the reply (print: NULL for the
- * JSON, else a reader's form); takes req. */
-static int run_json_print(cli *c, cJSON *req, const char *inputs_path, const char *out_path,
-                          void (*print)(const cJSON *reply)) {
+/* Runs a parsed request (a "model_dir" becomes a loaded model's id) and prints the reply JSON; takes req. */
+static int run_json(cli *c, cJSON *req, const char *inputs_path, const char *out_path) {
     int code = 0;
     const char *op = json_str(req, "op", "");
     const char *dir = json_str(req, "model_dir", NULL);
@@ -544,16 +426,11 @@ static int run_json_print(cli *c, cJSON *req, const char *inputs_path, const cha
     cJSON *r = NULL;
     if (!code) code = run_request(c, req, &reply, &r);
     if (!code && out_path) code = write_tensors(out_path, &reply, req);
-    if (!code && print) print(r);
-    else if (!code) puts(reply.json);
+    if (!code) puts(reply.json);
     cJSON_Delete(r);
     cJSON_Delete(req);
     al_reply_free(&reply);
     return code;
-}
-
-static int run_json(cli *c, cJSON *req, const char *inputs_path, const char *out_path) {
-    return run_json_print(c, req, inputs_path, out_path, NULL);
 }
 
 /* The head_agreement reply for a terminal: the finding, the Spearman matrix, the overlaps of the least
@@ -627,143 +504,415 @@ static int cmd_run(cli *c, const cli_args *a) {
     return run_json(c, req, a->inputs_path, a->out_path);
 }
 
-/* ------------------------------------------------------------ papa: flags -> the same JSON request */
-
 static int read_whole(const char *path, char **out, size_t *len);
 
-/* "a,b,c" -> a JSON array of strings (names) or numbers. */
-static cJSON *csv_array(const char *value, int numbers) {
-    cJSON *arr = cJSON_CreateArray();
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", value);
-    for (char *tok = strtok(buf, ","); arr && tok; tok = strtok(NULL, ",")) {
-        char *end;
-        double v = strtod(tok, &end);
-        if (numbers && (*end || end == tok)) {
-            cJSON_Delete(arr);
-            return NULL;
+/* ------------------------------------------------------------ ops: one command from each op's field table */
+
+/* Every op of the core is a command, `attnlab OP MODEL_DIR [TEXT] --FIELD VALUE ...`, read from the fields the
+ * "version" op publishes (src/api/request_fields.c): a flag is a field (dashes or underscores; --probe.lr for the
+ * field "lr" of "probe"), its value converted by the field's kind, and `attnlab OP --help` lists them. The ops
+ * that manage a session (it lives for one command here) are left to `attnlab run`. */
+static const struct {
+    const char *command, *op;
+} k_op_aliases[] = {{"importance", "head_importance"}, {"agreement", "head_agreement"}};
+static const char *const k_session_ops[] = {"load_model", "unload_model", "models", NULL};
+
+/* The core's "version" reply (its ops and their fields), parsed; NULL when out of memory. */
+static cJSON *version_reply(al_session *s) {
+    al_reply reply = {0};
+    cJSON *r = al_session_run(s, "{\"op\":\"version\"}", NULL, &reply) == AL_OK ? cJSON_Parse(reply.json) : NULL;
+    al_reply_free(&reply);
+    return r;
+}
+
+static const cJSON *find_by_name(const cJSON *list, const char *name) {
+    for (const cJSON *it = list ? list->child : NULL; it; it = it->next)
+        if (!strcmp(json_str(it, "name", ""), name)) return it;
+    return NULL;
+}
+
+/* The op a command names: an alias, else the op's name with dashes for underscores; NULL when none. */
+static const cJSON *op_of_command(const cJSON *version, const char *command) {
+    char name[64];
+    snprintf(name, sizeof name, "%s", command);
+    for (size_t i = 0; i < sizeof k_op_aliases / sizeof k_op_aliases[0]; i++)
+        if (!strcmp(command, k_op_aliases[i].command)) snprintf(name, sizeof name, "%s", k_op_aliases[i].op);
+    for (char *p = name; *p; p++)
+        if (*p == '-') *p = '_';
+    for (int i = 0; k_session_ops[i]; i++)
+        if (!strcmp(name, k_session_ops[i])) return NULL;
+    return find_by_name(cJSON_GetObjectItem(version, "ops"), name);
+}
+
+/* The command that runs an op (the inverse of op_of_command). */
+static void command_of_op(const char *op, char *out, size_t size) {
+    snprintf(out, size, "%s", op);
+    for (size_t i = 0; i < sizeof k_op_aliases / sizeof k_op_aliases[0]; i++)
+        if (!strcmp(op, k_op_aliases[i].op)) snprintf(out, size, "%s", k_op_aliases[i].command);
+    for (char *p = out; *p; p++)
+        if (*p == '_') *p = '-';
+}
+
+static const cJSON *op_field(const cJSON *op, const char *name) { return find_by_name(cJSON_GetObjectItem(op, "fields"), name); }
+
+static int is_attention(const char *op) { return !strcmp(op, "attention") || !strcmp(op, "forward"); }
+
+/* The first line of an op's usage: `attnlab papa MODEL_DIR [--FIELD VALUE ...] ...`. */
+static void print_op_usage_line(const cJSON *op) {
+    const char *name = json_str(op, "name", "");
+    char command[64];
+    command_of_op(name, command, sizeof command);
+    printf("  attnlab %s%s%s", command, op_field(op, "model") ? " MODEL_DIR" : "", op_field(op, "text") ? " TEXT" : "");
+    if (op_field(op, "text_pair")) printf(" [--pair TEXT_B]");
+    if (is_attention(name)) printf(" [--layer L] [--head H]");
+    if (op_field(op, "task")) printf(" [--task-file F | --train-file F [--validation-file F]]");
+    printf(" [--FIELD VALUE ...] [--out FILE.safetensors] [--json] [--request]\n      %s\n", json_str(op, "summary", ""));
+}
+
+/* "--import.skip-bad-rows": the flag of a field, dashes for underscores. */
+static void flag_of_field(const char *field, char *out, size_t size) {
+    snprintf(out, size, "--%s", field);
+    for (char *p = out; *p; p++)
+        if (*p == '_') *p = '-';
+}
+
+static void print_names(const cJSON *names) {
+    for (const cJSON *n = names ? names->child : NULL; n; n = n->next)
+        printf("%s%s", n == names->child ? "" : ", ", cJSON_IsString(n) ? n->valuestring : "?");
+}
+
+/* `attnlab OP --help`: the usage line, then every field with its kind, range, names, default and help. */
+static void print_op_help(const cJSON *op) {
+    fputs("usage:\n", stdout);
+    print_op_usage_line(op);
+    printf("\nfields of the '%s' request (the \"version\" op publishes them; docs/api.md):\n", json_str(op, "name", ""));
+    for (const cJSON *f = cJSON_GetObjectItem(op, "fields")->child; f; f = f->next) {
+        const char *name = json_str(f, "name", ""), *kind = json_str(f, "kind", "");
+        if (!strcmp(name, "model")) continue; /* MODEL_DIR */
+        char flag[96], value[64];
+        flag_of_field(name, flag, sizeof flag);
+        const char *items = json_str(f, "items", "");
+        if (!strcmp(kind, "array")) snprintf(value, sizeof value, "%s", !strcmp(items, "int") || !strcmp(items, "number") ? "X,X,..." : !strcmp(items, "enum") ? "NAME,..." : !strcmp(items, "string") ? "A,B,..." : "JSON");
+        else if (!strcmp(kind, "object")) snprintf(value, sizeof value, "JSON");
+        else if (!strcmp(kind, "bool")) snprintf(value, sizeof value, "true|false");
+        else if (!strcmp(kind, "int")) snprintf(value, sizeof value, "N");
+        else if (!strcmp(kind, "number")) snprintf(value, sizeof value, "X");
+        else if (!strcmp(kind, "enum")) snprintf(value, sizeof value, "NAME");
+        else snprintf(value, sizeof value, "TEXT");
+        char both[160];
+        snprintf(both, sizeof both, "%s %s", flag, value);
+        printf("  %-34s %s", both, json_str(f, "help", ""));
+        const cJSON *min = cJSON_GetObjectItem(f, "min"), *max = cJSON_GetObjectItem(f, "max");
+        if (cJSON_IsNumber(min) && cJSON_IsNumber(max)) printf("; in [%.10g, %.10g]", min->valuedouble, max->valuedouble);
+        const cJSON *def = cJSON_GetObjectItem(f, "default");
+        if (def) {
+            char *text = cJSON_PrintUnformatted(def);
+            printf("; default %s", text ? text : "?");
+            free(text);
         }
-        cJSON_AddItemToArray(arr, numbers ? cJSON_CreateNumber(v) : cJSON_CreateString(tok));
+        printf("\n");
+        const cJSON *names = cJSON_GetObjectItem(f, "enum");
+        if (names) {
+            printf("  %-34s one of: ", "");
+            print_names(names);
+            printf("\n");
+        }
     }
-    return arr;
+    printf("\nA list is comma-separated or JSON; an object is JSON. --pair TEXT_B is --text-pair.");
+    if (op_field(op, "task"))
+        printf(" --task-file reads a task file (attnlab's JSONL) into task_jsonl; --train-file and --validation-file\n"
+               "read a GLUE TSV, CoNLL-2003, CSV or JSONL file into import.");
+    if (is_attention(json_str(op, "name", ""))) printf(" --layer and --head pick the heads printed.");
+    printf("\n--out writes the reply's tensors with the request and reply; --request prints the request (for\n"
+           "`attnlab run`); --json prints the reply JSON.\n\n");
 }
 
-/* --KEY VALUE into the request: lists, nested probe./ranking. keys, booleans, numbers, strings. */
-static int papa_flag(cJSON *req, const char *key, const char *value) {
-    static const char *const names[] = {"constants", "orders", "outputs", "import.labels", NULL};
-    static const char *const lists[] = {"fractions", "k", "seeds", NULL};
-    static const char *const strings[] = {"task", "tasks_dir", "preset", "layout", "shard", "loss", "import.format",
-                                          "import.id", "import.text_column", "import.text_pair_column",
-                                          "import.label_column", "import.conll_column", "import.delimiter", NULL};
-    static const char *const bools[] = {"baselines", "mlm", "ranking.train_mode", "import.skip_bad_rows", NULL};
-    cJSON *target = req, *item = NULL;
-    const char *field = key;
-    if (!strncmp(key, "probe.", 6) || !strncmp(key, "ranking.", 8) || !strncmp(key, "import.", 7)) {
-        const char *dot = strchr(key, '.');
-        char parent[16];
-        snprintf(parent, sizeof parent, "%.*s", (int)(dot - key), key);
-        target = cJSON_GetObjectItemCaseSensitive(req, parent);
-        if (!target) target = cJSON_AddObjectToObject(req, parent);
-        field = dot + 1;
-    }
-    for (int i = 0; !item && names[i]; i++)
-        if (!strcmp(key, names[i])) item = csv_array(value, 0);
-    for (int i = 0; !item && lists[i]; i++)
-        if (!strcmp(key, lists[i]) && !(item = csv_array(value, 1))) return usage_error("--%s needs numbers", key);
-    for (int i = 0; !item && strings[i]; i++)
-        if (!strcmp(key, strings[i])) item = cJSON_CreateString(value);
-    for (int i = 0; !item && bools[i]; i++)
-        if (!strcmp(key, bools[i])) item = cJSON_CreateBool(!strcmp(value, "true") || !strcmp(value, "1"));
-    if (!item) {
-        char *end;
+/* A field's value from the command line, by the field's kind (JSON text is taken as JSON where a list or an
+ * object is expected). NULL when it does not read as that kind. */
+static cJSON *field_value(const cJSON *f, const char *value) {
+    const char *kind = json_str(f, "kind", ""), *items = json_str(f, "items", "");
+    char *end;
+    if (!strcmp(kind, "string") || !strcmp(kind, "enum")) return cJSON_CreateString(value);
+    if (!strcmp(kind, "int") || !strcmp(kind, "number")) {
         double v = strtod(value, &end);
-        if (*end || end == value) return usage_error("--%s needs a number", key);
-        item = cJSON_CreateNumber(v);
+        return *end || end == value ? NULL : cJSON_CreateNumber(v);
     }
-    cJSON_DeleteItemFromObjectCaseSensitive(target, field);
-    cJSON_AddItemToObject(target, field, item);
-    return 0;
+    if (!strcmp(kind, "bool")) {
+        if (!strcmp(value, "true") || !strcmp(value, "1")) return cJSON_CreateTrue();
+        if (!strcmp(value, "false") || !strcmp(value, "0")) return cJSON_CreateFalse();
+        return NULL;
+    }
+    if (!strcmp(kind, "object") || (!strcmp(kind, "array") && value[0] == '[')) {
+        cJSON *v = cJSON_Parse(value);
+        return v; /* the core checks its kind and says which field is at fault */
+    }
+    if (!strcmp(kind, "array")) { /* "a,b,c": names or numbers by the items' kind */
+        const int numbers = !strcmp(items, "int") || !strcmp(items, "number");
+        cJSON *arr = cJSON_CreateArray();
+        const char *p = value;
+        while (arr && *p) {
+            const char *comma = strchr(p, ',');
+            const size_t n = comma ? (size_t)(comma - p) : strlen(p);
+            char *tok = malloc(n + 1);
+            if (!tok) break;
+            memcpy(tok, p, n);
+            tok[n] = 0;
+            double v = strtod(tok, &end);
+            cJSON *item = numbers ? (*end || end == tok ? NULL : cJSON_CreateNumber(v)) : cJSON_CreateString(tok);
+            free(tok);
+            if (!item) {
+                cJSON_Delete(arr);
+                return NULL;
+            }
+            cJSON_AddItemToArray(arr, item);
+            p = comma ? comma + 1 : p + n;
+        }
+        return arr;
+    }
+    /* several forms (e.g. "cls" or a position): a number or JSON when it reads as one, else the text */
+    cJSON *v = cJSON_Parse(value);
+    return v ? v : cJSON_CreateString(value);
 }
 
-/* papa, importance and agreement (ops head_importance and head_agreement, which read papa's task and
- * settings fields). */
-static int cmd_papa(cli *c, int argc, char **argv, const char *op) {
-    int json = strcmp(op, "head_agreement") != 0; /* papa and importance print their reply */
-    if (argc < 2 || argv[1][0] == '-')
-        return usage_error("%s needs MODEL_DIR (then --task ID or --task-file FILE)", argv[0]);
-    cJSON *req = cJSON_CreateObject();
-    cJSON_AddStringToObject(req, "op", op);
-    cJSON_AddStringToObject(req, "model_dir", argv[1]);
-    const char *out_path = NULL;
-    int request_only = 0;
+/* Sets req[name] (req[parent][key] for "parent.key"), replacing an earlier value. */
+static int set_field(cJSON *req, const char *name, cJSON *value) {
+    cJSON *target = req;
+    const char *dot = strchr(name, '.'), *key = name;
+    if (dot) {
+        char parent[64];
+        snprintf(parent, sizeof parent, "%.*s", (int)(dot - name), name);
+        target = cJSON_GetObjectItemCaseSensitive(req, parent);
+        if (!cJSON_IsObject(target)) {
+            cJSON_DeleteItemFromObjectCaseSensitive(req, parent);
+            target = cJSON_AddObjectToObject(req, parent);
+        }
+        key = dot + 1;
+    }
+    if (!target) return fail("out of memory");
+    cJSON_DeleteItemFromObjectCaseSensitive(target, key);
+    return cJSON_AddItemToObject(target, key, value) ? 0 : fail("out of memory");
+}
+
+/* A file's text into req[key] and its name into req[name_key] (--task-file, --train-file, --validation-file). */
+static int set_file(cJSON *req, const char *path, const char *key, const char *name_key) {
+    char *text;
+    size_t len;
+    if (!read_whole(path, &text, &len)) {
+        fprintf(stderr, "attnlab: %s: cannot read\n", path);
+        return 1;
+    }
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    int code = set_field(req, key, cJSON_CreateString(text));
+    if (!code) code = set_field(req, name_key, cJSON_CreateString(base));
+    free(text);
+    return code;
+}
+
+/* req with `key`: `value` second, after "op" (the order a reader expects: op, model, then the fields); takes req. */
+static cJSON *with_model(cJSON *req, const char *key, const char *value) {
+    cJSON *out = cJSON_CreateObject();
+    if (out) {
+        cJSON_AddItemToObject(out, "op", cJSON_DetachItemFromObject(req, "op"));
+        cJSON_AddStringToObject(out, key, value);
+        while (req->child) {
+            cJSON *it = req->child;
+            char *k = it->string;
+            it->string = NULL;
+            cJSON_AddItemToObject(out, k, cJSON_DetachItemViaPointer(req, it));
+            free(k);
+        }
+    }
+    cJSON_Delete(req);
+    return out;
+}
+
+typedef struct op_args {
+    const char *model_dir, *model_b_dir, *out_path, *inputs_path;
+    int json, request_only;
+    int layer, head; /* attention: the heads printed (-1: all) */
+    int has_text;
+} op_args;
+
+/* The command line of an op command into its request; -1 when parsed, else the exit code. */
+static int parse_op_args(int argc, char **argv, const cJSON *op, cJSON *req, op_args *a) {
+    const char *name = json_str(op, "name", "");
+    int options_ended = 0, n_positional = 0;
     for (int i = 2; i < argc; i++) {
         const char *arg = argv[i];
-        if (!strcmp(arg, "--request")) {
-            request_only = 1;
+        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!options_ended && !strcmp(arg, "--")) {
+            options_ended = 1;
             continue;
         }
-        if (!strcmp(arg, "--json")) {
-            json = 1;
+        if (options_ended || strncmp(arg, "--", 2) != 0) { /* MODEL_DIR, then TEXT */
+            if (n_positional == 0 && op_field(op, "model")) a->model_dir = arg;
+            else if (n_positional <= 1 && !a->has_text && op_field(op, "text")) {
+                if (set_field(req, "text", cJSON_CreateString(arg))) return 1;
+                a->has_text = 1;
+            } else return usage_error("unexpected argument '%s'", arg);
+            n_positional++;
             continue;
         }
-        if (strncmp(arg, "--", 2) || i + 1 >= argc) {
-            cJSON_Delete(req);
-            return usage_error("'%s' needs --KEY VALUE", arg);
-        }
-        const char *value = argv[++i];
-        if (!strcmp(arg, "--out")) {
-            out_path = value;
-        } else if (!strcmp(arg, "--train-file") || !strcmp(arg, "--validation-file")) {
-            /* a GLUE TSV, CoNLL-2003, CSV or JSONL file for the task importers ("import" in the request) */
-            char *text;
-            size_t len;
-            if (!read_whole(value, &text, &len)) {
-                cJSON_Delete(req);
-                fprintf(stderr, "attnlab: %s: cannot read\n", value);
-                return 1;
-            }
-            cJSON *imp = cJSON_GetObjectItemCaseSensitive(req, "import");
-            if (!imp) imp = cJSON_AddObjectToObject(req, "import");
-            const int train = !strcmp(arg, "--train-file");
-            const char *base = strrchr(value, '/') ? strrchr(value, '/') + 1 : value;
-            cJSON_AddStringToObject(imp, train ? "train" : "validation", text);
-            cJSON_AddStringToObject(imp, train ? "train_name" : "validation_name", base);
-            free(text);
-        } else if (!strcmp(arg, "--task-file")) {
-            char *text;
-            size_t len;
-            if (!read_whole(value, &text, &len)) {
-                cJSON_Delete(req);
-                fprintf(stderr, "attnlab: %s: cannot read\n", value);
-                return 1;
-            }
-            cJSON_AddStringToObject(req, "task_jsonl", text);
-            cJSON_AddStringToObject(req, "task_jsonl_name", strrchr(value, '/') ? strrchr(value, '/') + 1 : value);
-            free(text);
-        } else {
-            char key[64];
+        if (!strcmp(arg, "--json")) a->json = 1;
+        else if (!strcmp(arg, "--progress")) continue; /* main reads it */
+        else if (!strcmp(arg, "--request")) a->request_only = 1;
+        else {
+            char key[96];
             snprintf(key, sizeof key, "%s", arg + 2);
             for (char *p = key; *p; p++)
                 if (*p == '-') *p = '_';
-            if (papa_flag(req, key, value)) {
-                cJSON_Delete(req);
-                return 2;
+            const cJSON *f = !strcmp(key, "model") ? NULL : op_field(op, key);
+            static const char *const own[] = {"out", "inputs", "pair", "layer", "head", "task_file", "train_file",
+                                              "validation_file", NULL};
+            int is_own = 0;
+            for (int k = 0; own[k]; k++) is_own |= !strcmp(key, own[k]);
+            if (!f && !is_own) return usage_error("unknown option '%s' (see attnlab COMMAND --help)", arg);
+            if (!value) return usage_error("option %s needs a value", arg);
+            i++;
+            int code = 0;
+            if (!strcmp(key, "out")) a->out_path = value;
+            else if (!strcmp(key, "model_b") && f) a->model_b_dir = value; /* a second model directory */
+            else if (!strcmp(key, "inputs")) a->inputs_path = value;
+            else if (!strcmp(key, "pair") && op_field(op, "text_pair")) code = set_field(req, "text_pair", cJSON_CreateString(value));
+            else if ((!strcmp(key, "layer") || !strcmp(key, "head")) && is_attention(name)) {
+                int *sel = !strcmp(key, "layer") ? &a->layer : &a->head;
+                if (!parse_int(value, 0, sel)) return usage_error(!strcmp(key, "layer") ? "--layer needs an integer >= 0, not '%s'" : "--head needs an integer >= 0, not '%s'", value);
+            } else if (!strcmp(key, "task_file") && op_field(op, "task")) code = set_file(req, value, "task_jsonl", "task_jsonl_name");
+            else if (!strcmp(key, "train_file") && op_field(op, "task")) code = set_file(req, value, "import.train", "import.train_name");
+            else if (!strcmp(key, "validation_file") && op_field(op, "task")) code = set_file(req, value, "import.validation", "import.validation_name");
+            else if (!f) return usage_error("unknown option '%s' (see attnlab COMMAND --help)", arg);
+            else {
+                cJSON *v = field_value(f, value);
+                if (!v) {
+                    fprintf(stderr, "attnlab: %s needs %s, not '%s'\n(see attnlab COMMAND --help)\n", arg,
+                            !strcmp(json_str(f, "kind", ""), "bool") ? "true or false" : !strcmp(json_str(f, "kind", ""), "array") ? "a list of numbers" : "a number", value);
+                    return 2;
+                }
+                code = set_field(req, key, v);
+                if (!strcmp(key, "text")) a->has_text = 1;
             }
+            if (code) return code;
         }
     }
+    if (op_field(op, "model") && !a->model_dir)
+        return usage_error("%s needs MODEL_DIR", op_field(op, "task") ? "this command (then --task ID or --task-file FILE)" : "this command");
+    /* an op that reads a text needs one: TEXT, or a field that stands for it */
+    static const char *const sources[] = {"text", "texts", "words", "input_ids", "import", NULL};
+    int has_source = 0;
+    for (int i = 0; sources[i]; i++) has_source |= cJSON_GetObjectItem(req, sources[i]) != NULL;
+    if (op_field(op, "text") && !has_source) return usage_error("%s", "this command needs MODEL_DIR and TEXT");
     /* --out writes the averaged constants unless --outputs names what to write (docs/papa.md, "Storage") */
-    if (out_path && !cJSON_GetObjectItemCaseSensitive(req, "outputs")) {
-        cJSON *outs = cJSON_AddArrayToObject(req, "outputs");
-        if (outs) cJSON_AddItemToArray(outs, cJSON_CreateString("constants"));
-    }
-    if (request_only) { /* the request file that `attnlab run` reproduces the sweep from */
-        char *text = cJSON_Print(req);
-        if (text) puts(text);
-        cJSON_free(text);
+    if (a->out_path && !strcmp(name, "papa") && !cJSON_GetObjectItem(req, "outputs"))
+        set_field(req, "outputs", cJSON_Parse("[\"constants\"]"));
+    return -1;
+}
+
+/* Runs an op command: parses, loads MODEL_DIR, runs the request, writes --out, prints the reply. */
+static int cmd_op(cli *c, int argc, char **argv, const cJSON *op) {
+    const char *name = json_str(op, "name", "");
+    op_args a = {NULL, NULL, NULL, NULL, 0, 0, -1, -1, 0};
+    cJSON *req = cJSON_CreateObject();
+    if (!req || !cJSON_AddStringToObject(req, "op", name)) return fail("out of memory");
+    int code = parse_op_args(argc, argv, op, req, &a);
+    if (code >= 0) {
         cJSON_Delete(req);
-        return 0;
+        return code;
     }
-    return run_json_print(c, req, NULL, out_path, json ? NULL : print_agreement);
+    if (a.request_only) { /* the request file that `attnlab run` reproduces the result from */
+        if (a.model_b_dir) set_field(req, "model_b", cJSON_CreateString(a.model_b_dir));
+        if (a.model_dir) req = with_model(req, "model_dir", a.model_dir);
+        char *text = req ? cJSON_Print(req) : NULL;
+        if (text) puts(text);
+        free(text);
+        cJSON_Delete(req);
+        return text ? 0 : fail("out of memory");
+    }
+    const char *id = NULL;
+    if (a.model_dir && load_dir(c, a.model_dir, NULL, &id)) {
+        cJSON_Delete(req);
+        return 1;
+    }
+    const char *id_b = NULL;
+    if (a.model_b_dir && load_dir(c, a.model_b_dir, NULL, &id_b)) {
+        cJSON_Delete(req);
+        return 1;
+    }
+    if (id_b) set_field(req, "model_b", cJSON_CreateString(id_b));
+    if (id) req = with_model(req, "model", id);
+    if (!req) return fail("out of memory");
+    code = a.inputs_path ? attach_inputs(c, a.inputs_path) : 0;
+    al_reply reply = {0};
+    cJSON *r = NULL;
+    if (!code) code = run_request(c, req, &reply, &r);
+    if (!code && is_attention(name)) {
+        int NL = json_int(r, "n_layers", 0), H = json_int(r, "n_heads", 0);
+        if (a.layer >= NL || a.head >= H) {
+            fprintf(stderr, "attnlab: --layer/--head out of range: the model has %d layers of %d heads\n", NL, H);
+            code = 2;
+        }
+    }
+    if (!code && a.out_path) code = write_tensors(a.out_path, &reply, req);
+    if (!code) { /* a terminal form where there is one, else the reply JSON */
+        if (!a.json && !strcmp(name, "info")) print_info(r);
+        else if (!a.json && !strcmp(name, "tokenize")) print_tokens(r);
+        else if (!a.json && is_attention(name)) print_attention(r, &reply, a.layer, a.head);
+        else if (!a.json && !strcmp(name, "head_agreement")) print_agreement(r);
+        else if (!strcmp(name, "info") || !strcmp(name, "tokenize") || is_attention(name) || !strcmp(name, "value_zeroing"))
+            print_json(r);
+        else puts(reply.json);
+    }
+    cJSON_Delete(r);
+    cJSON_Delete(req);
+    al_reply_free(&reply);
+    return code;
+}
+
+/* ------------------------------------------------------------ usage */
+
+static void print_usage(void) {
+    fputs("usage: attnlab COMMAND ...\n\n", stdout);
+    al_session *s = al_session_new();
+    cJSON *version = s ? version_reply(s) : NULL;
+    const cJSON *ops = cJSON_GetObjectItem(version, "ops");
+    for (const cJSON *op = ops ? ops->child : NULL; op; op = op->next) {
+        char command[64];
+        command_of_op(json_str(op, "name", ""), command, sizeof command);
+        if (op_of_command(version, command) == op && cJSON_IsTrue(cJSON_GetObjectItem(op, "worker")))
+            print_op_usage_line(op);
+    }
+    for (int i = 0; i < N_COMMANDS; i++) fputs(k_commands[i].text, stdout);
+    fputs("\n`attnlab COMMAND --help` lists a command's fields; every op of the core is a command (`attnlab version`\n"
+          "lists them).\n", stdout);
+    fputs(k_options, stdout);
+    cJSON_Delete(version);
+    al_session_free(s);
+}
+
+/* `attnlab COMMAND ... --help` (or -h, before any "--"): that command's usage on stdout. 1 when printed. */
+static int command_help(int argc, char **argv) {
+    if (argc < 3) return 0;
+    int asked = 0;
+    for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) asked = 1;
+    if (!asked) return 0;
+    for (int i = 0; i < N_COMMANDS; i++)
+        if (!strcmp(argv[1], k_commands[i].name)) {
+            fputs("usage:\n", stdout);
+            fputs(k_commands[i].text, stdout);
+            fputs("\n", stdout);
+            fputs(k_options, stdout);
+            return 1;
+        }
+    al_session *s = al_session_new();
+    cJSON *version = s ? version_reply(s) : NULL;
+    const cJSON *op = op_of_command(version, argv[1]);
+    if (op) {
+        print_op_help(op);
+        fputs(k_options, stdout);
+    }
+    cJSON_Delete(version);
+    al_session_free(s);
+    return op != NULL;
 }
 
 /* ------------------------------------------------------------ vocab and pretrain (own argument parsing) */
@@ -1019,13 +1168,15 @@ int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "export") == 0) return cmd_export(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "vocab") == 0) return cmd_vocab(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "pretrain") == 0) return cmd_pretrain(argc - 1, argv + 1);
-    /* its own --KEY VALUE flags */
-    const int papa = argc > 1 && (strcmp(argv[1], "papa") == 0 || strcmp(argv[1], "importance") == 0 ||
-                                  strcmp(argv[1], "agreement") == 0);
+    /* `run` and the global options keep the common parser; every other command is an op (cmd_op) */
+    const int run_command = argc > 1 && !strcmp(argv[1], "run");
+    const int op_command = argc > 1 && argv[1][0] != '-' && !run_command;
     cli_args a;
     memset(&a, 0, sizeof a);
-    int code = papa ? -1 : parse_args(argc, argv, &a);
+    int code = op_command ? -1 : parse_args(argc, argv, &a);
     if (code >= 0) return code;
+    if (!op_command && strcmp(a.command, "run") != 0) return usage_error("unknown command '%s'", a.command);
+    for (int i = 2; op_command && i < argc && strcmp(argv[i], "--"); i++) a.progress |= !strcmp(argv[i], "--progress");
     cli c = {0};
     al_session_params sp = al_session_default_params();
     if (threads > 0) sp.n_threads = threads;
@@ -1036,23 +1187,14 @@ int main(int argc, char **argv) {
     tty = 0; /* node's raw file system reports every standard stream as a terminal */
 #endif
     if (a.progress || tty) c.params.progress = print_progress;
-    if (papa) {
-        const char *op = !strcmp(argv[1], "papa") ? "papa" : !strcmp(argv[1], "importance") ? "head_importance"
-                                                                                             : "head_agreement";
-        code = cmd_papa(&c, argc - 1, argv + 1, op);
-        al_session_free(c.session);
-        return code;
-    }
-    if (strcmp(a.command, "info") == 0 || strcmp(a.command, "tokenize") == 0 ||
-        strcmp(a.command, "attention") == 0)
-        code = cmd_model_op(&c, &a, a.command);
-    else if (strcmp(a.command, "value-zeroing") == 0)
-        code = cmd_model_op(&c, &a, "value_zeroing");
-    else if (strcmp(a.command, "run") == 0)
+    if (op_command) {
+        cJSON *version = version_reply(c.session);
+        const cJSON *op = op_of_command(version, argv[1]);
+        code = op ? cmd_op(&c, argc, argv, op) : usage_error("unknown command '%s'", argv[1]);
+        cJSON_Delete(version);
+    } else {
         code = cmd_run(&c, &a);
-
-    else
-        code = usage_error("unknown command '%s'", a.command);
+    }
     al_session_free(c.session);
     return code;
 }

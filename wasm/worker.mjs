@@ -4,7 +4,7 @@
 // Protocol (structured clone; tensors as typed arrays whose ArrayBuffers are transferred):
 //   page -> worker  {id, op, args}
 //     op 'init'      {cancelBoard?: SharedArrayBuffer, threads?: n}   optional, sent by the client first;
-//                    -> {version, sharedCancel, threads, isolated, tasks, metrics, families}: the threads the
+//                    -> {version, sharedCancel, threads, isolated, tasks, metrics, families, ops}: the threads the
 //                    core really runs (one when the page is not cross-origin isolated: docs/threads.md); the
 //                    core's built-in tasks, metrics and model families as its "version" op lists them
 //     op 'loadModel' {modelId, files: {name: ArrayBuffer}} (buffers transferred) -> info reply
@@ -43,11 +43,12 @@ function workerOps(api) {
   return new Set(reply.ops.filter((o) => o.worker).map((o) => o.name));
 }
 
-// The core's built-in tasks, metrics and model families (its "version" reply; src/methods/tasks/task.h,
-// src/model/families.c): the page lists them and checks a model's config.json against the families.
+// The core's built-in tasks, metrics, model families and ops with their request fields (its "version" reply;
+// src/methods/tasks/task.h, src/model/families.c, src/api/ops.c): the page lists them, checks a model's config.json
+// against the families and takes enum names and ranges from the fields (web/engine_tables.js).
 function engineTables(api) {
   const { reply } = api.run({ op: 'version' });
-  return { tasks: reply.tasks, metrics: reply.metrics, families: reply.families };
+  return { tasks: reply.tasks, metrics: reply.metrics, families: reply.families, ops: reply.ops };
 }
 
 function errorOf(e) {

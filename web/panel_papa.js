@@ -86,8 +86,9 @@ const controls = [
     attrs: { min: 1, max: 90, step: 1, size: 4 }, showIf: (v) => v.papa_task === 'file' },
   { kind: 'check', key: 'papa_skip', id: 'papa-skip', label: 'Skip bad rows (and list them)', row: 'import2', showIf: (v) => v.papa_task === 'file' },
   { kind: 'text', key: 'papa_constants', id: 'papa-constants', label: 'Constant matrices', row: 'sweep',
-    attrs: { size: 22, title: CONSTANT_KINDS.join(', ') } },
-  { kind: 'text', key: 'papa_orders', id: 'papa-orders', label: 'Head orders', row: 'sweep', attrs: { size: 26, title: HEAD_ORDERS.join(', ') } },
+    attrs: { size: 22, get title() { return CONSTANT_KINDS.join(', '); } } },
+  { kind: 'text', key: 'papa_orders', id: 'papa-orders', label: 'Head orders', row: 'sweep',
+    attrs: { size: 26, get title() { return HEAD_ORDERS.join(', '); } } },
   { kind: 'note', id: 'papa-lists-help', text: () => `Comma-separated. Constant matrices: ${CONSTANT_KINDS.join(', ')}. ` +
       `Head orders (which heads become constant first): ${HEAD_ORDERS.join(', ')}.` },
   { kind: 'text', key: 'papa_fractions', id: 'papa-fractions', label: 'Fractions kept', row: 'sweep2', attrs: { size: 22 } },

@@ -1,16 +1,20 @@
 // papa_request.js: the PAPA panel's state keys and the "papa" request they make (every field is
 // described in docs/papa-op.md). No DOM access: node tests import this module. The built-in tasks
 // are the engine's (engine_tables.js), filled before a link is read or a request is built.
-import { BUILTIN_TASKS } from './engine_tables.js';
+import { BUILTIN_TASKS, fieldNames, opField } from './engine_tables.js';
 //
 // Lists (constant kinds, head orders, fractions, seeds) live in the page state as comma-separated
 // text, so a link stays short and readable; hyper-parameters left at their "preset" value (blank
 // fields, -1 or 0 below) are not sent, and the engine fills them from the preset.
 
 export { BUILTIN_TASKS };
-export const CONSTANT_KINDS = ['average', 'identity', 'toeplitz', 'zeros', 'uniform'];
-// gradient: ascending gradient head importance; with the 'zeros' constant, the pruning curve (docs/importance.md)
-export const HEAD_ORDERS = ['lambda', 'first_to_last', 'last_to_first', 'random', 'reversed_lambda', 'gradient'];
+// The constant kinds and head orders are the papa op's (src/methods/papa/, as the "version" reply publishes its
+// fields: engine_tables.js), filled in place when the engine's tables arrive. Head order 'gradient': ascending
+// gradient head importance; with the 'zeros' constant, the pruning curve (docs/importance.md).
+export const CONSTANT_KINDS = fieldNames('papa', 'constants');
+export const HEAD_ORDERS = fieldNames('papa', 'orders');
+// A papa field's range as the engine declares it ({} before the tables arrive: no bound).
+const rangeOf = (field) => ({ min: opField('papa', field)?.min, max: opField('papa', field)?.max });
 export const IMPORT_FORMATS = ['auto', 'cola', 'sst2', 'mrpc', 'mnli', 'rte', 'qnli', 'qqp', 'conll2003', 'csv', 'jsonl'];
 export const DELIMITERS = { comma: ',', semicolon: ';', tab: '\t' };
 
@@ -88,18 +92,18 @@ export const PAPA_KEYS = {
   papa_delim: { type: 'enum', default: 'comma', values: Object.keys(DELIMITERS) },
   papa_skip: { type: 'bool', default: true },
   papa_vfrac: { type: 'int', default: 20, min: 1, max: 90 },
-  papa_constants: { type: 'string', default: 'average', maxLength: 100, pattern: listOf(CONSTANT_KINDS) },
-  papa_orders: { type: 'string', default: 'lambda', maxLength: 200, pattern: listOf(HEAD_ORDERS) },
+  papa_constants: { type: 'string', default: 'average', maxLength: 100, get pattern() { return listOf(CONSTANT_KINDS); } },
+  papa_orders: { type: 'string', default: 'lambda', maxLength: 200, get pattern() { return listOf(HEAD_ORDERS); } },
   papa_fractions: { type: 'string', default: '1,0.5,0.125,0.0625,0', maxLength: 300, pattern: NUMBER_LIST },
   papa_seeds: { type: 'string', default: '1,2,3', maxLength: 200, pattern: NUMBER_LIST },
   papa_preset: { type: 'enum', default: 'page', values: Object.keys(PRESETS) },
   papa_L: { type: 'int', default: 0, min: 0, max: 512 },
   papa_train: { type: 'int', default: -1, min: -1, max: 10000000 },
   papa_val: { type: 'int', default: -1, min: -1, max: 10000000 },
-  papa_epochs: { type: 'int', default: 0, min: 0, max: 1000 },
-  papa_batch: { type: 'int', default: 0, min: 0, max: 4096 },
+  papa_epochs: { type: 'int', default: 0, min: 0, get max() { return rangeOf('probe.epochs').max; } },
+  papa_batch: { type: 'int', default: 0, min: 0, get max() { return rangeOf('probe.batch_size').max; } },
   papa_lr: { type: 'string', default: '', maxLength: 30, pattern: /^(|\d*\.?\d+([eE]-?\d+)?)$/ },
-  papa_rank_epochs: { type: 'int', default: 0, min: 0, max: 1000 },
+  papa_rank_epochs: { type: 'int', default: 0, min: 0, get max() { return rangeOf('ranking.epochs').max; } },
   papa_rank_n: { type: 'int', default: -1, min: -1, max: 10000000 },
   papa_baselines: { type: 'bool', default: true },
   papa_mlm: { type: 'bool', default: true },
@@ -151,8 +155,8 @@ export function buildRequest(v, modelId, task) {
     preset: v.papa_preset === 'page' ? PAGE_PRESET.base : v.papa_preset,
     constants: parseWords(v.papa_constants, 'Constant matrices', CONSTANT_KINDS),
     orders: parseWords(v.papa_orders, 'Head orders', HEAD_ORDERS),
-    fractions: parseNumbers(v.papa_fractions, 'Fractions of input-dependent heads', { min: 0, max: 1 }),
-    seeds: parseNumbers(v.papa_seeds, 'Seeds', { min: 0, max: 2 ** 31 - 1, integer: true }),
+    fractions: parseNumbers(v.papa_fractions, 'Fractions of input-dependent heads', rangeOf('fractions')),
+    seeds: parseNumbers(v.papa_seeds, 'Seeds', { ...rangeOf('seeds'), integer: true }),
     baselines: v.papa_baselines,
     mlm: v.papa_mlm,
     outputs: ['constants'],
@@ -183,7 +187,8 @@ export function buildRequest(v, modelId, task) {
   if (v.papa_batch > 0) probe.batch_size = v.papa_batch;
   if (v.papa_lr !== '') {
     const lr = Number(v.papa_lr);
-    if (!(lr > 0 && lr < 10)) throw new RequestError(`Learning rate: "${v.papa_lr}" is not a rate between 0 and 10`);
+    const { max = Infinity } = rangeOf('probe.lr');
+    if (!(lr > 0 && lr < max)) throw new RequestError(`Learning rate: "${v.papa_lr}" is not a rate between 0 and ${max}`);
     probe.lr = lr;
   }
   if (Object.keys(probe).length) args.probe = probe;

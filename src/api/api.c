@@ -85,10 +85,11 @@ static al_status dispatch(al_session *s, const char *request_json, const al_run_
         entry = al_api_find_op(op);
         if (!entry) st = al_api_unknown_op(op, err);
     }
+    if (!st) st = al_req_check_fields(req, entry->fields, err); /* kinds and fixed ranges, from the op's tables */
     al_reply_builder rb;
     if (!st) st = al_rb_init(&rb, op, err);
     if (!st) {
-        al_op_ctx ctx = {s, req, &rb, params};
+        al_op_ctx ctx = {s, req, &rb, params, entry};
         st = entry->run(&ctx, err);
         if (!st) st = al_rb_finish(&rb, reply, err);
         else al_rb_discard(&rb);

@@ -94,30 +94,107 @@ al_status al_req_flags(const cJSON *obj, const char *key, const char *const *nam
 /* The model named by the request's "model" field. */
 al_status al_req_model(const al_session *s, const cJSON *req, const al_api_model **out,
                        al_error *err);
-/* Adds "unknown field 'x' ignored" warnings for keys not in the NULL-terminated `known` list. */
-void al_req_warn_unknown(al_reply_builder *rb, const cJSON *req, const char *const *known);
+
+/* ------------------------------------------------------------ field tables (request_fields.c)
+ * Each op declares its request fields in tables of rows, defined beside its handler (shared groups, such as
+ * the inputs or an experiment's task, in request_fields.c). One checker reads them: the dispatcher checks
+ * every request's types and fixed ranges against its op's tables before the handler runs, the handler warns
+ * about fields no table names (al_req_warn_fields) where it always did, the "version" op publishes the
+ * tables, and the CLI and the page build their options and lists from that reply (docs/api.md, "Fields"). */
+
+typedef enum al_req_field_kind {
+    AL_FIELD_ANY,    /* several forms (e.g. "cls" or a position): the handler checks it */
+    AL_FIELD_STRING,
+    AL_FIELD_INT,
+    AL_FIELD_NUMBER,
+    AL_FIELD_BOOL,
+    AL_FIELD_ENUM,   /* a string, one of `names` */
+    AL_FIELD_ARRAY,  /* items of kind `item` */
+    AL_FIELD_OBJECT, /* its fields are rows named "parent.field" */
+} al_req_field_kind;
+
+typedef struct al_req_field {
+    const char *name;          /* "L", or "ranking.lr" for the field "lr" of the object "ranking"; NULL ends a table */
+    al_req_field_kind kind;
+    al_req_field_kind item;        /* AL_FIELD_ARRAY: the items' kind */
+    double min, max;           /* INT, NUMBER (or arrays of them): the fixed range; min > max: none fixed (the
+                                * handler checks a range that depends on the model). A NUMBER field is a float
+                                * (al_req_float): its value is compared with the bounds rounded to float */
+    const char *const *names;  /* ENUM (or an array of ENUM): the NULL-terminated names, the C table that defines them */
+    const char *def;           /* the default as JSON text ("8", "true", "\"quick\""); NULL: none or it depends */
+    const char *help;          /* one line */
+} al_req_field;
+
+/* the rows (a range given as "1, 0", min > max, is none) */
+#define AL_FIELD_NO_RANGE 1, 0
+#define AL_F_STRING(name, def, help) {name, AL_FIELD_STRING, AL_FIELD_ANY, AL_FIELD_NO_RANGE, NULL, def, help}
+#define AL_F_ANY(name, help) {name, AL_FIELD_ANY, AL_FIELD_ANY, AL_FIELD_NO_RANGE, NULL, NULL, help}
+#define AL_F_INT(name, lo, hi, def, help) {name, AL_FIELD_INT, AL_FIELD_ANY, lo, hi, NULL, def, help}
+#define AL_F_NUMBER(name, lo, hi, def, help) {name, AL_FIELD_NUMBER, AL_FIELD_ANY, lo, hi, NULL, def, help}
+#define AL_F_BOOL(name, def, help) {name, AL_FIELD_BOOL, AL_FIELD_ANY, AL_FIELD_NO_RANGE, NULL, def, help}
+#define AL_F_ENUM(name, names, def, help) {name, AL_FIELD_ENUM, AL_FIELD_ANY, AL_FIELD_NO_RANGE, names, def, help}
+#define AL_F_OBJECT(name, help) {name, AL_FIELD_OBJECT, AL_FIELD_ANY, AL_FIELD_NO_RANGE, NULL, NULL, help}
+#define AL_F_ARRAY(name, item, lo, hi, names, def, help) {name, AL_FIELD_ARRAY, item, lo, hi, names, def, help}
+#define AL_F_END {NULL, AL_FIELD_ANY, AL_FIELD_ANY, AL_FIELD_NO_RANGE, NULL, NULL, NULL}
+
+/* An op's fields: up to AL_OP_MAX_FIELD_TABLES tables (shared groups and its own), NULL after the last. */
+#define AL_OP_MAX_FIELD_TABLES 10
+
+/* The shared groups (request_fields.c). */
+extern const al_req_field al_fields_none[];       /* an op without fields besides "op" */
+extern const al_req_field al_fields_model[];      /* "model": a loaded model's id */
+extern const al_req_field al_fields_text[];       /* text, text_pair */
+extern const al_req_field al_fields_texts[];      /* texts, text_pairs */
+extern const al_req_field al_fields_ids[];        /* input_ids */
+extern const al_req_field al_fields_encode[];     /* max_length, add_special_tokens */
+extern const al_req_field al_fields_pad[];        /* pad_to */
+extern const al_req_field al_fields_task[];       /* an experiment's task: task, task_jsonl, ..., import.* */
+extern const al_req_field al_fields_sweep[];      /* preset, L, layout, max_train, batch_size, memory_mb */
+extern const al_req_field al_fields_sweep_data[]; /* max_validation, constants_examples */
+extern const al_req_field al_fields_training[];   /* probe.*, ranking.* */
+/* The sequences most ops read (attention_inputs.c): one text or pair, a batch of them, or token ids. */
+#define AL_FIELDS_SEQUENCES al_fields_text, al_fields_texts, al_fields_ids, al_fields_encode, al_fields_pad
+
+/* Checks every field the tables name that the request holds (null counts as absent): its kind, its fixed
+ * range, its names; errors name the field ("request: field 'probe.lr' is 20, outside [1e-08, 10]"). */
+al_status al_req_check_fields(const cJSON *req, const al_req_field *const *tables, al_error *err);
+/* "unknown field 'x' ignored" for every top-level key besides "op" that no table names. */
+void al_req_warn_fields(al_reply_builder *rb, const cJSON *req, const al_req_field *const *tables);
+/* The tables as a JSON array of {name, kind, items?, min?, max?, enum?, default?, help} (the "version" op). */
+cJSON *al_fields_json(al_reply_builder *rb, cJSON *obj, const char *key, const al_req_field *const *tables);
+/* The kind's name in that array: "string", "int", "number", "bool", "enum", "array", "object", "any". */
+const char *al_req_field_kind_name(al_req_field_kind kind);
 
 /* ------------------------------------------------------------ ops */
+
+typedef struct al_api_op al_api_op;
 
 typedef struct al_op_ctx {
     al_session *session;
     const cJSON *req;
     al_reply_builder *rb;
     const al_run_params *params; /* never NULL inside ops */
+    const al_api_op *op;         /* the op's table entry: its fields for al_req_warn_fields */
 } al_op_ctx;
 
 typedef al_status (*al_op_fn)(al_op_ctx *ctx, al_error *err);
 
 /* One entry of the op table (ops.c). */
-typedef struct al_api_op {
+struct al_api_op {
     const char *name;
     al_op_fn run;
     const char *summary; /* one line, returned by "version" */
     int worker;          /* 1: the browser worker (wasm/worker.mjs) passes it through */
-} al_api_op;
+    const al_req_field *fields[AL_OP_MAX_FIELD_TABLES + 1]; /* its request fields, NULL after the last table */
+};
 
 /* The op named `name`, or NULL. */
 const al_api_op *al_api_find_op(const char *name);
+/* The table's ops in order (tests walk them). */
+int al_api_op_count(void);
+const al_api_op *al_api_op_at(int i);
+/* Warns about the request's fields that its op's tables do not name (where the handler always did). */
+static inline void al_op_warn_unknown(const al_op_ctx *ctx) { al_req_warn_fields(ctx->rb, ctx->req, ctx->op->fields); }
 /* The "unknown op" error, listing every op of the table. */
 al_status al_api_unknown_op(const char *name, al_error *err);
 
@@ -133,6 +210,9 @@ al_status al_op_head_importance(al_op_ctx *ctx, al_error *err); /* op_importance
 al_status al_op_value_zeroing(al_op_ctx *ctx, al_error *err);   /* op_importance.c */
 al_status al_op_check_config(al_op_ctx *ctx, al_error *err); /* op_check_config.c */
 al_status al_op_head_steps(al_op_ctx *ctx, al_error *err);  /* op_head_steps.c */
+/* The ops' own fields, each beside its handler. */
+extern const al_req_field al_fields_load_model[], al_fields_attention_own[], al_fields_papa_own[],
+    al_fields_papa_merge_own[], al_fields_importance_own[], al_fields_check_config_own[], al_fields_head_steps_own[];
 /* The effective-attention and analysis ops: op_analysis.h. */
 
 /* ------------------------------------------------------------ shared by several ops (api_shared.c) */

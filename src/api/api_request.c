@@ -83,15 +83,6 @@ al_status al_req_model(const al_session *s, const cJSON *req, const al_api_model
     return AL_OK;
 }
 
-void al_req_warn_unknown(al_reply_builder *rb, const cJSON *req, const char *const *known) {
-    for (const cJSON *item = req->child; item; item = item->next) {
-        if (!item->string) continue;
-        int found = 0;
-        for (int i = 0; known[i] && !found; i++) found = strcmp(known[i], item->string) == 0;
-        if (!found) al_rb_warn(rb, "request: unknown field '%.200s' ignored", item->string);
-    }
-}
-
 al_status al_req_flags(const cJSON *obj, const char *key, const char *const *names, int n_names,
                        int def, int *flags, al_error *err) {
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(obj, key);

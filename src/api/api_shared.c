@@ -48,7 +48,11 @@ void al_api_describe_model(al_reply_builder *rb, cJSON *obj, const al_api_model 
     if (al_family_of(c)->config_fields) { /* the family's own fields (DeBERTa's) as config.json names them */
         cJSON *own = al_family_of(c)->config_fields(c);
         if (!own) rb->oom = 1;
-        while (own && own->child) al_rb_add(rb, cfg, own->child->string, cJSON_DetachItemViaPointer(own, own->child));
+        while (own && own->child) { /* the key is read before detaching: argument order is unspecified */
+            const char *key = own->child->string;
+            cJSON *item = cJSON_DetachItemViaPointer(own, own->child);
+            al_rb_add(rb, cfg, key, item);
+        }
         cJSON_Delete(own);
     }
     al_rb_num(rb, obj, "max_tokens", al_api_max_tokens(m->model));

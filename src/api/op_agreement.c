@@ -147,10 +147,14 @@ static void reply_config(al_reply_builder *rb, const al_papa_sweep_request *q, c
     al_heads_reply_ranking(rb, c, &q->rank);
 }
 
+const al_req_field al_fields_agreement_own[] = {
+    AL_F_INT("max_examples", 0, 1 << 30, NULL, "examples the gradient importance averages over (default: the preset's)"),
+    AL_F_INT("least_k", 1, 0, NULL, "how many least important heads each measure names (1 to the heads; "
+             "default a quarter of them)"),
+    AL_F_END,
+};
+
 al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", "model", "task", "task_jsonl", "task_jsonl_name", "tasks_dir", "import",
-                                        "preset", "L", "layout", "max_train", "max_validation", "constants_examples",
-                                        "batch_size", "probe", "ranking", "memory_mb", "max_examples", "least_k", NULL};
     al_experiment x;
     al_status st = al_experiment_open(ctx, "head_agreement", &x, err);
     if (st) return st;
@@ -166,7 +170,7 @@ al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
         al_experiment_free(&x);
         return st;
     }
-    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    al_op_warn_unknown(ctx);
     const double t0 = now_seconds();
     st = al_experiment_inputs(&x, 1, "head_agreement", err);
     al_experiment_cache_names(&x);

@@ -26,14 +26,19 @@ typedef struct al_an_opts {
     int add_special, pad_to, max_length, batch_size;
 } al_an_opts;
 
+/* The analyses' shared fields (op_analysis_common.c) and their own (beside each handler). */
+extern const al_req_field al_fields_an_mode[], al_fields_an_average[], al_fields_an_batch[];
+extern const al_req_field al_fields_effective_own[], al_fields_by_pos_own[], al_fields_similarity_own[],
+    al_fields_norm_own[], al_fields_rollout_own[], al_fields_agreement_own[];
+
 al_status al_an_read_opts(const al_op_ctx *ctx, int default_batch, al_an_opts *o, al_error *err);
 /* Reads the texts (or input_ids) with the truncation limit that pad_to / max_length / the model
  * imply (al_api_limits_make). */
 al_status al_an_read_inputs(const al_op_ctx *ctx, const al_model *model, const al_an_opts *o,
                             al_api_inputs *in, al_error *err);
-/* The usual start of an analysis op: the model, the common options, warnings for fields not in
- * `known`, then the inputs. */
-al_status al_an_begin(const al_op_ctx *ctx, int default_batch, const char *const *known,
+/* The usual start of an analysis op: the model, the common options, warnings for fields its op's tables
+ * do not name, then the inputs. */
+al_status al_an_begin(const al_op_ctx *ctx, int default_batch,
                       const al_api_model **model, al_an_opts *o, al_api_inputs *in, al_error *err);
 /* The padded length of the run: al_batch_run_length(in->examples, in->n_seqs, o->pad_to). */
 int al_an_length(const al_api_inputs *in, const al_an_opts *o);

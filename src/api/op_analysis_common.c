@@ -6,6 +6,21 @@
 #include "../core/error.h"
 #include "op_analysis.h"
 
+/* The analyses' fields besides the sequences (their tables: ops.c). */
+static const char *const k_modes[] = {"exact", "paper", NULL};
+const al_req_field al_fields_an_mode[] = {
+    AL_F_ENUM("mode", k_modes, "\"exact\"", "effective attention exactly, or as the paper computes it (docs/effective.md)"),
+    AL_F_END,
+};
+const al_req_field al_fields_an_average[] = {
+    AL_F_ENUM("average", k_modes, NULL, "the average over tokens exactly, or as the paper takes it (default: 'mode')"),
+    AL_F_END,
+};
+const al_req_field al_fields_an_batch[] = {
+    AL_F_INT("batch_size", 1, 1 << 20, NULL, "sequences per forward batch"),
+    AL_F_END,
+};
+
 static al_status read_choice(const cJSON *req, const char *key, const char *a, const char *b,
                              int def, int *out, al_error *err) {
     const char *v;
@@ -37,12 +52,12 @@ al_status al_an_read_opts(const al_op_ctx *ctx, int default_batch, al_an_opts *o
     return st;
 }
 
-al_status al_an_begin(const al_op_ctx *ctx, int default_batch, const char *const *known,
+al_status al_an_begin(const al_op_ctx *ctx, int default_batch,
                       const al_api_model **model, al_an_opts *o, al_api_inputs *in, al_error *err) {
     al_status st = al_req_model(ctx->session, ctx->req, model, err);
     if (!st) st = al_an_read_opts(ctx, default_batch, o, err);
     if (st) return st;
-    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    al_op_warn_unknown(ctx);
     return al_an_read_inputs(ctx, (*model)->model, o, in, err);
 }
 

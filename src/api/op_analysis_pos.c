@@ -154,16 +154,23 @@ static al_status pos_chunk(void *user, const al_run_chunk *c, al_error *err) {
     return st;
 }
 
+static const char *const k_reduce_names[] = {"max", "mean", NULL};
+const al_req_field al_fields_by_pos_own[] = {
+    AL_F_ARRAY("words", AL_FIELD_ANY, 1, 0, NULL, NULL, "the sentences as lists of words"),
+    AL_F_ARRAY("tags", AL_FIELD_ANY, 1, 0, NULL, NULL, "each word's part-of-speech tag, as long as 'words'"),
+    AL_F_INT("layer", 1, 0, "-1", "the layer (negative: from the last; -1 the last)"),
+    AL_F_ANY("query", "the query: \"cls\" or a token position (default \"cls\")"),
+    AL_F_ENUM("reduce", k_reduce_names, "\"max\"", "how a word's sub-tokens combine"),
+    AL_F_END,
+};
+
 al_status al_op_attention_by_pos(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", "model", "words", "tags", "layer", "query", "reduce",
-                                        "mode", "average", "pad_to", "max_length",
-                                        "add_special_tokens", "batch_size", NULL};
     const al_api_model *m;
     al_an_opts o;
     al_status st = al_req_model(ctx->session, ctx->req, &m, err);
     if (!st) st = al_an_read_opts(ctx, 8, &o, err);
     if (st) return st;
-    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    al_op_warn_unknown(ctx);
     const al_config *cfg = al_model_config(m->model);
     pos_state s;
     memset(&s, 0, sizeof s);

@@ -31,10 +31,12 @@ static al_status sim_chunk(void *user, const al_run_chunk *c, al_error *err) {
     return st;
 }
 
+const al_req_field al_fields_similarity_own[] = {
+    AL_F_STRING("model_b", NULL, "the second loaded model (same layers, heads and vocabulary)"),
+    AL_F_END,
+};
+
 al_status al_op_attention_similarity(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", "model", "model_b", "text", "text_pair", "texts",
-                                        "text_pairs", "input_ids", "max_length", "pad_to",
-                                        "add_special_tokens", "mode", "average", "batch_size", NULL};
     const al_api_model *m, *mb;
     const char *id_b;
     al_an_opts o;
@@ -47,7 +49,7 @@ al_status al_op_attention_similarity(al_op_ctx *ctx, al_error *err) {
                       id_b);
     st = al_an_read_opts(ctx, 8, &o, err);
     if (st) return st;
-    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    al_op_warn_unknown(ctx);
     const al_config *ca = al_model_config(m->model), *cb = al_model_config(mb->model);
     if (ca->n_layers != cb->n_layers || ca->n_heads != cb->n_heads || ca->head_dim != cb->head_dim ||
         ca->vocab_size != cb->vocab_size)

@@ -15,10 +15,6 @@
 #include "../core/error.h"
 #include "op_analysis.h"
 
-static const char *const k_known[] = {"op", "model", "text", "text_pair", "texts", "text_pairs",
-                                      "input_ids", "max_length", "pad_to", "add_special_tokens",
-                                      "mode", "average", "batch_size", NULL};
-
 typedef struct stats_state {
     int NL, H;
     al_average avg;
@@ -43,7 +39,7 @@ al_status al_op_attention_stats(al_op_ctx *ctx, al_error *err) {
     const al_api_model *m;
     al_an_opts o;
     al_api_inputs in;
-    al_status st = al_an_begin(ctx, 8, k_known, &m, &o, &in, err);
+    al_status st = al_an_begin(ctx, 8, &m, &o, &in, err);
     if (st) return st;
     const al_config *cfg = al_model_config(m->model);
     const int NL = cfg->n_layers, H = cfg->n_heads;
@@ -107,7 +103,7 @@ al_status al_op_attention_patterns(al_op_ctx *ctx, al_error *err) {
     const al_api_model *m;
     al_an_opts o;
     al_api_inputs in;
-    al_status st = al_an_begin(ctx, 8, k_known, &m, &o, &in, err);
+    al_status st = al_an_begin(ctx, 8, &m, &o, &in, err);
     if (st) return st;
     const al_config *cfg = al_model_config(m->model);
     const int NL = cfg->n_layers, H = cfg->n_heads;

@@ -5,13 +5,25 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../methods/papa/papa.h"
 #include "attention_parts.h"
 
 /* names[i] sets bit 1 << i: the runner's AL_RUN_ATTENTIONS, AL_RUN_HIDDEN, AL_RUN_VALUES, AL_RUN_MLM. */
+static const char *const k_output_names[] = {"attentions", "hidden_states", "values", "mlm_logits", NULL};
+
 static al_status read_outputs(const cJSON *req, int *flags, al_error *err) {
-    static const char *const names[] = {"attentions", "hidden_states", "values", "mlm_logits"};
-    return al_req_flags(req, "outputs", names, 4, AL_RUN_ATTENTIONS, flags, err);
+    return al_req_flags(req, "outputs", k_output_names, 4, AL_RUN_ATTENTIONS, flags, err);
 }
+
+const al_req_field al_fields_attention_own[] = {
+    AL_F_ARRAY("words", AL_FIELD_ANY, 1, 0, NULL, NULL,
+               "pre-split words instead of text: one list of strings, or a list of them"),
+    AL_F_ARRAY("policies", AL_FIELD_OBJECT, 1, 0, NULL, NULL,
+               "per-head policies: {layer, head, mode: capture|constant|mix|zero, constant, lambda} (docs/api.md)"),
+    AL_F_ARRAY("outputs", AL_FIELD_ENUM, 1, 0, k_output_names, "[\"attentions\"]", "the tensors to return"),
+    AL_F_ENUM("layout", al_papa_layout_names, "\"right_pad\"", "the input layout ('papa' needs pad_to)"),
+    AL_F_END,
+};
 
 /* The request's pad_to / max_length through the one truncation rule (al_api_limits_make). */
 static al_status read_limits(const al_op_ctx *ctx, const al_model *model,
@@ -90,9 +102,6 @@ static al_status copy_batch(void *user, const al_run_chunk *c, al_error *err) {
 }
 
 al_status al_op_attention(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", "model", "text", "text_pair", "texts", "text_pairs", "words",
-                                        "input_ids", "max_length", "pad_to", "add_special_tokens",
-                                        "policies", "outputs", "layout", NULL};
     const al_api_model *m;
     int add_special, flags;
     al_status st = al_req_model(ctx->session, ctx->req, &m, err);
@@ -105,7 +114,7 @@ al_status al_op_attention(al_op_ctx *ctx, al_error *err) {
         return al_err(err, AL_ERR_INVALID,
                       "request: field 'outputs': 'mlm_logits' needs an MLM head, and model '%s' has none",
                       m->id);
-    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    al_op_warn_unknown(ctx);
 
     al_api_policy_set pol;
     st = al_api_read_policies(ctx, cfg, &pol, err);

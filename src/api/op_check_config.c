@@ -15,12 +15,16 @@
  * refuses a model the loader would take. */
 enum { MIN_FILE_BYTES_PER_WEIGHT = 2 };
 
+const al_req_field al_fields_check_config_own[] = {
+    AL_F_STRING("config", NULL, "a config.json's text"),
+    AL_F_END,
+};
+
 al_status al_op_check_config(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", "config", NULL};
     const char *text;
     al_status st = al_req_string(ctx->req, "config", "config", 1, &text, err);
     if (st) return st;
-    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    al_op_warn_unknown(ctx);
     al_config config;
     char rule[160];
     /* a config that names no family (a classic BERT config.json) is sized by the first family whose fields it

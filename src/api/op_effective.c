@@ -18,10 +18,16 @@
 #include "op_analysis.h"
 
 enum { OUT_EFF = 1, OUT_ATTN = 2, OUT_VALUES = 4, OUT_DIFF = 8 };
+static const char *const k_output_names[] = {"effective", "attentions", "values", "abs_diff", NULL};
+
+const al_req_field al_fields_effective_own[] = {
+    AL_F_ARRAY("outputs", AL_FIELD_ENUM, 1, 0, k_output_names, NULL,
+               "the tensors to return (default: effective_attention's \"effective\", attention_diff's \"abs_diff\")"),
+    AL_F_END,
+};
 
 static al_status read_outputs(const cJSON *req, int def, int *flags, al_error *err) {
-    static const char *const names[] = {"effective", "attentions", "values", "abs_diff"};
-    return al_req_flags(req, "outputs", names, 4, def, flags, err);
+    return al_req_flags(req, "outputs", k_output_names, 4, def, flags, err);
 }
 
 typedef struct eff_state {
@@ -81,9 +87,6 @@ static al_status on_chunk(void *user, const al_run_chunk *c, al_error *err) {
 }
 
 static al_status run_effective(al_op_ctx *ctx, int default_outputs, al_error *err) {
-    static const char *const known[] = {"op", "model", "text", "text_pair", "texts", "text_pairs",
-                                        "input_ids", "max_length", "pad_to", "add_special_tokens",
-                                        "mode", "batch_size", "outputs", NULL};
     const al_api_model *m;
     al_an_opts o;
     int flags;
@@ -91,7 +94,7 @@ static al_status run_effective(al_op_ctx *ctx, int default_outputs, al_error *er
     if (!st) st = al_an_read_opts(ctx, 1 << 20, &o, err);
     if (!st) st = read_outputs(ctx->req, default_outputs, &flags, err);
     if (st) return st;
-    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    al_op_warn_unknown(ctx);
     const al_config *cfg = al_model_config(m->model);
     al_api_inputs in;
     st = al_an_read_inputs(ctx, m->model, &o, &in, err);

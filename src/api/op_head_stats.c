@@ -25,9 +25,6 @@
 #include "reply_digest.h"
 
 al_status al_op_head_stats(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", "model", "task", "task_jsonl", "task_jsonl_name", "tasks_dir", "import",
-                                        "preset", "L", "layout", "max_train", "max_validation", "constants_examples",
-                                        "batch_size", "memory_mb", NULL};
     al_experiment x;
     al_status st = al_experiment_open(ctx, "head_stats", &x, err);
     if (st) return st;
@@ -40,7 +37,7 @@ al_status al_op_head_stats(al_op_ctx *ctx, al_error *err) {
         al_experiment_free(&x);
         return st;
     }
-    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    al_op_warn_unknown(ctx);
     st = al_experiment_inputs(&x, 1, "head_stats", err);
     /* PAPA's constants: the session's (a papa request with these fields left them) or averaged here */
     al_experiment_cache_names(&x);

@@ -45,9 +45,14 @@ static al_status req_index(const cJSON *req, const char *key, int max, int *out,
     return al_req_int(req, key, key, 1, 0, 0, max, out, err);
 }
 
+const al_req_field al_fields_head_steps_own[] = {
+    AL_F_INT("layer", 1, 0, NULL, "the layer (required; 0 to the model's layers - 1)"),
+    AL_F_INT("head", 1, 0, NULL, "the head (required; 0 to the model's heads - 1)"),
+    AL_F_INT("query", 0, 1 << 24, NULL, "the query token's position (required)"),
+    AL_F_END,
+};
+
 al_status al_op_head_steps(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", "model", "text", "text_pair", "input_ids", "layer", "head",
-                                        "query", "pad_to", "max_length", "add_special_tokens", NULL};
     const al_api_model *m;
     int add_special, pad_to, max_length;
     steps_job job = {0};
@@ -64,7 +69,7 @@ al_status al_op_head_steps(al_op_ctx *ctx, al_error *err) {
     if (cJSON_GetObjectItem(ctx->req, "texts") || cJSON_GetObjectItem(ctx->req, "text_pairs"))
         return al_err(err, AL_ERR_INVALID,
                       "request: field 'texts': head_steps explains one sequence; give 'text' (and 'text_pair')");
-    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    al_op_warn_unknown(ctx);
     al_api_limits lim;
     st = al_api_limits_make(m->model, pad_to, max_length, 0, NULL, &lim, err);
     al_api_inputs in = {0};

@@ -33,10 +33,13 @@ static void head_matrix(al_reply_builder *rb, const char *key, const double *v, 
     al_an_matrix(rb, rb->root, key, v, NL, H, 0);
 }
 
+const al_req_field al_fields_importance_own[] = {
+    AL_F_ENUM("loss", al_importance_loss_names, "\"probe\"", "the loss whose gradient ranks the heads"),
+    AL_F_INT("max_examples", 0, 1 << 30, NULL, "training examples the gradient averages over (default: the preset's)"),
+    AL_F_END,
+};
+
 al_status al_op_head_importance(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", "model", "task", "task_jsonl", "task_jsonl_name", "tasks_dir", "import",
-                                        "loss", "max_examples", "preset", "L", "layout", "max_train", "batch_size",
-                                        "probe", "ranking", "memory_mb", NULL};
     al_experiment x;
     memset(&x, 0, sizeof x);
     al_status st = al_req_model(ctx->session, ctx->req, &x.m, err);
@@ -58,7 +61,7 @@ al_status al_op_head_importance(al_op_ctx *ctx, al_error *err) {
         al_experiment_free(&x);
         return st;
     }
-    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    al_op_warn_unknown(ctx);
     const al_config *cfg = al_model_config(m->model);
     const int NL = cfg->n_layers, H = cfg->n_heads, NH = NL * H;
     const al_tokenizer *tok = al_model_tokenizer(m->model);
@@ -132,12 +135,10 @@ al_status al_op_head_importance(al_op_ctx *ctx, al_error *err) {
 }
 
 al_status al_op_value_zeroing(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", "model", "text", "text_pair", "texts", "text_pairs", "input_ids",
-                                        "max_length", "pad_to", "add_special_tokens", NULL};
     const al_api_model *m;
     al_an_opts o;
     al_api_inputs in;
-    al_status st = al_an_begin(ctx, 8, known, &m, &o, &in, err);
+    al_status st = al_an_begin(ctx, 8, &m, &o, &in, err);
     if (st) return st;
     const al_config *cfg = al_model_config(m->model);
     const int L = al_an_length(&in, &o), B = in.n_seqs, NL = cfg->n_layers;

@@ -76,16 +76,20 @@ static al_status norm_chunk(void *user, const al_run_chunk *c, al_error *err) {
     return AL_OK;
 }
 
+static const char *const k_norm_outputs[] = {"norms", "layer_norms", "res_ln", "value_norms", NULL};
+const al_req_field al_fields_norm_own[] = {
+    AL_F_ARRAY("outputs", AL_FIELD_ENUM, 1, 0, k_norm_outputs, "[\"norms\", \"res_ln\"]",
+               "the measures to return (res_ln only after post-LayerNorm layers)"),
+    AL_F_END,
+};
+
 al_status al_op_norm_attention(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", "model", "text", "text_pair", "texts", "text_pairs", "input_ids",
-                                        "max_length", "pad_to", "add_special_tokens", "batch_size", "outputs", NULL};
-    static const char *const out_names[] = {"norms", "layer_norms", "res_ln", "value_norms"};
     const al_api_model *m;
     al_an_opts o;
     al_api_inputs in;
     int flags = 0;
-    al_status st = al_req_flags(ctx->req, "outputs", out_names, 4, OUT_NORMS | OUT_RES_LN, &flags, err);
-    if (!st) st = al_an_begin(ctx, 8, known, &m, &o, &in, err);
+    al_status st = al_req_flags(ctx->req, "outputs", k_norm_outputs, 4, OUT_NORMS | OUT_RES_LN, &flags, err);
+    if (!st) st = al_an_begin(ctx, 8, &m, &o, &in, err);
     if (st) return st;
     const al_config *cfg = al_model_config(m->model);
     /* the residual + LayerNorm variant follows a post-LayerNorm layer (docs/measures.md): a pre-norm family
@@ -182,10 +186,13 @@ static al_status rollout_chunk(void *user, const al_run_chunk *c, al_error *err)
     return st;
 }
 
+static const char *const k_rollout_sources[] = {"raw", "effective", "norm", NULL};
+const al_req_field al_fields_rollout_own[] = {
+    AL_F_ENUM("source", k_rollout_sources, "\"raw\"", "the attention rolled out: raw, effective or norm-based"),
+    AL_F_END,
+};
+
 al_status al_op_attention_rollout(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", "model", "text", "text_pair", "texts", "text_pairs", "input_ids",
-                                        "max_length", "pad_to", "add_special_tokens", "batch_size", "source", "mode",
-                                        NULL};
     const char *src = NULL;
     al_status st = al_req_string(ctx->req, "source", "source", 0, &src, err);
     if (st) return st;
@@ -196,7 +203,7 @@ al_status al_op_attention_rollout(al_op_ctx *ctx, al_error *err) {
     const al_api_model *m;
     al_an_opts o;
     al_api_inputs in;
-    st = al_an_begin(ctx, 8, known, &m, &o, &in, err);
+    st = al_an_begin(ctx, 8, &m, &o, &in, err);
     if (st) return st;
     const al_config *cfg = al_model_config(m->model);
     const int L = al_an_length(&in, &o), B = in.n_seqs, NL = cfg->n_layers, H = cfg->n_heads;

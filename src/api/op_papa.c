@@ -14,11 +14,26 @@
 #include "papa_cache.h"
 #include "papa_reply.h"
 
+static const char *const k_papa_outputs[] = {"constants", "theta", NULL};
+
+/* The papa op's own fields; its task and settings are the shared groups (request_fields.c). */
+const al_req_field al_fields_papa_own[] = {
+    AL_F_ARRAY("constants", AL_FIELD_ENUM, 1, 0, al_papa_constant_names, NULL,
+               "the constant matrices that replace a head's attention (default: the preset's)"),
+    AL_F_ARRAY("orders", AL_FIELD_ENUM, 1, 0, al_papa_order_names, NULL,
+               "the orders in which heads become constant (default: the preset's)"),
+    AL_F_ARRAY("fractions", AL_FIELD_NUMBER, 0.0, 1.0, NULL, NULL, "fractions of input-dependent heads kept (1 to 16)"),
+    AL_F_ARRAY("k", AL_FIELD_INT, 0.0, 1e6, NULL, NULL, "numbers of constant heads (instead of 'fractions')"),
+    AL_F_ARRAY("seeds", AL_FIELD_INT, 0.0, 2147483647.0, NULL, NULL, "the probes' seeds"),
+    AL_F_BOOL("baselines", NULL, "also the baselines: right padding, embeddings only"),
+    AL_F_BOOL("mlm", NULL, "also the MLM score of every configuration"),
+    AL_F_STRING("shard", NULL, "'i/N': this part of a sharded sweep (papa_merge joins the parts)"),
+    AL_F_ARRAY("outputs", AL_FIELD_ENUM, 1, 0, k_papa_outputs, NULL,
+               "tensors to return: the averaged constants, the lambda logits"),
+    AL_F_END,
+};
+
 al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", "model", "task", "task_jsonl", "task_jsonl_name", "tasks_dir", "preset", "constants",
-                                        "orders", "fractions", "k", "seeds", "layout", "L", "max_train",
-                                        "max_validation", "constants_examples", "batch_size", "baselines", "mlm",
-                                        "memory_mb", "probe", "ranking", "shard", "outputs", "import", NULL};
     al_experiment x;
     al_status st = al_experiment_open(ctx, NULL, &x, err);
     if (st) return st;
@@ -38,7 +53,7 @@ al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
         al_experiment_free(&x);
         return st;
     }
-    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    al_op_warn_unknown(ctx);
     const al_config *cfg = al_model_config(x.m->model);
     const int NL = cfg->n_layers, H = cfg->n_heads;
     al_experiment_cache_names(&x);

@@ -151,8 +151,12 @@ static al_status merge_parts(const cJSON *parts, al_papa_sweep_result *r, int *N
     return AL_OK;
 }
 
+const al_req_field al_fields_papa_merge_own[] = {
+    AL_F_ARRAY("parts", AL_FIELD_ANY, 1, 0, NULL, NULL, "the papa replies of a sharded sweep, one per shard"),
+    AL_F_END,
+};
+
 al_status al_op_papa_merge(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", "parts", NULL};
     const cJSON *parts = cJSON_GetObjectItemCaseSensitive(ctx->req, "parts");
     if (!cJSON_IsArray(parts) || cJSON_GetArraySize(parts) < 1)
         return al_err(err, AL_ERR_INVALID, "request: field 'parts' must be a list of papa replies (one per shard)");
@@ -160,7 +164,7 @@ al_status al_op_papa_merge(al_op_ctx *ctx, al_error *err) {
     for (const cJSON *p = parts->child; p; p = p->next)
         if (!cJSON_IsObject(p) || (strcmp(json_text(p, "op"), "papa") && strcmp(json_text(p, "op"), "papa_merge")))
             return al_err(err, AL_ERR_INVALID, "request: field 'parts' holds something other than a papa or papa_merge reply");
-    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    al_op_warn_unknown(ctx);
     al_papa_sweep_result r;
     memset(&r, 0, sizeof r);
     int NL = 0, H = 0;

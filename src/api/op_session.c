@@ -5,14 +5,19 @@
 #include "../core/error.h"
 #include "api_internal.h"
 
+const al_req_field al_fields_load_model[] = {
+    AL_F_STRING("model", NULL, "the id to load the model under"),
+    AL_F_STRING("path", NULL, "the model's directory (Hugging Face layout)"),
+    AL_F_END,
+};
+
 al_status al_op_load_model(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", "model", "path", NULL};
     const char *id, *path;
     al_status st = al_req_string(ctx->req, "model", "model", 1, &id, err);
     if (!st) st = al_req_string(ctx->req, "path", "path", 1, &path, err);
     if (!st) st = al_api_check_model_id(id, err);
     if (st) return st;
-    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    al_op_warn_unknown(ctx);
     al_api_progress(ctx->params, "load", 0.0);
     al_fileset *files = al_fileset_new();
     if (!files) return al_err(err, AL_ERR_OOM, "load_model: out of memory");
@@ -36,11 +41,10 @@ al_status al_op_load_model(al_op_ctx *ctx, al_error *err) {
 }
 
 al_status al_op_unload_model(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", "model", NULL};
     const al_api_model *m;
     al_status st = al_req_model(ctx->session, ctx->req, &m, err);
     if (st) return st;
-    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    al_op_warn_unknown(ctx);
     al_session *s = ctx->session;
     int index = (int)(m - s->models);
     al_rb_str(ctx->rb, ctx->rb->root, "model", m->id);
@@ -52,8 +56,7 @@ al_status al_op_unload_model(al_op_ctx *ctx, al_error *err) {
 }
 
 al_status al_op_models(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", NULL};
-    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    al_op_warn_unknown(ctx);
     cJSON *list = al_rb_add(ctx->rb, ctx->rb->root, "models", cJSON_CreateArray());
     for (int i = 0; list && i < ctx->session->n_models; i++)
         al_rb_add(ctx->rb, list, NULL, cJSON_CreateString(ctx->session->models[i].id));

@@ -3,8 +3,6 @@
 #include "api_internal.h"
 
 al_status al_op_tokenize(al_op_ctx *ctx, al_error *err) {
-    static const char *const known[] = {"op", "model", "text", "text_pair", "max_length",
-                                        "add_special_tokens", NULL};
     const al_api_model *m;
     const char *text, *pair;
     int max_length, add_special;
@@ -20,7 +18,7 @@ al_status al_op_tokenize(al_op_ctx *ctx, al_error *err) {
                       "request: field 'model': model '%s' has no tokenizer files (vocab.txt, "
                       "tokenizer.json or vocab.json + merges.txt)",
                       m->id);
-    al_req_warn_unknown(ctx->rb, ctx->req, known);
+    al_op_warn_unknown(ctx);
     al_api_progress(ctx->params, "tokenize", 0.0);
 
     al_encode_options opt = al_encode_default_options();

@@ -42,6 +42,8 @@ test('the task choices and the chart axes are the engine\'s tables, from the wor
     reply: (await window.attnlab.client.ready).reply,
     mcc: (await import('/papa_record.js')).metricRange('mcc'),
     accuracy: (await import('/papa_record.js')).metricRange('accuracy'),
+    orders: [...(await import('/papa_request.js')).HEAD_ORDERS],
+    ordersHelp: document.getElementById('papa-lists-help')?.textContent ?? '',
   }));
   const engine = JSON.parse(execFileSync(cli, ['run', '-'], { input: '{"op": "version"}', encoding: 'utf8' }));
   assert.deepEqual(page.reply.tasks, engine.tasks, 'the worker passes on the core\'s table');
@@ -51,6 +53,11 @@ test('the task choices and the chart axes are the engine\'s tables, from the wor
   assert.equal(page.chosen, 'agreement');
   assert.deepEqual(page.mcc, { min: -1, max: 1 });
   assert.deepEqual(page.accuracy, { min: 0, max: 1 });
+  // PAPA's head orders: the papa op's field in the same reply (src/methods/papa/, docs/api.md), listed in the panel
+  const orders = engine.ops.find((o) => o.name === 'papa').fields.find((f) => f.name === 'orders').enum;
+  assert.deepEqual(page.reply.ops.find((o) => o.name === 'papa').fields, engine.ops.find((o) => o.name === 'papa').fields);
+  assert.deepEqual(page.orders, orders);
+  assert.ok(page.ordersHelp.includes(orders.join(', ')), page.ordersHelp);
   assert.deepEqual(p.errors, []);
   await context.close();
 });

@@ -9,10 +9,10 @@ import test from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { loadEngineTables } from '../../scripts/engine_tables.mjs';
-import { BUILTIN_TASKS, FAMILIES, METRICS, setEngineTables } from '../../web/engine_tables.js';
+import { BUILTIN_TASKS, FAMILIES, METRICS, fieldNames, opField, setEngineTables } from '../../web/engine_tables.js';
 import { checkConfig } from '../../web/models.js';
 import { metricRange } from '../../web/papa_record.js';
-import { PAPA_KEYS, examples } from '../../web/papa_request.js';
+import { CONSTANT_KINDS, HEAD_ORDERS, PAPA_KEYS, buildRequest, examples, valuesOf } from '../../web/papa_request.js';
 import { defineKeys, whyRefused } from '../../web/state.js';
 
 defineKeys('papa', PAPA_KEYS); // as the panel declares them, before the engine's tables arrive
@@ -57,4 +57,27 @@ test('another table gives other choices: the page keeps no list of its own', () 
   assert.throws(() => checkConfig(cfg({ model_type: 'bert' }), 'm'), /model_type "bert"\).*runs the model families deberta-v2\./);
   assert.throws(() => setEngineTables({ version: '1' }), /does not list its built-in tasks, metrics and model families/);
   assert.throws(() => setEngineTables({ tasks: [], metrics: [] }), /model families/);
+});
+
+test('the PAPA panel\'s constant kinds, head orders and ranges are the papa op\'s fields in the version reply', { skip }, () => {
+  const reply = JSON.parse(execFileSync(cli, ['run', '-'], { input: '{"op": "version"}', encoding: 'utf8' }));
+  const papa = reply.ops.find((o) => o.name === 'papa');
+  const field = (name) => papa.fields.find((f) => f.name === name);
+  setEngineTables(reply);
+  assert.deepEqual(HEAD_ORDERS, field('orders').enum);
+  assert.deepEqual(CONSTANT_KINDS, field('constants').enum);
+  assert.deepEqual(fieldNames('papa', 'orders'), ['lambda', 'first_to_last', 'last_to_first', 'random', 'reversed_lambda', 'gradient']);
+  assert.equal(opField('papa', 'ranking.lr').max, 10);
+  assert.equal(PAPA_KEYS.papa_epochs.max, field('probe.epochs').max);
+  assert.equal(whyRefused('papa_orders', 'lambda,gradient'), null);
+  assert.throws(() => buildRequest({ ...valuesOf({}), papa_fractions: '1,2' }, 'm', { jsonl: '' }), /"2" is not a number from 0 to 1/);
+  // another engine's names: the same arrays, refilled in place; a link is checked against them as they are now
+  const other = structuredClone(reply);
+  other.ops.find((o) => o.name === 'papa').fields.find((f) => f.name === 'orders').enum = ['sideways', 'lambda'];
+  setEngineTables(other);
+  assert.deepEqual(HEAD_ORDERS, ['sideways', 'lambda']);
+  assert.equal(whyRefused('papa_orders', 'sideways'), null);
+  assert.equal(whyRefused('papa_orders', 'random'), 'not in the expected form');
+  assert.equal(buildRequest({ ...valuesOf({}), papa_orders: 'sideways' }, 'm', { jsonl: '' }).orders[0], 'sideways');
+  setEngineTables(reply);
 });

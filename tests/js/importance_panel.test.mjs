@@ -14,6 +14,9 @@ import { valuesOf } from '../../web/papa_request.js';
 import { viewScale } from '../../web/scales.js';
 import { keySpecs } from '../../web/state.js';
 import { needOf, resolveView } from '../../web/views.js';
+import { loadEngineTables } from '../../scripts/engine_tables.mjs';
+
+loadEngineTables(); // the papa op's constant kinds and head orders (the requests are built from them), as in the page
 
 test('norm-based attention, rollout and value zeroing are views that ask for their ops', () => {
   const text = { text: 'the cat', pair: 'it sat' };

@@ -16,6 +16,9 @@ import {
 } from '../../web/link.js';
 import { keySpecs, linkValues, whyRefused } from '../../web/state.js';
 import { baseViews } from '../../web/views.js';
+import { loadEngineTables } from '../../scripts/engine_tables.mjs';
+
+loadEngineTables(); // the engine's tables (PAPA's constant kinds and head orders) before a link is read, as in the page
 
 // mulberry32: a small seeded generator, so every run checks the same cases.
 function rng(seed) {

@@ -12,6 +12,9 @@ import { PAPA_KEYS, PAGE_PRESET, buildRequest, cliRequest, parseNumbers } from '
 import { checkResult, compactResult, compareResult, seriesOf, toCsv } from '../../web/papa_record.js';
 import { SweepProgress } from '../../web/papa_progress.js';
 import { crc32, readText, withText } from '../../web/png_text.js';
+import { loadEngineTables } from '../../scripts/engine_tables.mjs';
+
+loadEngineTables(); // the papa op's constant kinds, head orders and ranges, from the CLI's version reply
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const defaults = Object.fromEntries(Object.entries(PAPA_KEYS).map(([k, s]) => [k, s.default]));

@@ -11,15 +11,15 @@
 #include "../../core/threadpool.h"
 #include "../../train/train.h"
 
-static const char *const k_loss_names[] = {"probe", "mlm"};
+const char *const al_importance_loss_names[] = {"probe", "mlm", NULL}; /* the field tables publish it (src/api) */
 
 const char *al_importance_loss_name(al_importance_loss loss) {
-    return (unsigned)loss < 2 ? k_loss_names[loss] : "?";
+    return (unsigned)loss < 2 ? al_importance_loss_names[loss] : "?";
 }
 
 int al_importance_loss_from_name(const char *name) {
     for (int i = 0; name && i < 2; i++)
-        if (!strcmp(name, k_loss_names[i])) return i;
+        if (!strcmp(name, al_importance_loss_names[i])) return i;
     return -1;
 }
 

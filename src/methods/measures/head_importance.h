@@ -20,6 +20,7 @@ typedef enum al_importance_loss {
 
 const char *al_importance_loss_name(al_importance_loss loss); /* "probe", "mlm" */
 int al_importance_loss_from_name(const char *name);          /* -1 when unknown */
+extern const char *const al_importance_loss_names[]; /* "probe", "mlm", NULL */
 
 typedef struct al_head_importance {
     int n_layers, n_heads;

@@ -18,6 +18,7 @@ typedef enum al_papa_layout {
 
 const char *al_papa_layout_name(al_papa_layout layout); /* "papa", "right_pad" */
 int al_papa_layout_from_name(const char *name);         /* -1 when unknown */
+extern const char *const al_papa_layout_names[];        /* NULL-terminated */
 
 /* One example laid out in L positions (caller-owned arrays of L). Position ids are left to the model's
  * default: BERT's array index, RoBERTa's cumulative count of non-pad ids (so its positions skip the pads
@@ -59,6 +60,7 @@ typedef enum al_papa_constant_kind {
 
 const char *al_papa_constant_name(al_papa_constant_kind kind); /* "average", "identity", ... */
 int al_papa_constant_from_name(const char *name);              /* -1 when unknown */
+extern const char *const al_papa_constant_names[AL_N_CONST_KINDS + 1]; /* NULL-terminated */
 
 /* A data-free matrix C [L, L], raw (the forward pass masks and row-normalises it per example). */
 al_status al_papa_data_free(al_papa_constant_kind kind, int L, float *C, al_error *err);
@@ -99,6 +101,7 @@ typedef enum al_papa_order {
 
 const char *al_papa_order_name(al_papa_order order); /* "lambda", "first_to_last", ... */
 int al_papa_order_from_name(const char *name);       /* -1 when unknown */
+extern const char *const al_papa_order_names[AL_N_ORDERS + 1]; /* NULL-terminated */
 
 /* The order in which heads are replaced: out [NL * H] holds flat head indices l * H + h. theta [NL * H]
  * is needed by the two lambda orders (the learned lambda logits) and by gradient (the layer-normalised

@@ -11,15 +11,16 @@
 #include "../../core/error.h"
 #include "papa.h"
 
-static const char *const k_kind_names[AL_N_CONST_KINDS] = {"average", "identity", "toeplitz", "zeros", "uniform"};
+/* the one list of the names (the JSON API's field tables publish it: src/api/request_fields.c) */
+const char *const al_papa_constant_names[AL_N_CONST_KINDS + 1] = {"average", "identity", "toeplitz", "zeros", "uniform", NULL};
 
 const char *al_papa_constant_name(al_papa_constant_kind kind) {
-    return (unsigned)kind < AL_N_CONST_KINDS ? k_kind_names[kind] : "?";
+    return (unsigned)kind < AL_N_CONST_KINDS ? al_papa_constant_names[kind] : "?";
 }
 
 int al_papa_constant_from_name(const char *name) {
     for (int k = 0; name && k < AL_N_CONST_KINDS; k++)
-        if (strcmp(name, k_kind_names[k]) == 0) return k;
+        if (strcmp(name, al_papa_constant_names[k]) == 0) return k;
     return -1;
 }
 

@@ -8,16 +8,17 @@
 #include "../../core/rng.h"
 #include "papa.h"
 
-static const char *const k_order_names[AL_N_ORDERS] = {"lambda", "first_to_last", "last_to_first", "random",
-                                                        "reversed_lambda", "gradient"};
+/* the one list of the names (the JSON API's field tables publish it: src/api/request_fields.c) */
+const char *const al_papa_order_names[AL_N_ORDERS + 1] = {"lambda", "first_to_last", "last_to_first", "random",
+                                                          "reversed_lambda", "gradient", NULL};
 
 const char *al_papa_order_name(al_papa_order order) {
-    return (unsigned)order < AL_N_ORDERS ? k_order_names[order] : "?";
+    return (unsigned)order < AL_N_ORDERS ? al_papa_order_names[order] : "?";
 }
 
 int al_papa_order_from_name(const char *name) {
     for (int k = 0; name && k < AL_N_ORDERS; k++)
-        if (strcmp(name, k_order_names[k]) == 0) return k;
+        if (strcmp(name, al_papa_order_names[k]) == 0) return k;
     return -1;
 }
 

@@ -7,6 +7,8 @@
 #include "../../core/error.h"
 #include "papa.h"
 
+const char *const al_papa_layout_names[] = {"papa", "right_pad", NULL}; /* in al_papa_layout's order */
+
 const char *al_papa_layout_name(al_papa_layout layout) {
     return layout == AL_LAYOUT_PAPA ? "papa" : layout == AL_LAYOUT_RIGHT_PAD ? "right_pad" : "?";
 }

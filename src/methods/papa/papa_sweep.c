@@ -51,6 +51,8 @@ al_papa_sweep_request al_papa_sweep_default_request(void) {
     return r;
 }
 
+const char *const al_papa_preset_names[] = {"quick", "paper", NULL}; /* the presets al_papa_sweep_preset knows */
+
 /* The "quick" preset keeps a sweep interactive; "paper" follows the paper's Table 3 where it gives the task
  * type (POS: lr 5e-4, batch 8, 4 epochs, L 128) and the reference README's CoLA run otherwise (lr 2e-5,
  * batch 16, 15 epochs, L 64); its ranking is the reference's (lr 2e-5, 15 epochs, dropout on, all examples). */

@@ -100,6 +100,7 @@ al_papa_sweep_request al_papa_sweep_default_request(void);
 int al_papa_seeds_side_by_side(int n_seeds, int n_threads);
 /* Applies a preset ("quick" or "paper") for the task to r (the JSON op's "preset" field and bench_sweep_scale). */
 al_status al_papa_sweep_preset(const char *preset, const al_task *task, al_papa_sweep_request *r, al_error *err);
+extern const char *const al_papa_preset_names[]; /* "quick", "paper", NULL */
 al_status al_papa_sweep_run(al_model *model, const al_task *task, const al_papa_sweep_request *req,
                             al_papa_sweep_result *out, al_error *err);
 void al_papa_sweep_result_free(al_papa_sweep_result *r);
