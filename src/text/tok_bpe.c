@@ -168,7 +168,7 @@ static al_status bpe_word_tokens(const al_tokenizer *tok, const al_ntext *t, int
         int id = al_strmap_get(&tok->token_ids, sym, (size_t)w.slen[a]);
         if (tok->spm_bpe && (a == 0 || (w.slen[a] >= 3 && memcmp(sym, "\xe2\x96\x81", 3) == 0)))
             word = out->n_words++; /* SentencePiece: a piece starting with "▁" starts a word */
-        if (id < 0 && tok->byte_fallback) { /* the symbol's bytes as <0xNN> pieces, when all exist */
+        if (id < 0 && tok->byte_fallback && tok->spm_bpe) { /* the symbol's bytes as <0xNN> pieces, when all exist */
             int all = 1;
             for (int k = 0; k < w.slen[a]; k++) all &= tok->byte_ids[(unsigned char)sym[k]] >= 0;
             for (int k = 0; all && k < w.slen[a]; k++)

@@ -371,6 +371,21 @@ static al_status load_root(al_tokenizer *tok, const cJSON *root, al_error *err) 
     return AL_OK;
 }
 
+/* A decoder's BPE (no template: GPT-2, GPT-NeoX, Qwen2) names its special tokens among its added tokens; a
+ * vocabulary token that only looks like one (Qwen2's <s> and </s> are plain text) is none (docs/tokenizers.md). */
+static void keep_added_specials(al_tokenizer *tok) {
+    int *slots[] = {&tok->specials.cls, &tok->specials.sep, &tok->specials.pad, &tok->specials.mask, &tok->specials.unk,
+                    &tok->bos, &tok->eos};
+    for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
+        int added = 0;
+        for (int k = 0; k < tok->n_added && *slots[i] >= 0; k++) added |= tok->added[k].id == *slots[i];
+        if (!added) *slots[i] = -1;
+    }
+    const int endoftext = al_tokenizer_token_to_id(tok, "<|endoftext|>"); /* GPT-2's BOS and EOS, as in tok_load.c */
+    if (tok->bos < 0) tok->bos = endoftext;
+    if (tok->eos < 0) tok->eos = endoftext;
+}
+
 al_status al_tok_load_tokenizer_json(al_tokenizer *tok, const al_fileset *files, al_error *err) {
     size_t size;
     const char *data = (const char *)al_fileset_get(files, "tokenizer.json", &size);
@@ -384,6 +399,7 @@ al_status al_tok_load_tokenizer_json(al_tokenizer *tok, const al_fileset *files,
     cJSON_Delete(root);
     if (st) return st;
     al_tok_find_specials(tok);
+    if (tok->kind == AL_TOK_BPE && !tok->has_template) keep_added_specials(tok);
     if (tok->unk_id >= 0) tok->specials.unk = tok->unk_id;
     return AL_OK;
 }

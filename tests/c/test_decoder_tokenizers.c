@@ -101,7 +101,45 @@ static int check_set(const vec_set *s, int *n_cases) {
     return agree;
 }
 
+static al_tokenizer *load_text(const char *name, const char *text, al_error *err, al_status *st) {
+    al_fileset *fs = al_fileset_new();
+    al_fileset_add(fs, name, (const uint8_t *)text, strlen(text), 1, err);
+    al_tokenizer *tok = NULL;
+    *st = al_tokenizer_load(fs, &tok, err);
+    al_fileset_free(fs);
+    return tok;
+}
+
+/* A Split pattern other than GPT-2's and Qwen2's is refused naming the file and the field. */
+static void test_unknown_pattern(void) {
+    static const char json[] =
+        "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}, \"pre_tokenizer\": "
+        "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Split\", \"pattern\": {\"Regex\": "
+        "\"\\\\p{N}{1,3}\"}, \"behavior\": \"Isolated\", \"invert\": false}, {\"type\": \"ByteLevel\", "
+        "\"use_regex\": false}]}}";
+    al_error err = {0};
+    al_status st;
+    al_tokenizer *tok = load_text("tokenizer.json", json, &err, &st);
+    CHECK(st == AL_ERR_UNSUPPORTED && tok == NULL);
+    CHECK_MSG(strstr(err.message, "tokenizer.json: pre_tokenizer.pretokenizers[0].pattern.Regex '\\p{N}{1,3}'") != NULL,
+              "%s", err.message);
+    al_tokenizer_free(tok);
+}
+
+/* What each decoder names as its special tokens: never a plain vocabulary token that looks like one. */
+static void check_specials(const vec_set *s, int cls, int sep, int pad, int unk) {
+    al_error err = {0};
+    al_status st;
+    al_tokenizer *tok = load_set(s, &err, &st);
+    if (!tok) return;
+    al_special_ids sp = al_tokenizer_special_ids(tok);
+    CHECK_MSG(sp.cls == cls && sp.sep == sep && sp.pad == pad && sp.unk == unk, "%s: cls %d sep %d pad %d unk %d",
+              s->label, sp.cls, sp.sep, sp.pad, sp.unk);
+    al_tokenizer_free(tok);
+}
+
 int main(void) {
+    test_unknown_pattern();
     const char *env = getenv("AL_DECODERS");
     snprintf(decoders, sizeof decoders, "%s", env && env[0] ? env : "../shared/decoders");
     size_t size;
@@ -144,5 +182,10 @@ int main(void) {
         printf("%s: %d of %d agree\n", sets[i].label, agree, n);
         CHECK_MSG(agree == n && n == 40, "%s: %d of %d agree", sets[i].label, agree, n);
     }
+    check_specials(&sets[0], -1, -1, -1, -1);               /* GPT-2: <|endoftext|> is BOS and EOS only */
+    check_specials(&sets[1], -1, -1, -1, -1);
+    check_specials(&sets[3], -1, -1, 151643, -1);           /* Qwen2: <s> and </s> of its vocabulary are text */
+    check_specials(&sets[4], 1, 2, -1, 0);                  /* Llama: <s> </s> <unk>, no padding token */
+    check_specials(&sets[5], 1, 2, 2, 0);                   /* TinyLlama pads with </s> */
     return check_summary("decoder_tokenizers");
 }
