@@ -2,7 +2,8 @@
  * against the test vectors of ../shared/decoders/testvectors (40 strings each, made with the Hugging Face JS
  * tokenizers; README.md there): ids without special tokens and with them, for every tokenizer file of
  * ../shared/decoders. The real files are read from AL_DECODERS when set (a worktree elsewhere), else from
- * ../shared/decoders relative to the repository's root; without them the test says so and skips. */
+ * ../shared/decoders relative to the repository's root; without them the test says so and skips them. The two
+ * pre-tokenizer patterns and the refusal of another are also checked on small inputs that need no shared file. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,47 @@ static void test_unknown_pattern(void) {
     al_tokenizer_free(tok);
 }
 
+/* The two byte-level patterns on the small BPE fixture (tests/fixtures/tokenizers/bpe_small): GPT-2's splits
+ * DON | ' | T | " 123" | \r\n\r\n | " x", Qwen2's (chosen by tokenizer_class) DON | 'T | " " | 1 | 2 | 3 |
+ * \r\n\r\n | " x": each piece of the pattern is one word. */
+static void test_patterns_on_fixture(void) {
+    static const char qwen2[] = "{\"tokenizer_class\": \"Qwen2Tokenizer\"}";
+    size_t vs, ms;
+    uint8_t *v = read_file("tests/fixtures/tokenizers/bpe_small/vocab.json", &vs);
+    uint8_t *m = read_file("tests/fixtures/tokenizers/bpe_small/merges.txt", &ms);
+    CHECK(v && m);
+    for (int q = 0; v && m && q < 2; q++) {
+        al_error err = {0};
+        al_fileset *fs = al_fileset_new();
+        al_fileset_add(fs, "vocab.json", v, vs, 1, &err);
+        al_fileset_add(fs, "merges.txt", m, ms, 1, &err);
+        if (q) al_fileset_add(fs, "tokenizer_config.json", (const uint8_t *)qwen2, sizeof qwen2 - 1, 1, &err);
+        al_tokenizer *tok = NULL;
+        al_status st = al_tokenizer_load(fs, &tok, &err);
+        al_fileset_free(fs);
+        CHECK_MSG(st == AL_OK, "%s", err.message);
+        if (!tok) continue;
+        al_encoding enc;
+        al_encode_options opt = al_encode_default_options();
+        st = al_tokenizer_encode(tok, "DON'T 123\r\n\r\n x", NULL, &opt, &enc, &err);
+        CHECK_MSG(st == AL_OK, "%s", err.message);
+        if (st == AL_OK) {
+            int words = 0, specials = 0;
+            for (int i = 0; i < enc.n_tokens; i++) {
+                if (enc.word_ids[i] + 1 > words) words = enc.word_ids[i] + 1;
+                specials += enc.sequence_ids[i] < 0;
+            }
+            CHECK_MSG(words == (q ? 8 : 6), "%s pattern: %d words", q ? "Qwen2's" : "GPT-2's", words);
+            /* bpe_small is RoBERTa's shape: <s> A </s> unless a decoder's class says otherwise */
+            CHECK_MSG(specials == (q ? 0 : 2), "%d special tokens added", specials);
+            al_encoding_free(&enc);
+        }
+        al_tokenizer_free(tok);
+    }
+    free(v);
+    free(m);
+}
+
 /* What each decoder names as its special tokens: never a plain vocabulary token that looks like one. */
 static void check_specials(const vec_set *s, int cls, int sep, int pad, int unk) {
     al_error err = {0};
@@ -140,6 +182,7 @@ static void check_specials(const vec_set *s, int cls, int sep, int pad, int unk)
 
 int main(void) {
     test_unknown_pattern();
+    test_patterns_on_fixture();
     const char *env = getenv("AL_DECODERS");
     snprintf(decoders, sizeof decoders, "%s", env && env[0] ? env : "../shared/decoders");
     size_t size;
