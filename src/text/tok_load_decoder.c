@@ -62,7 +62,7 @@ al_status al_tok_read_added_tokens_decoder(al_tokenizer *tok, const al_fileset *
             break;
         }
         if (al_tok_add_added(tok, content, (int)id, flag(item, "lstrip", 0), flag(item, "rstrip", 0),
-                             flag(item, "special", 1))) {
+                             flag(item, "special", 0))) {
             st = al_err(err, AL_ERR_OOM, TC ": out of memory");
             break;
         }
