@@ -24,7 +24,7 @@ WORDPIECE_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "<s>", "</s>", 
 TEXTS = ["Hello, world!", "the cat sat on the mat.", "naïve café, déjà vu", "你好世界", "[CLS] a [SEP] b [MASK]",
          "<s>x</s> <mask>", "  spaces\tand\nnewlines  ", "e\u0301 \u00e9 \u200b\ufeff zero-width", "emoji 😀👍🏽",
          "ab ab ab abab ##ab", "don't stop, it's 3.14!", "ÀÉÎÕÜ ß ǅ İ", "\u0915\u094d\u0937 \u0e01\u0e33",
-         "", "a"]
+         "", "a", "DON'T 'LL it'S\r\n\r\n  x 12345 \u017fs", "<|endoftext|>x<s> </s><unk>", "\u2581 <0x41> \U0001f999"]
 
 
 def rel(*parts):
@@ -162,6 +162,32 @@ def tokenizer_jsons():
     yield bpe
     yield dict(bpe, model=dict(bpe["model"], merges=[m.split(" ") for m in merges[:200]]),
                pre_tokenizer={"type": "ByteLevel", "add_prefix_space": True, "use_regex": True})
+    # Qwen2's pattern by a Split regex, behind NFC, adding nothing
+    qwen2 = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+             "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+    yield dict(bpe, normalizer={"type": "NFC"}, post_processor=None,
+               pre_tokenizer={"type": "Sequence", "pretokenizers": [
+                   {"type": "Split", "pattern": {"Regex": qwen2}, "behavior": "Isolated", "invert": False},
+                   {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}]})
+    # SentencePiece BPE (Llama's shape): byte pieces, Prepend + Replace, no pre-tokenizer, <s> $A
+    spm_vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
+    spm_vocab.update({"<0x%02X>" % b: 3 + b for b in range(256)})
+    spm_merges = [["\u2581", "t"], ["h", "e"], ["\u2581t", "he"], ["a", "t"], ["\u2581", "c"], ["\u2581c", "at"]]
+    for t in ["\u2581"] + list("abcdefghijklmnopqrstuvwxyz") + [a + b for a, b in spm_merges]:
+        spm_vocab.setdefault(t, len(spm_vocab))
+    yield {"version": "1.0", "added_tokens": [{"id": i, "content": t, "special": True, "normalized": False}
+                                              for t, i in list(spm_vocab.items())[:3]],
+           "normalizer": {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "\u2581"},
+                                                              {"type": "Replace", "pattern": {"String": " "},
+                                                               "content": "\u2581"}]},
+           "pre_tokenizer": None,
+           "post_processor": {"type": "TemplateProcessing",
+                              "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+                              "pair": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                                       {"SpecialToken": {"id": "<s>", "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
+                              "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
+           "model": {"type": "BPE", "unk_token": "<unk>", "fuse_unk": True, "byte_fallback": True, "vocab": spm_vocab,
+                     "merges": spm_merges}}
 
 
 REQUESTS = [
@@ -235,6 +261,8 @@ def main():
     c.add("spm_model", spm_fixture.spm_model(pieces, spm_fixture.RULES))
     c.add("spm_model", spm_fixture.spm_model(pieces[:4] + pieces[260:], spm_fixture.RULES, byte_fallback=False))
     c.add("spm_model", spm_fixture.spm_model(pieces, None, flags=(0, 0, 0)))
+    c.add("spm_model", spm_fixture.spm_model(pieces, None, flags=(1, 0, 1), model_type=2))  # SentencePiece BPE (Llama)
+    c.add("spm_model", spm_fixture.spm_model(pieces, spm_fixture.RULES, model_type=2))
     for cfg in [{"do_lower_case": False}, {"do_lower_case": True, "strip_accents": None, "tokenize_chinese_chars": False},
                 {"add_prefix_space": True, "model_max_length": 512},
                 {"cls_token": {"content": "<s>", "lstrip": False}, "sep_token": "</s>", "mask_token": "<mask>",
@@ -245,7 +273,8 @@ def main():
                "cls_token": "<s>", "mask_token": {"content": "<mask>", "lstrip": True}}]:
         c.add("special_tokens_map", json.dumps(m))
     for i, t in enumerate(TEXTS):
-        for flags in (0x02, 0x00, 0x06, 0x0B, 0x12, 0x23, 0x2F):
+        # bit 6 picks fuzz_encode's decoder tokenizers: 0x42 Qwen2's pattern, 0x43 SentencePiece BPE
+        for flags in (0x02, 0x00, 0x06, 0x0B, 0x12, 0x23, 0x2F, 0x42, 0x43, 0x4B, 0x61):
             pair = TEXTS[(i + 3) % len(TEXTS)]
             c.add("encode", bytes([flags, 5 + i]) + t.encode() + b"\0" + pair.encode())
 

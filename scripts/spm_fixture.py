@@ -64,12 +64,13 @@ def charsmap(rules):
     return struct.pack("<I", len(trie)) + trie + bytes(strings)
 
 
-def spm_model(pieces, rules=None, byte_fallback=True, flags=(1, 1, 1)):
-    """pieces: [(piece, score, type)]; flags: add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces."""
+def spm_model(pieces, rules=None, byte_fallback=True, flags=(1, 1, 1), model_type=1):
+    """pieces: [(piece, score, type)]; flags: add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces;
+    model_type: UNIGRAM 1, BPE 2."""
     out = bytearray()
     for piece, score, kind in pieces:
         out += field_bytes(1, field_bytes(1, piece) + field_float(2, score) + field_varint(3, kind))
-    out += field_bytes(2, field_varint(3, 1) + field_varint(35, 1 if byte_fallback else 0) + field_varint(40, 3))
+    out += field_bytes(2, field_varint(3, model_type) + field_varint(35, 1 if byte_fallback else 0) + field_varint(40, 3))
     norm = field_bytes(1, "nmt_nfkc")
     if rules:
         norm += field_bytes(2, charsmap(rules))

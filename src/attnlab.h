@@ -120,8 +120,8 @@ typedef struct al_tokenizer al_tokenizer;
 
 typedef enum al_tokenizer_kind { AL_TOK_WORDPIECE = 0, AL_TOK_BPE = 1, AL_TOK_UNIGRAM = 2 } al_tokenizer_kind;
 
-/* Loads tokenizer.json when present, else spm.model (SentencePiece Unigram, DeBERTa-v2/v3), vocab.txt
- * (WordPiece) or vocab.json + merges.txt (BPE),
+/* Loads tokenizer.json when present, else spm.model (SentencePiece Unigram, DeBERTa-v2/v3), tokenizer.model
+ * (SentencePiece BPE, Llama), vocab.txt (WordPiece) or vocab.json + merges.txt (BPE),
  * with options from tokenizer_config.json / special_tokens_map.json when present. */
 al_status al_tokenizer_load(const al_fileset *files, al_tokenizer **out, al_error *err);
 /* The files al_tokenizer_load reads from this set, by the same rule: up to max names into names (which may

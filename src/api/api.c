@@ -15,7 +15,8 @@
  *                                                          [{file, reason}] (docs/families.md)
  *   {"op": "tokenize", "model", "text", "text_pair"?, "max_length"?, "add_special_tokens"?}
  *                                                       -> tokens, ids, type_ids, word_ids, offsets,
- *                                                          attention_mask, special_tokens_mask
+ *                                                          attention_mask, special_tokens_mask, added (the
+ *                                                          special tokens the template added)
  *   {"op": "attention" (or "forward"), "model", "text" | "texts" | "input_ids", "text_pair"? |
  *    "text_pairs"?, "max_length"?, "pad_to"?, "add_special_tokens"?, "policies"?, "outputs"?}
  *                                                       -> tokens per sequence + tensors

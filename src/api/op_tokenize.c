@@ -1,4 +1,6 @@
 /* op_tokenize.c: the "tokenize" op: one text (or pair) to tokens, ids and alignment. */
+#include <stdlib.h>
+
 #include "../core/error.h"
 #include "api_internal.h"
 
@@ -44,6 +46,12 @@ al_status al_op_tokenize(al_op_ctx *ctx, al_error *err) {
     al_rb_int_array(rb, root, "sequence_ids", enc.sequence_ids, enc.n_tokens);
     al_rb_int_array(rb, root, "attention_mask", enc.attention_mask, enc.n_tokens);
     al_rb_int_array(rb, root, "special_tokens_mask", enc.special_mask, enc.n_tokens);
+    /* the special tokens the template added (a decoder adds none, or Llama's <s>: docs/tokenizers.md) */
+    int32_t *added = malloc(((size_t)enc.n_tokens + 1) * sizeof *added), n_added = 0;
+    for (int i = 0; added && i < enc.n_tokens; i++)
+        if (enc.sequence_ids[i] < 0) added[n_added++] = enc.ids[i];
+    al_rb_add(rb, root, "added", added ? al_api_token_strings(tok, added, n_added) : NULL);
+    free(added);
     cJSON *offsets = al_rb_add(rb, root, "offsets", cJSON_CreateArray());
     for (int i = 0; offsets && i < enc.n_tokens; i++)
         al_rb_int_array(rb, offsets, NULL, enc.offsets + 2 * i, 2);

@@ -67,8 +67,9 @@ static const char *reason_for(const char *name, const char *weights_file, const 
     if (ends_with(name, ".h5") || ends_with(name, ".msgpack") || ends_with(name, ".onnx") ||
         ends_with(name, ".ckpt") || strstr(name, ".ckpt."))
         return "TensorFlow, Flax or ONNX weights: attnlab reads safetensors and PyTorch files";
-    static const char *const tokenizer_files[] = {"vocab.txt", "vocab.json", "merges.txt", "spm.model", "added_tokens.json",
-                                                  "tokenizer_config.json", "special_tokens_map.json", NULL};
+    static const char *const tokenizer_files[] = {"vocab.txt", "vocab.json", "merges.txt", "spm.model", "tokenizer.model",
+                                                  "added_tokens.json", "tokenizer_config.json", "special_tokens_map.json",
+                                                  NULL};
     for (int i = 0; tokenizer_files[i]; i++)
         if (strcmp(name, tokenizer_files[i]) == 0) {
             if (!tok) return "a tokenizer file, but the tokenizer's vocabulary is missing";

@@ -1,6 +1,6 @@
-/* spm_model.c: spm.model, a SentencePiece ModelProto in protobuf wire format, read with a small bounded
+/* spm_model.c: spm.model or tokenizer.model, a SentencePiece ModelProto in protobuf wire format, read with a small bounded
  * reader (varint, length-delimited, fixed32/64): every read checks the bytes left, and an error names the
- * field at fault. Kept: pieces (piece, score, type), trainer_spec (model_type, byte_fallback,
+ * field at fault. Kept: pieces (piece, score, type), trainer_spec (model_type UNIGRAM or BPE, byte_fallback,
  * treat_whitespace_as_suffix), normalizer_spec (precompiled_charsmap, add_dummy_prefix,
  * remove_extra_whitespaces, escape_whitespaces). Field numbers are sentencepiece_model.proto's. */
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include "../core/error.h"
 #include "tok_internal.h"
 
-#define F "spm.model"
+#define F tok->source /* spm.model or tokenizer.model */
 
 typedef struct pb_reader { const uint8_t *p, *end; } pb_reader;
 
@@ -80,21 +80,21 @@ static float fixed32_float(uint64_t v) {
 }
 
 /* Counts the pieces (field 1 of ModelProto) so the arrays are sized once. */
-static al_status count_pieces(const uint8_t *data, size_t size, int *n, al_error *err) {
+static al_status count_pieces(const al_tokenizer *tok, const uint8_t *data, size_t size, int *n, al_error *err) {
     pb_reader r = {data, data + size};
     pb_field f;
     const char *why = "";
     *n = 0;
     while (r.p < r.end) {
         const size_t at = (size_t)(r.p - data);
-        if (pb_next(&r, &f, &why)) return al_err(err, AL_ERR_FORMAT, F ": byte %zu: %s", at, why);
+        if (pb_next(&r, &f, &why)) return al_err(err, AL_ERR_FORMAT, "%s: byte %zu: %s", F, at, why);
         if (f.number == 1) {
-            if (!wire_is(&f, 2)) return al_err(err, AL_ERR_FORMAT, F ": pieces[%d]: not a message", *n);
-            if (*n == (1 << 24)) return al_err(err, AL_ERR_FORMAT, F ": more than %d pieces", 1 << 24);
+            if (!wire_is(&f, 2)) return al_err(err, AL_ERR_FORMAT, "%s: pieces[%d]: not a message", F, *n);
+            if (*n == (1 << 24)) return al_err(err, AL_ERR_FORMAT, "%s: more than %d pieces", F, 1 << 24);
             (*n)++;
         }
     }
-    if (*n == 0) return al_err(err, AL_ERR_FORMAT, F ": no pieces");
+    if (*n == 0) return al_err(err, AL_ERR_FORMAT, "%s: no pieces", F);
     return AL_OK;
 }
 
@@ -106,32 +106,32 @@ static al_status read_piece(al_tokenizer *tok, const pb_field *msg, int index, a
     float score = 0;
     uint64_t type = AL_SPM_NORMAL;
     while (r.p < r.end) {
-        if (pb_next(&r, &f, &why)) return al_err(err, AL_ERR_FORMAT, F ": pieces[%d]: %s", index, why);
+        if (pb_next(&r, &f, &why)) return al_err(err, AL_ERR_FORMAT, "%s: pieces[%d]: %s", F, index, why);
         if (f.number == 1) {
-            if (!wire_is(&f, 2)) return al_err(err, AL_ERR_FORMAT, F ": pieces[%d].piece: not a string", index);
+            if (!wire_is(&f, 2)) return al_err(err, AL_ERR_FORMAT, "%s: pieces[%d].piece: not a string", F, index);
             piece = (const char *)f.data;
             piece_len = f.len;
         } else if (f.number == 2) {
-            if (!wire_is(&f, 5)) return al_err(err, AL_ERR_FORMAT, F ": pieces[%d].score: not a float", index);
+            if (!wire_is(&f, 5)) return al_err(err, AL_ERR_FORMAT, "%s: pieces[%d].score: not a float", F, index);
             score = fixed32_float(f.value);
             if (!(score == score) || score > 1e30f || score < -1e30f)
-                return al_err(err, AL_ERR_FORMAT, F ": pieces[%d].score is not a finite number", index);
+                return al_err(err, AL_ERR_FORMAT, "%s: pieces[%d].score is not a finite number", F, index);
         } else if (f.number == 3) {
-            if (!wire_is(&f, 0)) return al_err(err, AL_ERR_FORMAT, F ": pieces[%d].type: not a varint", index);
+            if (!wire_is(&f, 0)) return al_err(err, AL_ERR_FORMAT, "%s: pieces[%d].type: not a varint", F, index);
             type = f.value;
             if (type < AL_SPM_NORMAL || type > AL_SPM_BYTE)
-                return al_err(err, AL_ERR_FORMAT, F ": pieces[%d].type %llu is not 1..6", index,
+                return al_err(err, AL_ERR_FORMAT, "%s: pieces[%d].type %llu is not 1..6", F, index,
                               (unsigned long long)type);
         }
     }
-    if (!piece || piece_len == 0) return al_err(err, AL_ERR_FORMAT, F ": pieces[%d].piece is missing or empty", index);
-    if (memchr(piece, 0, piece_len)) return al_err(err, AL_ERR_FORMAT, F ": pieces[%d].piece holds a NUL byte", index);
+    if (!piece || piece_len == 0) return al_err(err, AL_ERR_FORMAT, "%s: pieces[%d].piece is missing or empty", F, index);
+    if (memchr(piece, 0, piece_len)) return al_err(err, AL_ERR_FORMAT, "%s: pieces[%d].piece holds a NUL byte", F, index);
     al_ntext probe = {0};
     int32_t bad = 0;
     int rc = al_utf8_decode(piece, piece_len, &probe, &bad);
     al_ntext_free(&probe);
-    if (rc == -1) return al_err(err, AL_ERR_FORMAT, F ": pieces[%d].piece: invalid UTF-8 at byte %d", index, (int)bad);
-    if (rc || al_tok_set_token(tok, piece, piece_len, index)) return al_err(err, AL_ERR_OOM, F ": out of memory");
+    if (rc == -1) return al_err(err, AL_ERR_FORMAT, "%s: pieces[%d].piece: invalid UTF-8 at byte %d", F, index, (int)bad);
+    if (rc || al_tok_set_token(tok, piece, piece_len, index)) return al_err(err, AL_ERR_OOM, "%s: out of memory", F);
     tok->piece_score[index] = score;
     tok->piece_type[index] = (uint8_t)type;
     return AL_OK;
@@ -142,12 +142,14 @@ static al_status read_trainer_spec(al_tokenizer *tok, const pb_field *msg, al_er
     pb_field f;
     const char *why = "";
     while (r.p < r.end) {
-        if (pb_next(&r, &f, &why)) return al_err(err, AL_ERR_FORMAT, F ": trainer_spec: %s", why);
-        if (f.number == 3 && wire_is(&f, 0) && f.value != 1) /* model_type: UNIGRAM = 1 (the default) */
-            return al_err(err, AL_ERR_UNSUPPORTED, F ": trainer_spec.model_type %llu is not supported (only UNIGRAM = 1)",
+        if (pb_next(&r, &f, &why)) return al_err(err, AL_ERR_FORMAT, "%s: trainer_spec: %s", F, why);
+        if (f.number == 3 && wire_is(&f, 0) && f.value != 1 && f.value != 2) /* model_type: UNIGRAM = 1, BPE = 2 */
+            return al_err(err, AL_ERR_UNSUPPORTED,
+                          "%s: trainer_spec.model_type %llu is not supported (UNIGRAM = 1 or BPE = 2)", F,
                           (unsigned long long)f.value);
+        if (f.number == 3 && wire_is(&f, 0)) tok->spm_bpe = f.value == 2;
         if (f.number == 24 && wire_is(&f, 0) && f.value)
-            return al_err(err, AL_ERR_UNSUPPORTED, F ": trainer_spec.treat_whitespace_as_suffix is not supported");
+            return al_err(err, AL_ERR_UNSUPPORTED, "%s: trainer_spec.treat_whitespace_as_suffix is not supported", F);
         if (f.number == 35 && wire_is(&f, 0)) tok->byte_fallback = f.value != 0;
     }
     return AL_OK;
@@ -158,12 +160,14 @@ static al_status read_normalizer_spec(al_tokenizer *tok, const pb_field *msg, al
     pb_field f;
     const char *why = "";
     while (r.p < r.end) {
-        if (pb_next(&r, &f, &why)) return al_err(err, AL_ERR_FORMAT, F ": normalizer_spec: %s", why);
+        if (pb_next(&r, &f, &why)) return al_err(err, AL_ERR_FORMAT, "%s: normalizer_spec: %s", F, why);
         if (f.number == 2) {
             if (!wire_is(&f, 2))
-                return al_err(err, AL_ERR_FORMAT, F ": normalizer_spec.precompiled_charsmap: not bytes");
+                return al_err(err, AL_ERR_FORMAT, "%s: normalizer_spec.precompiled_charsmap: not bytes", F);
             if (f.len) {
-                al_status st = al_spm_set_charsmap(tok, f.data, f.len, F ": normalizer_spec.precompiled_charsmap", err);
+                char what[sizeof tok->source + 48];
+                snprintf(what, sizeof what, "%s: normalizer_spec.precompiled_charsmap", F);
+                al_status st = al_spm_set_charsmap(tok, f.data, f.len, what, err);
                 if (st) return st;
             }
         } else if (f.number >= 3 && f.number <= 5 && wire_is(&f, 0)) {
@@ -174,35 +178,67 @@ static al_status read_normalizer_spec(al_tokenizer *tok, const pb_field *msg, al
     return AL_OK;
 }
 
-al_status al_tok_load_spm_model(al_tokenizer *tok, const uint8_t *data, size_t size, al_error *err) {
+typedef struct scored_piece { float score; int id; } scored_piece;
+
+static int by_score_desc(const void *a, const void *b) {
+    const scored_piece *x = a, *y = b;
+    return x->score > y->score ? -1 : x->score < y->score ? 1 : x->id - y->id;
+}
+
+/* SentencePiece BPE merges the adjacent pair whose concatenation is the highest-scoring NORMAL or USER_DEFINED
+ * piece, the leftmost on equal scores: the merge rank of a piece is its place among the distinct scores, high
+ * to low (tok_bpe.c pops the lowest rank, leftmost first). 0 / -1 OOM. */
+static int set_score_ranks(al_tokenizer *tok) {
+    tok->kind = AL_TOK_BPE;
+    tok->score_rank = malloc((size_t)tok->n_pieces * sizeof *tok->score_rank);
+    scored_piece *order = malloc((size_t)tok->n_pieces * sizeof *order);
+    if (!tok->score_rank || !order) return free(order), -1;
+    int n = 0;
+    for (int i = 0; i < tok->n_pieces; i++) {
+        tok->score_rank[i] = -1;
+        if (tok->piece_type[i] == AL_SPM_NORMAL || tok->piece_type[i] == AL_SPM_USER_DEFINED)
+            order[n++] = (scored_piece){tok->piece_score[i], i};
+    }
+    qsort(order, (size_t)n, sizeof *order, by_score_desc);
+    for (int k = 0, rank = -1; k < n; k++) {
+        if (k == 0 || order[k].score != order[k - 1].score) rank++;
+        tok->score_rank[order[k].id] = rank;
+    }
+    free(order);
+    return 0;
+}
+
+al_status al_tok_load_spm_model(al_tokenizer *tok, const char *name, const uint8_t *data, size_t size,
+                                al_error *err) {
     tok->kind = AL_TOK_UNIGRAM;
-    snprintf(tok->source, sizeof tok->source, F);
+    snprintf(tok->source, sizeof tok->source, "%s", name);
     tok->lowercase = tok->strip_accents = tok->clean_text = tok->handle_chinese_chars = 0;
     /* NormalizerSpec's defaults (proto2 [default = true]) */
     tok->add_dummy_prefix = tok->remove_extra_whitespaces = tok->escape_whitespaces = 1;
     int n = 0;
-    al_status st = count_pieces(data, size, &n, err);
+    al_status st = count_pieces(tok, data, size, &n, err);
     if (st) return st;
-    if (al_unigram_alloc(tok, n)) return al_err(err, AL_ERR_OOM, F ": out of memory");
+    if (al_unigram_alloc(tok, n)) return al_err(err, AL_ERR_OOM, "%s: out of memory", F);
     pb_reader r = {data, data + size};
     pb_field f;
     const char *why = "";
     int index = 0;
     while (r.p < r.end && st == AL_OK) {
-        if (pb_next(&r, &f, &why)) return al_err(err, AL_ERR_FORMAT, F ": %s", why); /* checked by count_pieces */
+        if (pb_next(&r, &f, &why)) return al_err(err, AL_ERR_FORMAT, "%s: %s", F, why); /* checked by count_pieces */
         if (f.number == 1) st = read_piece(tok, &f, index++, err);
         else if (f.number == 2 && wire_is(&f, 2)) st = read_trainer_spec(tok, &f, err);
         else if (f.number == 3 && wire_is(&f, 2)) st = read_normalizer_spec(tok, &f, err);
-        else if (f.number <= 3) return al_err(err, AL_ERR_FORMAT, F ": field %u has the wrong wire type", f.number);
+        else if (f.number <= 3) return al_err(err, AL_ERR_FORMAT, "%s: field %u has the wrong wire type", F, f.number);
     }
     if (st) return st;
     tok->unk_id = -1;
     for (int i = 0; i < n; i++)
         if (tok->piece_type[i] == AL_SPM_UNKNOWN) {
-            if (tok->unk_id >= 0) return al_err(err, AL_ERR_FORMAT, F ": pieces[%d] is a second UNKNOWN piece", i);
+            if (tok->unk_id >= 0) return al_err(err, AL_ERR_FORMAT, "%s: pieces[%d] is a second UNKNOWN piece", F, i);
             tok->unk_id = i;
         }
-    if (tok->unk_id < 0) return al_err(err, AL_ERR_FORMAT, F ": no piece of type UNKNOWN");
+    if (tok->unk_id < 0) return al_err(err, AL_ERR_FORMAT, "%s: no piece of type UNKNOWN", F);
     al_unigram_finish(tok);
+    if (tok->spm_bpe && set_score_ranks(tok)) return al_err(err, AL_ERR_OOM, "%s: out of memory", F);
     return AL_OK;
 }

@@ -1,7 +1,8 @@
-/* tok_bpe.c: byte-level BPE (GPT-2 / RoBERTa) of one plain section: the GPT-2 pre-tokenization
- * regex written out by hand (JavaScript semantics: \s is JS whitespace, \p{L}/\p{N} from the
- * generated tables), bytes mapped to printable characters, then merges by rank (lowest first, the
- * leftmost on ties, as the JS library's heap does). */
+/* tok_bpe.c: BPE of one plain section. Byte-level BPE (GPT-2, RoBERTa, Qwen2, GPT-NeoX): the pre-tokenizer
+ * pattern (tok_pretok.c), bytes mapped to printable characters, then merges by rank (lowest first, the
+ * leftmost on ties, as the JS library's heap does). SentencePiece BPE (Llama): SentencePiece's normalisation,
+ * no pre-tokenizer, characters merged the same way (by merges.txt rank, or by piece score from
+ * tokenizer.model), a symbol outside the vocabulary written as its bytes' <0xNN> pieces (docs/tokenizers.md). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,36 +18,6 @@ static uint32_t byte_char(int b) {
     for (int i = 0; i < b; i++)
         if (!((i >= '!' && i <= '~') || (i >= 0xA1 && i <= 0xAC) || (i >= 0xAE && i <= 0xFF))) n++;
     return 256u + (uint32_t)n;
-}
-
-/* Length of the regex match at i:
- * 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ */
-static int match_at(const uint32_t *cp, int n, int i) {
-    if (cp[i] == '\'' && i + 1 < n) {
-        uint32_t c = cp[i + 1];
-        if (c == 's' || c == 't' || c == 'm' || c == 'd') return 2;
-        if (i + 2 < n && ((c == 'r' && cp[i + 2] == 'e') || (c == 'v' && cp[i + 2] == 'e') || (c == 'l' && cp[i + 2] == 'l')))
-            return 3;
-    }
-    int j = i + (cp[i] == ' ' && i + 1 < n ? 1 : 0);
-    for (int pass = 0; pass < 3; pass++) {
-        int k = j;
-        while (k < n) {
-            uint32_t c = cp[k];
-            int ok = pass == 0 ? al_uc_is_letter(c)
-                     : pass == 1 ? al_uc_is_number(c)
-                                 : !al_uc_is_js_space(c) && !al_uc_is_letter(c) && !al_uc_is_number(c);
-            if (!ok) break;
-            k++;
-        }
-        if (k > j) return k - i;
-    }
-    /* (the optional space did not lead anywhere: cp[i] is whitespace or the text ends) */
-    int k = i;
-    while (k < n && al_uc_is_js_space(cp[k])) k++;
-    if (k == i) return 1; /* unreachable for valid input; guarantees progress */
-    if (k == n || k - i == 1) return k - i;
-    return k - i - 1; /* \s+(?!\S): leave the last space to prefix the next word */
 }
 
 typedef struct heap_entry { int rank, left, right, vl, vr; } heap_entry;
@@ -106,6 +77,12 @@ static int pair_rank(const al_tokenizer *tok, const bpe_word *w, int a, int b, c
         *key = k;
         *keycap = need * 2;
     }
+    if (tok->score_rank) { /* tokenizer.model: the pair's concatenation must be a mergeable piece */
+        memcpy(*key, w->s + w->sstart[a], (size_t)w->slen[a]);
+        memcpy(*key + w->slen[a], w->s + w->sstart[b], (size_t)w->slen[b]);
+        int id = al_strmap_get(&tok->token_ids, *key, need - 1);
+        return id >= 0 && id < tok->n_pieces ? tok->score_rank[id] : -1;
+    }
     memcpy(*key, w->s + w->sstart[a], (size_t)w->slen[a]);
     (*key)[w->slen[a]] = '\xff';
     memcpy(*key + w->slen[a] + 1, w->s + w->sstart[b], (size_t)w->slen[b]);
@@ -124,7 +101,7 @@ static int push_pair(const al_tokenizer *tok, bpe_word *w, bpe_heap *h, int a, c
 /* BPE over the code points [from, to) of the section; appends the tokens. */
 static al_status bpe_word_tokens(const al_tokenizer *tok, const al_ntext *t, int from, int to, al_pieces *out,
                                  al_error *err) {
-    int word = out->n_words++;
+    int word = tok->spm_bpe ? -1 : out->n_words++;
     int nb = 0;
     char tmp[4];
     for (int i = from; i < to; i++) nb += al_utf8_encode(t->cp[i], tmp);
@@ -142,21 +119,30 @@ static al_status bpe_word_tokens(const al_tokenizer *tok, const al_ntext *t, int
         st = oom(err);
         goto done;
     }
-    int len = 0, b = 0;
+    int len = 0, ns = 0; /* symbols */
     for (int i = from; i < to; i++) {
         unsigned char bytes[4];
         int nbytes = al_utf8_encode(t->cp[i], (char *)bytes);
-        for (int k = 0; k < nbytes; k++, b++) {
-            w.sstart[b] = len;
-            w.slen[b] = al_utf8_encode(byte_char(bytes[k]), w.s + len);
-            len += w.slen[b];
-            w.first[b] = w.last[b] = i;
-            w.prev[b] = b - 1;
-            w.next[b] = b + 1 < nb ? b + 1 : -1;
-            w.version[b] = 0;
+        /* byte-level: one symbol per byte, written as its printable character; SentencePiece BPE: one per
+         * character */
+        const int per = tok->spm_bpe ? nbytes : 1;
+        for (int k = 0; k < nbytes; k += per, ns++) {
+            w.sstart[ns] = len;
+            if (tok->spm_bpe) {
+                memcpy(w.s + len, bytes, (size_t)nbytes);
+                w.slen[ns] = nbytes;
+            } else {
+                w.slen[ns] = al_utf8_encode(byte_char(bytes[k]), w.s + len);
+            }
+            len += w.slen[ns];
+            w.first[ns] = w.last[ns] = i;
+            w.prev[ns] = ns - 1;
+            w.next[ns] = -1;
+            if (ns > 0) w.next[ns - 1] = ns;
+            w.version[ns] = 0;
         }
     }
-    for (int a = 0; a < nb; a++)
+    for (int a = 0; a < ns; a++)
         if (push_pair(tok, &w, &h, a, &key, &keycap)) {
             st = oom(err);
             goto done;
@@ -176,11 +162,25 @@ static al_status bpe_word_tokens(const al_tokenizer *tok, const al_ntext *t, int
             goto done;
         }
     }
-    for (int a = 0; a >= 0 && a < nb; a = w.next[a]) {
-        int id = al_strmap_get(&tok->token_ids, w.s + w.sstart[a], (size_t)w.slen[a]);
+    for (int a = 0; a >= 0 && a < ns; a = w.next[a]) {
+        const char *sym = w.s + w.sstart[a];
+        const int32_t from_byte = t->start[w.first[a]], to_byte = t->end[w.last[a]];
+        int id = al_strmap_get(&tok->token_ids, sym, (size_t)w.slen[a]);
+        if (tok->spm_bpe && (a == 0 || (w.slen[a] >= 3 && memcmp(sym, "\xe2\x96\x81", 3) == 0)))
+            word = out->n_words++; /* SentencePiece: a piece starting with "▁" starts a word */
+        if (id < 0 && tok->byte_fallback && tok->spm_bpe) { /* the symbol's bytes as <0xNN> pieces, when all exist */
+            int all = 1;
+            for (int k = 0; k < w.slen[a]; k++) all &= tok->byte_ids[(unsigned char)sym[k]] >= 0;
+            for (int k = 0; all && k < w.slen[a]; k++)
+                if (al_pieces_push(out, tok->byte_ids[(unsigned char)sym[k]], from_byte, to_byte, word, 0)) {
+                    st = oom(err);
+                    goto done;
+                }
+            if (all) continue;
+        }
         if (id < 0) id = tok->unk_id;
         if (id < 0) continue; /* no unknown token: the piece is dropped (the JS library yields undefined) */
-        if (al_pieces_push(out, id, t->start[w.first[a]], t->end[w.last[a]], word, 0)) {
+        if (al_pieces_push(out, id, from_byte, to_byte, word, 0)) {
             st = oom(err);
             goto done;
         }
@@ -225,7 +225,7 @@ al_status al_bpe_section(const al_tokenizer *tok, const al_ntext *text, int pref
     }
     al_status st = AL_OK;
     for (int i = 0; i < t->n && st == AL_OK;) {
-        int m = match_at(t->cp, t->n, i);
+        int m = al_pretok_match(tok->pretok, t->cp, t->n, i);
         st = bpe_word_tokens(tok, t, i, i + m, out, err);
         i += m;
     }
@@ -236,4 +236,16 @@ fail:
     al_ntext_free(&with_space);
     al_ntext_free(&composed);
     return oom(err);
+}
+
+al_status al_spm_bpe_section(const al_tokenizer *tok, const al_ntext *text, al_pieces *out, al_error *err) {
+    al_ntext t = {0};
+    if (al_spm_normalize(tok, text, &t)) {
+        al_ntext_free(&t);
+        return oom(err);
+    }
+    /* no pre-tokenizer: the whole normalised section is one sequence of symbols */
+    al_status st = t.n ? bpe_word_tokens(tok, &t, 0, t.n, out, err) : AL_OK;
+    al_ntext_free(&t);
+    return st;
 }

@@ -38,6 +38,7 @@ static al_status plain_section(const al_tokenizer *tok, const al_ntext *t, int f
     if (to <= from) return AL_OK; /* empty sections produce nothing (and get no prefix space) */
     al_ntext view = {t->cp + from, t->start + from, t->end + from, to - from, to - from};
     if (tok->kind == AL_TOK_UNIGRAM) return al_unigram_section(tok, &view, out, err);
+    if (tok->spm_bpe) return al_spm_bpe_section(tok, &view, out, err);
     return tok->kind == AL_TOK_WORDPIECE ? al_wordpiece_section(tok, &view, out, err)
                                          : al_bpe_section(tok, &view, prefix_space, out, err);
 }

@@ -42,6 +42,13 @@ struct al_tokenizer {
     /* BPE */
     al_strmap merge_ranks;    /* "left\xffright" -> rank */
     int add_prefix_space;
+    int pretok;               /* byte-level BPE's pre-tokenizer pattern: AL_PRETOK_GPT2 or AL_PRETOK_QWEN2 */
+    /* SentencePiece BPE (Llama's tokenizer.model, or tokenizer.json BPE behind Prepend("▁") + Replace(" ", "▁")):
+     * symbols are the characters of the SentencePiece-normalised text (the Unigram fields below say how),
+     * merged by merge_ranks or, from tokenizer.model, by piece score; no pre-tokenizer */
+    int spm_bpe;
+    int *score_rank;          /* tokenizer.model: [n_pieces] rank of a mergeable piece by score (equal scores share
+                                 a rank), -1 for the others; NULL: merges come from merge_ranks */
     /* post-processor */
     int has_template;
     al_template single, pair;
@@ -97,6 +104,21 @@ al_status al_wordpiece_section(const al_tokenizer *tok, const al_ntext *text, al
 al_status al_bpe_section(const al_tokenizer *tok, const al_ntext *text, int prefix_space, al_pieces *out,
                          al_error *err);
 
+/* Pre-tokenizer patterns of byte-level BPE (tok_pretok.c). */
+enum { AL_PRETOK_GPT2 = 0, AL_PRETOK_QWEN2 = 1 };
+/* The pattern a tokenizer.json Split regex names, -1 for any other string. */
+int al_pretok_from_regex(const char *regex);
+/* Length (>= 1) of the pattern's match at cp[i] of cp[0..n). */
+int al_pretok_match(int pattern, const uint32_t *cp, int n, int i);
+
+/* SentencePiece BPE of one plain section (tok_bpe.c; spm_bpe set). */
+al_status al_spm_bpe_section(const al_tokenizer *tok, const al_ntext *text, al_pieces *out, al_error *err);
+/* SentencePiece's normalisation of a section (tok_unigram.c: charsmap, remove_extra_whitespaces,
+ * add_dummy_prefix, escape_whitespaces) into out as code points with their source spans: 0 / -1 OOM. */
+int al_spm_normalize(const al_tokenizer *tok, const al_ntext *in, al_ntext *out);
+/* The <0xNN> pieces of the vocabulary into byte_ids (-1 when absent). */
+void al_tok_find_byte_pieces(al_tokenizer *tok);
+
 /* Unigram (tok_unigram.c): SentencePiece normalisation (spm_charsmap.c) then the best segmentation. */
 al_status al_unigram_section(const al_tokenizer *tok, const al_ntext *text, al_pieces *out, al_error *err);
 
@@ -118,6 +140,16 @@ int al_tok_add_added(al_tokenizer *tok, const char *content, int id, int lstrip,
 void al_tok_default_templates(al_tokenizer *tok);
 void al_tok_find_specials(al_tokenizer *tok);
 
+/* tok_load_decoder.c: the decoder families' tokenizer_config.json / config.json. */
+typedef enum al_decoder_family { AL_DEC_NONE = 0, AL_DEC_GPT2, AL_DEC_QWEN2 } al_decoder_family;
+/* The family a vocab.json + merges.txt belongs to, by tokenizer_class or model_type. */
+al_decoder_family al_tok_decoder_family(const al_fileset *files);
+/* tokenizer_config.json's added_tokens_decoder ({"151643": {"content": ..., "special": true}}) as added tokens. */
+al_status al_tok_read_added_tokens_decoder(al_tokenizer *tok, const al_fileset *files, al_error *err);
+/* The template [BOS] A [EOS] ([BOS] B [EOS]) by add_bos_token / add_eos_token of tokenizer_config.json (the
+ * defaults given when absent; a token the vocabulary lacks is not added). */
+void al_tok_bos_eos_template(al_tokenizer *tok, const al_fileset *files, int add_bos, int add_eos);
+
 /* Loaders (tok_load_files.c, tok_load_json.c). */
 al_status al_tok_load_vocab_txt(al_tokenizer *tok, const al_fileset *files, al_error *err);
 al_status al_tok_load_bpe_files(al_tokenizer *tok, const al_fileset *files, al_error *err);
@@ -126,8 +158,10 @@ al_status al_tok_load_tokenizer_json(al_tokenizer *tok, const al_fileset *files,
  * pre_tokenizer; the caller loads added_tokens and post_processor. */
 struct cJSON;
 al_status al_tok_json_unigram(al_tokenizer *tok, const struct cJSON *root, int limit, al_error *err);
-/* spm_model.c: spm.model (a SentencePiece ModelProto, protobuf) -> pieces, scores, normaliser. */
-al_status al_tok_load_spm_model(al_tokenizer *tok, const uint8_t *data, size_t size, al_error *err);
+/* spm_model.c: spm.model or tokenizer.model (a SentencePiece ModelProto, protobuf; name is the file's, for
+ * errors) -> pieces, scores, normaliser; a BPE model becomes kind BPE with spm_bpe and score_rank set. */
+al_status al_tok_load_spm_model(al_tokenizer *tok, const char *name, const uint8_t *data, size_t size,
+                                al_error *err);
 
 /* UTF-8 decoding with validation: fills code points and byte spans. On invalid input returns -1
  * with *bad_byte set; -2 when out of memory. */

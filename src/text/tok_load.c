@@ -1,5 +1,5 @@
-/* tok_load.c: al_tokenizer_load (picks tokenizer.json, spm.model, vocab.txt, or vocab.json + merges.txt) and
- * the loaders of the plain vocabulary files plus tokenizer_config.json options. */
+/* tok_load.c: al_tokenizer_load (picks tokenizer.json, spm.model or tokenizer.model, vocab.txt, or vocab.json +
+ * merges.txt) and the loaders of the plain vocabulary files plus tokenizer_config.json options. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,17 +159,34 @@ al_status al_tok_load_bpe_files(al_tokenizer *tok, const al_fileset *files, al_e
         if (al_strmap_put(&tok->merge_ranks, key, len, rank++))
             return al_err(err, AL_ERR_OOM, "merges.txt: out of memory");
     }
-    al_status st = read_config(tok, files, "tokenizer_config.json", 1, err);
+    /* tokenizer_config.json's added tokens first, so its special token names find them (Qwen2's <|endoftext|>
+     * lies past vocab.json) */
+    al_status st = al_tok_read_added_tokens_decoder(tok, files, err);
+    if (st == AL_OK) st = read_config(tok, files, "tokenizer_config.json", 1, err);
     if (st == AL_OK) st = read_config(tok, files, "special_tokens_map.json", 0, err);
     if (st) return st;
     tok->lowercase = tok->strip_accents = 0; /* do_lower_case does not apply to byte-level BPE */
+    /* the decoders (docs/tokenizers.md, "Decoder tokenizers"): Qwen2's pattern behind NFC, and GPT-2's
+     * <|endoftext|> (GPT2Tokenizer's default BOS and EOS) split out; no special token is found by its name (Qwen2's
+     * vocabulary holds <s> and </s> as plain tokens) and none is added around the text */
+    const al_decoder_family family = al_tok_decoder_family(files);
+    if (family == AL_DEC_QWEN2) tok->pretok = AL_PRETOK_QWEN2, tok->nfc = 1;
+    const int endoftext = al_tokenizer_token_to_id(tok, "<|endoftext|>");
+    if (family != AL_DEC_NONE || endoftext >= 0) {
+        if (endoftext >= 0 && al_tok_add_added(tok, "<|endoftext|>", endoftext, 0, 0, 1))
+            return al_err(err, AL_ERR_OOM, "vocab.json: out of memory");
+        if (tok->bos < 0) tok->bos = endoftext;
+        if (tok->eos < 0) tok->eos = endoftext;
+        tok->unk_id = tok->specials.unk;
+        return AL_OK;
+    }
     al_tok_find_specials(tok);
     tok->unk_id = tok->specials.unk;
     int all[5] = {tok->specials.cls, tok->specials.pad, tok->specials.sep, tok->specials.unk, tok->specials.mask};
     for (int i = 0; i < 5; i++)
         if (all[i] >= 0 && al_tok_add_added(tok, tok->vocab[all[i]], all[i], all[i] == tok->specials.mask, 0, 1))
             return al_err(err, AL_ERR_OOM, "vocab.json: out of memory");
-    al_tok_default_templates(tok);
+    al_tok_default_templates(tok); /* RoBERTa: <s> A </s> (</s> B </s>) */
     return AL_OK;
 }
 
@@ -209,13 +226,40 @@ static al_status read_added_tokens_json(al_tokenizer *tok, const al_fileset *fil
     return st;
 }
 
+/* The name of the SentencePiece model in the set: spm.model (DeBERTa-v3) or tokenizer.model (Llama), or NULL. */
+static const char *spm_name(const al_fileset *files) {
+    return al_fileset_get(files, "spm.model", NULL)         ? "spm.model"
+           : al_fileset_get(files, "tokenizer.model", NULL) ? "tokenizer.model"
+                                                            : NULL;
+}
+
+/* SentencePiece BPE (Llama's tokenizer.model) as Hugging Face's LlamaTokenizer reads it: the control, unknown
+ * and user-defined pieces and tokenizer_config.json's added tokens are split out of the text, each section
+ * between them goes through SentencePiece, then <s> A (add_bos_token, true by default; add_eos_token false). */
+static al_status finish_spm_bpe(al_tokenizer *tok, const al_fileset *files, al_error *err) {
+    for (int i = 0; i < tok->n_pieces; i++) {
+        int t = tok->piece_type[i];
+        if ((t == AL_SPM_CONTROL || t == AL_SPM_UNKNOWN || t == AL_SPM_USER_DEFINED) &&
+            al_tok_add_added(tok, tok->vocab[i], i, 0, 0, t != AL_SPM_USER_DEFINED))
+            return al_err(err, AL_ERR_OOM, "%s: out of memory", tok->source);
+    }
+    al_status st = al_tok_read_added_tokens_decoder(tok, files, err);
+    if (st) return st;
+    al_tok_find_specials(tok);
+    tok->specials.unk = tok->unk_id;
+    al_tok_bos_eos_template(tok, files, 1, 0);
+    return AL_OK;
+}
+
 /* spm.model (SentencePiece Unigram) as Hugging Face's DebertaV2Tokenizer reads it: the special tokens
  * are split out of the text first, each section between them goes through SentencePiece, then
- * [CLS] A [SEP] (B [SEP]) with token types 0 for A and 1 for B. */
+ * [CLS] A [SEP] (B [SEP]) with token types 0 for A and 1 for B. A BPE model (tokenizer.model) goes on in
+ * finish_spm_bpe. */
 static al_status load_spm(al_tokenizer *tok, const al_fileset *files, al_error *err) {
     size_t size;
-    const uint8_t *data = al_fileset_get(files, "spm.model", &size);
-    al_status st = al_tok_load_spm_model(tok, data, size, err);
+    const char *name = spm_name(files);
+    const uint8_t *data = al_fileset_get(files, name, &size);
+    al_status st = al_tok_load_spm_model(tok, name, data, size, err);
     if (st == AL_OK) st = read_added_tokens_json(tok, files, err);
     int lower = 0, split_by_punct = 0;
     size_t csize;
@@ -225,17 +269,18 @@ static al_status load_spm(al_tokenizer *tok, const al_fileset *files, al_error *
     read_bool(conf, "split_by_punct", &split_by_punct);
     cJSON_Delete(conf);
     if (st == AL_OK && (lower || split_by_punct))
-        st = al_err(err, AL_ERR_UNSUPPORTED, "tokenizer_config.json: %s true is not supported with spm.model",
-                    lower ? "do_lower_case" : "split_by_punct");
+        st = al_err(err, AL_ERR_UNSUPPORTED, "tokenizer_config.json: %s true is not supported with %s",
+                    lower ? "do_lower_case" : "split_by_punct", name);
     if (st == AL_OK) st = read_config(tok, files, "tokenizer_config.json", 0, err);
     if (st == AL_OK) st = read_config(tok, files, "special_tokens_map.json", 0, err);
     if (st) return st;
+    if (tok->spm_bpe) return finish_spm_bpe(tok, files, err);
     al_tok_find_specials(tok);
     tok->specials.unk = tok->unk_id;
     int all[5] = {tok->specials.pad, tok->specials.cls, tok->specials.sep, tok->specials.unk, tok->specials.mask};
     for (int i = 0; i < 5; i++)
         if (all[i] >= 0 && al_tok_add_added(tok, tok->vocab[all[i]], all[i], 0, 0, 1))
-            return al_err(err, AL_ERR_OOM, "spm.model: out of memory");
+            return al_err(err, AL_ERR_OOM, "%s: out of memory", name);
     al_tok_default_templates(tok);
     return AL_OK;
 }
@@ -246,11 +291,14 @@ int al_tokenizer_files(const al_fileset *files, const char **names, int max) {
     static const char *const json[] = {"tokenizer.json", NULL};
     static const char *const spm[] = {"spm.model", "added_tokens.json", "tokenizer_config.json",
                                       "special_tokens_map.json", NULL};
+    static const char *const spm_bpe[] = {"tokenizer.model", "added_tokens.json", "tokenizer_config.json",
+                                          "special_tokens_map.json", NULL};
     static const char *const wordpiece[] = {"vocab.txt", "tokenizer_config.json", "special_tokens_map.json", NULL};
     static const char *const bpe[] = {"vocab.json", "merges.txt", "tokenizer_config.json",
                                       "special_tokens_map.json", NULL};
     const char *const *rule = al_fileset_get(files, "tokenizer.json", NULL)  ? json
                               : al_fileset_get(files, "spm.model", NULL)     ? spm
+                              : al_fileset_get(files, "tokenizer.model", NULL) ? spm_bpe
                               : al_fileset_get(files, "vocab.txt", NULL)     ? wordpiece
                               : al_fileset_get(files, "vocab.json", NULL) &&
                                         al_fileset_get(files, "merges.txt", NULL)
@@ -273,14 +321,15 @@ al_status al_tokenizer_load(const al_fileset *files, al_tokenizer **out, al_erro
     al_status st;
     if (al_fileset_get(files, "tokenizer.json", NULL)) {
         st = al_tok_load_tokenizer_json(tok, files, err);
-    } else if (al_fileset_get(files, "spm.model", NULL)) {
+    } else if (spm_name(files)) {
         st = load_spm(tok, files, err);
     } else if (al_fileset_get(files, "vocab.txt", NULL)) {
         st = al_tok_load_vocab_txt(tok, files, err);
     } else if (al_fileset_get(files, "vocab.json", NULL)) {
         st = al_tok_load_bpe_files(tok, files, err);
     } else {
-        st = al_err(err, AL_ERR_IO, "tokenizer: no tokenizer.json, spm.model, vocab.txt or vocab.json + merges.txt");
+        st = al_err(err, AL_ERR_IO,
+                    "tokenizer: no tokenizer.json, spm.model, tokenizer.model, vocab.txt or vocab.json + merges.txt");
     }
     if (st) {
         al_tokenizer_free(tok);

@@ -1,6 +1,7 @@
-/* tok_load_json.c: tokenizer.json (the Hugging Face tokenizers format): model WordPiece or BPE (Unigram:
- * tok_load_unigram.c),
- * normalizer BertNormalizer (or none), pre_tokenizer BertPreTokenizer / ByteLevel, post_processor
+/* tok_load_json.c: tokenizer.json (the Hugging Face tokenizers format): model WordPiece or BPE (with
+ * byte_fallback; Unigram: tok_load_unigram.c), normalizer BertNormalizer, Lowercase, NFC, SentencePiece's
+ * Sequence [Prepend("▁"), Replace(" ", "▁")] (or none), pre_tokenizer BertPreTokenizer / ByteLevel /
+ * Sequence [Split(known pattern), ByteLevel] (none behind the SentencePiece normalizer), post_processor
  * TemplateProcessing / BertProcessing / RobertaProcessing / ByteLevel, added_tokens. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,8 @@
 #include "tok_internal.h"
 
 #define F "tokenizer.json"
+
+static const char SPACE_SYMBOL[] = "\xe2\x96\x81"; /* U+2581 ▁ */
 
 static const cJSON *get(const cJSON *obj, const char *key) {
     return cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -93,6 +96,19 @@ static al_status load_merges(al_tokenizer *tok, const cJSON *model, al_error *er
     return AL_OK;
 }
 
+/* Sequence [Prepend("▁"), Replace(" ", "▁")]: what Hugging Face's converter writes for a SentencePiece BPE. */
+static int is_spm_normalizer(const cJSON *norm) {
+    const cJSON *items = get(norm, "normalizers");
+    if (!cJSON_IsArray(items) || cJSON_GetArraySize(items) != 2) return 0;
+    const cJSON *prepend = cJSON_GetArrayItem(items, 0), *replace = cJSON_GetArrayItem(items, 1);
+    const char *p = cJSON_GetStringValue(get(prepend, "prepend"));
+    const char *from = cJSON_GetStringValue(get(get(replace, "pattern"), "String"));
+    const char *to = cJSON_GetStringValue(get(replace, "content"));
+    return strcmp(type_of(prepend), "Prepend") == 0 && p && strcmp(p, SPACE_SYMBOL) == 0 &&
+           strcmp(type_of(replace), "Replace") == 0 && from && strcmp(from, " ") == 0 && to &&
+           strcmp(to, SPACE_SYMBOL) == 0;
+}
+
 static al_status load_normalizer(al_tokenizer *tok, const cJSON *norm, al_error *err) {
     tok->clean_text = tok->handle_chinese_chars = tok->lowercase = tok->strip_accents = 0;
     if (!norm || cJSON_IsNull(norm)) return AL_OK;
@@ -114,21 +130,52 @@ static al_status load_normalizer(al_tokenizer *tok, const cJSON *norm, al_error 
         tok->nfc = 1;
         return AL_OK;
     }
+    if (strcmp(type, "Sequence") == 0 && tok->kind == AL_TOK_BPE && is_spm_normalizer(norm)) {
+        /* Llama: SentencePiece's dummy prefix and escaped spaces, without its whitespace clean-up */
+        tok->spm_bpe = tok->add_dummy_prefix = tok->escape_whitespaces = 1;
+        tok->remove_extra_whitespaces = 0;
+        return AL_OK;
+    }
     return al_err(err, AL_ERR_UNSUPPORTED, F ": normalizer.type '%.40s' is not supported", type);
+}
+
+/* Split with one of the known patterns (tok_pretok.c), as its own matches (Isolated, not inverted). */
+static al_status load_split(al_tokenizer *tok, const cJSON *split, const char *field, al_error *err) {
+    const char *regex = cJSON_GetStringValue(get(get(split, "pattern"), "Regex"));
+    const char *behavior = cJSON_GetStringValue(get(split, "behavior"));
+    if (!regex || (tok->pretok = al_pretok_from_regex(regex)) < 0)
+        return al_err(err, AL_ERR_UNSUPPORTED, F ": %s.pattern.Regex '%.80s' is not a known pattern (GPT-2's or Qwen2's)",
+                      field, regex ? regex : "");
+    if (!behavior || strcmp(behavior, "Isolated") != 0 || get_bool(split, "invert", 0))
+        return al_err(err, AL_ERR_UNSUPPORTED, F ": %s: only behavior Isolated, not inverted, is supported", field);
+    return AL_OK;
 }
 
 static al_status load_pre_tokenizer(al_tokenizer *tok, const cJSON *pre, al_error *err) {
     const char *type = cJSON_IsObject(pre) ? type_of(pre) : "";
     if (tok->kind == AL_TOK_WORDPIECE) {
         if (strcmp(type, "BertPreTokenizer") == 0 || strcmp(type, "") == 0) return AL_OK;
-    } else if (strcmp(type, "ByteLevel") == 0) {
+    } else if (strcmp(type, "ByteLevel") == 0 && !tok->spm_bpe) {
         tok->add_prefix_space = get_bool(pre, "add_prefix_space", 0);
         if (!get_bool(pre, "use_regex", 1))
             return al_err(err, AL_ERR_UNSUPPORTED, F ": pre_tokenizer ByteLevel with use_regex false is not supported");
-        return AL_OK;
+        return AL_OK; /* GPT-2's pattern */
+    } else if (strcmp(type, "Sequence") == 0 && !tok->spm_bpe) {
+        /* Qwen2: Split(pattern) then ByteLevel(use_regex false) */
+        const cJSON *items = get(pre, "pretokenizers");
+        const cJSON *split = cJSON_GetArrayItem(items, 0), *level = cJSON_GetArrayItem(items, 1);
+        if (cJSON_GetArraySize(items) != 2 || strcmp(type_of(split), "Split") != 0 ||
+            strcmp(type_of(level), "ByteLevel") != 0 || get_bool(level, "use_regex", 1))
+            return al_err(err, AL_ERR_UNSUPPORTED,
+                          F ": pre_tokenizer Sequence is supported as [Split, ByteLevel with use_regex false] only");
+        tok->add_prefix_space = get_bool(level, "add_prefix_space", 0);
+        return load_split(tok, split, "pre_tokenizer.pretokenizers[0]", err);
+    } else if (strcmp(type, "") == 0 && tok->spm_bpe) {
+        return AL_OK; /* SentencePiece BPE: no pre-tokenizer */
     }
-    return al_err(err, AL_ERR_UNSUPPORTED, F ": pre_tokenizer.type '%.40s' is not supported with model %s", type,
-                  tok->kind == AL_TOK_WORDPIECE ? "WordPiece" : "BPE");
+    return al_err(err, AL_ERR_UNSUPPORTED, F ": pre_tokenizer.type '%.40s' is not supported with model %s%s", type,
+                  tok->kind == AL_TOK_WORDPIECE ? "WordPiece" : "BPE",
+                  tok->spm_bpe ? " behind the SentencePiece normalizer" : "");
 }
 
 /* A special token id the encoder may emit: an integer inside the vocabulary loaded so far. */
@@ -312,14 +359,31 @@ static al_status load_root(al_tokenizer *tok, const cJSON *root, al_error *err) 
         const cJSON *suffix = get(model, "end_of_word_suffix"), *prefix = get(model, "continuing_subword_prefix");
         if ((cJSON_IsString(suffix) && suffix->valuestring[0]) || (cJSON_IsString(prefix) && prefix->valuestring[0]))
             return al_err(err, AL_ERR_UNSUPPORTED, F ": model BPE with subword prefix/suffix is not supported");
-        if (get_bool(model, "byte_fallback", 0))
-            return al_err(err, AL_ERR_UNSUPPORTED, F ": model BPE with byte_fallback is not supported");
+        if (get_bool(model, "byte_fallback", 0)) { /* a symbol outside the vocabulary becomes <0xNN> pieces */
+            tok->byte_fallback = 1;
+            al_tok_find_byte_pieces(tok);
+        }
     }
     if ((st = load_normalizer(tok, get(root, "normalizer"), err))) return st;
     if ((st = load_pre_tokenizer(tok, get(root, "pre_tokenizer"), err))) return st;
     if ((st = load_added(tok, get(root, "added_tokens"), limit, err))) return st;
     if ((st = load_post_processor(tok, get(root, "post_processor"), err))) return st;
     return AL_OK;
+}
+
+/* A decoder's BPE (no template: GPT-2, GPT-NeoX, Qwen2) names its special tokens among its added tokens; a
+ * vocabulary token that only looks like one (Qwen2's <s> and </s> are plain text) is none (docs/tokenizers.md). */
+static void keep_added_specials(al_tokenizer *tok) {
+    int *slots[] = {&tok->specials.cls, &tok->specials.sep, &tok->specials.pad, &tok->specials.mask, &tok->specials.unk,
+                    &tok->bos, &tok->eos};
+    for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
+        int added = 0;
+        for (int k = 0; k < tok->n_added && *slots[i] >= 0; k++) added |= tok->added[k].id == *slots[i];
+        if (!added) *slots[i] = -1;
+    }
+    const int endoftext = al_tokenizer_token_to_id(tok, "<|endoftext|>"); /* GPT-2's BOS and EOS, as in tok_load.c */
+    if (tok->bos < 0) tok->bos = endoftext;
+    if (tok->eos < 0) tok->eos = endoftext;
 }
 
 al_status al_tok_load_tokenizer_json(al_tokenizer *tok, const al_fileset *files, al_error *err) {
@@ -335,6 +399,7 @@ al_status al_tok_load_tokenizer_json(al_tokenizer *tok, const al_fileset *files,
     cJSON_Delete(root);
     if (st) return st;
     al_tok_find_specials(tok);
+    if (tok->kind == AL_TOK_BPE && !tok->has_template) keep_added_specials(tok);
     if (tok->unk_id >= 0) tok->specials.unk = tok->unk_id;
     return AL_OK;
 }

@@ -32,19 +32,29 @@ static int hex_digit(char c) {
 
 static int matchable(int type) { return type == AL_SPM_NORMAL || type == AL_SPM_USER_DEFINED; }
 
-void al_unigram_finish(al_tokenizer *tok) {
+void al_tok_find_byte_pieces(al_tokenizer *tok) {
     for (int b = 0; b < 256; b++) tok->byte_ids[b] = -1;
+    /* a SentencePiece model's byte pieces are BYTE (or NORMAL) pieces; a tokenizer.json's any token */
+    const int n = tok->piece_type ? tok->n_pieces : tok->vocab_size;
+    for (int i = 0; i < n; i++) {
+        const char *s = tok->vocab[i];
+        int t = tok->piece_type ? tok->piece_type[i] : AL_SPM_NORMAL;
+        if (s && (t == AL_SPM_BYTE || t == AL_SPM_NORMAL) && strlen(s) == 6 && memcmp(s, "<0x", 3) == 0 &&
+            s[5] == '>' && hex_digit(s[3]) >= 0 && hex_digit(s[4]) >= 0) {
+            int b = hex_digit(s[3]) * 16 + hex_digit(s[4]);
+            if (tok->byte_ids[b] < 0) tok->byte_ids[b] = i;
+        }
+    }
+}
+
+void al_unigram_finish(al_tokenizer *tok) {
+    al_tok_find_byte_pieces(tok);
     int have = 0;
     tok->max_piece_bytes = 1;
     for (int i = 0; i < tok->n_pieces; i++) {
         const char *s = tok->vocab[i];
         int t = tok->piece_type[i];
         if (!s) continue;
-        if ((t == AL_SPM_BYTE || t == AL_SPM_NORMAL) && strlen(s) == 6 && memcmp(s, "<0x", 3) == 0 && s[5] == '>' &&
-            hex_digit(s[3]) >= 0 && hex_digit(s[4]) >= 0) {
-            int b = hex_digit(s[3]) * 16 + hex_digit(s[4]);
-            if (tok->byte_ids[b] < 0) tok->byte_ids[b] = i;
-        }
         if (!matchable(t)) continue;
         int len = (int)strlen(s);
         if (len > tok->max_piece_bytes) tok->max_piece_bytes = len;
@@ -149,6 +159,23 @@ static int normalize(const al_tokenizer *tok, const al_ntext *t, norm_bytes *out
         while (out->n >= sl && memcmp(out->b + out->n - sl, sp, (size_t)sl) == 0) out->n -= sl;
     }
     nb_free(&in);
+    return rc;
+}
+
+int al_spm_normalize(const al_tokenizer *tok, const al_ntext *in, al_ntext *out) {
+    norm_bytes t = {0};
+    int rc = normalize(tok, in, &t);
+    al_ntext chars = {0};
+    int32_t bad = 0;
+    /* the normalised bytes are whole UTF-8 characters (the input was valid, the charsmap's strings are checked) */
+    if (!rc) rc = al_utf8_decode(t.b ? t.b : "", (size_t)t.n, &chars, &bad) ? -1 : 0;
+    for (int i = 0, b = 0; !rc && i < chars.n; i++) {
+        int first = b;
+        b += chars.end[i] - chars.start[i];
+        rc = al_ntext_push(out, chars.cp[i], t.start[first], t.end[b - 1]);
+    }
+    al_ntext_free(&chars);
+    nb_free(&t);
     return rc;
 }
 

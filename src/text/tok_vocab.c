@@ -92,6 +92,7 @@ void al_tokenizer_free(al_tokenizer *tok) {
     al_strmap_free(&tok->merge_ranks);
     free(tok->piece_score);
     free(tok->piece_type);
+    free(tok->score_rank);
     free(tok->charsmap);
     free(tok);
 }

@@ -150,6 +150,9 @@ static void test_tokenize(al_session *s) {
     CHECK(cJSON_GetArrayItem(cats, 0)->valueint == 4 && cJSON_GetArrayItem(cats, 1)->valueint == 7);
     CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r, "attention_mask")) == 7);
     CHECK(cJSON_IsFalse(cJSON_GetObjectItem(r, "truncated")));
+    const cJSON *added = cJSON_GetObjectItem(r, "added"); /* the special tokens the template added */
+    CHECK(cJSON_GetArraySize(added) == 2 && strcmp(cJSON_GetArrayItem(added, 0)->valuestring, "[CLS]") == 0 &&
+          strcmp(cJSON_GetArrayItem(added, 1)->valuestring, "[SEP]") == 0);
     cJSON_Delete(r);
     al_reply_free(&reply);
 
@@ -168,6 +171,7 @@ static void test_tokenize(al_session *s) {
     r = run(s, "{\"op\":\"tokenize\",\"model\":\"tiny\",\"text\":\"the cat\",\"add_special_tokens\":false}",
             AL_OK, &reply);
     CHECK(json_int(r, "n_tokens") == 2);
+    CHECK(cJSON_IsArray(cJSON_GetObjectItem(r, "added")) && cJSON_GetArraySize(cJSON_GetObjectItem(r, "added")) == 0);
     cJSON_Delete(r);
     al_reply_free(&reply);
 }
