@@ -77,6 +77,14 @@ typedef enum al_act {
     AL_ACT_RELU = 2,
 } al_act;
 
+/* Storage for the fields one family alone reads (src/model/family_params.h): opaque here so that the public
+ * header does not grow with every family's own fields and an al_config stays a value callers copy. */
+typedef union al_family_block {
+    double align_;
+    long long align_ll_;
+    unsigned char bytes[128];
+} al_family_block;
+
 typedef struct al_config {
     al_arch arch;
     char model_type[32];         /* as written in config.json */
@@ -94,19 +102,9 @@ typedef struct al_config {
     float layer_norm_eps;
     al_act act;
     int tie_word_embeddings;     /* 1 (the default): the MLM decoder is the word embeddings, as in HF */
-    /* DeBERTa-v2/v3's disentangled attention (docs/families.md); all 0 in other families */
-    int rel_span;                /* relative position rows per side: position_buckets, else max_relative_positions;
-                                  * 0 without relative_attention */
-    int position_buckets;        /* log-bucketed relative positions when > 0 */
-    int max_relative_positions;  /* -1 in config.json means max_position_embeddings */
-    int pos_att;                 /* extra score terms: bit 1 c2p (content to position), bit 2 p2c */
-    int position_biased_input;   /* absolute position embeddings are added to the input */
-    int norm_rel_ebd;            /* 1: the relative embeddings pass a LayerNorm (norm_rel_ebd "layer_norm") */
-    /* ModernBERT (docs/families.md): layer l attends globally when l % global_attn_every_n_layers == 0,
-     * else to keys within local_attention / 2 positions; rotary bases of the two kinds of layer. */
-    int global_attn_every_n_layers;
-    int local_attention;
-    double global_rope_theta, local_rope_theta;
+    /* The fields only one family's rules read (DeBERTa's relative positions, ModernBERT's windows and rotary
+     * bases): private to src/model (src/model/family_params.h reads them); all 0 in other families. */
+    al_family_block family;
 } al_config;
 
 /* Parses config.json text. `filename` is used in error messages. */

@@ -20,6 +20,7 @@
 #include "../core/error.h"
 #include "../methods/explain/head_steps.h"
 #include "../model/family.h"
+#include "../model/family_params.h"
 #include "../model/score_rule.h"
 #include "attention_parts.h"
 
@@ -132,8 +133,8 @@ al_status al_op_head_steps(al_op_ctx *ctx, al_error *err) {
         if (rule->terms) {
             cJSON *terms = cJSON_CreateArray();
             cJSON_AddItemToArray(terms, cJSON_CreateString("c2c"));
-            if (cfg->rel_span && (cfg->pos_att & 1)) cJSON_AddItemToArray(terms, cJSON_CreateString("c2p"));
-            if (cfg->rel_span && (cfg->pos_att & 2)) cJSON_AddItemToArray(terms, cJSON_CreateString("p2c"));
+            if (al_deberta(cfg)->rel_span && (al_deberta(cfg)->pos_att & 1)) cJSON_AddItemToArray(terms, cJSON_CreateString("c2p"));
+            if (al_deberta(cfg)->rel_span && (al_deberta(cfg)->pos_att & 2)) cJSON_AddItemToArray(terms, cJSON_CreateString("p2c"));
             al_rb_add(rb, rb->root, "terms", terms);
         }
         if (job.out.rotary_base > 0.0) { /* a turning rule's base and window */

@@ -6,12 +6,13 @@
 
 #include "../kernels/kernels.h"
 #include "deberta.h"
+#include "family_params.h"
 
 /* float32 throughout, as Hugging Face's make_log_bucket_position: the bucket is an integer, so only the
  * ceil's side of an integer matters; each log is libm's double log rounded to float (the correctly rounded
  * float32 log), which native and WASM builds share. */
 int al_deberta_bucket(const al_config *c, int rel) {
-    const int buckets = c->position_buckets, max_pos = c->max_relative_positions;
+    const int buckets = al_deberta(c)->position_buckets, max_pos = al_deberta(c)->max_relative_positions;
     if (buckets <= 0 || max_pos <= 0) return rel;
     const int mid = buckets / 2;
     const int a = rel < mid && rel > -mid ? mid - 1 : (rel < 0 ? -rel : rel);
@@ -23,19 +24,19 @@ int al_deberta_bucket(const al_config *c, int rel) {
 }
 
 int al_deberta_rel_row(const al_config *c, int rel) {
-    const int span = c->rel_span;
+    const int span = al_deberta(c)->rel_span;
     long long r = (long long)al_deberta_bucket(c, rel) + span;
     return r < 0 ? 0 : r > 2 * span - 1 ? 2 * span - 1 : (int)r;
 }
 
 float al_deberta_scale(const al_config *c) {
-    const int terms = 1 + ((c->pos_att & 1) != 0) + ((c->pos_att & 2) != 0);
+    const int terms = 1 + ((al_deberta(c)->pos_att & 1) != 0) + ((al_deberta(c)->pos_att & 2) != 0);
     return sqrtf((float)c->head_dim * (float)terms);
 }
 
 void al_deberta_prepare(const al_model *m, int L_out, float *rel, int32_t *rel_row) {
     const al_config *c = &m->config;
-    const int R = 2 * c->rel_span, D = c->hidden_size;
+    const int R = 2 * al_deberta(c)->rel_span, D = c->hidden_size;
     if (m->w.rel_ln_g) al_layernorm(m->w.rel_emb, rel, R, D, m->w.rel_ln_g, m->w.rel_ln_b, c->layer_norm_eps);
     else memcpy(rel, m->w.rel_emb, sizeof(float) * (size_t)R * D);
     for (int d = -(L_out - 1); d <= L_out - 1; d++) rel_row[d + L_out - 1] = al_deberta_rel_row(c, d);

@@ -11,6 +11,7 @@
 
 #include "../core/error.h"
 #include "family.h"
+#include "family_params.h"
 #include "layer_rule.h"
 #include "score_rule.h"
 
@@ -23,7 +24,7 @@ static void clean_item(const char *s, size_t n, char *buf, size_t size) {
     buf[k] = 0;
 }
 
-/* One pos_att_type entry into the bits of c->pos_att. */
+/* One pos_att_type entry into the bits of pos_att (family_params.h). */
 static al_status pos_att_item(const char *file, const char *s, size_t n, int *bits, al_error *err) {
     char item[32];
     clean_item(s, n, item, sizeof item);
@@ -99,6 +100,7 @@ static al_status read_bool(const cJSON *root, const char *file, const char *fiel
 
 static al_status read_config(const cJSON *root, const char *file, al_config *c, al_error *err) {
     const int M = AL_CONFIG_MAX_DIM;
+    al_deberta_params *d = al_deberta_mut(c);
     int relative = 0, share_key = 0, conv = 0, head_size = 0;
     al_status st;
     if ((st = al_cfg_int(root, file, "hidden_size", 0, 0, 1, M, &c->hidden_size, err)) ||
@@ -112,12 +114,12 @@ static al_status read_config(const cJSON *root, const char *file, al_config *c, 
         (st = al_cfg_int(root, file, "embedding_size", 1, c->hidden_size, 1, M, &c->embedding_size, err)) ||
         (st = read_bool(root, file, "relative_attention", 0, &relative, err)) ||
         (st = read_bool(root, file, "share_att_key", 0, &share_key, err)) ||
-        (st = read_bool(root, file, "position_biased_input", 1, &c->position_biased_input, err)) ||
-        (st = al_cfg_int(root, file, "position_buckets", 1, -1, -1, M, &c->position_buckets, err)) ||
-        (st = al_cfg_int(root, file, "max_relative_positions", 1, -1, -1, M, &c->max_relative_positions, err)) ||
+        (st = read_bool(root, file, "position_biased_input", 1, &d->position_biased_input, err)) ||
+        (st = al_cfg_int(root, file, "position_buckets", 1, -1, -1, M, &d->position_buckets, err)) ||
+        (st = al_cfg_int(root, file, "max_relative_positions", 1, -1, -1, M, &d->max_relative_positions, err)) ||
         (st = al_cfg_int(root, file, "conv_kernel_size", 1, 0, 0, M, &conv, err)) ||
         (st = al_cfg_int(root, file, "attention_head_size", 1, 0, 0, M, &head_size, err)) ||
-        (st = read_pos_att(root, file, &c->pos_att, err)) || (st = read_norm_rel(root, file, &c->norm_rel_ebd, err)))
+        (st = read_pos_att(root, file, &d->pos_att, err)) || (st = read_norm_rel(root, file, &d->norm_rel_ebd, err)))
         return st;
     if (conv > 0)
         return al_err(err, AL_ERR_UNSUPPORTED,
@@ -128,22 +130,22 @@ static al_status read_config(const cJSON *root, const char *file, al_config *c, 
         return al_err(err, AL_ERR_UNSUPPORTED,
                       "%s: field 'attention_head_size' = %d is not supported (only hidden_size / num_attention_heads)",
                       file, head_size);
-    if (relative && c->pos_att && !share_key)
+    if (relative && d->pos_att && !share_key)
         return al_err(err, AL_ERR_UNSUPPORTED,
                       "%s: field 'share_att_key' = false is not supported (separate position projections "
                       "pos_key_proj / pos_query_proj are not implemented)",
                       file);
-    c->position_buckets = c->position_buckets > 0 ? c->position_buckets : 0;
+    d->position_buckets = d->position_buckets > 0 ? d->position_buckets : 0;
     /* -1 (or any value below 1) means max_position_embeddings, which config.c has read already */
-    if (c->max_relative_positions < 1) c->max_relative_positions = c->max_position_embeddings;
-    c->rel_span = relative ? (c->position_buckets ? c->position_buckets : c->max_relative_positions) : 0;
+    if (d->max_relative_positions < 1) d->max_relative_positions = c->max_position_embeddings;
+    d->rel_span = relative ? (d->position_buckets ? d->position_buckets : d->max_relative_positions) : 0;
     /* the log buckets divide by position_buckets / 2 and by log((max_relative_positions - 1) / that) */
-    if (relative && c->position_buckets &&
-        (c->position_buckets < 2 || c->max_relative_positions - 1 <= c->position_buckets / 2))
+    if (relative && d->position_buckets &&
+        (d->position_buckets < 2 || d->max_relative_positions - 1 <= d->position_buckets / 2))
         return al_err(err, AL_ERR_FORMAT,
                       "%s: field 'position_buckets' = %d needs at least 2 buckets and max_relative_positions %d above "
                       "position_buckets / 2 + 1",
-                      file, c->position_buckets, c->max_relative_positions);
+                      file, d->position_buckets, d->max_relative_positions);
     /* DebertaV2Config has neither field; refusing BERT's meanings keeps a BERT config that names no family and
      * asks for relative_key or a decoder from being taken for DeBERTa by its config fields (config.c) */
     return al_family_bert_refusals(root, file, err);
@@ -193,23 +195,25 @@ static const al_tensor_name mlm_rows[] = {
 static const al_tensor_rows mlm_part = AL_ROWS(mlm_rows);
 
 static int hash_fields(const al_config *c, char *buf, size_t size) {
-    return snprintf(buf, size, "disentangled %d %d %d %d %d %d\n", c->rel_span, c->position_buckets,
-                    c->max_relative_positions, c->pos_att, c->position_biased_input, c->norm_rel_ebd);
+    const al_deberta_params *d = al_deberta(c);
+    return snprintf(buf, size, "disentangled %d %d %d %d %d %d\n", d->rel_span, d->position_buckets,
+                    d->max_relative_positions, d->pos_att, d->position_biased_input, d->norm_rel_ebd);
 }
 
 static cJSON *config_fields(const al_config *c) {
+    const al_deberta_params *d = al_deberta(c);
     cJSON *o = cJSON_CreateObject(), *terms = cJSON_CreateArray();
-    if (!o || !terms || !cJSON_AddBoolToObject(o, "relative_attention", c->rel_span > 0) ||
-        !cJSON_AddNumberToObject(o, "position_buckets", c->position_buckets) ||
-        !cJSON_AddNumberToObject(o, "max_relative_positions", c->max_relative_positions) ||
+    if (!o || !terms || !cJSON_AddBoolToObject(o, "relative_attention", d->rel_span > 0) ||
+        !cJSON_AddNumberToObject(o, "position_buckets", d->position_buckets) ||
+        !cJSON_AddNumberToObject(o, "max_relative_positions", d->max_relative_positions) ||
         !cJSON_AddItemToObject(o, "pos_att_type", terms)) {
         cJSON_Delete(o), cJSON_Delete(terms);
         return NULL;
     }
-    if (((c->pos_att & 1) && !cJSON_AddItemToArray(terms, cJSON_CreateString("c2p"))) ||
-        ((c->pos_att & 2) && !cJSON_AddItemToArray(terms, cJSON_CreateString("p2c"))) ||
-        !cJSON_AddBoolToObject(o, "position_biased_input", c->position_biased_input) ||
-        !cJSON_AddStringToObject(o, "norm_rel_ebd", c->norm_rel_ebd ? "layer_norm" : "none")) {
+    if (((d->pos_att & 1) && !cJSON_AddItemToArray(terms, cJSON_CreateString("c2p"))) ||
+        ((d->pos_att & 2) && !cJSON_AddItemToArray(terms, cJSON_CreateString("p2c"))) ||
+        !cJSON_AddBoolToObject(o, "position_biased_input", d->position_biased_input) ||
+        !cJSON_AddStringToObject(o, "norm_rel_ebd", d->norm_rel_ebd ? "layer_norm" : "none")) {
         cJSON_Delete(o);
         return NULL;
     }

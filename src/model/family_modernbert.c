@@ -8,6 +8,7 @@
 
 #include "../core/error.h"
 #include "family.h"
+#include "family_params.h"
 #include "layer_rule.h"
 #include "score_rule.h"
 
@@ -42,6 +43,7 @@ static al_status cfg_theta(const cJSON *root, const char *file, const char *fiel
 
 static al_status read_config(const cJSON *root, const char *file, al_config *c, al_error *err) {
     const int M = AL_CONFIG_MAX_DIM;
+    al_modernbert_params *mb = al_modernbert_mut(c);
     al_status st;
     al_act head_act;
     if ((st = al_cfg_int(root, file, "hidden_size", 0, 0, 1, M, &c->hidden_size, err)) ||
@@ -52,14 +54,14 @@ static al_status read_config(const cJSON *root, const char *file, al_config *c, 
         (st = al_cfg_act(root, file, "classifier_activation", &head_act, err)) ||
         (st = al_cfg_int(root, file, "pad_token_id", 1, 50283, 0, M, &c->pad_token_id, err)) ||
         (st = al_cfg_eps(root, file, "norm_eps", 1e-5f, &c->layer_norm_eps, err)) ||
-        (st = al_cfg_int(root, file, "global_attn_every_n_layers", 1, 3, 1, 1024, &c->global_attn_every_n_layers,
+        (st = al_cfg_int(root, file, "global_attn_every_n_layers", 1, 3, 1, 1024, &mb->global_attn_every_n_layers,
                          err)) ||
-        (st = al_cfg_int(root, file, "local_attention", 1, 128, 0, M, &c->local_attention, err)) ||
-        (st = cfg_theta(root, file, "global_rope_theta", 160000.0, &c->global_rope_theta, err)) ||
-        (st = cfg_theta(root, file, "local_rope_theta", 10000.0, &c->local_rope_theta, err)))
+        (st = al_cfg_int(root, file, "local_attention", 1, 128, 0, M, &mb->local_attention, err)) ||
+        (st = cfg_theta(root, file, "global_rope_theta", 160000.0, &mb->global_rope_theta, err)) ||
+        (st = cfg_theta(root, file, "local_rope_theta", 10000.0, &mb->local_rope_theta, err)))
         return st;
     /* ModernBertConfig's local_rope_theta is 10000 when absent; null means the global base */
-    if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(root, "local_rope_theta"))) c->local_rope_theta = c->global_rope_theta;
+    if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(root, "local_rope_theta"))) mb->local_rope_theta = mb->global_rope_theta;
     /* Every published ModernBERT has none of these biases; attnlab computes the models without them. */
     const char *no_bias = "attnlab computes ModernBERT without this bias";
     if ((st = cfg_flag(root, file, "norm_bias", 0, 1, no_bias, err)) ||

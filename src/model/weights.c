@@ -13,6 +13,7 @@
 #include "../core/memory.h"
 #include "../core/rng.h"
 #include "family.h"
+#include "family_params.h"
 
 typedef enum init_kind { INIT_NORMAL, INIT_ZERO, INIT_ONE } init_kind;
 
@@ -90,7 +91,7 @@ static int64_t dim_value(al_dim d, const al_config *c, const al_weights *w) {
     case AL_DIM_P: return c->max_position_embeddings;
     case AL_DIM_T: return c->type_vocab_size;
     case AL_DIM_M: return w->mlm_dim;
-    case AL_DIM_R: return 2 * (int64_t)c->rel_span;
+    case AL_DIM_R: return 2 * (int64_t)al_deberta(c)->rel_span;
     case AL_DIM_2I: return 2 * (int64_t)c->intermediate_size;
     case AL_DIM_3D: return 3 * (int64_t)c->hidden_size;
     }
@@ -102,9 +103,9 @@ static int row_applies(const al_tensor_name *r, const al_config *c, int layer) {
     case AL_WHEN_ALWAYS: return 1;
     case AL_WHEN_TYPES: return c->type_vocab_size > 0;
     case AL_WHEN_PROJECTED: return c->embedding_size != c->hidden_size;
-    case AL_WHEN_ABS_POSITIONS: return c->position_biased_input;
-    case AL_WHEN_RELATIVE: return c->rel_span > 0;
-    case AL_WHEN_REL_NORM: return c->norm_rel_ebd;
+    case AL_WHEN_ABS_POSITIONS: return al_deberta(c)->position_biased_input;
+    case AL_WHEN_RELATIVE: return al_deberta(c)->rel_span > 0;
+    case AL_WHEN_REL_NORM: return al_deberta(c)->norm_rel_ebd;
     case AL_WHEN_NOT_FIRST_LAYER: return layer > 0;
     }
     return 0;

@@ -21,6 +21,7 @@
 #include "core/rng.h"
 #include "core/threadpool.h"
 #include "golden_file.h"
+#include "model/family_params.h"
 #include "lambda_fd.h"
 #include "read_file.h"
 #include "train/pretrain.h"
@@ -71,11 +72,11 @@ static void test_config_fields(void) {
     al_config c;
     al_error err = {0};
     CHECK_MSG(al_config_parse(text, strlen(text), "config.json", &c, &err) == AL_OK, "%s", err.message);
-    CHECK(c.arch == DEBERTA_ARCH && c.pos_att == 3 && c.rel_span == 8 && c.position_buckets == 8);
-    CHECK(c.max_relative_positions == 32 && !c.position_biased_input && c.norm_rel_ebd && c.type_vocab_size == 0);
+    CHECK(c.arch == DEBERTA_ARCH && al_deberta(&c)->pos_att == 3 && al_deberta(&c)->rel_span == 8 && al_deberta(&c)->position_buckets == 8);
+    CHECK(al_deberta(&c)->max_relative_positions == 32 && !al_deberta(&c)->position_biased_input && al_deberta(&c)->norm_rel_ebd && c.type_vocab_size == 0);
     free(text);
     text = config_with("pos_att_type", "\"c2p\"");
-    CHECK(al_config_parse(text, strlen(text), "config.json", &c, &err) == AL_OK && c.pos_att == 1);
+    CHECK(al_config_parse(text, strlen(text), "config.json", &c, &err) == AL_OK && al_deberta(&c)->pos_att == 1);
     free(text);
 
     expect_refused("model_type", "\"deberta\"", "model_type 'deberta' is not supported");
@@ -103,8 +104,8 @@ static void test_real_configs(void) {
         al_error err = {0};
         CHECK_MSG(al_config_parse(text, size, cases[i].file, &c, &err) == AL_OK, "%s", err.message);
         CHECK(c.arch == DEBERTA_ARCH && c.hidden_size == cases[i].hidden && c.n_layers == cases[i].layers);
-        CHECK(c.rel_span == 256 && c.position_buckets == 256 && c.max_relative_positions == 512 && c.pos_att == 3);
-        CHECK(!c.position_biased_input && c.norm_rel_ebd && c.type_vocab_size == 0 && c.vocab_size == 128100);
+        CHECK(al_deberta(&c)->rel_span == 256 && al_deberta(&c)->position_buckets == 256 && al_deberta(&c)->max_relative_positions == 512 && al_deberta(&c)->pos_att == 3);
+        CHECK(!al_deberta(&c)->position_biased_input && al_deberta(&c)->norm_rel_ebd && c.type_vocab_size == 0 && c.vocab_size == 128100);
         CHECK(c.layer_norm_eps == 1e-7f && c.act == AL_ACT_GELU);
         cJSON *req = cJSON_CreateObject();
         cJSON_AddStringToObject(req, "op", "check_config");

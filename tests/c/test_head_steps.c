@@ -19,6 +19,7 @@
 #include "golden_file.h"
 #include "methods/explain/head_steps.h"
 #include "model/model_internal.h"
+#include "model/family_params.h"
 
 #define MODEL_DIR "tests/golden/bert"
 
@@ -198,7 +199,7 @@ static void check_family(const char *dir, int disentangled) {
     o.rel_bucket = p, p += L;
     o.context = p, p += dh;
     o.output = p;
-    const int terms = 1 + ((c->pos_att & 1) != 0) + ((c->pos_att & 2) != 0);
+    const int terms = 1 + ((al_deberta(c)->pos_att & 1) != 0) + ((al_deberta(c)->pos_att & 2) != 0);
     const double scale = disentangled ? 1.0 / sqrt((double)dh * terms) : 1.0 / sqrt((double)dh);
     double e_fwd = 0, e_ref = 0, e_sum = 0, e_c2c = 0, e_scaled = 0, e_softmax = 0;
     int runs = 0, out_of_window = 0, bad_excluded = 0, pos_nonzero = 0;
@@ -266,7 +267,7 @@ static void check_family(const char *dir, int disentangled) {
     CHECK_MSG(e_softmax <= 1e-6, "softmax %.3g", e_softmax);
     CHECK_MSG(e_sum <= 1 && e_c2c <= 1 && e_scaled <= 1, "sum %.3g c2c %.3g scaled %.3g", e_sum, e_c2c, e_scaled);
     CHECK_MSG(bad_excluded == 0, "%d keys with a wrong exclusion", bad_excluded);
-    if (disentangled) CHECK(pos_nonzero > 0 && c->pos_att == 3);
+    if (disentangled) CHECK(pos_nonzero > 0 && al_deberta(c)->pos_att == 3);
     else CHECK(out_of_window > 0); /* the local window is shorter than the text */
     free(buf), free(hidden), free(attn), free(ids), free(mask), free(ref_attn);
     golden_close(&g);

@@ -15,6 +15,7 @@
 #include "methods/papa/papa_sweep.h"
 #include "methods/measures/value_zeroing.h"
 #include "model/forward_internal.h"
+#include "model/family_params.h"
 #include "model/modernbert.h"
 #include "kernels/kernels.h"
 #include "model/model_internal.h"
@@ -73,8 +74,8 @@ static void test_golden(void) {
     if (!m) return;
     const al_config *c = al_model_config(m);
     CHECK(strcmp(al_arch_name(c->arch), "modernbert") == 0 && al_model_has_mlm_head(m));
-    CHECK(c->global_attn_every_n_layers == 3 && c->local_attention == 4 && c->local_rope_theta == 10000.0 &&
-          c->global_rope_theta == 160000.0 && c->type_vocab_size == 0);
+    CHECK(al_modernbert(c)->global_attn_every_n_layers == 3 && al_modernbert(c)->local_attention == 4 && al_modernbert(c)->local_rope_theta == 10000.0 &&
+          al_modernbert(c)->global_rope_theta == 160000.0 && c->type_vocab_size == 0);
     CHECK(m->w.layers[0].ln_attn_g == NULL && m->w.layers[1].ln_attn_g != NULL && m->w.final_ln_g != NULL);
     CHECK(m->w.mlm_decoder_w == m->w.word_emb); /* tied */
     golden_file g;
@@ -241,7 +242,7 @@ static void test_long(void) {
     printf("modernbert: %d tokens ran; layer 1 reads only within 64 positions\n", L);
     /* a config built in code without the family's fields is refused, not divided by zero */
     al_config bad = *al_model_config(m);
-    bad.global_attn_every_n_layers = 0;
+    al_modernbert_mut(&bad)->global_attn_every_n_layers = 0;
     al_model *none = NULL;
     CHECK(al_model_new_random(&bad, 1, 1, &none, &err) == AL_ERR_INVALID && none == NULL &&
           strstr(err.message, "global_attn_every_n_layers"));
@@ -282,9 +283,9 @@ static void test_config(void) {
                        "\"global_rope_theta\": 50000, \"local_rope_theta\": null}";
     al_config ca, cn;
     al_error e2 = {0};
-    CHECK(al_config_parse(absent, strlen(absent), "config.json", &ca, &e2) == AL_OK && ca.local_rope_theta == 10000.0 &&
+    CHECK(al_config_parse(absent, strlen(absent), "config.json", &ca, &e2) == AL_OK && al_modernbert(&ca)->local_rope_theta == 10000.0 &&
           ca.max_position_embeddings == 8192);
-    CHECK(al_config_parse(null, strlen(null), "config.json", &cn, &e2) == AL_OK && cn.local_rope_theta == 50000.0);
+    CHECK(al_config_parse(null, strlen(null), "config.json", &cn, &e2) == AL_OK && al_modernbert(&cn)->local_rope_theta == 50000.0);
 
     /* The real ModernBERT-large config.json (not committed: ../shared/families or AL_FAMILIES). */
     const char *env = getenv("AL_FAMILIES");
@@ -304,8 +305,8 @@ static void test_config(void) {
     CHECK_MSG(al_config_parse(buf, n, path, &c, &err) == AL_OK, "%s", err.message);
     CHECK(strcmp(al_arch_name(c.arch), "modernbert") == 0 && c.hidden_size == 1024 && c.n_layers == 28 &&
           c.n_heads == 16 && c.intermediate_size == 2624 && c.vocab_size == 50368 && c.pad_token_id == 50283 &&
-          c.global_attn_every_n_layers == 3 && c.local_attention == 128 && c.global_rope_theta == 160000.0 &&
-          c.local_rope_theta == 10000.0 && c.max_position_embeddings == 8192 && c.act == AL_ACT_GELU &&
+          al_modernbert(&c)->global_attn_every_n_layers == 3 && al_modernbert(&c)->local_attention == 128 && al_modernbert(&c)->global_rope_theta == 160000.0 &&
+          al_modernbert(&c)->local_rope_theta == 10000.0 && c.max_position_embeddings == 8192 && c.act == AL_ACT_GELU &&
           fabsf(c.layer_norm_eps - 1e-5f) == 0.0f && c.tie_word_embeddings);
     /* check_config sizes it before any download */
     cJSON *req = cJSON_CreateObject();

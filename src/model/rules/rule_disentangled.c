@@ -16,6 +16,7 @@
 
 #include "../../kernels/kernels.h"
 #include "../deberta.h"
+#include "../family_params.h"
 #include "../score_rule.h"
 
 /* The relative embedding rows [lo, lo + n) that any distance of a sequence of L_out reads: rel_row is monotone
@@ -25,13 +26,13 @@ static void row_range(const int32_t *rel_row, int L_out, int *lo, int *n) {
     *n = rel_row[2 * L_out - 2] - rel_row[0] + 1;
 }
 
-static int table_rows(const al_config *c) { return 2 * c->rel_span; }
+static int table_rows(const al_config *c) { return 2 * al_deberta(c)->rel_span; }
 
 /* Floats of per-thread scratch one head's position terms need (c2p and p2c products). */
 static size_t head_scratch(const al_config *c, int L, int L_out) {
-    if (!c->rel_span) return 0;
+    if (!al_deberta(c)->rel_span) return 0;
     size_t cols = 2 * (size_t)L_out - 1;
-    if (cols > 2 * (size_t)c->rel_span) cols = 2 * (size_t)c->rel_span;
+    if (cols > 2 * (size_t)al_deberta(c)->rel_span) cols = 2 * (size_t)al_deberta(c)->rel_span;
     return 2 * (size_t)L * cols;
 }
 
@@ -44,10 +45,10 @@ static void head_probs(const al_config *c, const float *q, const float *k, const
                            const float *mask, const int32_t *map, const int32_t *rel_row, int L, int L_out, float *work,
                            float *probs) {
     const int D = c->hidden_size, dh = c->head_dim;
-    const int c2p = c->rel_span && (c->pos_att & 1), p2c = c->rel_span && (c->pos_att & 2);
+    const int c2p = al_deberta(c)->rel_span && (al_deberta(c)->pos_att & 1), p2c = al_deberta(c)->rel_span && (al_deberta(c)->pos_att & 2);
     const float scale = al_deberta_scale(c);
     int lo = 0, n = 0;
-    if (c->rel_span) row_range(rel_row, L_out, &lo, &n);
+    if (al_deberta(c)->rel_span) row_range(rel_row, L_out, &lo, &n);
     float *qr = work, *kr = work + (size_t)L * n; /* [L, n]: Q_i . Kr[lo + t] and K_j . Qr[lo + t] */
     al_gemm_nt(L, L, dh, 1.0f, q, D, k, D, probs, L, 0);
     if (c2p) al_gemm_nt(L, n, dh, 1.0f, q, D, pos_k + (size_t)lo * D, D, qr, n, 0);
@@ -88,7 +89,7 @@ static void extra_bwd(const al_score_layer *ly, const al_score_head *hd, const f
     const al_config *c = ly->c;
     if (!ly->rel_row) return; /* no relative attention: c2c alone */
     const int L = hd->L, D = c->hidden_size, dh = c->head_dim;
-    const int c2p = c->pos_att & 1, p2c = c->pos_att & 2;
+    const int c2p = al_deberta(c)->pos_att & 1, p2c = al_deberta(c)->pos_att & 2;
     for (int i = 0; i < L; i++)
         for (int j = 0; j < L; j++) {
             const float g = dZ[(size_t)i * L + j] * scale;
@@ -106,16 +107,16 @@ static void terms(const al_model *m, const al_layer_weights *lw, int col, int qu
     const al_config *c = &m->config;
     const int D = c->hidden_size, dh = c->head_dim;
     *c2c = al_steps_dot(q, k, dh), *c2p = 0.0f, *p2c = 0.0f;
-    if (!c->rel_span) return;
+    if (!al_deberta(c)->rel_span) return;
     const int r = al_deberta_rel_row(c, query - j);
     const float *rel = m->w.rel_emb + (size_t)r * D; /* the row's LayerNorm, as al_deberta_prepare */
     if (m->w.rel_ln_g) al_layernorm(rel, rel_in, 1, D, m->w.rel_ln_g, m->w.rel_ln_b, c->layer_norm_eps);
     else memcpy(rel_in, rel, sizeof(float) * (size_t)D);
-    if (c->pos_att & 1) { /* content to position: the query against the key projection of the distance */
+    if (al_deberta(c)->pos_att & 1) { /* content to position: the query against the key projection of the distance */
         al_steps_linear_fwd(rel_in, 1, lw->k_w, lw->k_b, D, col, dh, pos);
         *c2p = al_steps_dot(q, pos, dh);
     }
-    if (c->pos_att & 2) { /* position to content: the key against the query projection of the distance */
+    if (al_deberta(c)->pos_att & 2) { /* position to content: the key against the query projection of the distance */
         al_steps_linear_fwd(rel_in, 1, lw->q_w, lw->q_b, D, col, dh, pos);
         *p2c = al_steps_dot(k, pos, dh);
     }
@@ -142,7 +143,7 @@ static void steps(al_score_steps *st) {
         st->scaled[j] = c2c / scale + (c2p / scale + p2c / scale); /* head_probs' order */
         const int excluded = !st->mask[j];
         al_steps_put(st->c2c, j, c2c), al_steps_put(st->c2p, j, c2p), al_steps_put(st->p2c, j, p2c);
-        al_steps_put(st->rel_bucket, j, (float)(c->rel_span ? al_deberta_bucket(c, query - j) : query - j));
+        al_steps_put(st->rel_bucket, j, (float)(al_deberta(c)->rel_span ? al_deberta_bucket(c, query - j) : query - j));
         al_steps_put(st->excluded, j, (float)excluded);
         st->mask_add[j] = excluded ? -FLT_MAX : 0.0f;
         if (!excluded) st->weights[n_allowed++] = st->scaled[j]; /* packed to the front, as the forward */

@@ -14,15 +14,16 @@
 #include "../../core/error.h"
 #include "../../kernels/kernels.h"
 #include "../modernbert.h"
+#include "../family_params.h"
 #include "../rotary.h"
 #include "../score_rule.h"
 
 int al_modernbert_window(const al_config *c, int layer) {
-    return layer % c->global_attn_every_n_layers == 0 ? -1 : c->local_attention / 2;
+    return layer % al_modernbert(c)->global_attn_every_n_layers == 0 ? -1 : al_modernbert(c)->local_attention / 2;
 }
 
 static double rope_base(const al_config *c, int layer) {
-    return al_modernbert_window(c, layer) < 0 ? c->global_rope_theta : c->local_rope_theta;
+    return al_modernbert_window(c, layer) < 0 ? al_modernbert(c)->global_rope_theta : al_modernbert(c)->local_rope_theta;
 }
 
 /* Turns the queries and keys of rows [rows, ld] by their positions with the layer's rotary base. */
@@ -68,8 +69,8 @@ static void probs(const al_score_layer *ly, const al_score_head *hd, float *out)
 static float divisor(const al_config *c) { return sqrtf((float)c->head_dim); }
 
 static al_status check(const al_config *c, const char *family, al_error *err) {
-    if (c->global_attn_every_n_layers < 1 || c->local_attention < 0 || c->head_dim % 2 != 0 ||
-        !(c->global_rope_theta > 1.0) || !(c->local_rope_theta > 1.0))
+    if (al_modernbert(c)->global_attn_every_n_layers < 1 || al_modernbert(c)->local_attention < 0 || c->head_dim % 2 != 0 ||
+        !(al_modernbert(c)->global_rope_theta > 1.0) || !(al_modernbert(c)->local_rope_theta > 1.0))
         return al_err(err, AL_ERR_INVALID,
                       "config: %s needs global_attn_every_n_layers >= 1, local_attention >= 0, an even head size "
                       "and rotary bases above 1", family);
