@@ -16,7 +16,7 @@ const nativeBin = `${process.env.AL_BUILD_DIR ?? 'build/native'}/bench_encoder`;
 const wasmJs = `${process.env.AL_WASM_DIR ?? 'build/wasm'}/bench_encoder.js`;
 for (const f of [nativeBin, wasmJs]) {
   if (!existsSync(f)) {
-    console.error(`compare: ${f} is missing; run scripts/test.sh (or build it) first`);
+    console.error(`compare: ${f} is missing; build it first (the WASM build makes bench programs only when asked: cmake --build build/wasm --target bench_encoder)`);
     process.exit(1);
   }
 }

@@ -6,13 +6,33 @@
 #      property test of the page's link decoder (tests/js/link_fuzz.mjs, seed 1)
 #   3. WASM build (Emscripten, -msimd128) + the same C tests under node
 #   4. JS tests (node:test): tokenizer ids vs the Hugging Face JS tokenizers, the WASM module's API
+# test.sh --quick: the developer's loop, a few minutes: the native build, the C tests labelled "fast"
+# (CMakeLists.txt), and the JS tests that need neither the WASM build nor a browser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+quick=0
+case "${1:-}" in
+  "") ;;
+  --quick) quick=1 ;;
+  *) echo "usage: scripts/test.sh [--quick]" >&2; exit 2 ;;
+esac
 scripts/setup.sh
 export NODE_PATH=/usr/share/nodejs  # Debian Emscripten's optimizer needs acorn from here
 jobs=$(nproc)
 
 step() { printf '\n=== %s ===\n' "$*"; }
+
+if [[ $quick -eq 1 ]]; then
+  step "native build and the fast C tests"
+  cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build/native -j "$jobs"
+  ctest --test-dir build/native --output-on-failure -j "$jobs" -L fast
+  step "JS tests without the WASM build or a browser"
+  # a JS test that loads the WASM build names AL_WASM_DIR (the browser tests through tests/js/browser.test.mjs)
+  mapfile -t js < <(grep -L AL_WASM_DIR tests/js/*.test.mjs)
+  node --test --test-reporter=spec "${js[@]}"
+  exit 0
+fi
 
 step "native build and C tests"
 cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -13,6 +13,7 @@
 #include "attnlab.h"
 #include "cJSON.h"
 #include "check.h"
+#include "reply_tensor.h"
 
 #define MODEL_DIR "tests/golden/bert"
 
@@ -73,12 +74,6 @@ static void expect_error(al_session *s, const char *request, al_status code, con
     CHECK(reply.n_tensors == 0);
     cJSON_Delete(r);
     al_reply_free(&reply);
-}
-
-static const al_tensor_out *find_tensor(const al_reply *reply, const char *name) {
-    for (int i = 0; i < reply->n_tensors; i++)
-        if (strcmp(reply->tensors[i].name, name) == 0) return &reply->tensors[i];
-    return NULL;
 }
 
 static int json_int(const cJSON *obj, const char *key) {

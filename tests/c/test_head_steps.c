@@ -15,6 +15,7 @@
 #include "attnlab.h"
 #include "cJSON.h"
 #include "check.h"
+#include "reply_tensor.h"
 #include "session_request.h"
 #include "golden_file.h"
 #include "methods/explain/head_steps.h"
@@ -274,12 +275,6 @@ static void check_family(const char *dir, int disentangled) {
     al_model_free(model);
 }
 
-static const float *find_tensor(const al_reply *r, const char *name) {
-    for (int i = 0; i < r->n_tensors; i++)
-        if (strcmp(r->tensors[i].name, name) == 0) return r->tensors[i].data;
-    return NULL;
-}
-
 static const float *tensor(const al_reply *r, const char *name, int64_t numel) {
     for (int i = 0; i < r->n_tensors; i++)
         if (strcmp(r->tensors[i].name, name) == 0) {
@@ -312,7 +307,7 @@ static void check_op(al_session *s) {
     const float *context = tensor(&rs, "context", dh);
     /* BERT's reply keeps its fields and adds the rule's name, no DeBERTa terms, nothing excluded */
     CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(js, "score_rule")), "scaled_dot") == 0);
-    CHECK(!find_tensor(&rs, "c2c") && !cJSON_GetObjectItem(js, "terms") && !cJSON_GetObjectItem(js, "window"));
+    CHECK(!find_tensor_data(&rs, "c2c") && !cJSON_GetObjectItem(js, "terms") && !cJSON_GetObjectItem(js, "window"));
     const float *excluded = tensor(&rs, "excluded", L);
     for (int j = 0; excluded && j < L; j++) CHECK(excluded[j] == 0.0f);
     CHECK(tensor(&rs, "output", 32) && tensor(&rs, "keys", L * dh) && tensor(&rs, "query", dh));
@@ -364,11 +359,11 @@ static void check_family_op(al_session *s, const char *id, int disentangled, int
     snprintf(req, sizeof req, "{\"op\":\"head_steps\",\"model\":\"%s\",\"input_ids\":[%s],\"pad_to\":12,"
              "\"layer\":%d,\"head\":1,\"query\":%d}", id, ids, layer, q);
     cJSON *js = run(s, req, AL_OK, &rs);
-    const float *att = find_tensor(&ra, "attentions"), *row = find_tensor(&rs, "attention_row");
-    const float *weights = find_tensor(&rs, "weights"), *excluded = find_tensor(&rs, "excluded");
-    const float *scores = find_tensor(&rs, "scores"), *c2c = find_tensor(&rs, "c2c"), *c2p = find_tensor(&rs, "c2p");
-    const float *p2c = find_tensor(&rs, "p2c");
-    CHECK(att && row && weights && excluded && scores && find_tensor(&rs, "rel_distance"));
+    const float *att = find_tensor_data(&ra, "attentions"), *row = find_tensor_data(&rs, "attention_row");
+    const float *weights = find_tensor_data(&rs, "weights"), *excluded = find_tensor_data(&rs, "excluded");
+    const float *scores = find_tensor_data(&rs, "scores"), *c2c = find_tensor_data(&rs, "c2c");
+    const float *c2p = find_tensor_data(&rs, "c2p"), *p2c = find_tensor_data(&rs, "p2c");
+    CHECK(att && row && weights && excluded && scores && find_tensor_data(&rs, "rel_distance"));
     const char *rule = cJSON_GetStringValue(cJSON_GetObjectItem(js, "score_rule"));
     CHECK(rule && strcmp(rule, disentangled ? "disentangled" : "rotary_window") == 0);
     if (disentangled) {

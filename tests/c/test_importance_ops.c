@@ -10,15 +10,10 @@
 #include "attnlab.h"
 #include "cJSON.h"
 #include "check.h"
+#include "reply_tensor.h"
 #include "session_request.h"
 #include "methods/tasks/task.h"
 #include "methods/measures/value_zeroing.h"
-
-static const al_tensor_out *find_tensor(const al_reply *reply, const char *name) {
-    for (int i = 0; i < reply->n_tensors; i++)
-        if (strcmp(reply->tensors[i].name, name) == 0) return &reply->tensors[i];
-    return NULL;
-}
 
 static void test_value_zeroing(al_session *s, const al_model *m) {
     static const int32_t ids[] = {2, 10, 20, 30, 40, 50, 3};

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "fnv_digest.h"
 #include "core/rng.h"
 #include "kernels/kernels.h"
 #include "kernels/vmath.h"
@@ -389,12 +390,6 @@ static void test_activations(al_rng *r) {
 
 /* ---------------------------------------------------------------- bit-identity checksum */
 
-static uint64_t fnv1a(uint64_t h, const float *x, size_t n) {
-    const unsigned char *p = (const unsigned char *)x;
-    for (size_t i = 0; i < n * sizeof(float); i++) h = (h ^ p[i]) * 0x100000001b3ULL;
-    return h;
-}
-
 /* Fixed-seed inputs through every kernel; the hash of all output bits must be the same on the
  * native (SSE or scalar) and WASM builds. */
 /* The hash print_checksum computes: the same on every build and path (docs/kernels.md). */
@@ -403,28 +398,28 @@ static uint64_t fnv1a(uint64_t h, const float *x, size_t n) {
 static void print_checksum(void) {
     al_rng r;
     al_rng_seed(&r, 20240607);
-    uint64_t h = 0xcbf29ce484222325ULL;
+    uint64_t h = FNV_DIGEST_START;
     int M = 67, N = 141, K = 300;
     float *A = alloc_floats((size_t)M * K), *B = alloc_floats((size_t)N * K), *C = alloc_floats((size_t)M * N);
     for (size_t i = 0; i < (size_t)M * K; i++) A[i] = al_rng_normal(&r);
     for (size_t i = 0; i < (size_t)N * K; i++) B[i] = al_rng_normal(&r);
     al_gemm_nt(M, N, K, 0.125f, A, K, B, K, C, N, 0);
-    h = fnv1a(h, C, (size_t)M * N);
+    h = fnv_digest(h, C, (size_t)M * N);
     al_gemm_nn(M, N, 141, 1.0f, A, K, B, N, C, N, 1);
-    h = fnv1a(h, C, (size_t)M * N);
+    h = fnv_digest(h, C, (size_t)M * N);
     al_gemm_tn(M, N, 100, -0.5f, A, M, B, N, C, N, 1);
-    h = fnv1a(h, C, (size_t)M * N);
+    h = fnv_digest(h, C, (size_t)M * N);
     al_softmax_rows(C, M, N, N);
-    h = fnv1a(h, C, (size_t)M * N);
+    h = fnv_digest(h, C, (size_t)M * N);
     al_layernorm(A, A, M, K, B, B + K, 1e-12f);
-    h = fnv1a(h, A, (size_t)M * K);
+    h = fnv_digest(h, A, (size_t)M * K);
     al_gelu(A, (size_t)M * K);
-    h = fnv1a(h, A, (size_t)M * K);
+    h = fnv_digest(h, A, (size_t)M * K);
     al_gelu_tanh(B, (size_t)N * K);
-    h = fnv1a(h, B, (size_t)N * K);
+    h = fnv_digest(h, B, (size_t)N * K);
     float g[1001];
     for (int i = 0; i <= 1000; i++) g[i] = al_expf(-100.0f + 0.19f * i) + al_erff(-5.0f + 0.01f * i) + al_tanhf(-5.0f + 0.01f * i);
-    h = fnv1a(h, g, 1001);
+    h = fnv_digest(h, g, 1001);
     printf("kernels checksum (%s): %016llx\n", al_kernels_path(), (unsigned long long)h);
     CHECK_MSG(h == KERNELS_CHECKSUM, "kernel path %s: checksum %016llx, every build and path gives %016llx",
               al_kernels_path(), (unsigned long long)h, (unsigned long long)KERNELS_CHECKSUM);

@@ -11,16 +11,11 @@
 #include "attnlab.h"
 #include "cJSON.h"
 #include "check.h"
+#include "reply_tensor.h"
 #include "methods/papa/papa_sweep.h"
 #include "methods/probes/probe_data_internal.h"
 
 #define N_EXAMPLES 6
-
-static const al_tensor_out *find_tensor(const al_reply *r, const char *name) {
-    for (int i = 0; i < r->n_tensors; i++)
-        if (strcmp(r->tensors[i].name, name) == 0) return &r->tensors[i];
-    return NULL;
-}
 
 /* The attention request for the first n training examples of task, the heads of pol that are constant pointing
  * at the session tensor "C". */

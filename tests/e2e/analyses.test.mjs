@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import {
-  distinctColours, launchChromium, linkState, linkUrl, newContext, newPage, root, runText, skipReason as skip, startServer,
-  waitIdle,
+  distinctColours, launchChromium, linkState, linkUrl, newContext, newPage, root, runText, skipReason as skip,
+  startServer, waitIdle, writeModelIndex,
 } from './helpers.mjs';
 import { makeWideModel, vocabTokens } from './make_test_model.mjs';
 import { readText } from '../../web/png_text.js';
@@ -67,12 +67,11 @@ before(async () => {
   makeWideModel(path.join(models, 'test-bert-b'), { seed: 99 });  // the same shape, other weights
   // 4 x 4 heads of dimension 16: sentences of up to 16 tokens have A_eff = A in exact mode.
   makeWideModel(path.join(models, 'wide-head'), { layers: 4, heads: 4, hidden: 64, intermediate: 128, positions: 128, seed: 7 });
-  const files = ['config.json', 'model.safetensors', 'vocab.txt', 'tokenizer_config.json'];
-  writeFileSync(path.join(models, 'index.json'), JSON.stringify([
-    { id: 'test-bert', name: 'Test BERT 12x12', path: 'test-bert', default: true, files },
-    { id: 'test-bert-b', name: 'Test BERT 12x12 (other seed)', path: 'test-bert-b', files },
-    { id: 'wide-head', name: 'Test BERT 4x4, head dimension 16', path: 'wide-head', files },
-  ]));
+  writeModelIndex(models, [
+    { id: 'test-bert', name: 'Test BERT 12x12', default: true },
+    { id: 'test-bert-b', name: 'Test BERT 12x12 (other seed)' },
+    { id: 'wide-head', name: 'Test BERT 4x4, head dimension 16' },
+  ]);
   const data = path.join(work, 'data');
   writeCorpus(data);
   server = await startServer({ AL_MODELS_DIR: models, AL_DATA_DIR: data });

@@ -7,14 +7,13 @@
 // Prints the time to the first heatmap and the longest main-thread task during computation.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import {
-  distinctColours, launchChromium, linkState, linkUrl, newContext, newPage, root, runText, skipReason, startServer,
-  waitIdle,
+  distinctColours, launchChromium, linkState, linkUrl, newContext, newPage, root, runText, skipReason, startMirror,
+  startServer, waitIdle, writeModelIndex,
 } from './helpers.mjs';
 import { makeGoldenModel, makeWideModel } from './make_test_model.mjs';
 
@@ -33,35 +32,13 @@ let page;
 const mirrorLog = [];
 const measured = {};
 
-// A Hugging Face look-alike: /<owner>/<name>/resolve/main/<file> from dir/<owner>/<name>/<file>.
-function startMirror(dir) {
-  const srv = createServer((req, res) => {
-    const headers = { 'Access-Control-Allow-Origin': '*', 'Cross-Origin-Resource-Policy': 'cross-origin' };
-    const url = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-    mirrorLog.push(url);
-    const m = /^\/([\w.-]+\/[\w.-]+)\/resolve\/([\w.-]+)\/([\w.-]+)$/.exec(url);
-    const file = m && m[2] === 'main' ? path.join(dir, m[1], m[3]) : null;
-    if (!file || !existsSync(file)) {
-      res.writeHead(404, headers).end('Entry not found');
-      return;
-    }
-    const body = readFileSync(file);
-    res.writeHead(200, { ...headers, 'Content-Length': body.length, 'Content-Type': 'application/octet-stream' });
-    res.end(body);
-  });
-  return new Promise((resolve) => srv.listen(0, '127.0.0.1', () => resolve(srv)));
-}
-
 before(async () => {
   if (skip) return;
   mkdirSync(artifacts, { recursive: true });
   work = mkdtempSync(path.join(tmpdir(), 'attnlab-browser-'));
   const models = path.join(work, 'models');
   makeWideModel(path.join(models, 'test-bert'));
-  writeFileSync(path.join(models, 'index.json'), JSON.stringify([
-    { id: 'test-bert', name: 'Test BERT 12x12', path: 'test-bert', default: true,
-      files: ['config.json', 'model.safetensors', 'vocab.txt', 'tokenizer_config.json'] },
-  ]));
+  writeModelIndex(models, [{ id: 'test-bert', name: 'Test BERT 12x12', default: true }]);
   const hub = path.join(work, 'hub');
   makeGoldenModel(path.join(hub, 'test-org/tiny-bert'));
   mkdirSync(path.join(hub, 'test-org/gpt'), { recursive: true });
@@ -92,7 +69,7 @@ before(async () => {
 
   server = await startServer({ AL_MODELS_DIR: models });
   base = server.url;
-  mirror = await startMirror(hub);
+  mirror = await startMirror(hub, mirrorLog);
   mirrorBase = `http://127.0.0.1:${mirror.address().port}`;
   browser = await launchChromium();
   page = await newPage(await newContext(browser));

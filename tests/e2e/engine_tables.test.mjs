@@ -7,9 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 
-import { launchChromium, linkUrl, newContext, newPage, root, skipReason, startServer } from './helpers.mjs';
+import { cli, launchChromium, linkUrl, newContext, newPage, root, skipReason, startServer } from './helpers.mjs';
 
-const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
 const skip = skipReason || (!existsSync(cli) ? `no CLI at ${cli}` : false);
 let server;
 let browser;

@@ -13,14 +13,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { parseSafetensors, serializeSafetensors } from '../../wasm/safetensors.mjs';
 import { makeWideModel } from './make_test_model.mjs';
 import { spmModel, textOf, unigramJson } from './family_tokenizers.mjs';
-import { distinctColours, launchChromium, newContext, newPage, root, runText, setControls, skipReason, startServer, waitIdle } from './helpers.mjs';
+import { distinctColours, launchChromium, newContext, newPage, root, runText, setControls, skipReason, startMirror, startServer, waitIdle, writeModelIndex } from './helpers.mjs';
 
 const skip = skipReason || (!existsSync(path.join(root, 'build/data/tasks/pos.jsonl')) ? 'no built-in tasks (build/data/tasks)' : false);
 const golden = (dir) => path.join(root, 'tests/golden', dir);
@@ -61,25 +60,6 @@ function goldenOf(dir) {
   return { ids, B, L, shape: tensors.attentions.shape, att: tensors.attentions.data };
 }
 
-// A Hugging Face look-alike: /<owner>/<name>/resolve/main/<file> from dir/<owner>/<name>/<file>.
-function startMirror(dir) {
-  const srv = createServer((req, res) => {
-    const headers = { 'Access-Control-Allow-Origin': '*', 'Cross-Origin-Resource-Policy': 'cross-origin' };
-    const url = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-    mirrorLog.push(url);
-    const m = /^\/([\w.-]+\/[\w.-]+)\/resolve\/main\/([\w.-]+)$/.exec(url);
-    const file = m ? path.join(dir, m[1], m[2]) : null;
-    if (!file || !existsSync(file)) {
-      res.writeHead(404, headers).end('Entry not found');
-      return;
-    }
-    const body = readFileSync(file);
-    res.writeHead(200, { ...headers, 'Content-Length': body.length, 'Content-Type': 'application/octet-stream' });
-    res.end(body);
-  });
-  return new Promise((resolve) => srv.listen(0, '127.0.0.1', () => resolve(srv)));
-}
-
 let dirs = {};
 
 before(async () => {
@@ -87,10 +67,7 @@ before(async () => {
   work = mkdtempSync(path.join(tmpdir(), 'attnlab-families-'));
   const models = path.join(work, 'models');
   makeWideModel(path.join(models, 'test-bert'), { layers: 2, heads: 2, hidden: 16, intermediate: 32 });
-  writeFileSync(path.join(models, 'index.json'), JSON.stringify([
-    { id: 'test-bert', name: 'Test BERT 2x2', path: 'test-bert', default: true,
-      files: ['config.json', 'model.safetensors', 'vocab.txt', 'tokenizer_config.json'] },
-  ]));
+  writeModelIndex(models, [{ id: 'test-bert', name: 'Test BERT 2x2', default: true }]);
   // the golden rows the tests type: DeBERTa's rows 1 and 2, ModernBERT's row 0
   const deberta = goldenOf('deberta_v3');
   const words = new Set([...deberta.ids[1], ...deberta.ids[2], ...goldenOf('modernbert').ids[0]]);
@@ -110,7 +87,7 @@ before(async () => {
   };
   const hub = path.join(work, 'hub');
   folder('hub/test-org/deberta-v3-tiny', 'deberta_v3', spm);
-  mirror = await startMirror(hub);
+  mirror = await startMirror(hub, mirrorLog);
   mirrorBase = `http://127.0.0.1:${mirror.address().port}`;
   server = await startServer({ AL_MODELS_DIR: models }); // build/data: the built-in tasks PAPA reads
   browser = await launchChromium();

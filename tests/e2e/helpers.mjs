@@ -1,8 +1,10 @@
 // helpers.mjs: what the browser tests share: the static server (scripts/serve.mjs on a free port),
 // Chromium through playwright-core, a context that records long main-thread tasks, and small page
 // probes. The same steps as tests/e2e/browser.test.mjs, for the tests written after it.
-//   AL_WASM_DIR (default build/wasm), AL_CHROMIUM (default /usr/bin/chromium)
+//   AL_WASM_DIR (default build/wasm), AL_CHROMIUM (default /usr/bin/chromium), AL_BUILD_DIR (default
+//   build/native: the native CLI the tests compare the page with)
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const wasmDir = path.resolve(root, process.env.AL_WASM_DIR ?? 'build/wasm');
 export const chromiumPath = process.env.AL_CHROMIUM ?? '/usr/bin/chromium';
+export const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
 export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
                               '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
@@ -39,6 +42,36 @@ export function startServer(env = {}) {
     child.stderr.on('data', (d) => { out += d; });
     child.on('exit', (code) => reject(new Error(`serve.mjs exited (${code}): ${out}`)));
   });
+}
+
+// The files of a model folder the page loads (tests/e2e/make_test_model.mjs writes them).
+export const MODEL_FILES = ['config.json', 'model.safetensors', 'vocab.txt', 'tokenizer_config.json'];
+
+// models/index.json for the test models in folder models, one folder per id: entries { id, name, default, files }
+// (files defaults to MODEL_FILES).
+export function writeModelIndex(models, entries) {
+  writeFileSync(path.join(models, 'index.json'), JSON.stringify(entries.map(({ id, name, default: isDefault, files = MODEL_FILES }) =>
+    ({ id, name, path: id, ...(isDefault ? { default: true } : {}), files }))));
+}
+
+// A Hugging Face look-alike on a free port: /<owner>/<name>/resolve/main/<file> from dir/<owner>/<name>/<file>,
+// 404 for anything else; every path asked for is pushed to log.
+export function startMirror(dir, log) {
+  const srv = createServer((req, res) => {
+    const headers = { 'Access-Control-Allow-Origin': '*', 'Cross-Origin-Resource-Policy': 'cross-origin' };
+    const url = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    log.push(url);
+    const m = /^\/([\w.-]+\/[\w.-]+)\/resolve\/main\/([\w.-]+)$/.exec(url);
+    const file = m ? path.join(dir, m[1], m[2]) : null;
+    if (!file || !existsSync(file)) {
+      res.writeHead(404, headers).end('Entry not found');
+      return;
+    }
+    const body = readFileSync(file);
+    res.writeHead(200, { ...headers, 'Content-Length': body.length, 'Content-Type': 'application/octet-stream' });
+    res.end(body);
+  });
+  return new Promise((resolve) => srv.listen(0, '127.0.0.1', () => resolve(srv)));
 }
 
 // A models folder in dir that serves the repository's embedded model `id` as the only one and the default
@@ -123,6 +156,20 @@ export async function setControls(p, values) {
       node.dispatchEvent(new Event('change', { bubbles: true }));
     }
   }, values);
+}
+
+// Shows a view once what it needs from another op (effective attention, rollout, ...) is fetched and drawn.
+export async function showView(p, id, timeout = 60000) {
+  await p.selectOption('#view-select', id);
+  await p.waitForFunction((v) => window.attnlab.explorer.view.spec === v && window.attnlab.explorer.drawable() &&
+    !window.attnlab.app.effJob && window.attnlab.current?.view === v, id, { timeout });
+  await waitIdle(p);
+}
+
+// Waits until the step-by-step view (web/explain) computed once more than prev times and is idle.
+export function explainDone(p, prev, timeout = 60000) {
+  return p.waitForFunction((n) => window.attnlab.panels.explain.count > n &&
+    !window.attnlab.panels.explain.runner.current, prev, { timeout });
 }
 
 export async function runText(p, text) {

@@ -14,7 +14,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { embeddedModelOnly, launchChromium, linkUrl, modelReady, openUrl, root, runText, setControls, skipReason, startServer, waitIdle } from './helpers.mjs';
+import { embeddedModelOnly, launchChromium, linkUrl, modelReady, openUrl, root, runText, setControls, showView, skipReason, startServer, waitIdle } from './helpers.mjs';
 
 const skip = skipReason || (!existsSync(path.join(root, 'build/data/tasks/pos.jsonl')) ? 'no built-in tasks (build/data/tasks)' : false);
 const shots = process.env.AL_SCREENSHOTS ?? null; // a folder for screenshots, when given
@@ -41,14 +41,6 @@ after(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-// Shows a view and waits until what it needs is fetched and drawn.
-async function showView(p, id) {
-  await p.selectOption('#view-select', id);
-  await p.waitForFunction((v) => window.attnlab.explorer.view.spec === v && window.attnlab.explorer.drawable() &&
-    !window.attnlab.app.effJob && window.attnlab.current?.view === v, id, { timeout: 120000 });
-  await waitIdle(p);
-}
-
 // After a need's setting changed: its new data drawn.
 async function needSettled(p, prev) {
   await p.waitForFunction((n) => window.attnlab.app.effCount > n && !window.attnlab.app.effJob, prev, { timeout: 120000 });
@@ -71,7 +63,7 @@ test('rollout, norm-based attention and value zeroing: their ops, rows summing t
   const standard = await p.evaluate(() => window.attnlab.current.matrix);
 
   // rollout of the raw weights: rows sum to 1, read back from the exported JSON
-  await showView(p, 'rollout');
+  await showView(p, 'rollout', 120000);
   assert.equal(await p.isVisible('#rollout-controls'), true);
   await p.evaluate(() => window.attnlab.explorer.select(3, 1));
   await waitIdle(p);
@@ -113,7 +105,7 @@ test('rollout, norm-based attention and value zeroing: their ops, rows summing t
   await q.context().close();
 
   // norm-based attention: one scale for every head of the run (0 to its largest value), the norm mass under each head
-  await showView(p, 'norm');
+  await showView(p, 'norm', 120000);
   const norm = await p.evaluate(() => {
     const ex = window.attnlab.explorer;
     const scales = [];
@@ -144,7 +136,7 @@ test('rollout, norm-based attention and value zeroing: their ops, rows summing t
   assert.equal(same, true);
 
   // value zeroing: rows sum to 1, with the raw cosine distances in the export
-  await showView(p, 'value_zeroing');
+  await showView(p, 'value_zeroing', 120000);
   const vz = JSON.parse(await download(p, '#export-json'));
   assert.equal(vz.value_zeroing.op, 'value_zeroing');
   for (const s of rowSums(vz.matrix)) assert.ok(Math.abs(s - 1) < 1e-5, `a value-zeroing row sums to ${s}`);

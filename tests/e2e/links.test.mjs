@@ -16,18 +16,19 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import {
-  launchChromium, linkState, linkUrl, newContext, newPage, runText, skipReason as skip, startServer, waitIdle,
+  launchChromium, linkState, linkUrl, MODEL_FILES, newContext, newPage, runText, skipReason as skip, startServer,
+  waitIdle, writeModelIndex,
 } from './helpers.mjs';
 import { makeWideModel, vocabTokens } from './make_test_model.mjs';
 import { LINK_MAX_CHARS } from '../../web/link.js';
 
 const HOSTILE = '<img src=x onerror=window.__pwned=1>';
-const LOCAL_FILES = ['config.json', 'model.safetensors', 'vocab.txt', 'tokenizer_config.json'];
+const LOCAL_FILES = MODEL_FILES;
 let work;
 let server;
 let base;
@@ -41,9 +42,7 @@ before(async () => {
   work = mkdtempSync(path.join(tmpdir(), 'attnlab-links-'));
   const models = path.join(work, 'models');
   makeWideModel(path.join(models, 'test-bert'));
-  writeFileSync(path.join(models, 'index.json'), JSON.stringify([
-    { id: 'test-bert', name: 'Test BERT 12x12', path: 'test-bert', default: true, files: LOCAL_FILES },
-  ]));
+  writeModelIndex(models, [{ id: 'test-bert', name: 'Test BERT 12x12', default: true }]);
   // The user's own model, and another valid model of the same shape and file names.
   const small = { layers: 3, heads: 4, hidden: 32, intermediate: 64, positions: 64 };
   makeWideModel(path.join(work, 'local'), { ...small, seed: 77 });

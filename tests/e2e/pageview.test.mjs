@@ -10,7 +10,7 @@ import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { launchChromium, newPage, root, runText, skipReason as skip, startServer, waitIdle, writeCorpus } from './helpers.mjs';
+import { explainDone, launchChromium, newPage, root, runText, showView, skipReason as skip, startServer, waitIdle, writeCorpus } from './helpers.mjs';
 
 let server;
 let browser;
@@ -29,22 +29,11 @@ async function openPage(viewport = { width: 1280, height: 720 }, { deviceScaleFa
   return p;
 }
 
-const explainDone = (p, prev) => p.waitForFunction((n) => window.attnlab.panels.explain.count > n &&
-  !window.attnlab.panels.explain.runner.current, prev, { timeout: 60000 });
-
 async function explainNow(p) {
   const prev = await p.evaluate(() => window.attnlab.panels.explain.count);
   await p.locator('#explain').scrollIntoViewIfNeeded(); // the view computes once it is on screen
   await p.evaluate(() => window.attnlab.panels.explain.update());
   await explainDone(p, prev);
-}
-
-// Shows a view once what it needs from another op (effective attention, rollout, ...) is fetched and drawn.
-async function showView(p, id) {
-  await p.selectOption('#view-select', id);
-  await p.waitForFunction((v) => window.attnlab.explorer.view.spec === v && window.attnlab.explorer.drawable() &&
-    !window.attnlab.app.effJob && window.attnlab.current?.view === v, id, { timeout: 60000 });
-  await waitIdle(p);
 }
 
 // Every fillText on the canvases with an id since the canvas was last cleared (a legend's drawing

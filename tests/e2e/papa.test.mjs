@@ -22,9 +22,8 @@ import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 
 import { plainSettings } from '../../web/provenance.js';
-import { embeddedModelOnly, launchChromium, linkUrl, modelReady, newContext, newPage, openUrl, root, runText, setControls, skipReason, startServer } from './helpers.mjs';
+import { cli, embeddedModelOnly, launchChromium, linkUrl, modelReady, newContext, newPage, openUrl, root, runText, setControls, skipReason, startServer, writeModelIndex } from './helpers.mjs';
 
-const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
 const skip = skipReason || (!existsSync(cli) ? `no native CLI at ${cli}`
   : !existsSync(path.join(root, 'build/data/tasks/pos.jsonl')) ? 'no built-in tasks (build/data/tasks)' : false);
 
@@ -237,11 +236,7 @@ test('the first example compares the embedded models: one run, side by side, eac
   const models = path.join(work, 'models');
   cpSync(path.join(root, 'models/attnlab-mini-bert'), path.join(models, 'attnlab-mini-bert'), { recursive: true });
   execFileSync(cli, ['export', path.join(root, 'models/attnlab-mini-bert'), path.join(models, 'mini-f16'), '--dtype', 'F16']);
-  const files = ['config.json', 'model.safetensors', 'vocab.txt', 'tokenizer_config.json'];
-  writeFileSync(path.join(models, 'index.json'), JSON.stringify([
-    { id: 'attnlab-mini-bert', name: 'mini', path: 'attnlab-mini-bert', default: true, files },
-    { id: 'mini-f16', name: 'mini in float16', path: 'mini-f16', files },
-  ]));
+  writeModelIndex(models, [{ id: 'attnlab-mini-bert', name: 'mini', default: true }, { id: 'mini-f16', name: 'mini in float16' }]);
   const two = await startServer({ AL_MODELS_DIR: models });
   try {
     const p = await openPage(two.url);

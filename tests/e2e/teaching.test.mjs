@@ -9,7 +9,7 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { embeddedModelOnly, launchChromium, newPage, root, runText, skipReason as skip, startServer, waitIdle, writeCorpus } from './helpers.mjs';
+import { embeddedModelOnly, explainDone, launchChromium, newPage, root, runText, skipReason as skip, startServer, waitIdle, writeCorpus } from './helpers.mjs';
 
 let server;
 let browser;
@@ -24,9 +24,6 @@ async function openPage(viewport = { width: 1400, height: 900 }, query = '') {
   return p;
 }
 
-const explainDone = (p, prev) => p.waitForFunction((n) => window.attnlab.panels.explain.count > n &&
-  !window.attnlab.panels.explain.runner.current, prev, { timeout: 30000 });
-
 let work;
 
 before(async () => {
@@ -38,7 +35,7 @@ before(async () => {
   browser = await launchChromium();
   page = await openPage();
   await page.locator('#explain').scrollIntoViewIfNeeded(); // the view computes once it is on screen
-  await explainDone(page, 0);
+  await explainDone(page, 0, 30000);
 });
 
 after(async () => {
@@ -52,7 +49,7 @@ test('explain a head: the real numbers, step by step, from the keyboard', { skip
   const prev = await page.evaluate(() => window.attnlab.panels.explain.count);
   await page.focus('#explain-query');
   await page.keyboard.press('ArrowDown');
-  await explainDone(page, prev);
+  await explainDone(page, prev, 30000);
   const got = await page.evaluate(() => {
     const d = window.attnlab.panels.explain.data;
     const cur = window.attnlab.current;
@@ -85,14 +82,14 @@ test('explain a head: the real numbers, step by step, from the keyboard', { skip
   await page.focus('.thumb[data-layer="0"][data-head="0"]');
   await page.keyboard.press('ArrowDown');
   await page.locator('#explain').scrollIntoViewIfNeeded();
-  await explainDone(page, before2);
+  await explainDone(page, before2, 30000);
   assert.deepEqual(await page.evaluate(() => [window.attnlab.panels.explain.data.layer, window.attnlab.panels.explain.data.head]),
                    [1, 0]);
 
   // the constant head: uniform gives 1/n per token and a change of the context
   const before3 = await page.evaluate(() => window.attnlab.panels.explain.count);
   await page.selectOption('#explain-constant', 'uniform');
-  await explainDone(page, before3);
+  await explainDone(page, before3, 30000);
   const u = await page.evaluate(() => ({ c: Array.from(window.attnlab.panels.explain.data.constant), n: window.attnlab.panels.explain.data.n,
                                          text: document.getElementById('xs-const').textContent }));
   assert.ok(u.c.every((x) => Math.abs(x - 1 / u.n) < 1e-12));
@@ -101,7 +98,7 @@ test('explain a head: the real numbers, step by step, from the keyboard', { skip
   // the corpus average: rows that sum to 1 over the real tokens
   const before4 = await page.evaluate(() => window.attnlab.panels.explain.count);
   await page.selectOption('#explain-constant', 'average');
-  await explainDone(page, before4);
+  await explainDone(page, before4, 30000);
   const a = await page.evaluate(() => ({ c: Array.from(window.attnlab.panels.explain.data.constant), text: document.getElementById('xs-const').textContent }));
   assert.ok(Math.abs(a.c.reduce((s, x) => s + x, 0) - 1) < 1e-9);
   assert.match(a.text, /average attention over 6 held-out Brown sentences/);

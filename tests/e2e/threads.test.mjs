@@ -13,11 +13,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { embeddedModelOnly, launchChromium, newContext, newPage, root, skipReason, startServer, waitIdle, wasmDir } from './helpers.mjs';
+import { cli, embeddedModelOnly, launchChromium, newContext, newPage, root, skipReason, startServer, waitIdle, wasmDir } from './helpers.mjs';
 import { parseSafetensors } from '../../wasm/safetensors.mjs';
 import { defaultEmbedded } from '../../web/models.js';
 
-const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
 const skip = skipReason || (!existsSync(path.join(wasmDir, 'attnlab_wasm_mt.wasm')) ? `no threaded WASM build in ${wasmDir}`
   : !existsSync(cli) ? `no native CLI at ${cli}` : false);
 
