@@ -18,6 +18,8 @@ case "${1:-}" in
 esac
 scripts/setup.sh
 export NODE_PATH=/usr/share/nodejs  # Debian Emscripten's optimizer needs acorn from here
+# Debian's python3 for emcc: a python3 shim earlier on PATH (pyenv) made each emcc call about 3x slower here
+export EMSDK_PYTHON=/usr/bin/python3
 jobs=$(nproc)
 
 step() { printf '\n=== %s ===\n' "$*"; }
