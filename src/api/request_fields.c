@@ -1,14 +1,13 @@
 /* request_fields.c: the ops' field tables read by one checker (docs/api.md, "Fields"): the kinds, fixed ranges
  * and names of every field a request holds, the "unknown field" warnings, and the tables as JSON for the
- * "version" op. Also the groups of fields several ops share. The messages are the field readers' own
+ * "version" op. Also the groups of fields several ops share (an experiment's are in experiment_setup.c,
+ * beside the code that reads them). The messages are the field readers' own
  * (api_request.c), so a request refused here reads as it did when each handler refused it. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../core/error.h"
-#include "../methods/papa/papa.h"
-#include "../methods/papa/papa_sweep.h"
 #include "api_internal.h"
 
 /* ------------------------------------------------------------ the shared groups */
@@ -47,67 +46,6 @@ const al_req_field al_fields_encode[] = {
 
 const al_req_field al_fields_pad[] = {
     AL_F_INT("pad_to", 1, 1 << 24, NULL, "pad every sequence to this many positions"),
-    AL_F_END,
-};
-
-/* The experiments' task (load_task, experiment_setup.c; docs/tasks.md). */
-const al_req_field al_fields_task[] = {
-    AL_F_STRING("task", NULL, "a built-in task's id (the version reply's 'tasks')"),
-    AL_F_STRING("task_jsonl", NULL, "a task file's text (attnlab's JSONL, docs/tasks.md)"),
-    AL_F_STRING("task_jsonl_name", NULL, "the task file's name, for messages"),
-    AL_F_STRING("tasks_dir", "\"build/data/tasks\"", "where the built-in tasks' files are"),
-    AL_F_OBJECT("import", "a GLUE TSV, CoNLL-2003, CSV or JSONL file read by the task importers"),
-    AL_F_STRING("import.train", NULL, "the training file's text"),
-    AL_F_STRING("import.validation", NULL, "the validation file's text (default: a split of the training file)"),
-    AL_F_STRING("import.train_name", "\"train\"", "the training file's name, for messages"),
-    AL_F_STRING("import.validation_name", "\"validation\"", "the validation file's name, for messages"),
-    AL_F_STRING("import.format", "\"auto\"", "the file's format: auto, attnlab, a GLUE task's name (cola, sst2, ...), "
-                "conll2003, csv or jsonl"),
-    AL_F_STRING("import.id", NULL, "the task's id in the reply"),
-    AL_F_STRING("import.text_column", NULL, "the column of the text (CSV, JSONL)"),
-    AL_F_STRING("import.text_pair_column", NULL, "the column of the second text (CSV, JSONL)"),
-    AL_F_STRING("import.label_column", NULL, "the column of the label (CSV, JSONL)"),
-    AL_F_ARRAY("import.labels", AL_FIELD_STRING, 1, 0, NULL, NULL,
-               "the label set, fixed: a label outside it is a bad row"),
-    AL_F_STRING("import.conll_column", "\"ner\"", "the CoNLL column of the tags: ner, pos or chunk"),
-    AL_F_STRING("import.delimiter", NULL, "the CSV delimiter (one character)"),
-    AL_F_BOOL("import.skip_bad_rows", "false", "skip rows that do not parse instead of failing"),
-    AL_F_NUMBER("import.validation_fraction", 0.001, 0.999, "0.2", "the share of the training file held out"),
-    AL_F_INT("import.seed", 0, 2147483647, "0", "the seed of the held-out split"),
-    AL_F_END,
-};
-
-/* The sweep's settings (read_request, experiment_setup.c; docs/papa-op.md); defaults come from the preset. */
-const al_req_field al_fields_sweep[] = {
-    AL_F_ENUM("preset", al_papa_preset_names, "\"quick\"", "the settings every other field starts from"),
-    AL_F_INT("L", 4, 4096, NULL, "the positions of the PAPA layout (default: the preset's)"),
-    AL_F_ENUM("layout", al_papa_layout_names, "\"papa\"", "the input layout"),
-    AL_F_INT("max_train", 0, 1 << 30, NULL, "training examples at most (default: the preset's)"),
-    AL_F_INT("batch_size", 1, 4096, NULL, "sequences per forward batch (default: the preset's)"),
-    AL_F_INT("memory_mb", 1, 1 << 20, "1024", "the memory the cached features may take"),
-    AL_F_END,
-};
-
-const al_req_field al_fields_sweep_data[] = {
-    AL_F_INT("max_validation", 0, 1 << 30, NULL, "validation examples at most (default: the preset's)"),
-    AL_F_INT("constants_examples", 0, 1 << 30, "0", "examples the constant matrices average over (0: the training set)"),
-    AL_F_END,
-};
-
-const al_req_field al_fields_training[] = {
-    AL_F_OBJECT("probe", "the probe's training"),
-    AL_F_INT("probe.epochs", 1, 1000, NULL, "probe epochs (default: the preset's)"),
-    AL_F_INT("probe.batch_size", 1, 4096, NULL, "probe batch size"),
-    AL_F_NUMBER("probe.lr", 1e-8, 10.0, NULL, "probe learning rate"),
-    AL_F_NUMBER("probe.dropout", 0.0, 0.95, NULL, "probe dropout"),
-    AL_F_OBJECT("ranking", "the training of the heads' lambdas that ranks them"),
-    AL_F_INT("ranking.epochs", 1, 1000, NULL, "ranking epochs (default: the preset's)"),
-    AL_F_INT("ranking.batch_size", 1, 4096, NULL, "ranking batch size"),
-    AL_F_INT("ranking.max_examples", 0, 1 << 30, NULL, "ranking examples at most"),
-    AL_F_INT("ranking.shards", 1, 64, NULL, "data-parallel shards of a ranking step"),
-    AL_F_BOOL("ranking.train_mode", NULL, "dropout on while ranking"),
-    AL_F_INT("ranking.seed", 0, 2147483647, NULL, "the ranking's seed"),
-    AL_F_NUMBER("ranking.lr", 1e-8, 10.0, NULL, "ranking learning rate"),
     AL_F_END,
 };
 
