@@ -42,4 +42,9 @@ void al_tr_post_ln_layer_bwd(struct al_train_ctx *ctx, int l, const float *dy, f
 void al_tr_prenorm_layer_fwd(struct al_train_ctx *ctx, int l);
 void al_tr_prenorm_layer_bwd(struct al_train_ctx *ctx, int l, const float *dy, float *dx);
 
+/* y += x elementwise: the residual add both layer rules make (any order of elements gives the same bits). */
+static inline void al_layer_add_inplace(float *y, const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] += x[i];
+}
+
 #endif

@@ -6,10 +6,6 @@
 #include "../../kernels/kernels.h"
 #include "../layer_rule.h"
 
-static void add_inplace(float *y, const float *x, size_t n) {
-    for (size_t i = 0; i < n; i++) y[i] += x[i];
-}
-
 static void layer_tail(const al_model *m, int l, al_threadpool *pool, const float *ctx, float *x, int rows, float *tmp,
                        float *wide) {
     const al_config *c = &m->config;
@@ -17,13 +13,13 @@ static void layer_tail(const al_model *m, int l, al_threadpool *pool, const floa
     const int D = c->hidden_size, I = c->intermediate_size;
     const size_t n = (size_t)rows * D;
     al_linear_pool(pool, rows, D, D, ctx, lw->o_w, lw->o_b, tmp); /* tmp [rows, D] */
-    add_inplace(tmp, x, n);
+    al_layer_add_inplace(tmp, x, n);
     al_layernorm(tmp, x, rows, D, lw->ln_attn_g, lw->ln_attn_b, c->layer_norm_eps);
 
     al_linear_pool(pool, rows, I, D, x, lw->ff_in_w, lw->ff_in_b, wide); /* wide [rows, I] */
     al_fwd_activate_pool(pool, c->act, wide, (size_t)rows * I);
     al_linear_pool(pool, rows, D, I, wide, lw->ff_out_w, lw->ff_out_b, tmp);
-    add_inplace(tmp, x, n);
+    al_layer_add_inplace(tmp, x, n);
     al_layernorm(tmp, x, rows, D, lw->ln_ffn_g, lw->ln_ffn_b, c->layer_norm_eps);
 }
 

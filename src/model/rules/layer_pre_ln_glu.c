@@ -28,10 +28,6 @@ static void glu_task(void *arg, int t, int n_tasks, int thread) {
     }
 }
 
-static void add_inplace(float *y, const float *x, size_t n) {
-    for (size_t i = 0; i < n; i++) y[i] += x[i];
-}
-
 static void layer_tail(const al_model *m, int l, al_threadpool *pool, const float *ctx, float *x, int rows, float *tmp,
                        float *wide);
 
@@ -60,7 +56,7 @@ static void layer_tail(const al_model *m, int l, al_threadpool *pool, const floa
     const size_t n = (size_t)rows * D;
     const float eps = c->layer_norm_eps;
     al_linear_pool(pool, rows, D, D, ctx, lw->o_w, NULL, tmp);
-    add_inplace(x, tmp, n);
+    al_layer_add_inplace(x, tmp, n);
 
     al_layernorm(x, tmp, rows, D, lw->ln_ffn_g, NULL, eps);
     al_linear_pool(pool, rows, 2 * I, D, tmp, lw->ff_in_w, NULL, wide); /* wide [rows, 2I] */
@@ -69,7 +65,7 @@ static void layer_tail(const al_model *m, int l, al_threadpool *pool, const floa
     if (parts > rows) parts = rows;
     al_threadpool_for(pool, parts, glu_task, &j);
     al_gemm_nt_pool(pool, rows, D, I, 1.0f, wide, 2 * I, lw->ff_out_w, I, tmp, D, 0);
-    add_inplace(x, tmp, n);
+    al_layer_add_inplace(x, tmp, n);
 
     if (l == c->n_layers - 1) al_layernorm(x, x, rows, D, m->w.final_ln_g, NULL, eps);
 }
