@@ -6,17 +6,15 @@
 // tests skip. The counts of agreeing strings are printed; docs/tokenizers.md records them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PreTrainedTokenizer } from '@huggingface/transformers';
 import { HARD_STRINGS, HARD_PAIRS } from './hard_strings.mjs';
+import { TOOL, runTool } from './tool_tokenize.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const BUILD = path.resolve(ROOT, process.env.AL_BUILD_DIR || 'build/native');
-const TOOL = path.join(BUILD, 'tool_tokenize');
 const DECODERS = process.env.AL_DECODERS || path.resolve(ROOT, '../shared/decoders');
 const dec = (rel) => path.join(DECODERS, rel);
 const readJSON = (rel) => JSON.parse(fs.readFileSync(dec(rel), 'utf8'));
@@ -29,15 +27,6 @@ function linkDir(files) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-dectok-'));
   for (const [name, rel] of Object.entries(files)) fs.symlinkSync(dec(rel), path.join(dir, name));
   return dir;
-}
-
-function runTool(dir, requests, extraArgs = []) {
-  const input = requests.map((r) => JSON.stringify(r)).join('\n') + '\n';
-  const res = spawnSync(TOOL, [dir, ...extraArgs], { input, maxBuffer: 1 << 28, encoding: 'utf8' });
-  assert.equal(res.status, 0, `tool_tokenize failed: ${res.stderr}`);
-  const lines = res.stdout.trim().split('\n');
-  assert.equal(lines.length, requests.length);
-  return lines.map((l) => JSON.parse(l));
 }
 
 // The test vectors: ids without special tokens and with them, every case.

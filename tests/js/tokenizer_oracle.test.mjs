@@ -6,17 +6,15 @@
 // library is the reference (see src/text/tok_wordpiece.c for the cases).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PreTrainedTokenizer } from '@huggingface/transformers';
 import { HARD_STRINGS, HARD_PAIRS } from './hard_strings.mjs';
+import { TOOL, runTool } from './tool_tokenize.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const BUILD = path.resolve(ROOT, process.env.AL_BUILD_DIR || 'build/native');
-const TOOL = path.join(BUILD, 'tool_tokenize');
 // bert-base-uncased's WordPiece vocabulary, which the larger embedded model uses (its model card).
 const BERT_VOCAB = path.join(ROOT, 'models/attnlab-small-bert/vocab.txt');
 const BPE_DIR = path.join(ROOT, 'tests/fixtures/tokenizers/bpe_small');
@@ -70,16 +68,6 @@ function bpeJSON(vocab, merges) {
     decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
     model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '', fuse_unk: false, byte_fallback: false, vocab, merges },
   };
-}
-
-// Runs the native helper over JSON lines; returns one parsed reply per request.
-function runTool(dir, requests, extraArgs = []) {
-  const input = requests.map((r) => JSON.stringify(r)).join('\n') + '\n';
-  const res = spawnSync(TOOL, [dir, ...extraArgs], { input, maxBuffer: 1 << 28, encoding: 'utf8' });
-  assert.equal(res.status, 0, `tool_tokenize failed: ${res.stderr}`);
-  const lines = res.stdout.trim().split('\n');
-  assert.equal(lines.length, requests.length);
-  return lines.map((l) => JSON.parse(l));
 }
 
 function jsEncode(tok, text, pair) {
