@@ -579,7 +579,10 @@ async function describeExamples(view, { exampleNote, storedSelect, storedRow }) 
   const index = await exampleIndex();
   const ids = new Set(withWeights(view).map((e) => e.id));
   const listed = index.filter((e) => ids.has(e.model) && examples().some((x) => x.id === e.example && !x.compare));
+  // rebuilt whenever a model loads: the user's choice stays chosen (a reset here opened another example)
+  const chosen = storedSelect.value;
   storedSelect.replaceChildren(...listed.map((e) => new Option(`${taskName(e.task)} \u2014 ${e.model} (page preset; computed in ${timeOf(e)})`, e.file)));
+  if (listed.some((e) => e.file === chosen)) storedSelect.value = chosen;
   storedRow.hidden = !listed.length;
   presetTimes = index.filter((e) => e.example === 'pos' && ids.has(e.model));
   view.api.refresh();
