@@ -69,12 +69,15 @@ typedef enum al_arch {
     AL_ARCH_ROBERTA = 1,
     AL_ARCH_DISTILBERT = 2,
     AL_ARCH_ELECTRA = 3,    /* discriminator or generator; embedding projection when E != D */
+    /* the later families (DeBERTa-v2, ModernBERT, and the causal language models GPT-2, Llama, Qwen2, GPT-NeoX)
+     * have the indices of src/model/families.c's registry */
 } al_arch;
 
 typedef enum al_act {
     AL_ACT_GELU = 0,       /* exact erf GELU ("gelu") */
     AL_ACT_GELU_TANH = 1,  /* tanh approximation ("gelu_new", "gelu_pytorch_tanh", "gelu_fast") */
     AL_ACT_RELU = 2,
+    AL_ACT_SILU = 3,       /* x sigmoid(x) ("silu", Llama's gate) */
 } al_act;
 
 /* Storage for the fields one family alone reads (src/model/family_params.h): opaque here so that the public
@@ -93,7 +96,7 @@ typedef struct al_config {
     int embedding_size;          /* E: == D except ELECTRA small */
     int n_layers;                /* NL */
     int n_heads;                 /* H */
-    int head_dim;                /* D / H */
+    int head_dim;                /* D / H (a decoder's config may set another: Llama's head_dim) */
     int intermediate_size;       /* FFN width */
     int max_position_embeddings;
     int type_vocab_size;         /* 0 when the family has no token types (DistilBERT) */
@@ -188,6 +191,9 @@ al_config al_config_bert(int vocab_size, int hidden_size, int n_layers, int n_he
 const al_config *al_model_config(const al_model *model);
 const al_tokenizer *al_model_tokenizer(const al_model *model); /* NULL when no tokenizer files */
 int al_model_has_mlm_head(const al_model *model);
+/* 1 for a causal language model (GPT-2, Llama, Qwen2, GPT-NeoX: token i reads tokens <= i, an LM head),
+ * 0 for an encoder. */
+int al_model_is_causal(const al_model *model);
 size_t al_model_n_params(const al_model *model);
 const char *al_model_weights_file(const al_model *model);      /* which file the weights came from */
 const char *al_model_weights_dtype(const al_model *model);     /* "F32", "F16", "BF16" */
@@ -249,6 +255,7 @@ typedef struct al_forward_outputs {
     float *attentions;    /* [NL, B, H, L, L]  probabilities actually multiplied with V */
     float *values;        /* [NL, B, H, L, head_dim]  per-head value vectors, bias included */
     float *mlm_logits;    /* [B, L, V]  needs the MLM head */
+    float *lm_logits;     /* [B, L, V]  a causal language model's next-token logits (its LM head) */
 } al_forward_outputs;
 
 /* Progress: stage name and fraction in [0,1]. */
@@ -275,6 +282,25 @@ al_forward_params al_forward_default_params(void);
 
 al_status al_forward(const al_model *model, const al_batch *batch, const al_forward_params *params,
                      al_forward_outputs *out, al_error *err);
+
+/* ---------------------------------------------------------------- causal language models: the key/value cache
+ * A causal model (al_model_is_causal) runs a text once and then one token at a time, each new token reading the
+ * keys and values of the earlier ones from the cache instead of recomputing them (src/model/decode.c). Every
+ * number is the bits al_forward gives for the whole text (docs/decoders.md, "The key/value cache"). */
+
+typedef struct al_kv_cache al_kv_cache;
+
+/* A cache for up to max_tokens positions (at most the model's max_position_embeddings). */
+al_status al_kv_cache_new(const al_model *model, int max_tokens, al_kv_cache **out, al_error *err);
+void al_kv_cache_free(al_kv_cache *cache);
+int al_kv_cache_length(const al_kv_cache *cache); /* positions held */
+void al_kv_cache_reset(al_kv_cache *cache);      /* empty again */
+
+/* Runs n tokens after those in the cache (positions length .. length + n - 1), adding their keys and values.
+ * logits [n, V] (may be NULL) are the LM head's for the n tokens; attentions [NL, H, n, length + n] (may be NULL)
+ * their attention over every position so far. Standard heads only. pool may be NULL. */
+al_status al_decode(const al_model *model, al_kv_cache *cache, const int32_t *ids, int n, al_threadpool *pool,
+                    float *logits, float *attentions, al_error *err);
 
 /* ---------------------------------------------------------------- JSON API
  * One request object in, one reply object plus binary tensors out. The same requests run in the

@@ -10,6 +10,7 @@ static const char *act_name(al_act act) {
     case AL_ACT_GELU: return "gelu";
     case AL_ACT_GELU_TANH: return "gelu_tanh";
     case AL_ACT_RELU: return "relu";
+    case AL_ACT_SILU: return "silu";
     }
     return "unknown";
 }

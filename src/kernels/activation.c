@@ -1,4 +1,4 @@
-/* activation.c: in-place GELU (erf and tanh forms) and ReLU over n values, a vector (vf: 4 lanes, or 8
+/* activation.c: in-place GELU (erf and tanh forms), ReLU and SiLU over n values, a vector (vf: 4 lanes, or 8
  * in activation_avx2.c) at a time; the tail goes through the same vector code on a padded copy so every
  * element gets the same bits, whatever its place and the vector width. */
 #include "kernels.h"
@@ -25,6 +25,13 @@ static inline vf relu_v(vf x) {
     return vf_select(vf_isnan(x), x, r);
 }
 
+/* SiLU as PyTorch writes it: x * sigmoid(x), here x / (1 + exp(-x)) (one rounding fewer than x * (1 / (1 +
+ * exp(-x))); the same on every path). */
+static inline vf silu_v(vf x) {
+    vf e = vf_exp(vf_sub(vf_splat(0.0f), x));
+    return vf_div(x, vf_add(vf_splat(1.0f), e));
+}
+
 #define W AL_VF_LANES
 #define AL_APPLY_INPLACE(fn, x, n)                              \
     do {                                                        \
@@ -49,9 +56,11 @@ static inline vf relu_v(vf x) {
 void AL_KFN(al_gelu)(float *x, size_t n) { AL_APPLY_INPLACE(gelu_v, x, n); }
 void AL_KFN(al_gelu_tanh)(float *x, size_t n) { AL_APPLY_INPLACE(gelu_tanh_v, x, n); }
 void AL_KFN(al_relu)(float *x, size_t n) { AL_APPLY_INPLACE(relu_v, x, n); }
+void AL_KFN(al_silu)(float *x, size_t n) { AL_APPLY_INPLACE(silu_v, x, n); }
 
 #ifndef AL_SIMD_AVX2
 void al_gelu(float *x, size_t n) { AL_KDISPATCH(al_gelu, (x, n)); }
 void al_gelu_tanh(float *x, size_t n) { AL_KDISPATCH(al_gelu_tanh, (x, n)); }
 void al_relu(float *x, size_t n) { AL_KDISPATCH(al_relu, (x, n)); }
+void al_silu(float *x, size_t n) { AL_KDISPATCH(al_silu, (x, n)); }
 #endif

@@ -52,6 +52,11 @@ void al_layernorm(const float *x, float *y, int rows, int dim, const float *gamm
 void al_gelu(float *x, size_t n);      /* 0.5 x (1 + erf(x / sqrt 2)) */
 void al_gelu_tanh(float *x, size_t n); /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
 void al_relu(float *x, size_t n);
+void al_silu(float *x, size_t n);      /* x / (1 + exp(-x)) */
+
+/* y[r,:] = x[r,:] / sqrt(mean(x[r,:]^2) + eps) * gamma (RMSNorm as Llama's: the mean of squares in float, then
+ * the scale, then the gain). x may == y. */
+void al_rmsnorm(const float *x, float *y, int rows, int dim, const float *gamma, float eps);
 
 /* AdamW's rule for parameter i (torch.optim.AdamW's single-tensor update, src/train/adamw.c sets the
  * scalars of one step): p *= decay_factor where decay[i]; m = m beta1 + g (1 - beta1); v = v beta2 +

@@ -38,6 +38,7 @@ int al_kernels_use_avx2(void);
 void al_gelu_4(float *x, size_t n);
 void al_gelu_tanh_4(float *x, size_t n);
 void al_relu_4(float *x, size_t n);
+void al_silu_4(float *x, size_t n);
 void al_softmax_rows_4(float *x, int rows, int cols, int ld);
 void al_layernorm_4(const float *x, float *y, int rows, int dim, const float *gamma, const float *beta, float eps);
 struct al_adam_rule;
@@ -52,6 +53,7 @@ void al_gemm_block_avx2(int M, int nc, int kc, const float *A, ptrdiff_t a_rs, p
 void al_gelu_avx2(float *x, size_t n);
 void al_gelu_tanh_avx2(float *x, size_t n);
 void al_relu_avx2(float *x, size_t n);
+void al_silu_avx2(float *x, size_t n);
 void al_softmax_rows_avx2(float *x, int rows, int cols, int ld);
 void al_layernorm_avx2(const float *x, float *y, int rows, int dim, const float *gamma, const float *beta,
                        float eps);

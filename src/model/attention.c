@@ -17,6 +17,7 @@
 #include "../kernels/kernels.h"
 #include "forward_internal.h"
 #include "head_policy.h"
+#include "family_params.h"
 #include "real_rows.h"
 #include "score_rule.h"
 
@@ -24,25 +25,52 @@ static int needs_qk(const al_head_policy *policies, int h) {
     return !policies || al_head_mode_needs_qk(policies[h].mode);
 }
 
-/* Q or K = x W^T + b for the heads that need them only: one GEMM per run of consecutive such heads,
- * written into the heads' columns of out [rows, D]. */
-static void project_needed_heads(al_threadpool *pool, const al_head_policy *policies, int H, int dh, int rows, int D,
-                                 const float *x, const float *W, const float *bias, float *out) {
+/* Whether projected head h (of n_proj; n_proj < H: key/value heads, each shared by H / n_proj query heads) is
+ * read by a query head that needs Q and K. */
+static int proj_needed(const al_head_policy *policies, int H, int n_proj, int h) {
+    const int group = H / n_proj;
+    for (int g = 0; g < group; g++)
+        if (needs_qk(policies, h * group + g)) return 1;
+    return 0;
+}
+
+/* Q or K = x W^T + b for the heads (n_proj of them) that need them only: one GEMM per run of consecutive such
+ * heads, written into the heads' columns of out [rows, ld]. */
+static void project_needed_heads_ld(al_threadpool *pool, const al_head_policy *policies, int H, int n_proj, int dh,
+                                    int rows, int D, const float *x, const float *W, const float *bias, float *out,
+                                    int ld) {
     int h = 0;
-    while (h < H) {
-        if (!needs_qk(policies, h)) {
+    while (h < n_proj) {
+        if (!proj_needed(policies, H, n_proj, h)) {
             h++;
             continue;
         }
         int h_end = h + 1;
-        while (h_end < H && needs_qk(policies, h_end)) h_end++;
+        while (h_end < n_proj && proj_needed(policies, H, n_proj, h_end)) h_end++;
         int col = h * dh, n_cols = (h_end - h) * dh;
-        al_gemm_nt_pool(pool, rows, n_cols, D, 1.0f, x, D, W + (size_t)col * D, D, out + col, D, 0);
+        al_gemm_nt_pool(pool, rows, n_cols, D, 1.0f, x, D, W + (size_t)col * D, D, out + col, ld, 0);
         for (int r = 0; bias && r < rows; r++) {
-            float *o = out + (size_t)r * D + col;
+            float *o = out + (size_t)r * ld + col;
             for (int c = 0; c < n_cols; c++) o[c] += bias[col + c];
         }
         h = h_end;
+    }
+}
+
+static void project_needed_heads(al_threadpool *pool, const al_head_policy *policies, int H, int dh, int rows, int D,
+                                 const float *x, const float *W, const float *bias, float *out) {
+    project_needed_heads_ld(pool, policies, H, H, dh, rows, D, x, W, bias, out, D);
+}
+
+/* Grouped keys or values of rows [rows, ld] shared out in place: the n_kv heads in the first columns become the H
+ * query heads' (head h reads key/value head h / (H / n_kv)), as the reference repeats them. From the last head
+ * down, no source is overwritten before it is read. */
+static void share_kv_heads(float *x, int ld, int rows, int H, int n_kv, int dh) {
+    const int group = H / n_kv;
+    for (int r = 0; r < rows; r++) {
+        float *row = x + (size_t)r * ld;
+        for (int h = H - 1; h >= 0; h--)
+            if (h / group != h) memcpy(row + (size_t)h * dh, row + (size_t)(h / group) * dh, sizeof(float) * (size_t)dh);
     }
 }
 
@@ -52,7 +80,7 @@ typedef struct heads_job {
     const float *mask;
     al_fwd_scratch *s;
     float *attn_out, *values_out;
-    int L, H, D, dh, is_static, n_pairs;
+    int L, H, D, dh, is_static, n_pairs; /* D: the row stride of q, k, v and ctx (the heads' width A) */
     const al_score_rule *rule;
     al_score_layer ly; /* what the layer's heads share for the rule */
 } heads_job;
@@ -140,23 +168,51 @@ static void heads_task(void *arg, int t, int n_tasks, int thread) {
     for (int p = p0; p < p1; p++) one_head(j, p / j->H, p % j->H, P, chat, gathered, rel_work);
 }
 
+/* Layer l's queries, keys and values of rows x [rows, D] into q, k, v [rows, A] (k and v in their first KVW
+ * columns: the key/value heads as projected), for the heads that need them, turned by the rule (rotary) at the
+ * rows' positions pos. The forward (below) and the key/value cache (decode.c) share it: the same bits. */
+void al_fwd_project_qkv(const al_model *m, int layer, const al_head_policy *policies, al_threadpool *pool,
+                        const float *x, int n_rows, const int32_t *pos, float *q, float *k, float *v) {
+    const al_config *c = &m->config;
+    const al_layer_weights *lw = &m->w.layers[layer];
+    const int D = c->hidden_size, H = c->n_heads, dh = c->head_dim, A = al_attn_width(c);
+    const int KV = al_kv_heads(c), KVW = al_kv_width(c);
+    const float *q_w = lw->q_w, *k_w = lw->k_w, *v_w = lw->v_w;
+    const float *q_b = lw->q_b, *k_b = lw->k_b, *v_b = lw->v_b;
+    if (lw->qkv_w) q_w = lw->qkv_w, k_w = q_w + (size_t)A * D, v_w = k_w + (size_t)KVW * D; /* fused [A + 2 KVW, D] */
+    if (lw->qkv_b) q_b = lw->qkv_b, k_b = q_b + A, v_b = k_b + KVW;
+    project_needed_heads_ld(pool, policies, H, H, dh, n_rows, D, x, q_w, q_b, q, A);
+    project_needed_heads_ld(pool, policies, H, KV, dh, n_rows, D, x, k_w, k_b, k, A);
+    if (KVW == A) {
+        al_linear_pool(pool, n_rows, A, D, x, v_w, v_b, v);
+    } else {
+        al_gemm_nt_pool(pool, n_rows, KVW, D, 1.0f, x, D, v_w, D, v, A, 0);
+        for (int r = 0; v_b && r < n_rows; r++)
+            for (int j = 0; j < KVW; j++) v[(size_t)r * A + j] += v_b[j];
+    }
+    /* a turning rule (rotary) turns each row by its own position id (pos: a compact row's is not its index) */
+    const al_score_rule *rule = al_score_rule_of(c);
+    if (rule->turn) rule->turn(c, layer, q, k, A, pos, n_rows);
+}
+
 void al_fwd_attention(const al_model *m, int layer, const al_head_policy *policies, const float *x,
                       const float *mask, int L, al_fwd_scratch *s, float *attn_out, float *values_out) {
     const al_config *c = &m->config;
     const al_layer_weights *lw = &m->w.layers[layer];
-    const int D = c->hidden_size, H = c->n_heads, dh = c->head_dim;
+    /* A: the width of q, k, v and ctx (the hidden size but in a decoder whose head_dim says otherwise); KV key/value
+     * heads of KVW columns, shared out to the H query heads after the projections (grouped-query attention) */
+    const int D = c->hidden_size, H = c->n_heads, dh = c->head_dim, A = al_attn_width(c);
+    const int KV = al_kv_heads(c);
     const int rows = s->n_seqs * L;
-
-    const float *q_w = lw->q_w, *k_w = lw->k_w, *v_w = lw->v_w;
-    if (lw->qkv_w) q_w = lw->qkv_w, k_w = q_w + (size_t)D * D, v_w = k_w + (size_t)D * D; /* fused [3D, D] */
-    const int n_rows = s->n_rows, packed = n_rows < rows;
-    const size_t row_bytes = sizeof(float) * (size_t)D;
-    project_needed_heads(s->pool, policies, H, dh, n_rows, D, x, q_w, lw->q_b, s->q);
-    project_needed_heads(s->pool, policies, H, dh, n_rows, D, x, k_w, lw->k_b, s->k);
-    al_linear_pool(s->pool, n_rows, D, D, x, v_w, lw->v_b, s->v);
-    /* a turning rule (rotary) turns each row by its own position id (row_pos: a compact row's is not its index) */
     const al_score_rule *rule = al_score_rule_of(c);
-    if (rule->turn) rule->turn(c, layer, s->q, s->k, D, s->row_pos, n_rows);
+
+    const int n_rows = s->n_rows, packed = n_rows < rows;
+    const size_t row_bytes = sizeof(float) * (size_t)A;
+    al_fwd_project_qkv(m, layer, policies, s->pool, x, n_rows, s->row_pos, s->q, s->k, s->v);
+    if (KV < H) {
+        share_kv_heads(s->k, A, n_rows, H, KV, dh);
+        share_kv_heads(s->v, A, n_rows, H, KV, dh);
+    }
     if (packed) { /* back to the chunk's layout, zeros at the packing pads (real_rows.h) */
         al_rows_expand(s->q, row_bytes, s->row_of, n_rows, rows);
         al_rows_expand(s->k, row_bytes, s->row_of, n_rows, rows);
@@ -174,7 +230,7 @@ void al_fwd_attention(const al_model *m, int layer, const al_head_policy *polici
         project_needed_heads(s->pool, policies, H, dh, n, D, s->rel + at, lw->k_w, lw->k_b, s->pos_k + at);
         s->pos_layer = layer;
     }
-    heads_job j = {policies, mask, s, attn_out, values_out, L, H, D, dh, al_head_layer_is_static(policies, H),
+    heads_job j = {policies, mask, s, attn_out, values_out, L, H, A, dh, al_head_layer_is_static(policies, H),
                    s->n_seqs * H, rule, al_score_layer_begin(c, layer, s->rel_row, s->pos_q, s->pos_k)};
     /* per pair about 2 L^2 dh multiply-adds (Q K^T and P V) */
     int parts = al_threadpool_parts(s->pool, (double)j.n_pairs * 2.0 * L * L * dh, 1 << 17);

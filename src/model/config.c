@@ -82,10 +82,11 @@ al_status al_cfg_act(const cJSON *root, const char *file, const char *field, al_
              strcmp(s, "gelu_fast") == 0)
         *out = AL_ACT_GELU_TANH;
     else if (strcmp(s, "relu") == 0) *out = AL_ACT_RELU;
+    else if (strcmp(s, "silu") == 0) *out = AL_ACT_SILU;
     else
         return al_err(err, AL_ERR_UNSUPPORTED,
                       "%s: field '%s' = '%.64s' is not supported (gelu, gelu_new, gelu_pytorch_tanh, "
-                      "gelu_fast, relu)",
+                      "gelu_fast, relu, silu)",
                       file, field, s);
     return AL_OK;
 }
@@ -132,6 +133,7 @@ static al_status parse_fields(const cJSON *root, const char *file, const al_fami
                               al_error *err) {
     const int M = AL_CONFIG_MAX_DIM;
     al_status st;
+    c->tie_word_embeddings = 1; /* the default, which a family's read_config may change (Llama: untied) */
     if ((st = al_cfg_int(root, file, "vocab_size", 0, 0, 1, M, &c->vocab_size, err)) ||
         (st = al_cfg_int(root, file, "max_position_embeddings", 1, 512, 1, M, &c->max_position_embeddings, err)) ||
         (st = fam->read_config(root, file, c, err)))
@@ -150,11 +152,13 @@ static al_status parse_fields(const cJSON *root, const char *file, const al_fami
     const cJSON *tie = cJSON_GetObjectItemCaseSensitive(root, "tie_word_embeddings");
     if (tie && !cJSON_IsNull(tie) && !cJSON_IsBool(tie))
         return al_err(err, AL_ERR_FORMAT, "%s: field 'tie_word_embeddings' must be true or false", file);
-    c->tie_word_embeddings = !cJSON_IsFalse(tie);
-    if (c->hidden_size % c->n_heads != 0)
-        return al_err(err, AL_ERR_FORMAT, "%s: hidden size %d is not a multiple of the %d heads", file,
-                      c->hidden_size, c->n_heads);
-    c->head_dim = c->hidden_size / c->n_heads;
+    if (tie && !cJSON_IsNull(tie)) c->tie_word_embeddings = cJSON_IsTrue(tie);
+    if (!fam->causal) { /* a decoder's head_dim is its own (al_decoder_common) */
+        if (c->hidden_size % c->n_heads != 0)
+            return al_err(err, AL_ERR_FORMAT, "%s: hidden size %d is not a multiple of the %d heads", file,
+                          c->hidden_size, c->n_heads);
+        c->head_dim = c->hidden_size / c->n_heads;
+    }
     c->position_offset = fam->positions == AL_POS_AFTER_PADDING ? c->pad_token_id + 1 : 0;
     if (c->position_offset >= c->max_position_embeddings)
         return al_err(err, AL_ERR_FORMAT,

@@ -78,6 +78,6 @@ void al_fwd_embed(const al_model *m, const al_batch *batch, const int32_t *pos, 
             out[e] = posv ? v + posv[e] : v;
         }
     }
-    al_layernorm(sum, sum, rows, E, w->emb_ln_g, w->emb_ln_b, c->layer_norm_eps);
+    if (w->emb_ln_g) al_layernorm(sum, sum, rows, E, w->emb_ln_g, w->emb_ln_b, c->layer_norm_eps); /* decoders: none */
     if (project) al_linear(rows, D, E, sum, w->emb_proj_w, w->emb_proj_b, x);
 }

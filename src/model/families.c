@@ -7,7 +7,7 @@
 #include "tensor_list.h"
 
 extern const al_family al_family_bert, al_family_roberta, al_family_distilbert, al_family_electra,
-    al_family_deberta_v2, al_family_modernbert;
+    al_family_deberta_v2, al_family_modernbert, al_family_gpt2, al_family_llama, al_family_qwen2, al_family_gpt_neox;
 
 static const al_family *const registry[] = {
     &al_family_bert,       /* AL_ARCH_BERT */
@@ -16,6 +16,10 @@ static const al_family *const registry[] = {
     &al_family_electra,    /* AL_ARCH_ELECTRA */
     &al_family_deberta_v2,
     &al_family_modernbert,
+    &al_family_gpt2,       /* the causal language models (docs/decoders.md) */
+    &al_family_llama,
+    &al_family_qwen2,
+    &al_family_gpt_neox,
 };
 enum { N_FAMILIES = (int)(sizeof registry / sizeof registry[0]) };
 

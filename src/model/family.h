@@ -15,13 +15,16 @@ typedef enum al_weight_slot {
     AL_W_WORD_EMB, AL_W_POS_EMB, AL_W_TYPE_EMB, AL_W_EMB_LN_G, AL_W_EMB_LN_B, AL_W_EMB_PROJ_W, AL_W_EMB_PROJ_B,
     AL_W_REL_EMB, AL_W_REL_LN_G, AL_W_REL_LN_B, /* DeBERTa's relative position embeddings and their LayerNorm */
     AL_W_FINAL_LN_G, /* the norm after the last layer (pre-norm families); listed with the embeddings */
+    AL_W_FINAL_LN_B, /* its bias (GPT-2, GPT-NeoX) */
     AL_W_FIRST_LAYER, /* per layer from here */
     AL_W_Q_W = AL_W_FIRST_LAYER, AL_W_Q_B, AL_W_K_W, AL_W_K_B, AL_W_V_W, AL_W_V_B, AL_W_O_W, AL_W_O_B,
     AL_W_LN_ATTN_G, AL_W_LN_ATTN_B, AL_W_FF_IN_W, AL_W_FF_IN_B, AL_W_FF_OUT_W, AL_W_FF_OUT_B, AL_W_LN_FFN_G,
-    AL_W_LN_FFN_B, AL_W_QKV_W,
+    AL_W_LN_FFN_B, AL_W_QKV_W, AL_W_QKV_B, /* a fused query-key-value projection: rows q, k, v (as loaded) */
+    AL_W_FF_UP_W, /* a gated feed-forward's up projection beside FF_IN (its gate): Llama's up_proj */
     AL_W_FIRST_MLM, /* the MLM head from here; its names carry no family prefix */
     AL_W_MLM_DENSE_W = AL_W_FIRST_MLM, AL_W_MLM_DENSE_B, AL_W_MLM_LN_G, AL_W_MLM_LN_B, AL_W_MLM_DECODER_W,
     AL_W_MLM_DECODER_B,
+    AL_W_LM_HEAD_W, /* a causal model's LM head [V, D]; the word embeddings when tied */
     AL_W_COUNT
 } al_weight_slot;
 
@@ -30,7 +33,9 @@ typedef enum al_weight_slot {
  * position rows (2 rel_span, DeBERTa), 2I a gated feed-forward's input and gate side by side, 3D a fused
  * query-key-value projection (ModernBERT). */
 typedef enum al_dim {
-    AL_DIM_NONE, AL_DIM_V, AL_DIM_E, AL_DIM_D, AL_DIM_I, AL_DIM_P, AL_DIM_T, AL_DIM_M, AL_DIM_R, AL_DIM_2I, AL_DIM_3D
+    AL_DIM_NONE, AL_DIM_V, AL_DIM_E, AL_DIM_D, AL_DIM_I, AL_DIM_P, AL_DIM_T, AL_DIM_M, AL_DIM_R, AL_DIM_2I, AL_DIM_3D,
+    AL_DIM_A,  /* the queries' width n_heads * head_dim (family_params.h's al_attn_width) */
+    AL_DIM_KV  /* the keys' and values' width n_kv_heads * head_dim */
 } al_dim;
 
 /* When a tensor belongs to a model: always, only with token types (type_vocab_size > 0), only when the
@@ -40,8 +45,15 @@ typedef enum al_dim {
  * attention norm: the embedding norm precedes it). */
 typedef enum al_tensor_when {
     AL_WHEN_ALWAYS, AL_WHEN_TYPES, AL_WHEN_PROJECTED, AL_WHEN_ABS_POSITIONS, AL_WHEN_RELATIVE, AL_WHEN_REL_NORM,
-    AL_WHEN_NOT_FIRST_LAYER
+    AL_WHEN_NOT_FIRST_LAYER,
+    AL_WHEN_UNTIED /* only when the LM head is not tied to the word embeddings (a causal model's lm_head) */
 } al_tensor_when;
+
+/* How a file stores a tensor when not as attnlab holds it (weights.c turns it on load): as is; as GPT-2's Conv1D
+ * weight [in, out], the transpose of nn.Linear's [out, in] (shape[] gives attnlab's [out, in]); as GPT-NeoX's
+ * fused query-key-value rows per head, [H][q, k, v][head_dim], held as q, k, v blocks [3][H][head_dim]
+ * (docs/decoders.md). */
+typedef enum al_tensor_layout { AL_LAYOUT_AS_IS = 0, AL_LAYOUT_CONV1D, AL_LAYOUT_QKV_PER_HEAD } al_tensor_layout;
 
 /* One row of a family's tensor table. Embedding and layer names follow the family's prefix ("bert.") when
  * the file has it; "{layer}" stands for the layer index. */
@@ -51,6 +63,7 @@ typedef struct al_tensor_name {
     al_weight_slot slot;
     al_dim shape[2]; /* AL_DIM_NONE in shape[1] for a vector */
     al_tensor_when when;
+    al_tensor_layout layout;
 } al_tensor_name;
 
 /* Consecutive rows of a tensor table. */
@@ -88,6 +101,12 @@ typedef struct al_family {
     al_mlm_act_rule mlm_act;
     al_mlm_width_rule mlm_width;
     const struct al_layer_rule *layers; /* the layer rule (layer_rule.h, src/model/rules/layer_*.c) */
+    /* A family whose configs choose between layer rules (GPT-NeoX's use_parallel_residual) picks here (NULL: layers). */
+    const struct al_layer_rule *(*layers_of)(const al_config *c);
+    /* A causal language model (docs/decoders.md): token i reads tokens <= i, and the third part of the tensor
+     * table is its LM head (always loaded; tied to the word embeddings when tie_word_embeddings) instead of an MLM
+     * head. */
+    int causal;
     /* The family's own config fields beyond BERT's (NULL: none): one line for the model hash into buf, giving its
      * length (model_hash.c), and an object of them as config.json names them, in order, for the reply's config
      * (src/api/api_shared.c; NULL: out of memory). */
@@ -126,6 +145,21 @@ al_status al_cfg_int(const cJSON *root, const char *file, const char *field, int
 al_status al_cfg_eps(const cJSON *root, const char *file, const char *field, float def, float *out, al_error *err);
 al_status al_cfg_act(const cJSON *root, const char *file, const char *field, al_act *out, al_error *err);
 #define AL_CONFIG_MAX_DIM (1 << 24) /* keeps every product of two sizes far from int overflow */
+
+/* The decoder families' shared readers (family_decoder.c): a true/false field (def when absent or null); one refused
+ * when it has the value `refused`, or whenever present, naming the field and why; a number in [min, max]. */
+al_status al_cfg_flag(const cJSON *root, const char *file, const char *field, int def, int *out, al_error *err);
+al_status al_cfg_refuse_flag(const cJSON *root, const char *file, const char *field, int def, int refused,
+                             const char *why, al_error *err);
+al_status al_cfg_refuse_present(const cJSON *root, const char *file, const char *field, const char *why,
+                                al_error *err);
+al_status al_cfg_number(const cJSON *root, const char *file, const char *field, double def, double min, double max,
+                        double *out, al_error *err);
+/* The id a batch's pads take (pad_token_id, else eos_token_id, else 0), rope_scaling refused, the key/value heads
+ * (default: every head) checked against the heads, head_dim (default hidden_size / n_heads), no token types. After
+ * the family's own fields. */
+al_status al_decoder_pad_id(const cJSON *root, const char *file, al_config *c, al_error *err);
+al_status al_decoder_common(const cJSON *root, const char *file, al_config *c, al_error *err);
 
 /* al_config_parse (config.c), told what to do when config.json names no family (neither model_type nor an
  * architectures entry that names one): decided_arch >= 0 is the family to use, decided_rule saying why (the

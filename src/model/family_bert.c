@@ -60,44 +60,44 @@ static const char *const class_prefixes[] = {"Bert", NULL};
 /* Old TensorFlow-converted checkpoints name LayerNorm parameters gamma and beta: weights.c accepts those
  * for every "LayerNorm.weight" / "LayerNorm.bias" row. */
 static const al_tensor_name embedding_rows[] = {
-    {"embeddings.word_embeddings.weight", NULL, AL_W_WORD_EMB, {AL_DIM_V, AL_DIM_E}, AL_WHEN_ALWAYS},
-    {"embeddings.position_embeddings.weight", NULL, AL_W_POS_EMB, {AL_DIM_P, AL_DIM_E}, AL_WHEN_ALWAYS},
-    {"embeddings.token_type_embeddings.weight", NULL, AL_W_TYPE_EMB, {AL_DIM_T, AL_DIM_E}, AL_WHEN_TYPES},
-    {"embeddings.LayerNorm.weight", NULL, AL_W_EMB_LN_G, {AL_DIM_E}, AL_WHEN_ALWAYS},
-    {"embeddings.LayerNorm.bias", NULL, AL_W_EMB_LN_B, {AL_DIM_E}, AL_WHEN_ALWAYS},
+    {"embeddings.word_embeddings.weight", NULL, AL_W_WORD_EMB, {AL_DIM_V, AL_DIM_E}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"embeddings.position_embeddings.weight", NULL, AL_W_POS_EMB, {AL_DIM_P, AL_DIM_E}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"embeddings.token_type_embeddings.weight", NULL, AL_W_TYPE_EMB, {AL_DIM_T, AL_DIM_E}, AL_WHEN_TYPES, AL_LAYOUT_AS_IS},
+    {"embeddings.LayerNorm.weight", NULL, AL_W_EMB_LN_G, {AL_DIM_E}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"embeddings.LayerNorm.bias", NULL, AL_W_EMB_LN_B, {AL_DIM_E}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
 };
 
 static const al_tensor_name self_attention_rows[] = {
-    {"encoder.layer.{layer}.attention.self.query.weight", NULL, AL_W_Q_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.attention.self.query.bias", NULL, AL_W_Q_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.attention.self.key.weight", NULL, AL_W_K_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.attention.self.key.bias", NULL, AL_W_K_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.attention.self.value.weight", NULL, AL_W_V_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.attention.self.value.bias", NULL, AL_W_V_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
+    {"encoder.layer.{layer}.attention.self.query.weight", NULL, AL_W_Q_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"encoder.layer.{layer}.attention.self.query.bias", NULL, AL_W_Q_B, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"encoder.layer.{layer}.attention.self.key.weight", NULL, AL_W_K_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"encoder.layer.{layer}.attention.self.key.bias", NULL, AL_W_K_B, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"encoder.layer.{layer}.attention.self.value.weight", NULL, AL_W_V_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"encoder.layer.{layer}.attention.self.value.bias", NULL, AL_W_V_B, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
 };
 
 /* A layer after its query, key and value projections: shared with DeBERTa, whose projections are named
  * query_proj, key_proj, value_proj. */
 static const al_tensor_name layer_tail_rows[] = {
-    {"encoder.layer.{layer}.attention.output.dense.weight", NULL, AL_W_O_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.attention.output.dense.bias", NULL, AL_W_O_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.attention.output.LayerNorm.weight", NULL, AL_W_LN_ATTN_G, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.attention.output.LayerNorm.bias", NULL, AL_W_LN_ATTN_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.intermediate.dense.weight", NULL, AL_W_FF_IN_W, {AL_DIM_I, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.intermediate.dense.bias", NULL, AL_W_FF_IN_B, {AL_DIM_I}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.output.dense.weight", NULL, AL_W_FF_OUT_W, {AL_DIM_D, AL_DIM_I}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.output.dense.bias", NULL, AL_W_FF_OUT_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.output.LayerNorm.weight", NULL, AL_W_LN_FFN_G, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.output.LayerNorm.bias", NULL, AL_W_LN_FFN_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
+    {"encoder.layer.{layer}.attention.output.dense.weight", NULL, AL_W_O_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"encoder.layer.{layer}.attention.output.dense.bias", NULL, AL_W_O_B, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"encoder.layer.{layer}.attention.output.LayerNorm.weight", NULL, AL_W_LN_ATTN_G, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"encoder.layer.{layer}.attention.output.LayerNorm.bias", NULL, AL_W_LN_ATTN_B, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"encoder.layer.{layer}.intermediate.dense.weight", NULL, AL_W_FF_IN_W, {AL_DIM_I, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"encoder.layer.{layer}.intermediate.dense.bias", NULL, AL_W_FF_IN_B, {AL_DIM_I}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"encoder.layer.{layer}.output.dense.weight", NULL, AL_W_FF_OUT_W, {AL_DIM_D, AL_DIM_I}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"encoder.layer.{layer}.output.dense.bias", NULL, AL_W_FF_OUT_B, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"encoder.layer.{layer}.output.LayerNorm.weight", NULL, AL_W_LN_FFN_G, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"encoder.layer.{layer}.output.LayerNorm.bias", NULL, AL_W_LN_FFN_B, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
 };
 
 static const al_tensor_name mlm_rows[] = {
-    {"cls.predictions.transform.dense.weight", NULL, AL_W_MLM_DENSE_W, {AL_DIM_M, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"cls.predictions.transform.dense.bias", NULL, AL_W_MLM_DENSE_B, {AL_DIM_M}, AL_WHEN_ALWAYS},
-    {"cls.predictions.transform.LayerNorm.weight", NULL, AL_W_MLM_LN_G, {AL_DIM_M}, AL_WHEN_ALWAYS},
-    {"cls.predictions.transform.LayerNorm.bias", NULL, AL_W_MLM_LN_B, {AL_DIM_M}, AL_WHEN_ALWAYS},
-    {"cls.predictions.decoder.weight", NULL, AL_W_MLM_DECODER_W, {AL_DIM_V, AL_DIM_M}, AL_WHEN_ALWAYS},
-    {"cls.predictions.bias", "cls.predictions.decoder.bias", AL_W_MLM_DECODER_B, {AL_DIM_V}, AL_WHEN_ALWAYS},
+    {"cls.predictions.transform.dense.weight", NULL, AL_W_MLM_DENSE_W, {AL_DIM_M, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"cls.predictions.transform.dense.bias", NULL, AL_W_MLM_DENSE_B, {AL_DIM_M}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"cls.predictions.transform.LayerNorm.weight", NULL, AL_W_MLM_LN_G, {AL_DIM_M}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"cls.predictions.transform.LayerNorm.bias", NULL, AL_W_MLM_LN_B, {AL_DIM_M}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"cls.predictions.decoder.weight", NULL, AL_W_MLM_DECODER_W, {AL_DIM_V, AL_DIM_M}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"cls.predictions.bias", "cls.predictions.decoder.bias", AL_W_MLM_DECODER_B, {AL_DIM_V}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
 };
 
 const al_tensor_rows al_bert_embedding_rows = AL_ROWS(embedding_rows);

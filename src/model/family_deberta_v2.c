@@ -155,26 +155,26 @@ static const char *const model_types[] = {"deberta-v2", NULL};
 static const char *const class_prefixes[] = {"DebertaV2", NULL};
 
 static const al_tensor_name embedding_rows[] = {
-    {"embeddings.word_embeddings.weight", NULL, AL_W_WORD_EMB, {AL_DIM_V, AL_DIM_E}, AL_WHEN_ALWAYS},
-    {"embeddings.position_embeddings.weight", NULL, AL_W_POS_EMB, {AL_DIM_P, AL_DIM_E}, AL_WHEN_ABS_POSITIONS},
-    {"embeddings.token_type_embeddings.weight", NULL, AL_W_TYPE_EMB, {AL_DIM_T, AL_DIM_E}, AL_WHEN_TYPES},
-    {"embeddings.embed_proj.weight", NULL, AL_W_EMB_PROJ_W, {AL_DIM_D, AL_DIM_E}, AL_WHEN_PROJECTED},
-    {"embeddings.LayerNorm.weight", NULL, AL_W_EMB_LN_G, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"embeddings.LayerNorm.bias", NULL, AL_W_EMB_LN_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.rel_embeddings.weight", NULL, AL_W_REL_EMB, {AL_DIM_R, AL_DIM_D}, AL_WHEN_RELATIVE},
-    {"encoder.LayerNorm.weight", NULL, AL_W_REL_LN_G, {AL_DIM_D}, AL_WHEN_REL_NORM},
-    {"encoder.LayerNorm.bias", NULL, AL_W_REL_LN_B, {AL_DIM_D}, AL_WHEN_REL_NORM},
+    {"embeddings.word_embeddings.weight", NULL, AL_W_WORD_EMB, {AL_DIM_V, AL_DIM_E}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"embeddings.position_embeddings.weight", NULL, AL_W_POS_EMB, {AL_DIM_P, AL_DIM_E}, AL_WHEN_ABS_POSITIONS, AL_LAYOUT_AS_IS},
+    {"embeddings.token_type_embeddings.weight", NULL, AL_W_TYPE_EMB, {AL_DIM_T, AL_DIM_E}, AL_WHEN_TYPES, AL_LAYOUT_AS_IS},
+    {"embeddings.embed_proj.weight", NULL, AL_W_EMB_PROJ_W, {AL_DIM_D, AL_DIM_E}, AL_WHEN_PROJECTED, AL_LAYOUT_AS_IS},
+    {"embeddings.LayerNorm.weight", NULL, AL_W_EMB_LN_G, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"embeddings.LayerNorm.bias", NULL, AL_W_EMB_LN_B, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"encoder.rel_embeddings.weight", NULL, AL_W_REL_EMB, {AL_DIM_R, AL_DIM_D}, AL_WHEN_RELATIVE, AL_LAYOUT_AS_IS},
+    {"encoder.LayerNorm.weight", NULL, AL_W_REL_LN_G, {AL_DIM_D}, AL_WHEN_REL_NORM, AL_LAYOUT_AS_IS},
+    {"encoder.LayerNorm.bias", NULL, AL_W_REL_LN_B, {AL_DIM_D}, AL_WHEN_REL_NORM, AL_LAYOUT_AS_IS},
 };
 static const al_tensor_rows embedding_part = AL_ROWS(embedding_rows);
 
 /* the query, key and value projections; the rest of a layer is named as BERT's */
 static const al_tensor_name layer_rows[] = {
-    {"encoder.layer.{layer}.attention.self.query_proj.weight", NULL, AL_W_Q_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.attention.self.query_proj.bias", NULL, AL_W_Q_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.attention.self.key_proj.weight", NULL, AL_W_K_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.attention.self.key_proj.bias", NULL, AL_W_K_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.attention.self.value_proj.weight", NULL, AL_W_V_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"encoder.layer.{layer}.attention.self.value_proj.bias", NULL, AL_W_V_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
+    {"encoder.layer.{layer}.attention.self.query_proj.weight", NULL, AL_W_Q_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"encoder.layer.{layer}.attention.self.query_proj.bias", NULL, AL_W_Q_B, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"encoder.layer.{layer}.attention.self.key_proj.weight", NULL, AL_W_K_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"encoder.layer.{layer}.attention.self.key_proj.bias", NULL, AL_W_K_B, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"encoder.layer.{layer}.attention.self.value_proj.weight", NULL, AL_W_V_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"encoder.layer.{layer}.attention.self.value_proj.bias", NULL, AL_W_V_B, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
 };
 static const al_tensor_rows layer_part = AL_ROWS(layer_rows);
 
@@ -182,15 +182,15 @@ static const al_tensor_rows layer_part = AL_ROWS(layer_rows);
  * lm_predictions.lm_head, whose decoder is always the word embeddings, is read as its alternative. */
 static const al_tensor_name mlm_rows[] = {
     {"cls.predictions.transform.dense.weight", "lm_predictions.lm_head.dense.weight", AL_W_MLM_DENSE_W,
-     {AL_DIM_M, AL_DIM_D}, AL_WHEN_ALWAYS},
+     {AL_DIM_M, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
     {"cls.predictions.transform.dense.bias", "lm_predictions.lm_head.dense.bias", AL_W_MLM_DENSE_B, {AL_DIM_M},
-     AL_WHEN_ALWAYS},
+     AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
     {"cls.predictions.transform.LayerNorm.weight", "lm_predictions.lm_head.LayerNorm.weight", AL_W_MLM_LN_G,
-     {AL_DIM_M}, AL_WHEN_ALWAYS},
+     {AL_DIM_M}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
     {"cls.predictions.transform.LayerNorm.bias", "lm_predictions.lm_head.LayerNorm.bias", AL_W_MLM_LN_B, {AL_DIM_M},
-     AL_WHEN_ALWAYS},
-    {"cls.predictions.decoder.weight", NULL, AL_W_MLM_DECODER_W, {AL_DIM_V, AL_DIM_M}, AL_WHEN_ALWAYS},
-    {"cls.predictions.bias", "lm_predictions.lm_head.bias", AL_W_MLM_DECODER_B, {AL_DIM_V}, AL_WHEN_ALWAYS},
+     AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"cls.predictions.decoder.weight", NULL, AL_W_MLM_DECODER_W, {AL_DIM_V, AL_DIM_M}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"cls.predictions.bias", "lm_predictions.lm_head.bias", AL_W_MLM_DECODER_B, {AL_DIM_V}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
 };
 static const al_tensor_rows mlm_part = AL_ROWS(mlm_rows);
 

@@ -24,40 +24,40 @@ static const char *const model_types[] = {"distilbert", NULL};
 static const char *const class_prefixes[] = {"DistilBert", NULL};
 
 static const al_tensor_name embedding_rows[] = {
-    {"embeddings.word_embeddings.weight", NULL, AL_W_WORD_EMB, {AL_DIM_V, AL_DIM_E}, AL_WHEN_ALWAYS},
-    {"embeddings.position_embeddings.weight", NULL, AL_W_POS_EMB, {AL_DIM_P, AL_DIM_E}, AL_WHEN_ALWAYS},
-    {"embeddings.LayerNorm.weight", NULL, AL_W_EMB_LN_G, {AL_DIM_E}, AL_WHEN_ALWAYS},
-    {"embeddings.LayerNorm.bias", NULL, AL_W_EMB_LN_B, {AL_DIM_E}, AL_WHEN_ALWAYS},
+    {"embeddings.word_embeddings.weight", NULL, AL_W_WORD_EMB, {AL_DIM_V, AL_DIM_E}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"embeddings.position_embeddings.weight", NULL, AL_W_POS_EMB, {AL_DIM_P, AL_DIM_E}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"embeddings.LayerNorm.weight", NULL, AL_W_EMB_LN_G, {AL_DIM_E}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"embeddings.LayerNorm.bias", NULL, AL_W_EMB_LN_B, {AL_DIM_E}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
 };
 static const al_tensor_rows embedding_part = AL_ROWS(embedding_rows);
 
 static const al_tensor_name layer_rows[] = {
-    {"transformer.layer.{layer}.attention.q_lin.weight", NULL, AL_W_Q_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"transformer.layer.{layer}.attention.q_lin.bias", NULL, AL_W_Q_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"transformer.layer.{layer}.attention.k_lin.weight", NULL, AL_W_K_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"transformer.layer.{layer}.attention.k_lin.bias", NULL, AL_W_K_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"transformer.layer.{layer}.attention.v_lin.weight", NULL, AL_W_V_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"transformer.layer.{layer}.attention.v_lin.bias", NULL, AL_W_V_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"transformer.layer.{layer}.attention.out_lin.weight", NULL, AL_W_O_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"transformer.layer.{layer}.attention.out_lin.bias", NULL, AL_W_O_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"transformer.layer.{layer}.sa_layer_norm.weight", NULL, AL_W_LN_ATTN_G, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"transformer.layer.{layer}.sa_layer_norm.bias", NULL, AL_W_LN_ATTN_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"transformer.layer.{layer}.ffn.lin1.weight", NULL, AL_W_FF_IN_W, {AL_DIM_I, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"transformer.layer.{layer}.ffn.lin1.bias", NULL, AL_W_FF_IN_B, {AL_DIM_I}, AL_WHEN_ALWAYS},
-    {"transformer.layer.{layer}.ffn.lin2.weight", NULL, AL_W_FF_OUT_W, {AL_DIM_D, AL_DIM_I}, AL_WHEN_ALWAYS},
-    {"transformer.layer.{layer}.ffn.lin2.bias", NULL, AL_W_FF_OUT_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"transformer.layer.{layer}.output_layer_norm.weight", NULL, AL_W_LN_FFN_G, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"transformer.layer.{layer}.output_layer_norm.bias", NULL, AL_W_LN_FFN_B, {AL_DIM_D}, AL_WHEN_ALWAYS},
+    {"transformer.layer.{layer}.attention.q_lin.weight", NULL, AL_W_Q_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"transformer.layer.{layer}.attention.q_lin.bias", NULL, AL_W_Q_B, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"transformer.layer.{layer}.attention.k_lin.weight", NULL, AL_W_K_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"transformer.layer.{layer}.attention.k_lin.bias", NULL, AL_W_K_B, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"transformer.layer.{layer}.attention.v_lin.weight", NULL, AL_W_V_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"transformer.layer.{layer}.attention.v_lin.bias", NULL, AL_W_V_B, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"transformer.layer.{layer}.attention.out_lin.weight", NULL, AL_W_O_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"transformer.layer.{layer}.attention.out_lin.bias", NULL, AL_W_O_B, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"transformer.layer.{layer}.sa_layer_norm.weight", NULL, AL_W_LN_ATTN_G, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"transformer.layer.{layer}.sa_layer_norm.bias", NULL, AL_W_LN_ATTN_B, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"transformer.layer.{layer}.ffn.lin1.weight", NULL, AL_W_FF_IN_W, {AL_DIM_I, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"transformer.layer.{layer}.ffn.lin1.bias", NULL, AL_W_FF_IN_B, {AL_DIM_I}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"transformer.layer.{layer}.ffn.lin2.weight", NULL, AL_W_FF_OUT_W, {AL_DIM_D, AL_DIM_I}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"transformer.layer.{layer}.ffn.lin2.bias", NULL, AL_W_FF_OUT_B, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"transformer.layer.{layer}.output_layer_norm.weight", NULL, AL_W_LN_FFN_G, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"transformer.layer.{layer}.output_layer_norm.bias", NULL, AL_W_LN_FFN_B, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
 };
 static const al_tensor_rows layer_part = AL_ROWS(layer_rows);
 
 static const al_tensor_name mlm_rows[] = {
-    {"vocab_transform.weight", NULL, AL_W_MLM_DENSE_W, {AL_DIM_M, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"vocab_transform.bias", NULL, AL_W_MLM_DENSE_B, {AL_DIM_M}, AL_WHEN_ALWAYS},
-    {"vocab_layer_norm.weight", NULL, AL_W_MLM_LN_G, {AL_DIM_M}, AL_WHEN_ALWAYS},
-    {"vocab_layer_norm.bias", NULL, AL_W_MLM_LN_B, {AL_DIM_M}, AL_WHEN_ALWAYS},
-    {"vocab_projector.weight", NULL, AL_W_MLM_DECODER_W, {AL_DIM_V, AL_DIM_M}, AL_WHEN_ALWAYS},
-    {"vocab_projector.bias", NULL, AL_W_MLM_DECODER_B, {AL_DIM_V}, AL_WHEN_ALWAYS},
+    {"vocab_transform.weight", NULL, AL_W_MLM_DENSE_W, {AL_DIM_M, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"vocab_transform.bias", NULL, AL_W_MLM_DENSE_B, {AL_DIM_M}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"vocab_layer_norm.weight", NULL, AL_W_MLM_LN_G, {AL_DIM_M}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"vocab_layer_norm.bias", NULL, AL_W_MLM_LN_B, {AL_DIM_M}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"vocab_projector.weight", NULL, AL_W_MLM_DECODER_W, {AL_DIM_V, AL_DIM_M}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"vocab_projector.bias", NULL, AL_W_MLM_DECODER_B, {AL_DIM_V}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
 };
 static const al_tensor_rows mlm_part = AL_ROWS(mlm_rows);
 

@@ -15,18 +15,18 @@ static const char *const model_types[] = {"electra", NULL};
 static const char *const class_prefixes[] = {"Electra", NULL};
 
 static const al_tensor_name projection_rows[] = {
-    {"embeddings_project.weight", NULL, AL_W_EMB_PROJ_W, {AL_DIM_D, AL_DIM_E}, AL_WHEN_PROJECTED},
-    {"embeddings_project.bias", NULL, AL_W_EMB_PROJ_B, {AL_DIM_D}, AL_WHEN_PROJECTED},
+    {"embeddings_project.weight", NULL, AL_W_EMB_PROJ_W, {AL_DIM_D, AL_DIM_E}, AL_WHEN_PROJECTED, AL_LAYOUT_AS_IS},
+    {"embeddings_project.bias", NULL, AL_W_EMB_PROJ_B, {AL_DIM_D}, AL_WHEN_PROJECTED, AL_LAYOUT_AS_IS},
 };
 static const al_tensor_rows projection_part = AL_ROWS(projection_rows);
 
 static const al_tensor_name mlm_rows[] = {
-    {"generator_predictions.dense.weight", NULL, AL_W_MLM_DENSE_W, {AL_DIM_M, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"generator_predictions.dense.bias", NULL, AL_W_MLM_DENSE_B, {AL_DIM_M}, AL_WHEN_ALWAYS},
-    {"generator_predictions.LayerNorm.weight", NULL, AL_W_MLM_LN_G, {AL_DIM_M}, AL_WHEN_ALWAYS},
-    {"generator_predictions.LayerNorm.bias", NULL, AL_W_MLM_LN_B, {AL_DIM_M}, AL_WHEN_ALWAYS},
-    {"generator_lm_head.weight", NULL, AL_W_MLM_DECODER_W, {AL_DIM_V, AL_DIM_M}, AL_WHEN_ALWAYS},
-    {"generator_lm_head.bias", NULL, AL_W_MLM_DECODER_B, {AL_DIM_V}, AL_WHEN_ALWAYS},
+    {"generator_predictions.dense.weight", NULL, AL_W_MLM_DENSE_W, {AL_DIM_M, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"generator_predictions.dense.bias", NULL, AL_W_MLM_DENSE_B, {AL_DIM_M}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"generator_predictions.LayerNorm.weight", NULL, AL_W_MLM_LN_G, {AL_DIM_M}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"generator_predictions.LayerNorm.bias", NULL, AL_W_MLM_LN_B, {AL_DIM_M}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"generator_lm_head.weight", NULL, AL_W_MLM_DECODER_W, {AL_DIM_V, AL_DIM_M}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"generator_lm_head.bias", NULL, AL_W_MLM_DECODER_B, {AL_DIM_V}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
 };
 static const al_tensor_rows mlm_part = AL_ROWS(mlm_rows);
 

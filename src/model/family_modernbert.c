@@ -95,29 +95,29 @@ static const char *const class_prefixes[] = {"ModernBert", NULL};
 
 /* The final norm is listed with the embeddings: it is a model-level weight under the same prefix. */
 static const al_tensor_name embedding_rows[] = {
-    {"embeddings.tok_embeddings.weight", NULL, AL_W_WORD_EMB, {AL_DIM_V, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"embeddings.norm.weight", NULL, AL_W_EMB_LN_G, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"final_norm.weight", NULL, AL_W_FINAL_LN_G, {AL_DIM_D}, AL_WHEN_ALWAYS},
+    {"embeddings.tok_embeddings.weight", NULL, AL_W_WORD_EMB, {AL_DIM_V, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"embeddings.norm.weight", NULL, AL_W_EMB_LN_G, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"final_norm.weight", NULL, AL_W_FINAL_LN_G, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
 };
 static const al_tensor_rows embedding_part = AL_ROWS(embedding_rows);
 
 /* Wqkv first: the registry recognises a bare encoder by its first layer row in layer 0, which has no
  * attn_norm. */
 static const al_tensor_name layer_rows[] = {
-    {"layers.{layer}.attn.Wqkv.weight", NULL, AL_W_QKV_W, {AL_DIM_3D, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"layers.{layer}.attn.Wo.weight", NULL, AL_W_O_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"layers.{layer}.attn_norm.weight", NULL, AL_W_LN_ATTN_G, {AL_DIM_D}, AL_WHEN_NOT_FIRST_LAYER},
-    {"layers.{layer}.mlp_norm.weight", NULL, AL_W_LN_FFN_G, {AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"layers.{layer}.mlp.Wi.weight", NULL, AL_W_FF_IN_W, {AL_DIM_2I, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"layers.{layer}.mlp.Wo.weight", NULL, AL_W_FF_OUT_W, {AL_DIM_D, AL_DIM_I}, AL_WHEN_ALWAYS},
+    {"layers.{layer}.attn.Wqkv.weight", NULL, AL_W_QKV_W, {AL_DIM_3D, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"layers.{layer}.attn.Wo.weight", NULL, AL_W_O_W, {AL_DIM_D, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"layers.{layer}.attn_norm.weight", NULL, AL_W_LN_ATTN_G, {AL_DIM_D}, AL_WHEN_NOT_FIRST_LAYER, AL_LAYOUT_AS_IS},
+    {"layers.{layer}.mlp_norm.weight", NULL, AL_W_LN_FFN_G, {AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"layers.{layer}.mlp.Wi.weight", NULL, AL_W_FF_IN_W, {AL_DIM_2I, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"layers.{layer}.mlp.Wo.weight", NULL, AL_W_FF_OUT_W, {AL_DIM_D, AL_DIM_I}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
 };
 static const al_tensor_rows layer_part = AL_ROWS(layer_rows);
 
 static const al_tensor_name mlm_rows[] = {
-    {"head.dense.weight", NULL, AL_W_MLM_DENSE_W, {AL_DIM_M, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"head.norm.weight", NULL, AL_W_MLM_LN_G, {AL_DIM_M}, AL_WHEN_ALWAYS},
-    {"decoder.weight", NULL, AL_W_MLM_DECODER_W, {AL_DIM_V, AL_DIM_M}, AL_WHEN_ALWAYS},
-    {"decoder.bias", NULL, AL_W_MLM_DECODER_B, {AL_DIM_V}, AL_WHEN_ALWAYS},
+    {"head.dense.weight", NULL, AL_W_MLM_DENSE_W, {AL_DIM_M, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"head.norm.weight", NULL, AL_W_MLM_LN_G, {AL_DIM_M}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"decoder.weight", NULL, AL_W_MLM_DECODER_W, {AL_DIM_V, AL_DIM_M}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"decoder.bias", NULL, AL_W_MLM_DECODER_B, {AL_DIM_V}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
 };
 static const al_tensor_rows mlm_part = AL_ROWS(mlm_rows);
 

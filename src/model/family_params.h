@@ -27,10 +27,26 @@ typedef struct al_modernbert_params {
     double global_rope_theta, local_rope_theta;
 } al_modernbert_params;
 
+/* The causal language models (family_gpt2.c, family_llama.c, family_qwen2.c, family_gpt_neox.c; docs/decoders.md).
+ * All 0 in encoders. */
+typedef enum al_decoder_norm { AL_DEC_LAYERNORM = 0, AL_DEC_RMSNORM = 1 } al_decoder_norm;
+typedef enum al_decoder_mlp { AL_DEC_MLP = 0, AL_DEC_GLU = 1 } al_decoder_mlp;
+typedef struct al_decoder_params {
+    int n_kv_heads;       /* key/value heads (grouped-query attention): n_heads / n_kv_heads query heads share one */
+    int rotary_dims;      /* the first rotary_dims of each head turn (0: learned positions, GPT-2) */
+    double rope_theta;    /* the rotary base */
+    int window;           /* sliding window (Qwen2): a query reads itself and the window - 1 keys before it; 0: none */
+    int window_from_layer; /* the window applies in layers >= this one (Qwen2's max_window_layers) */
+    int parallel_residual; /* GPT-NeoX: x + attn(ln1(x)) + mlp(ln2(x)) */
+    al_decoder_norm norm;  /* LayerNorm with bias (GPT-2, GPT-NeoX) or RMSNorm (Llama, Qwen2) */
+    al_decoder_mlp mlp;    /* act(x W_in + b) W_out + b, or down(act(gate x) * up x) */
+} al_decoder_params;
+
 /* may_alias: the block is declared as bytes in the public header and read through this type. */
 typedef struct __attribute__((__may_alias__)) al_family_params {
     al_deberta_params deberta;
     al_modernbert_params modernbert;
+    al_decoder_params decoder;
 } al_family_params;
 
 _Static_assert(sizeof(al_family_params) <= sizeof(al_family_block), "al_family_block is too small: enlarge it");
@@ -48,5 +64,20 @@ static inline const al_modernbert_params *al_modernbert(const al_config *c) {
 static inline al_modernbert_params *al_modernbert_mut(al_config *c) {
     return &((al_family_params *)(void *)c->family.bytes)->modernbert;
 }
+
+static inline const al_decoder_params *al_decoder(const al_config *c) {
+    return &((const al_family_params *)(const void *)c->family.bytes)->decoder;
+}
+static inline al_decoder_params *al_decoder_mut(al_config *c) {
+    return &((al_family_params *)(void *)c->family.bytes)->decoder;
+}
+
+/* The width of the queries and of the attention's context, n_heads * head_dim (the hidden size in encoders; a
+ * decoder's head_dim may differ), and of the keys and values, n_kv_heads * head_dim (the same unless grouped). */
+static inline int al_attn_width(const al_config *c) { return c->n_heads * c->head_dim; }
+static inline int al_kv_heads(const al_config *c) {
+    return al_decoder(c)->n_kv_heads > 0 ? al_decoder(c)->n_kv_heads : c->n_heads;
+}
+static inline int al_kv_width(const al_config *c) { return al_kv_heads(c) * c->head_dim; }
 
 #endif

@@ -13,12 +13,12 @@ static const char *const model_types[] = {"roberta", NULL};
 static const char *const class_prefixes[] = {"Roberta", NULL};
 
 static const al_tensor_name mlm_rows[] = {
-    {"lm_head.dense.weight", NULL, AL_W_MLM_DENSE_W, {AL_DIM_M, AL_DIM_D}, AL_WHEN_ALWAYS},
-    {"lm_head.dense.bias", NULL, AL_W_MLM_DENSE_B, {AL_DIM_M}, AL_WHEN_ALWAYS},
-    {"lm_head.layer_norm.weight", NULL, AL_W_MLM_LN_G, {AL_DIM_M}, AL_WHEN_ALWAYS},
-    {"lm_head.layer_norm.bias", NULL, AL_W_MLM_LN_B, {AL_DIM_M}, AL_WHEN_ALWAYS},
-    {"lm_head.decoder.weight", NULL, AL_W_MLM_DECODER_W, {AL_DIM_V, AL_DIM_M}, AL_WHEN_ALWAYS},
-    {"lm_head.bias", "lm_head.decoder.bias", AL_W_MLM_DECODER_B, {AL_DIM_V}, AL_WHEN_ALWAYS},
+    {"lm_head.dense.weight", NULL, AL_W_MLM_DENSE_W, {AL_DIM_M, AL_DIM_D}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"lm_head.dense.bias", NULL, AL_W_MLM_DENSE_B, {AL_DIM_M}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"lm_head.layer_norm.weight", NULL, AL_W_MLM_LN_G, {AL_DIM_M}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"lm_head.layer_norm.bias", NULL, AL_W_MLM_LN_B, {AL_DIM_M}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"lm_head.decoder.weight", NULL, AL_W_MLM_DECODER_W, {AL_DIM_V, AL_DIM_M}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
+    {"lm_head.bias", "lm_head.decoder.bias", AL_W_MLM_DECODER_B, {AL_DIM_V}, AL_WHEN_ALWAYS, AL_LAYOUT_AS_IS},
 };
 static const al_tensor_rows mlm_part = AL_ROWS(mlm_rows);
 

@@ -22,6 +22,7 @@
 #include "../core/memory.h"
 #include "../kernels/kernels.h"
 #include "family.h"
+#include "family_params.h"
 #include "forward_internal.h"
 #include "head_policy.h"
 #include "real_rows.h"
@@ -75,6 +76,9 @@ static al_status validate(const al_model *m, const al_batch *batch, const al_for
     }
     if (out && out->mlm_logits && !m->w.mlm_decoder_w)
         return al_err(err, AL_ERR_INVALID, "forward: mlm_logits requested but the model has no MLM head");
+    if (out && out->lm_logits && !m->w.lm_head_w)
+        return al_err(err, AL_ERR_INVALID, "forward: lm_logits requested but %s is not a causal language model",
+                      al_arch_name(c->arch));
     return AL_OK;
 }
 
@@ -91,6 +95,7 @@ static void layout(al_carver *cv, const al_model *m, int B, int L, int L_out, in
                    int real_rows, int want_logits, workspace *ws) {
     const al_config *c = &m->config;
     const size_t BL = (size_t)B * L, rows = (size_t)chunk_seqs * L, D = (size_t)c->hidden_size;
+    const size_t A = (size_t)al_attn_width(c); /* q, k, v and ctx: the heads' width (D but in some decoders) */
     size_t wide = (size_t)c->embedding_size;
     if ((size_t)al_fwd_ffn_width(c) > wide) wide = (size_t)al_fwd_ffn_width(c);
     if ((size_t)m->w.mlm_dim > wide) wide = (size_t)m->w.mlm_dim;
@@ -98,10 +103,10 @@ static void layout(al_carver *cv, const al_model *m, int B, int L, int L_out, in
     ws->mask = al_carve(cv, BL);
     ws->x = al_carve_rows(cv, BL, D);
     ws->s.n_seqs = chunk_seqs;
-    ws->s.q = al_carve_rows(cv, rows, D);
-    ws->s.k = al_carve_rows(cv, rows, D);
-    ws->s.v = al_carve_rows(cv, rows, D);
-    ws->s.ctx = al_carve_rows(cv, rows, D);
+    ws->s.q = al_carve_rows(cv, rows, A);
+    ws->s.k = al_carve_rows(cv, rows, A);
+    ws->s.v = al_carve_rows(cv, rows, A);
+    ws->s.ctx = al_carve_rows(cv, rows, A);
     ws->s.tmp = al_carve_rows(cv, rows, D);
     ws->s.wide = al_carve_rows(cv, rows, wide);
     ws->s.n_threads = n_threads;
@@ -145,6 +150,7 @@ void al_fwd_activate(al_act act, float *x, size_t n) {
     case AL_ACT_GELU: al_gelu(x, n); break;
     case AL_ACT_GELU_TANH: al_gelu_tanh(x, n); break;
     case AL_ACT_RELU: al_relu(x, n); break;
+    case AL_ACT_SILU: al_silu(x, n); break;
     }
 }
 
@@ -205,6 +211,10 @@ void al_fwd_mlm_rows(const al_model *m, al_threadpool *pool, const float *x, int
     al_linear_pool(pool, rows, V, md, wide, w->mlm_decoder_w, w->mlm_decoder_b, logits);
 }
 
+void al_fwd_lm_rows(const al_model *m, al_threadpool *pool, const float *x, int rows, float *logits) {
+    al_linear_pool(pool, rows, m->config.vocab_size, m->config.hidden_size, x, m->w.lm_head_w, NULL, logits);
+}
+
 static int cancelled(const al_forward_params *p) { return p && p->cancel && *p->cancel; }
 
 /* The forward pass over batch (packed or not: map NULL). Outputs are in the caller's layout of length L_out. */
@@ -227,7 +237,7 @@ static al_status forward_rows(const al_model *model, const al_batch *batch, cons
     const int n_threads = al_threadpool_size(pool);
     workspace ws;
     al_carver cv = {NULL, 0};
-    layout(&cv, model, B, L, L_out, chunk_seqs, n_threads, map != NULL, !(params && params->pad_rows), out->mlm_logits != NULL, &ws);
+    layout(&cv, model, B, L, L_out, chunk_seqs, n_threads, map != NULL, !(params && params->pad_rows), out->mlm_logits || out->lm_logits, &ws);
     char what[96];
     snprintf(what, sizeof what, "forward: the workspace for batch [%d, %d]", B, L_out);
     st = al_memory_check(al_carve_bytes(&cv), what, err); /* refuses too what size_t cannot hold */
@@ -238,7 +248,7 @@ static al_status forward_rows(const al_model *model, const al_batch *batch, cons
         return al_err(err, AL_ERR_OOM, "forward: out of memory allocating %zu MB of workspace for batch [%d, %d]",
                       n_floats * sizeof(float) >> 20, B, L);
     cv = (al_carver){mem, 0};
-    layout(&cv, model, B, L, L_out, chunk_seqs, n_threads, map != NULL, !(params && params->pad_rows), out->mlm_logits != NULL, &ws);
+    layout(&cv, model, B, L, L_out, chunk_seqs, n_threads, map != NULL, !(params && params->pad_rows), out->mlm_logits || out->lm_logits, &ws);
     ws.s.pool = pool;
     ws.s.L_out = L_out;
 
@@ -283,6 +293,18 @@ static al_status forward_rows(const al_model *model, const al_batch *batch, cons
             int nb = B - b0 < chunk_seqs ? B - b0 : chunk_seqs;
             float *logits = out->mlm_logits + (size_t)b0 * L_out * c->vocab_size;
             al_fwd_mlm_rows(model, pool, ws.x + (size_t)b0 * L * D, nb * L, ws.s.wide, map ? ws.logits : logits);
+            if (map) store_rows(logits, ws.logits, map + (size_t)b0 * L, nb, L, L_out, (size_t)c->vocab_size);
+        }
+    }
+    if (out->lm_logits) { /* a causal model's next-token logits: final-normed states times the LM head */
+        if (cancelled(params)) {
+            st = al_err(err, AL_ERR_CANCELLED, "forward: cancelled before the LM head");
+            goto done;
+        }
+        for (int b0 = 0; b0 < B; b0 += chunk_seqs) {
+            int nb = B - b0 < chunk_seqs ? B - b0 : chunk_seqs;
+            float *logits = out->lm_logits + (size_t)b0 * L_out * c->vocab_size;
+            al_fwd_lm_rows(model, pool, ws.x + (size_t)b0 * L * D, nb * L, map ? ws.logits : logits);
             if (map) store_rows(logits, ws.logits, map + (size_t)b0 * L, nb, L, L_out, (size_t)c->vocab_size);
         }
     }

@@ -51,6 +51,8 @@ typedef struct al_fwd_scratch {
 /* The MLM head on rows of last-layer hidden states: x [rows, D] -> logits [rows, V]; wide is scratch of
  * [rows, mlm_dim] floats. */
 void al_fwd_mlm_rows(const al_model *m, al_threadpool *pool, const float *x, int rows, float *wide, float *logits);
+/* A causal model's LM head on rows of final-normed hidden states: x [rows, D] -> logits [rows, V]. */
+void al_fwd_lm_rows(const al_model *m, al_threadpool *pool, const float *x, int rows, float *logits);
 /* The activation in place over n values (elementwise: any cut gives the same bits), and the same cut into
  * runs over the pool's threads. */
 void al_fwd_activate(al_act act, float *x, size_t n);
@@ -69,6 +71,12 @@ al_status al_forward_embeddings(const al_model *model, const al_batch *batch, fl
 /* One packed sequence's rows (src [L, cols], row stride src_ld) written into the caller's [L_out, cols]
  * layout at the positions map gives (-1: a packing pad, not written); the other rows are zeroed. */
 void al_fwd_scatter_rows(float *dst, const float *src, size_t src_ld, const int32_t *map, int L, int L_out, size_t cols);
+
+/* Layer l's queries, keys and values of rows x [n_rows, D] into q, k, v [n_rows, A] (A = n_heads * head_dim; k and
+ * v hold the key/value heads as projected in their first n_kv_heads * head_dim columns), only for the heads that
+ * need them, queries and keys turned by the score rule at positions pos (attention.c; decode.c shares it). */
+void al_fwd_project_qkv(const al_model *m, int layer, const al_head_policy *policies, al_threadpool *pool,
+                        const float *x, int n_rows, const int32_t *pos, float *q, float *k, float *v);
 
 /* Self-attention of one layer for one chunk: x [s->n_rows, D] -> s->ctx [s->n_rows, D] (before the output
  * projection). policies: this layer's [H] policies, or NULL (all standard). mask: [rows] 1/0.

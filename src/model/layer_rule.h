@@ -29,7 +29,12 @@ typedef struct al_layer_rule {
 } al_layer_rule;
 
 /* The rules (src/model/rules/layer_*.c). */
-extern const al_layer_rule al_layer_post_ln, al_layer_pre_ln_glu;
+extern const al_layer_rule al_layer_post_ln, al_layer_pre_ln_glu, al_layer_decoder_sequential,
+    al_layer_decoder_parallel;
+
+/* A decoder layer's norm before attention, x -> out [rows, D] (rules/layer_decoder.c): the key/value cache
+ * (decode.c) runs a layer as this, its own attention, then the rule's tail. */
+void al_dec_attn_input(const al_model *m, int l, const float *x, float *out, int rows);
 
 /* The family's rule. */
 const al_layer_rule *al_layer_rule_of(const al_config *c);

@@ -7,6 +7,7 @@
 #include "../core/error.h"
 #include "cJSON.h"
 #include "family.h"
+#include "family_params.h"
 #include "model_internal.h"
 #include "score_rule.h"
 #include "tensor_list.h"
@@ -191,14 +192,20 @@ static al_status check_config(al_config *c, al_error *err) {
                           f[i].value);
     const al_family *fam = al_family_of(c);
     if (!fam) return al_err(err, AL_ERR_INVALID, "config: field 'arch' = %d is unknown", (int)c->arch);
-    if (c->hidden_size % c->n_heads)
+    if (fam->causal) { /* a decoder's head size is its own; its key/value heads divide its heads */
+        const al_decoder_params *d = al_decoder(c);
+        if (c->head_dim < 1 || c->head_dim > max || d->n_kv_heads < 1 || c->n_heads % d->n_kv_heads != 0)
+            return al_err(err, AL_ERR_INVALID, "config: head_dim %d and n_kv_heads %d must be positive, n_kv_heads "
+                          "dividing n_heads %d", c->head_dim, d->n_kv_heads, c->n_heads);
+    } else if (c->hidden_size % c->n_heads) {
         return al_err(err, AL_ERR_INVALID, "config: hidden_size %d is not a multiple of n_heads %d",
                       c->hidden_size, c->n_heads);
+    }
     if (c->embedding_size == 0) c->embedding_size = c->hidden_size;
     if (!fam->projection && c->embedding_size != c->hidden_size)
         return al_err(err, AL_ERR_INVALID, "config: embedding_size differs from hidden_size (ELECTRA only)");
     if (!fam->token_types) c->type_vocab_size = 0;
-    c->head_dim = c->hidden_size / c->n_heads;
+    if (!fam->causal) c->head_dim = c->hidden_size / c->n_heads;
     if (fam->scores->check) { /* the score rule's own fields (rotary_window's) */
         al_status st = fam->scores->check(c, fam->name, err);
         if (st) return st;
@@ -230,6 +237,7 @@ al_status al_model_new_random(const al_config *config, uint64_t seed, int mlm_he
 const al_config *al_model_config(const al_model *model) { return model ? &model->config : NULL; }
 const al_tokenizer *al_model_tokenizer(const al_model *model) { return model ? model->tokenizer : NULL; }
 int al_model_has_mlm_head(const al_model *model) { return model && model->w.mlm_dense_w != NULL; }
+int al_model_is_causal(const al_model *model) { return model && al_family_of(&model->config)->causal; }
 size_t al_model_n_params(const al_model *model) { return model ? model->n_floats : 0; }
 const char *al_model_weights_file(const al_model *model) { return model ? model->weights_file : ""; }
 const char *al_model_weights_dtype(const al_model *model) { return model ? model->weights_dtype : ""; }

@@ -18,6 +18,13 @@ typedef struct al_layer_weights {
      * v_w stay NULL); ln_attn_g is the norm before attention (NULL in layer 0), ln_ffn_g the one before the
      * gated feed-forward, ff_in_w [2I, D] its input rows then its gate rows. */
     float *qkv_w;
+    /* Decoders (docs/decoders.md): q_w [A, D], k_w and v_w [KVW, D], o_w [D, A] with A = n_heads * head_dim and KVW
+     * = n_kv_heads * head_dim (family_params.h); GPT-2's and GPT-NeoX's fused projection qkv_w [3D, D] with its
+     * bias qkv_b [3D], held as q, k, v blocks whatever the file's layout; ln_attn_g/_b the norm before attention,
+     * ln_ffn_g/_b the one before the feed-forward; a gated feed-forward's gate in ff_in_w [I, D] and its up
+     * projection in ff_up_w [I, D]. */
+    float *qkv_b;
+    float *ff_up_w;
 } al_layer_weights;
 
 typedef struct al_weights {
@@ -37,7 +44,9 @@ typedef struct al_weights {
     /* DeBERTa: relative position embeddings and their LayerNorm, NULL elsewhere */
     float *rel_emb;                   /* [2 rel_span, D] */
     float *rel_ln_g, *rel_ln_b;       /* [D], NULL without norm_rel_ebd */
-    float *final_ln_g;                /* [D] ModernBERT's norm after the last layer, else NULL */
+    float *final_ln_g;                /* [D] the norm after the last layer (ModernBERT, decoders), else NULL */
+    float *final_ln_b;                /* [D] its bias (GPT-2, GPT-NeoX), else NULL */
+    float *lm_head_w;                 /* [V, D] a causal model's LM head (word_emb when tied), else NULL */
 } al_weights;
 
 typedef struct al_unused_file {

@@ -1,4 +1,4 @@
-/* rotary.c: rotary position embeddings (ModernBERT, docs/families.md). Pair i < dh/2 of a head's vector
+/* rotary.c: rotary position embeddings (ModernBERT, docs/families.md; the decoders, docs/decoders.md). Pair i < dh/2 of a head's vector
  * (x[i], x[i + dh/2]) turns by the angle pos * base^(-2i/dh):
  *   x[i]        <- x[i] cos - x[i + dh/2] sin
  *   x[i + dh/2] <- x[i + dh/2] cos + x[i] sin
@@ -12,12 +12,13 @@
 #include "rotary.h"
 
 /* sign +1 turns by the angle, -1 by its opposite (the transposed rotation): negating sin is exact, so the
- * forward turn's bits do not depend on which caller asked. */
-static void turn(float *x, int ld, const int32_t *pos, int rows, int n_heads, int dh, double base, float sign) {
-    const int half = dh / 2;
+ * forward turn's bits do not depend on which caller asked. The first rot (even, <= dh) columns of each head turn
+ * as pairs (i, i + rot/2) with the angle pos * base^(-2i/rot); the rest pass (GPT-NeoX's partial rotary). */
+static void turn(float *x, int ld, const int32_t *pos, int rows, int n_heads, int dh, int rot, double base, float sign) {
+    const int half = rot / 2;
     const double log_base = al_det_log(base);
     for (int i = 0; i < half; i++) {
-        const double inv_freq = al_det_exp(-(double)(2 * i) / (double)dh * log_base);
+        const double inv_freq = al_det_exp(-(double)(2 * i) / (double)rot * log_base);
         for (int r = 0; r < rows; r++) {
             double cd, sd;
             al_det_cos_sin((double)pos[r] * inv_freq, &cd, &sd);
@@ -34,9 +35,18 @@ static void turn(float *x, int ld, const int32_t *pos, int rows, int n_heads, in
 }
 
 void al_rotary_apply(float *x, int ld, const int32_t *pos, int rows, int n_heads, int dh, double base) {
-    turn(x, ld, pos, rows, n_heads, dh, base, 1.0f);
+    turn(x, ld, pos, rows, n_heads, dh, dh, base, 1.0f);
 }
 
 void al_rotary_apply_inverse(float *x, int ld, const int32_t *pos, int rows, int n_heads, int dh, double base) {
-    turn(x, ld, pos, rows, n_heads, dh, base, -1.0f);
+    turn(x, ld, pos, rows, n_heads, dh, dh, base, -1.0f);
+}
+
+void al_rotary_apply_part(float *x, int ld, const int32_t *pos, int rows, int n_heads, int dh, int rot, double base) {
+    turn(x, ld, pos, rows, n_heads, dh, rot, base, 1.0f);
+}
+
+void al_rotary_apply_part_inverse(float *x, int ld, const int32_t *pos, int rows, int n_heads, int dh, int rot,
+                                  double base) {
+    turn(x, ld, pos, rows, n_heads, dh, rot, base, -1.0f);
 }

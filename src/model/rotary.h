@@ -11,4 +11,10 @@ void al_rotary_apply(float *x, int ld, const int32_t *pos, int rows, int n_heads
  * backward pass: the gradient wrt the unturned vectors from the gradient wrt the turned ones. */
 void al_rotary_apply_inverse(float *x, int ld, const int32_t *pos, int rows, int n_heads, int dh, double base);
 
+/* The same on the first rot (even, <= dh) columns of each head only; the others pass unturned (GPT-NeoX's
+ * rotary_pct). rot = dh is al_rotary_apply, bit for bit. */
+void al_rotary_apply_part(float *x, int ld, const int32_t *pos, int rows, int n_heads, int dh, int rot, double base);
+void al_rotary_apply_part_inverse(float *x, int ld, const int32_t *pos, int rows, int n_heads, int dh, int rot,
+                                  double base);
+
 #endif

@@ -37,6 +37,7 @@ typedef struct al_score_head {
 typedef struct al_score_steps {
     const al_model *model;
     int layer, col, token, L;     /* token: the query token's index */
+    int kv_col;                   /* the first column of the key/value head the query head reads (col without GQA) */
     const float *in;              /* [L, D] what the layer's attention reads */
     const int32_t *mask;          /* [L] */
     const int32_t *pos;           /* [L] 0, 1, ... */
@@ -82,7 +83,14 @@ typedef struct al_score_rule {
 } al_score_rule;
 
 /* The rules (src/model/rules/). */
-extern const al_score_rule al_rule_scaled_dot, al_rule_disentangled, al_rule_rotary_window;
+extern const al_score_rule al_rule_scaled_dot, al_rule_disentangled, al_rule_rotary_window, al_rule_causal_dot,
+    al_rule_causal_rotary;
+
+/* Causal rows (rules/causal_rows.c): whether query i reads key j (j <= i, a real key when mask is given, and
+ * pos[i] - pos[j] < window when window > 0), and row i's softmax over its allowed keys among n_keys scores in
+ * place, zeros elsewhere. The causal rules and the key/value cache (decode.c) share them. */
+int al_causal_key_allowed(int i, int j, const float *mask, const int32_t *pos, int window);
+void al_causal_softmax_row(float *row, int n_keys, int i, const float *mask, const int32_t *pos, int window);
 
 /* The family's rule, and its table rows (0 without a table). */
 const al_score_rule *al_score_rule_of(const al_config *c);

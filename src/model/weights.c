@@ -31,6 +31,7 @@ typedef struct slot {
     int64_t shape[2];
     init_kind init;
     slot_role role;
+    al_tensor_layout layout; /* how the file stores it (family.h); shape[] is attnlab's */
 } slot;
 
 typedef struct plan {
@@ -56,6 +57,7 @@ static const struct {
     [AL_W_REL_LN_G] = {offsetof(al_weights, rel_ln_g), INIT_ONE},
     [AL_W_REL_LN_B] = {offsetof(al_weights, rel_ln_b), INIT_ZERO},
     [AL_W_FINAL_LN_G] = {offsetof(al_weights, final_ln_g), INIT_ONE},
+    [AL_W_FINAL_LN_B] = {offsetof(al_weights, final_ln_b), INIT_ZERO},
     [AL_W_Q_W] = {offsetof(al_layer_weights, q_w), INIT_NORMAL},
     [AL_W_Q_B] = {offsetof(al_layer_weights, q_b), INIT_ZERO},
     [AL_W_K_W] = {offsetof(al_layer_weights, k_w), INIT_NORMAL},
@@ -73,12 +75,15 @@ static const struct {
     [AL_W_LN_FFN_G] = {offsetof(al_layer_weights, ln_ffn_g), INIT_ONE},
     [AL_W_LN_FFN_B] = {offsetof(al_layer_weights, ln_ffn_b), INIT_ZERO},
     [AL_W_QKV_W] = {offsetof(al_layer_weights, qkv_w), INIT_NORMAL},
+    [AL_W_QKV_B] = {offsetof(al_layer_weights, qkv_b), INIT_ZERO},
+    [AL_W_FF_UP_W] = {offsetof(al_layer_weights, ff_up_w), INIT_NORMAL},
     [AL_W_MLM_DENSE_W] = {offsetof(al_weights, mlm_dense_w), INIT_NORMAL},
     [AL_W_MLM_DENSE_B] = {offsetof(al_weights, mlm_dense_b), INIT_ZERO},
     [AL_W_MLM_LN_G] = {offsetof(al_weights, mlm_ln_g), INIT_ONE},
     [AL_W_MLM_LN_B] = {offsetof(al_weights, mlm_ln_b), INIT_ZERO},
     [AL_W_MLM_DECODER_W] = {offsetof(al_weights, mlm_decoder_w), INIT_NORMAL},
     [AL_W_MLM_DECODER_B] = {offsetof(al_weights, mlm_decoder_b), INIT_ZERO},
+    [AL_W_LM_HEAD_W] = {offsetof(al_weights, lm_head_w), INIT_NORMAL},
 };
 
 static int64_t dim_value(al_dim d, const al_config *c, const al_weights *w) {
@@ -94,6 +99,8 @@ static int64_t dim_value(al_dim d, const al_config *c, const al_weights *w) {
     case AL_DIM_R: return 2 * (int64_t)al_deberta(c)->rel_span;
     case AL_DIM_2I: return 2 * (int64_t)c->intermediate_size;
     case AL_DIM_3D: return 3 * (int64_t)c->hidden_size;
+    case AL_DIM_A: return (int64_t)c->n_heads * c->head_dim;
+    case AL_DIM_KV: return (int64_t)al_kv_width(c);
     }
     return 0;
 }
@@ -107,6 +114,7 @@ static int row_applies(const al_tensor_name *r, const al_config *c, int layer) {
     case AL_WHEN_RELATIVE: return al_deberta(c)->rel_span > 0;
     case AL_WHEN_REL_NORM: return al_deberta(c)->norm_rel_ebd;
     case AL_WHEN_NOT_FIRST_LAYER: return layer > 0;
+    case AL_WHEN_UNTIED: return !c->tie_word_embeddings;
     }
     return 0;
 }
@@ -125,6 +133,7 @@ static void add_row(plan *p, const al_tensor_name *r, const al_config *c, al_wei
     s->dst = (float **)((char *)(L ? (void *)L : (void *)w) + slot_info[r->slot].offset);
     s->init = slot_info[r->slot].init;
     s->role = r->slot == AL_W_WORD_EMB ? ROLE_WORD_EMB : r->slot == AL_W_MLM_DECODER_W ? ROLE_DECODER_W : ROLE_PLAIN;
+    s->layout = r->layout;
     s->ndim = r->shape[1] == AL_DIM_NONE ? 1 : 2;
     s->shape[0] = dim_value(r->shape[0], c, w);
     s->shape[1] = dim_value(r->shape[1], c, w);
@@ -154,6 +163,10 @@ static void plan_rows(plan *p, const al_config *c, al_weights *w, al_layer_weigh
     const al_family *fam = al_family_of(c);
     add_part(p, 0, c, w, NULL, prefix, 0);
     for (int l = 0; l < c->n_layers; l++) add_part(p, 1, c, w, &layers[l], prefix, l);
+    if (fam->causal) { /* the LM head: its own rows when untied (the word embeddings otherwise, set by the caller) */
+        add_part(p, 2, c, w, NULL, "", 0);
+        return;
+    }
     if (!mlm) return;
     /* MLM head: dense -> act -> LayerNorm -> decoder (+ bias), with the family's width and activation */
     w->mlm_dim = fam->mlm_width == AL_MLM_WIDTH_EMBEDDING ? c->embedding_size : c->hidden_size;
@@ -212,13 +225,22 @@ static void format_shape(char *buf, size_t size, int ndim, const int64_t *shape)
     if (at < size) snprintf(buf + at, size - at, "]");
 }
 
+/* The shape the file stores: a Conv1D weight's is the transpose. */
+static void file_shape(const slot *s, int64_t shape[2]) {
+    const int t = s->layout == AL_LAYOUT_CONV1D && s->ndim == 2;
+    shape[0] = s->shape[t ? 1 : 0];
+    shape[1] = s->shape[t ? 0 : 1];
+}
+
 static al_status check_shape(const slot *s, const al_tensor_entry *t, al_error *err) {
+    int64_t want_shape[2];
+    file_shape(s, want_shape);
     int same = t->ndim == s->ndim;
-    for (int i = 0; same && i < s->ndim; i++) same = t->shape[i] == s->shape[i];
+    for (int i = 0; same && i < s->ndim; i++) same = t->shape[i] == want_shape[i];
     if (same) return AL_OK;
     char got[96], want[64];
     format_shape(got, sizeof got, t->ndim, t->shape);
-    format_shape(want, sizeof want, s->ndim, s->shape);
+    format_shape(want, sizeof want, s->ndim, want_shape);
     return al_err(err, AL_ERR_FORMAT, "%s: tensor '%s' shape %s does not match config (expected %s)",
                   t->file, t->name, got, want);
 }
@@ -282,12 +304,33 @@ al_status al_weights_check_memory(const al_config *c, uint64_t n_weights, uint64
     return al_memory_check(n_weights * sizeof(float) + file_bytes, what, err);
 }
 
+/* A tensor read in the file's layout (family.h's al_tensor_layout) put in attnlab's, in place. */
+static al_status to_held_layout(const slot *s, const al_config *c, float *x, al_error *err) {
+    const size_t n = (size_t)slot_numel(s);
+    float *copy = malloc(sizeof(float) * (n ? n : 1));
+    if (!copy) return al_err(err, AL_ERR_OOM, "model: out of memory turning '%s'", s->name);
+    memcpy(copy, x, sizeof(float) * n);
+    if (s->layout == AL_LAYOUT_CONV1D && s->ndim == 2) { /* file [in, out] -> [out, in] */
+        const size_t rows = (size_t)s->shape[0], cols = (size_t)s->shape[1];
+        for (size_t r = 0; r < rows; r++)
+            for (size_t k = 0; k < cols; k++) x[r * cols + k] = copy[k * rows + r];
+    } else if (s->layout == AL_LAYOUT_QKV_PER_HEAD) { /* rows [H][3][hd] -> [3][H][hd], each row `width` wide */
+        const size_t H = (size_t)c->n_heads, hd = (size_t)c->head_dim, width = s->ndim == 2 ? (size_t)s->shape[1] : 1;
+        for (size_t h = 0; h < H; h++)
+            for (size_t part = 0; part < 3; part++)
+                memcpy(x + ((part * H + h) * hd) * width, copy + ((h * 3 + part) * hd) * width, sizeof(float) * hd * width);
+    }
+    free(copy);
+    return AL_OK;
+}
+
 al_status al_weights_load(al_model *m, const al_tensor_list *list, const char *weights_file,
                           al_error *err) {
     const al_config *c = &m->config;
     const char *prefix = al_family_of(c)->prefix;
     if (!al_family_has_prefix(al_family_of(c), list)) prefix = ""; /* saved from the bare encoder class */
-    int mlm = al_family_has_mlm_head(al_family_of(c), list);
+    /* a causal model's third part is its LM head, planned whatever the file holds (plan_rows) */
+    int mlm = !al_family_of(c)->causal && al_family_has_mlm_head(al_family_of(c), list);
     plan p;
     al_status st = make_plan(m, prefix, mlm, &p, err);
     if (st != AL_OK) return st;
@@ -329,6 +372,7 @@ al_status al_weights_load(al_model *m, const al_tensor_list *list, const char *w
         if (!found[i]) continue;
         *s->dst = m->storage + at;
         st = al_tensor_to_f32(found[i], *s->dst, err);
+        if (st == AL_OK && s->layout != AL_LAYOUT_AS_IS) st = to_held_layout(s, c, *s->dst, err);
         at += (size_t)slot_numel(s);
         if (s->role == ROLE_WORD_EMB)
             snprintf(m->weights_dtype, sizeof m->weights_dtype, "%s", al_dtype_name(found[i]->dtype));
@@ -336,6 +380,7 @@ al_status al_weights_load(al_model *m, const al_tensor_list *list, const char *w
     const char *decoder = "";
     for (int i = 0; i < p.n; i++)
         if (p.slots[i].role == ROLE_DECODER_W) decoder = p.slots[i].name;
+    if (st == AL_OK && al_family_of(c)->causal && !m->w.lm_head_w) m->w.lm_head_w = m->w.word_emb; /* tied */
     if (st == AL_OK && mlm && !m->w.mlm_decoder_w) {
         if (!c->tie_word_embeddings)
             st = al_err(err, AL_ERR_FORMAT, "%s: missing tensor '%s' (config.json: tie_word_embeddings is false)",
@@ -376,6 +421,7 @@ al_status al_weights_random(al_model *m, uint64_t seed, int mlm_head, al_error *
             memset(x + (size_t)m->config.pad_token_id * (size_t)s->shape[1], 0,
                    (size_t)s->shape[1] * sizeof(float));
     }
+    if (st == AL_OK && al_family_of(&m->config)->causal && !m->w.lm_head_w) m->w.lm_head_w = m->w.word_emb; /* tied */
     snprintf(m->weights_dtype, sizeof m->weights_dtype, "F32");
     free(p.slots);
     return st;

@@ -96,6 +96,7 @@ void al_tr_act_fwd(al_act act, float *x, size_t n) {
     case AL_ACT_GELU: al_gelu(x, n); break;
     case AL_ACT_GELU_TANH: al_gelu_tanh(x, n); break;
     case AL_ACT_RELU: al_relu(x, n); break;
+    case AL_ACT_SILU: al_silu(x, n); break;
     }
 }
 
@@ -114,6 +115,11 @@ void al_tr_act_bwd(al_act act, const float *pre, const float *dy, float *dx, siz
             const float c = 0.797884560802865355f, a = 0.044715f;
             const float t = al_tanhf(c * (x + a * x * x * x));
             d = 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * c * (1.0f + 3.0f * a * x * x);
+            break;
+        }
+        case AL_ACT_SILU: { /* s (1 + x (1 - s)), s = sigmoid(x) */
+            const float s = 1.0f / (1.0f + al_expf(-x));
+            d = s * (1.0f + x * (1.0f - s));
             break;
         }
         case AL_ACT_RELU:

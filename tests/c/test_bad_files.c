@@ -153,10 +153,10 @@ int main(void) {
     blob c2 = {(uint8_t *)bad_cfg, strlen(bad_cfg)};
     s = load3(&c2, "model.safetensors", st.data, st.size, NULL, NULL, 0, &err);
     expect("config field", s, &err, AL_ERR_FORMAT, "config.json: field 'hidden_size' must be an integer");
-    const char *gpt = "{\"model_type\": \"gpt2\", \"vocab_size\": 32}";
+    const char *gpt = "{\"model_type\": \"mistral\", \"vocab_size\": 32}";
     blob c3 = {(uint8_t *)gpt, strlen(gpt)};
     s = load3(&c3, "model.safetensors", st.data, st.size, NULL, NULL, 0, &err);
-    expect("model_type", s, &err, AL_ERR_UNSUPPORTED, "config.json: model_type 'gpt2' is not supported");
+    expect("model_type", s, &err, AL_ERR_UNSUPPORTED, "config.json: model_type 'mistral' is not supported");
     blob c4 = {config.data, config.size / 2};
     s = load3(&c4, "model.safetensors", st.data, st.size, NULL, NULL, 0, &err);
     expect("config truncated", s, &err, AL_ERR_FORMAT, "config.json: malformed JSON");

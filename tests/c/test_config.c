@@ -80,9 +80,9 @@ int main(void) {
     /* Errors name the field. */
     expect_error("{\"model_type\": \"bert\", ", AL_ERR_FORMAT, "malformed JSON");
     expect_error("[1, 2]", AL_ERR_FORMAT, "not an object");
-    expect_error("{\"model_type\": \"gpt2\", " BERT_SHAPE "}", AL_ERR_UNSUPPORTED, "model_type 'gpt2'");
-    expect_error("{\"architectures\": [\"GPT2LMHeadModel\"], " BERT_SHAPE "}", AL_ERR_UNSUPPORTED,
-                 "GPT2LMHeadModel");
+    expect_error("{\"model_type\": \"mistral\", " BERT_SHAPE "}", AL_ERR_UNSUPPORTED, "model_type 'mistral'");
+    expect_error("{\"architectures\": [\"MistralForCausalLM\"], " BERT_SHAPE "}", AL_ERR_UNSUPPORTED,
+                 "MistralForCausalLM");
     expect_error("{" BERT_SHAPE "}", AL_ERR_FORMAT, "'model_type' is missing");
     expect_error("{\"model_type\": \"bert\", \"vocab_size\": 100, \"num_hidden_layers\": 3, "
                  "\"num_attention_heads\": 4, \"intermediate_size\": 64}",

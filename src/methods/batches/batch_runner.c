@@ -69,7 +69,7 @@ static int alloc_out(const al_config *c, int chunk, int L, int outputs, int effe
                      const al_forward_outputs *dest, int primary, model_out *o) {
     const double BL = (double)chunk * L, NL = c->n_layers, H = c->n_heads;
     const double na = NL * BL * H * L, nv = NL * BL * H * c->head_dim;
-    const al_forward_outputs none = {NULL, NULL, NULL, NULL};
+    const al_forward_outputs none = {NULL, NULL, NULL, NULL, NULL};
     if (!dest) dest = &none;
     int ok = take(dest->hidden_states, primary && (outputs & AL_RUN_HIDDEN), (NL + 1) * BL * c->hidden_size,
                   &o->hidden, &o->own[0]);
@@ -122,7 +122,7 @@ static al_status forward_one(const al_model *model, const al_head_policy *polici
     fp.progress_user = p->progress_user;
     fp.cancel = p->cancel;
     fp.pool = p->pool;
-    al_forward_outputs out = {o->hidden, o->attn, o->values, o->mlm};
+    al_forward_outputs out = {o->hidden, o->attn, o->values, o->mlm, NULL};
     al_status st = al_forward(model, &batch, &fp, &out, err);
     if (!st && p->effective)
         st = al_effective_attention(c, o->attn, o->values, r->mask, B, L, p->effective_mode, o->eff, o->ranks, err);

@@ -9,6 +9,7 @@
 #include "../../core/error.h"
 #include "../../kernels/kernels.h"
 #include "../../model/layer_rule.h"
+#include "../../model/family_params.h"
 #include "../../model/model_internal.h"
 #include "../../model/score_rule.h"
 #include "head_steps.h"
@@ -29,9 +30,12 @@ al_status al_head_steps(const al_model *model, int layer, int head, int query, c
         return al_err(err, AL_ERR_INVALID, "head_steps: field 'query': %d is outside the %d real tokens 0..%d",
                       query, n, n - 1);
     const al_layer_weights *lw = &model->w.layers[layer];
-    const int col = head * dh;
+    /* A: the heads' width (D but in a decoder whose head_dim says otherwise); a query head reads the key/value head
+     * it shares under grouped-query attention (family_params.h) */
+    const int A = al_attn_width(c), KVW = al_kv_width(c), col = head * dh;
+    const int kv_col = head / (c->n_heads / al_kv_heads(c)) * dh;
     const float *q_w = lw->q_w, *k_w = lw->k_w, *v_w = lw->v_w;
-    if (lw->qkv_w) q_w = lw->qkv_w, k_w = q_w + (size_t)D * D, v_w = k_w + (size_t)D * D; /* fused [3D, D] */
+    if (lw->qkv_w) q_w = lw->qkv_w, k_w = q_w + (size_t)A * D, v_w = k_w + (size_t)KVW * D; /* fused [A + 2 KVW, D] */
     float *scratch = malloc(sizeof(float) * ((size_t)L * D + D + dh));
     int32_t *pos = malloc(sizeof(int32_t) * (size_t)L);
     if (!scratch || !pos) {
@@ -40,12 +44,15 @@ al_status al_head_steps(const al_model *model, int layer, int head, int query, c
     }
     for (int j = 0; j < L; j++) pos[j] = j;
     const float *in = x;
-    if (al_layer_rule_of(c)->pre_norm && lw->ln_attn_g) { /* pre-norm: the attention reads attn_norm(x) */
+    if (al_model_is_causal(model)) { /* a decoder's attention reads its norm of x (rules/layer_decoder.c) */
+        al_dec_attn_input(model, layer, x, scratch, L);
+        in = scratch;
+    } else if (al_layer_rule_of(c)->pre_norm && lw->ln_attn_g) { /* pre-norm: the attention reads attn_norm(x) */
         al_layernorm(x, scratch, L, D, lw->ln_attn_g, NULL, c->layer_norm_eps);
         in = scratch;
     }
     /* the score rule's steps (src/model/rules/): projections, turn, scores, mask and softmax */
-    al_score_steps steps = {model, layer, col, query, L, in, mask, pos, q_w, k_w, v_w, scratch + (size_t)L * D,
+    al_score_steps steps = {model, layer, col, query, L, kv_col, in, mask, pos, q_w, k_w, v_w, scratch + (size_t)L * D,
                          out->query, out->keys, out->values, out->scores, out->scaled, out->mask_add, out->weights,
                          out->c2c, out->c2p, out->p2c, out->rel_bucket, out->excluded, 0.0f, -1, 0.0};
     al_score_rule_of(c)->steps(&steps);
@@ -58,9 +65,9 @@ al_status al_head_steps(const al_model *model, int layer, int head, int query, c
         for (int j = 0; j < L; j++) acc += (double)out->weights[j] * out->values[(size_t)j * dh + i];
         out->context[i] = (float)acc;
     }
-    /* The head's columns of W_O [D, D]: output[r] = sum_i o_w[r, col + i] context[i]. */
+    /* The head's columns of W_O [D, A]: output[r] = sum_i o_w[r, col + i] context[i]. */
     for (int r = 0; r < D; r++) {
-        const float *w = lw->o_w + (size_t)r * D + col;
+        const float *w = lw->o_w + (size_t)r * A + col;
         double acc = 0.0;
         for (int i = 0; i < dh; i++) acc += (double)w[i] * out->context[i];
         out->output[r] = (float)acc;
@@ -68,9 +75,11 @@ al_status al_head_steps(const al_model *model, int layer, int head, int query, c
     /* Effective attention over the real tokens (exact mode, attnlab.h); pads are 0 in both parts. */
     memset(out->effective, 0, sizeof(float) * (size_t)L);
     memset(out->invisible, 0, sizeof(float) * (size_t)L);
-    al_status st = al_effective_head(out->weights, 1, L, out->values, n, dh, dh, out->effective, L,
+    /* a causal query reads only the values of tokens <= it (docs/effective.md, "Causal heads") */
+    const int n_eff = al_model_is_causal(model) ? query + 1 : n;
+    al_status st = al_effective_head(out->weights, 1, L, out->values, n_eff, dh, dh, out->effective, L,
                                      &out->rank, err);
     if (st) return st;
-    for (int j = 0; j < n; j++) out->invisible[j] = out->weights[j] - out->effective[j];
+    for (int j = 0; j < n_eff; j++) out->invisible[j] = out->weights[j] - out->effective[j];
     return AL_OK;
 }

@@ -1,0 +1,245 @@
+/* test_decoders.c: the causal language models (docs/decoders.md) against the float64 goldens of
+ * tests/golden/make_decoder_goldens.py, eight random checkpoints in Hugging Face layout (GPT-2 with and without
+ * "transformer." and as pytorch_model.bin, Llama with grouped-query attention tied and untied in BF16 with a head
+ * size not hidden / heads, Qwen2 sharded and with a sliding window, Pythia in F16 with partial rotary and parallel
+ * residual, and sequential): hidden states 1e-4 and logits 1e-4 relative to their largest value, attention 1e-5,
+ * on every real token of a right-padded batch; the same bits on 1, 2 and 3 threads, on every kernel path, and with
+ * skipped pads; the reference's eight greedy tokens; future keys exactly 0. */
+#include <string.h>
+
+#include "attnlab.h"
+#include "check.h"
+#include "fnv_digest.h"
+#include "golden_file.h"
+#include "kernels/kernels.h"
+#include "model/family_params.h"
+#include "model/model_internal.h"
+
+#define TOL_HIDDEN 1e-4 /* relative to max(1, the largest |value|), as the generator measures its float32 run */
+#define TOL_ATTN 1e-5
+#define TOL_LOGITS 1e-4
+
+typedef struct run {
+    float *hidden, *attn, *values, *logits;
+} run;
+
+static al_status forward(const al_model *m, int B, int L, const int32_t *ids, const int32_t *mask, al_threadpool *pool,
+                         int skip_pads, run *r, al_error *err) {
+    const al_config *c = al_model_config(m);
+    const size_t NL = (size_t)c->n_layers, H = (size_t)c->n_heads;
+    memset(r, 0, sizeof *r);
+    r->hidden = calloc((NL + 1) * B * L * c->hidden_size, sizeof(float));
+    r->attn = calloc(NL * B * H * L * L, sizeof(float));
+    r->values = calloc(NL * B * H * L * c->head_dim, sizeof(float));
+    r->logits = calloc((size_t)B * L * c->vocab_size, sizeof(float));
+    al_forward_outputs out = {0};
+    out.hidden_states = r->hidden, out.attentions = r->attn, out.values = r->values, out.lm_logits = r->logits;
+    al_batch batch = {B, L, ids, mask, NULL, NULL};
+    al_forward_params p = al_forward_default_params();
+    p.pool = pool;
+    p.skip_pads = skip_pads;
+    return al_forward(m, &batch, &p, &out, err);
+}
+
+static void run_free(run *r) { free(r->hidden), free(r->attn), free(r->values), free(r->logits); }
+
+static uint64_t digest(const run *r, size_t n_hidden, size_t n_attn, size_t n_values, size_t n_logits) {
+    uint64_t d = fnv_digest(FNV_DIGEST_START, r->hidden, n_hidden);
+    d = fnv_digest(d, r->attn, n_attn);
+    d = fnv_digest(d, r->values, n_values);
+    return fnv_digest(d, r->logits, n_logits);
+}
+
+/* The largest |got - want| over rows [rows, width] of a [groups, rows, width] tensor whose row i is real, over the
+ * largest |want| there (at least 1: relative for large values, absolute for small ones). */
+static double row_error(const float *got, const float *want, size_t groups, size_t rows, size_t width,
+                        const int32_t *real, int relative) {
+    double e = 0.0, top = 1.0;
+    for (size_t g = 0; g < groups; g++)
+        for (size_t i = 0; i < rows; i++) {
+            if (!real[i]) continue;
+            const size_t at = (g * rows + i) * width;
+            for (size_t k = 0; k < width; k++) {
+                const double d = fabs((double)got[at + k] - want[at + k]);
+                if (d != d) return d;
+                if (d > e) e = d;
+                if (fabs(want[at + k]) > top) top = fabs(want[at + k]);
+            }
+        }
+    return relative ? e / top : e;
+}
+
+static int argmax(const float *x, int n) {
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[best]) best = i;
+    return best;
+}
+
+typedef struct variant {
+    const char *dir, *family;
+} variant;
+
+static void test_variant(const variant *v) {
+    char path[256];
+    al_model *m = NULL;
+    al_error err = {0};
+    snprintf(path, sizeof path, "tests/golden/decoders/%s", v->dir);
+    CHECK_MSG(al_model_load_dir(path, &m, &err) == AL_OK, "%s: %s", v->dir, err.message);
+    if (!m) return;
+    const al_config *c = al_model_config(m);
+    CHECK_MSG(strcmp(al_arch_name(c->arch), v->family) == 0, "%s is %s", v->dir, al_arch_name(c->arch));
+    CHECK(al_model_is_causal(m) && !al_model_has_mlm_head(m) && m->w.lm_head_w != NULL);
+    golden_file g;
+    snprintf(path, sizeof path, "tests/golden/decoders/%s/golden.safetensors", v->dir);
+    if (!golden_open(&g, path)) {
+        CHECK_MSG(0, "%s", path);
+        al_model_free(m);
+        return;
+    }
+    int64_t shape[8] = {0};
+    size_t n = 0, n_hidden = 0, n_attn = 0, n_values = 0, n_logits = 0, n_prompt = 0, n_new = 0;
+    free(golden_f32(&g, "input_ids", &n, shape));
+    const int B = (int)shape[0], L = (int)shape[1];
+    int32_t *ids = golden_i32(&g, "input_ids"), *mask = golden_i32(&g, "attention_mask");
+    float *want_hidden = golden_f32(&g, "hidden_states", &n_hidden, NULL);
+    float *want_attn = golden_f32(&g, "attentions", &n_attn, NULL);
+    float *want_values = golden_f32(&g, "values", &n_values, NULL);
+    float *want_logits = golden_f32(&g, "logits", &n_logits, NULL);
+    float *prompt = golden_f32(&g, "prompt_ids", &n_prompt, NULL), *generated = golden_f32(&g, "generated_ids", &n_new, NULL);
+    const size_t NL = (size_t)c->n_layers, H = (size_t)c->n_heads, D = (size_t)c->hidden_size, V = (size_t)c->vocab_size;
+    const size_t dh = (size_t)c->head_dim;
+    CHECK(ids && mask && want_hidden && want_attn && want_values && want_logits && prompt && generated);
+    CHECK(n_hidden == (NL + 1) * B * L * D && n_attn == NL * B * H * L * L && n_logits == (size_t)B * L * V &&
+          n_values == NL * B * H * L * dh);
+    run r;
+    CHECK_MSG(forward(m, B, L, ids, mask, NULL, 0, &r, &err) == AL_OK, "%s: %s", v->dir, err.message);
+    if (ids && mask && want_hidden && want_attn && want_values && want_logits) {
+        double eh = 0, ea = 0, ev = 0, el = 0;
+        for (int b = 0; b < B; b++) { /* the real query rows of sequence b, every layer */
+            const int32_t *real = mask + (size_t)b * L;
+            for (size_t l = 0; l <= NL; l++) {
+                const size_t at = (l * B + b) * L * D;
+                double e = row_error(r.hidden + at, want_hidden + at, 1, (size_t)L, D, real, 1);
+                if (e > eh || e != e) eh = e;
+            }
+            for (size_t l = 0; l < NL; l++) {
+                const size_t at = ((l * B + b) * H) * L * L, atv = ((l * B + b) * H) * L * dh;
+                double e = row_error(r.attn + at, want_attn + at, H, (size_t)L, (size_t)L, real, 0);
+                if (e > ea || e != e) ea = e;
+                e = row_error(r.values + atv, want_values + atv, H, (size_t)L, dh, real, 1);
+                if (e > ev || e != e) ev = e;
+            }
+            double e = row_error(r.logits + (size_t)b * L * V, want_logits + (size_t)b * L * V, 1, (size_t)L, V, real, 1);
+            if (e > el || e != e) el = e;
+        }
+        printf("%-18s %-8s %-5s golden error: hidden %.2e (rel)  attention %.2e  values %.2e (rel)  logits %.2e (rel)\n",
+               v->dir, v->family, al_model_weights_dtype(m), eh, ea, ev, el);
+        CHECK_MSG(eh <= TOL_HIDDEN, "%s hidden %.3g", v->dir, eh);
+        CHECK_MSG(ea <= TOL_ATTN, "%s attentions %.3g", v->dir, ea);
+        CHECK_MSG(ev <= TOL_HIDDEN, "%s values %.3g", v->dir, ev);
+        CHECK_MSG(el <= TOL_LOGITS, "%s logits %.3g", v->dir, el);
+        /* every key after the query is exactly 0, in every row */
+        int future = 0;
+        for (size_t lbh = 0; lbh < NL * B * H; lbh++)
+            for (int i = 0; i < L; i++)
+                for (int j = i + 1; j < L; j++) future += r.attn[(lbh * L + i) * L + j] != 0.0f;
+        CHECK_MSG(future == 0, "%s: %d future keys read", v->dir, future);
+    }
+    const uint64_t dg = digest(&r, n_hidden, n_attn, n_values, n_logits);
+    printf("%-18s outputs digest %016llx\n", v->dir, (unsigned long long)dg);
+    /* the same bits on every thread count and kernel path */
+    for (int threads = 2; threads <= 3; threads++) {
+        al_threadpool *pool = NULL;
+        CHECK(al_threadpool_new(threads, &pool, &err) == AL_OK);
+        run o;
+        CHECK(forward(m, B, L, ids, mask, pool, 0, &o, &err) == AL_OK);
+        CHECK_MSG(digest(&o, n_hidden, n_attn, n_values, n_logits) == dg, "%s: %d threads", v->dir, threads);
+        run_free(&o);
+        al_threadpool_free(pool);
+    }
+    const char *paths[8];
+    const int n_paths = al_kernels_paths(paths, 8);
+    const char *was = al_kernels_path();
+    for (int i = 0; i < n_paths; i++) {
+        CHECK(al_kernels_set_path(paths[i]) == 0);
+        run o;
+        CHECK(forward(m, B, L, ids, mask, NULL, 0, &o, &err) == AL_OK);
+        CHECK_MSG(digest(&o, n_hidden, n_attn, n_values, n_logits) == dg, "%s: kernel path %s", v->dir, paths[i]);
+        run_free(&o);
+    }
+    al_kernels_set_path(was);
+    /* skipped pads: the real tokens' numbers unchanged, bit for bit */
+    {
+        run o;
+        CHECK(forward(m, B, L, ids, mask, NULL, 1, &o, &err) == AL_OK);
+        size_t differ = 0;
+        for (int b = 0; b < B; b++)
+            for (int i = 0; i < L; i++) {
+                if (!mask[(size_t)b * L + i]) continue;
+                for (size_t l = 0; l <= NL; l++) {
+                    const size_t at = ((l * B + b) * L + i) * D;
+                    differ += memcmp(o.hidden + at, r.hidden + at, D * sizeof(float)) != 0;
+                }
+                differ += memcmp(o.logits + ((size_t)b * L + i) * V, r.logits + ((size_t)b * L + i) * V, V * sizeof(float)) != 0;
+            }
+        CHECK_MSG(differ == 0, "%s: %zu real rows differ with skipped pads", v->dir, differ);
+        run_free(&o);
+    }
+    /* the reference's greedy tokens, each by a whole forward of the text so far and by the key/value cache (the
+     * prompt at once, then one token a step): the cache's logits and attention rows are the forward's bits */
+    if (prompt && generated) {
+        int32_t seq[128];
+        const int P = (int)n_prompt;
+        int len = P, ok = 1;
+        for (int i = 0; i < len; i++) seq[i] = (int32_t)prompt[i];
+        const int T_max = P + (int)n_new;
+        float *logits = malloc(sizeof(float) * T_max * V), *step = malloc(sizeof(float) * T_max * V);
+        float *attn = malloc(sizeof(float) * NL * H * T_max * T_max), *cattn = malloc(sizeof(float) * NL * H * T_max * T_max);
+        al_kv_cache *kc = NULL;
+        CHECK(al_kv_cache_new(m, T_max, &kc, &err) == AL_OK);
+        CHECK(al_decode(m, kc, seq, P, NULL, step, cattn, &err) == AL_OK);
+        size_t cache_differs = 0;
+        for (size_t s = 0; s < n_new && ok && kc; s++) {
+            al_forward_outputs out = {0};
+            out.lm_logits = logits;
+            out.attentions = attn;
+            al_batch batch = {1, len, seq, NULL, NULL, NULL};
+            CHECK(al_forward(m, &batch, NULL, &out, &err) == AL_OK);
+            /* the cache's rows for the tokens it ran last: the prompt's P rows, then one */
+            const int n_rows = s == 0 ? P : 1, first = len - n_rows;
+            cache_differs += memcmp(step, logits + (size_t)first * V, sizeof(float) * n_rows * V) != 0;
+            for (size_t lh = 0; lh < NL * H; lh++)
+                for (int q = 0; q < n_rows; q++)
+                    cache_differs += memcmp(cattn + (lh * n_rows + q) * len, attn + (lh * len + first + q) * len,
+                                            sizeof(float) * len) != 0;
+            const int next = argmax(logits + (size_t)(len - 1) * V, (int)V);
+            ok = next == (int)generated[s];
+            CHECK_MSG(ok, "%s: greedy token %zu is %d, the reference's %d", v->dir, s, next, (int)generated[s]);
+            seq[len++] = next;
+            if (s + 1 < n_new) CHECK(al_decode(m, kc, seq + len - 1, 1, NULL, step, cattn, &err) == AL_OK);
+        }
+        CHECK_MSG(cache_differs == 0, "%s: %zu cached rows differ from the forward's", v->dir, cache_differs);
+        CHECK(al_kv_cache_length(kc) == len - 1);
+        /* bad calls are refused by name */
+        int32_t bad = (int32_t)V;
+        CHECK(al_decode(m, kc, &bad, 1, NULL, NULL, NULL, &err) == AL_ERR_INVALID && strstr(err.message, "vocabulary"));
+        CHECK(al_decode(m, kc, seq, T_max, NULL, NULL, NULL, &err) == AL_ERR_INVALID && strstr(err.message, "cache"));
+        al_kv_cache_free(kc);
+        free(logits), free(step), free(attn), free(cattn);
+    }
+    run_free(&r);
+    free(ids), free(mask), free(want_hidden), free(want_attn), free(want_values), free(want_logits);
+    free(prompt), free(generated);
+    golden_close(&g);
+    al_model_free(m);
+}
+
+int main(void) {
+    static const variant variants[] = {
+        {"gpt2", "gpt2"},         {"gpt2_prefixed", "gpt2"},    {"llama_gqa", "llama"},   {"llama_untied", "llama"},
+        {"qwen2", "qwen2"},       {"qwen2_window", "qwen2"},    {"pythia", "gpt_neox"},   {"pythia_sequential", "gpt_neox"},
+    };
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) test_variant(&variants[i]);
+    return check_summary("decoders");
+}
