@@ -160,6 +160,12 @@ al_status al_tokenizer_encode_words(const al_tokenizer *tok, const char *const *
                                     const al_encode_options *opt, al_encoding *out, al_error *err);
 void al_encoding_free(al_encoding *enc);
 
+/* Token ids back to text as the Hugging Face tokenizers' decode does (docs/tokenizers.md, "Decoding"): byte-level
+ * BPE's characters to their bytes, SentencePiece's ▁ to spaces and <0xNN> pieces to bytes (one leading space
+ * dropped, as Llama's decoder strips it), WordPiece's ## joined; special and added tokens as written, or left out
+ * with skip_special. Bytes that are not UTF-8 become U+FFFD. *out is malloc'd and NUL-terminated. */
+al_status al_tokenizer_decode(const al_tokenizer *tok, const int32_t *ids, int n, int skip_special, char **out,
+                              al_error *err);
 al_tokenizer_kind al_tokenizer_get_kind(const al_tokenizer *tok);
 int al_tokenizer_vocab_size(const al_tokenizer *tok);
 const char *al_tokenizer_id_to_token(const al_tokenizer *tok, int id); /* NULL when out of range */

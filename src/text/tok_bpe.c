@@ -11,7 +11,8 @@
 
 static al_status oom(al_error *err) { return al_err(err, AL_ERR_OOM, "tokenizer: out of memory"); }
 
-/* GPT-2's bytes_to_unicode: printable Latin-1 bytes map to themselves, the rest to 256 + n. */
+/* GPT-2's bytes_to_unicode: printable Latin-1 bytes map to themselves, the rest to 256 + n. tok_decode.c reads it
+ * backwards (al_bpe_byte_char). */
 static uint32_t byte_char(int b) {
     if ((b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF)) return (uint32_t)b;
     int n = 0;
@@ -19,6 +20,8 @@ static uint32_t byte_char(int b) {
         if (!((i >= '!' && i <= '~') || (i >= 0xA1 && i <= 0xAC) || (i >= 0xAE && i <= 0xFF))) n++;
     return 256u + (uint32_t)n;
 }
+
+uint32_t al_bpe_byte_char(int b) { return byte_char(b); }
 
 typedef struct heap_entry { int rank, left, right, vl, vr; } heap_entry;
 

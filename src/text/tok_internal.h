@@ -104,6 +104,8 @@ al_status al_wordpiece_section(const al_tokenizer *tok, const al_ntext *text, al
 al_status al_bpe_section(const al_tokenizer *tok, const al_ntext *text, int prefix_space, al_pieces *out,
                          al_error *err);
 
+/* The printable character GPT-2's byte-level BPE writes byte b as (tok_bpe.c). */
+uint32_t al_bpe_byte_char(int b);
 /* Pre-tokenizer patterns of byte-level BPE (tok_pretok.c). */
 enum { AL_PRETOK_GPT2 = 0, AL_PRETOK_QWEN2 = 1 };
 /* The pattern a tokenizer.json Split regex names, -1 for any other string. */

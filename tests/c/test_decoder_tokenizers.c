@@ -94,6 +94,20 @@ static int check_set(const vec_set *s, int *n_cases) {
             ok &= same;
             if (st == AL_OK) al_encoding_free(&enc);
         }
+        /* decode(ids) is the vectors' "decoded" text */
+        const cJSON *ids = cJSON_GetObjectItem(c, "ids");
+        const char *decoded = cJSON_GetStringValue(cJSON_GetObjectItem(c, "decoded"));
+        if (cJSON_IsArray(ids) && decoded) {
+            const int n = cJSON_GetArraySize(ids);
+            int32_t *v = malloc(sizeof(int32_t) * (size_t)(n + 1));
+            for (int i = 0; v && i < n; i++) v[i] = cJSON_GetArrayItem(ids, i)->valueint;
+            char *back = NULL;
+            st = v ? al_tokenizer_decode(tok, v, n, 0, &back, &err) : AL_ERR_OOM;
+            const int same = st == AL_OK && !strcmp(back, decoded);
+            if (!same) fprintf(stderr, "  %s: case %d decode '%.60s' want '%.60s'\n", s->label, *n_cases, back ? back : err.message, decoded);
+            ok &= same;
+            free(back), free(v);
+        }
         agree += ok;
         (*n_cases)++;
     }
