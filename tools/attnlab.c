@@ -566,6 +566,7 @@ static void print_op_usage_line(const cJSON *op) {
     if (op_field(op, "text_pair")) printf(" [--pair TEXT_B]");
     if (is_attention(name)) printf(" [--layer L] [--head H]");
     if (op_field(op, "task")) printf(" [--task-file F | --train-file F [--validation-file F]]");
+    if (op_field(op, "corpus")) printf(" [--text-file F]");
     printf(" [--FIELD VALUE ...] [--out FILE.safetensors] [--json] [--request]\n      %s\n", json_str(op, "summary", ""));
 }
 
@@ -623,6 +624,9 @@ static void print_op_help(const cJSON *op) {
         printf(" --task-file reads a task file (attnlab's JSONL) into task_jsonl; --train-file and --validation-file\n"
                "read a GLUE TSV, CoNLL-2003, CSV or JSONL file into import.");
     if (is_attention(json_str(op, "name", ""))) printf(" --layer and --head pick the heads printed.");
+    if (op_field(op, "corpus"))
+        printf(" --text-file reads a text file (documents separated by blank lines) or a JSONL file (\"text\"\n"
+               "fields) into corpus: its cross-entropy with a 95%% interval over documents.");
     printf("\n--out writes the reply's tensors with the request and reply; --request prints the request (for\n"
            "`attnlab run`); --json prints the reply JSON.\n\n");
 }
@@ -763,7 +767,7 @@ static int parse_op_args(int argc, char **argv, const cJSON *op, cJSON *req, op_
                 if (*p == '-') *p = '_';
             const cJSON *f = !strcmp(key, "model") ? NULL : op_field(op, key);
             static const char *const own[] = {"out", "inputs", "pair", "layer", "head", "task_file", "train_file",
-                                              "validation_file", NULL};
+                                              "validation_file", "text_file", NULL};
             int is_own = 0;
             for (int k = 0; own[k]; k++) is_own |= !strcmp(key, own[k]);
             if (!f && !is_own) return usage_error("unknown option '%s' (see attnlab COMMAND --help)", arg);
@@ -780,6 +784,7 @@ static int parse_op_args(int argc, char **argv, const cJSON *op, cJSON *req, op_
             } else if (!strcmp(key, "task_file") && op_field(op, "task")) code = set_file(req, value, "task_jsonl", "task_jsonl_name");
             else if (!strcmp(key, "train_file") && op_field(op, "task")) code = set_file(req, value, "import.train", "import.train_name");
             else if (!strcmp(key, "validation_file") && op_field(op, "task")) code = set_file(req, value, "import.validation", "import.validation_name");
+            else if (!strcmp(key, "text_file") && op_field(op, "corpus")) code = set_file(req, value, "corpus", "corpus_name");
             else if (!f) return usage_error("unknown option '%s' (see attnlab COMMAND --help)", arg);
             else {
                 cJSON *v = field_value(f, value);
@@ -797,7 +802,7 @@ static int parse_op_args(int argc, char **argv, const cJSON *op, cJSON *req, op_
     if (op_field(op, "model") && !a->model_dir)
         return usage_error("%s needs MODEL_DIR", op_field(op, "task") ? "this command (then --task ID or --task-file FILE)" : "this command");
     /* an op that reads a text needs one: TEXT, or a field that stands for it */
-    static const char *const sources[] = {"text", "texts", "words", "input_ids", "import", NULL};
+    static const char *const sources[] = {"text", "texts", "words", "input_ids", "import", "corpus", NULL};
     int has_source = 0;
     for (int i = 0; sources[i]; i++) has_source |= cJSON_GetObjectItem(req, sources[i]) != NULL;
     if (op_field(op, "text") && !has_source) return usage_error("%s", "this command needs MODEL_DIR and TEXT");

@@ -62,6 +62,12 @@ static const al_api_op k_ops[] = {
      {al_fields_model, al_fields_task, al_fields_sweep, al_fields_sweep_data, al_fields_training, al_fields_agreement_own}},
     {"value_zeroing", al_op_value_zeroing, "value zeroing (Mohebbi et al.): per layer, each token's values zeroed, cosine distances", 1,
      {al_fields_model, AL_FIELDS_SEQUENCES}},
+    {"lm", al_op_lm, "a causal model's next-token predictions: surprisal, entropy and top-k per position; perplexity with "
+                     "a 95% interval over documents", 1,
+     {al_fields_model, AL_FIELDS_SEQUENCES, al_fields_lm_own}},
+    {"generate", al_op_generate, "a causal model continues a prompt, greedy or sampled (temperature, top-k, top-p, seed), "
+                                 "with a key/value cache; tokens stream through progress", 1,
+     {al_fields_model, al_fields_ids, al_fields_generate_own}},
     {"check_config", al_op_check_config, "whether a config.json is a model this core runs and has the memory for", 1,
      {al_fields_check_config_own}},
 };

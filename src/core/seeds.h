@@ -25,6 +25,8 @@ enum {
     AL_SEED_RANK_PROBE_DROPOUT = 0x9A9A, /* the lambda ranking: shard i's probe dropout (index = i) */
     AL_SEED_RANK_ORDER = 0x7A4B,         /* the lambda ranking: the epoch orders of its examples (index 0) */
     AL_SEED_RANK_STEP_DROPOUT = 0xD0,    /* the lambda ranking: the step's encoder dropout seed (index = step) */
+    /* generation (src/methods/lm/sampler.c): the draws of a sampled continuation, one generator (index 0) */
+    AL_SEED_GENERATE = 0x6E7,
 };
 
 /* The probe's streams in al_probe_fit (docs/probes.md, "Training"): per epoch one shuffles the examples

@@ -1,0 +1,310 @@
+/* op_lm.c: the "lm" op (docs/decoders.md, "The language-model head"): a causal model's next-token predictions.
+ * For texts (or ids): per position the surprisal in bits of the token that follows, the prediction's entropy and
+ * its top-k tokens with their probabilities, and each text's cross-entropy and perplexity. For a corpus (a text
+ * file's documents, separated by blank lines, or a JSONL file's "text" fields): each document cut into windows of
+ * the model's positions, and the corpus's cross-entropy with a 95% interval over documents (lm_score.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/det_math.h"
+#include "../core/error.h"
+#include "../methods/lm/lm_score.h"
+#include "attention_parts.h"
+
+#define LN2 0.69314718055994530942
+
+const al_req_field al_fields_lm_own[] = {
+    AL_F_INT("top_k", 0, 100, "5", "the most probable next tokens to list at each position"),
+    AL_F_STRING("corpus", NULL, "a text file's contents (documents separated by blank lines) or JSONL lines with "
+                                "\"text\": scored as a corpus, instead of text"),
+    AL_F_STRING("corpus_name", NULL, "the corpus file's name, for the reply"),
+    AL_F_END,
+};
+
+/* A padded batch of sequences (ids [n]) and its mask. */
+typedef struct lm_batch {
+    int B, L;
+    int32_t *ids, *mask;
+} lm_batch;
+
+static al_status batch_make(const al_model *model, int B, const int32_t *const *ids, const int *n, lm_batch *out,
+                            al_error *err) {
+    out->B = B;
+    out->L = 1;
+    for (int b = 0; b < B; b++)
+        if (n[b] > out->L) out->L = n[b];
+    const size_t BL = (size_t)B * out->L;
+    out->ids = malloc(sizeof(int32_t) * BL);
+    out->mask = malloc(sizeof(int32_t) * BL);
+    if (!out->ids || !out->mask) {
+        free(out->ids), free(out->mask);
+        return al_err(err, AL_ERR_OOM, "lm: out of memory for a batch of %d", B);
+    }
+    const int pad = al_model_config(model)->pad_token_id;
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < out->L; i++) {
+            const size_t t = (size_t)b * out->L + i;
+            out->ids[t] = i < n[b] ? ids[b][i] : pad;
+            out->mask[t] = i < n[b];
+        }
+    return AL_OK;
+}
+
+static void batch_free(lm_batch *b) { free(b->ids), free(b->mask); }
+
+static double bits(double nats) { return nats / LN2; }
+
+/* The summary object: documents, tokens, cross-entropy in nats and bits with the interval, perplexity. */
+static void put_summary(al_reply_builder *rb, cJSON *obj, const al_lm_summary *s) {
+    al_rb_num(rb, obj, "documents", s->documents);
+    al_rb_num(rb, obj, "tokens_predicted", (double)s->tokens);
+    al_rb_num(rb, obj, "cross_entropy_nats", s->nats);
+    al_rb_num(rb, obj, "bits_per_token", bits(s->nats));
+    al_rb_num(rb, obj, "perplexity", al_det_exp(s->nats));
+    if (s->documents >= 2 && isfinite(s->lo)) {
+        cJSON *ci = al_rb_add(rb, obj, "bits_per_token_ci95", cJSON_CreateArray());
+        al_rb_add(rb, ci, NULL, cJSON_CreateNumber(bits(s->lo)));
+        al_rb_add(rb, ci, NULL, cJSON_CreateNumber(bits(s->hi)));
+        cJSON *pi = al_rb_add(rb, obj, "perplexity_ci95", cJSON_CreateArray());
+        al_rb_add(rb, pi, NULL, cJSON_CreateNumber(al_det_exp(s->lo)));
+        al_rb_add(rb, pi, NULL, cJSON_CreateNumber(al_det_exp(s->hi)));
+    }
+    al_rb_str(rb, obj, "interval", s->documents >= 2 ? "95%, ratio estimator over documents, Student t"
+                                                      : "none: one document");
+}
+
+/* Texts or ids: every position's prediction in the reply. */
+static al_status run_sequences(al_op_ctx *ctx, const al_api_model *m, int top_k, al_error *err) {
+    const al_model *model = m->model;
+    int max_length, add_special;
+    al_status st = al_req_int(ctx->req, "max_length", "max_length", 0, 0, 1, 1 << 24, &max_length, err);
+    if (!st) st = al_req_bool(ctx->req, "add_special_tokens", "add_special_tokens", 1, &add_special, err);
+    if (st) return st;
+    al_api_limits lim;
+    if ((st = al_api_limits_make(model, 0, max_length, 0, NULL, &lim, err))) return st;
+    al_api_inputs in;
+    if ((st = al_api_read_inputs(ctx, model, add_special, &lim, &in, err))) return st;
+    al_op_warn_unknown(ctx);
+    const int B = in.n_seqs;
+    const int32_t **ids = malloc(sizeof(*ids) * (size_t)B);
+    int *n = malloc(sizeof(int) * (size_t)B);
+    lm_batch batch = {0};
+    al_lm_rows rows = {0};
+    if (!ids || !n) st = al_err(err, AL_ERR_OOM, "lm: out of memory");
+    for (int b = 0; !st && b < B; b++) ids[b] = in.examples[b].ids, n[b] = in.examples[b].n;
+    if (!st) st = batch_make(model, B, ids, n, &batch, err);
+    if (!st) st = al_lm_rows_new(B, batch.L, top_k, &rows, err);
+    al_forward_params p = al_forward_default_params();
+    p.pool = ctx->session->pool;
+    p.cancel = ctx->params->cancel;
+    al_api_progress(ctx->params, "lm", 0.0);
+    al_batch fb = {B, batch.L, batch.ids, batch.mask, NULL, NULL};
+    if (!st) st = al_lm_score(model, &fb, &p, &rows, err);
+    al_reply_builder *rb = ctx->rb;
+    const al_tokenizer *tok = al_model_tokenizer(model);
+    al_rb_str(rb, rb->root, "model", m->id);
+    cJSON *seqs = st ? NULL : al_rb_add(rb, rb->root, "sequences", cJSON_CreateArray());
+    double *nll_sum = malloc(sizeof(double) * (size_t)(B ? B : 1));
+    long long *count = malloc(sizeof(long long) * (size_t)(B ? B : 1));
+    if (!st && (!nll_sum || !count)) st = al_err(err, AL_ERR_OOM, "lm: out of memory");
+    for (int b = 0; !st && seqs && b < B; b++) {
+        cJSON *obj = al_rb_add(rb, seqs, NULL, cJSON_CreateObject());
+        if (!obj) break;
+        const size_t row0 = (size_t)b * batch.L;
+        al_rb_num(rb, obj, "n_tokens", n[b]);
+        al_rb_bool(rb, obj, "truncated", in.seqs[b].truncated);
+        al_rb_add(rb, obj, "tokens", al_api_token_strings(tok, ids[b], n[b]));
+        al_rb_int_array(rb, obj, "ids", ids[b], n[b]);
+        /* surprisal[i]: of token i given the ones before it (none for the first) */
+        cJSON *sur = al_rb_add(rb, obj, "surprisal_bits", cJSON_CreateArray());
+        cJSON *ent = al_rb_add(rb, obj, "entropy_bits", cJSON_CreateArray());
+        cJSON *top = al_rb_add(rb, obj, "top", cJSON_CreateArray());
+        double sum = 0.0;
+        for (int i = 0; i < n[b]; i++) {
+            const float nll_prev = i > 0 ? rows.nll[row0 + i - 1] : NAN;
+            al_rb_add(rb, sur, NULL, i > 0 ? cJSON_CreateNumber(bits(nll_prev)) : cJSON_CreateNull());
+            if (i > 0) sum += nll_prev;
+            al_rb_add(rb, ent, NULL, cJSON_CreateNumber(bits(rows.entropy[row0 + i])));
+            /* top[i]: the prediction after token i */
+            cJSON *list = al_rb_add(rb, top, NULL, cJSON_CreateArray());
+            for (int j = 0; list && j < top_k; j++) {
+                const int32_t id = rows.top_ids[(row0 + i) * (size_t)top_k + j];
+                if (id < 0) break;
+                cJSON *item = al_rb_add(rb, list, NULL, cJSON_CreateObject());
+                al_rb_num(rb, item, "id", id);
+                const char *s = tok ? al_tokenizer_id_to_token(tok, id) : NULL;
+                if (s) al_rb_str(rb, item, "token", s);
+                al_rb_num(rb, item, "p", rows.top_p[(row0 + i) * (size_t)top_k + j]);
+            }
+        }
+        nll_sum[b] = sum;
+        count[b] = n[b] - 1;
+        al_lm_summary one;
+        al_lm_summarize(&nll_sum[b], &count[b], 1, &one);
+        put_summary(rb, al_rb_add(rb, obj, "summary", cJSON_CreateObject()), &one);
+    }
+    if (!st) {
+        al_lm_summary all;
+        al_lm_summarize(nll_sum, count, B, &all);
+        put_summary(rb, al_rb_add(rb, rb->root, "summary", cJSON_CreateObject()), &all);
+    }
+    al_api_progress(ctx->params, "lm", 1.0);
+    free(nll_sum), free(count), free(ids), free(n);
+    al_lm_rows_free(&rows);
+    batch_free(&batch);
+    al_api_inputs_free(&in);
+    return st;
+}
+
+/* The corpus's documents: JSONL lines' "text" when every non-blank line is a JSON object, else paragraphs
+ * separated by blank lines. Each is a malloc'd string; *n_docs of them. */
+static al_status split_documents(const char *corpus, const char *name, char ***docs, int *n_docs, al_error *err);
+
+al_status al_op_lm(al_op_ctx *ctx, al_error *err) {
+    const al_api_model *m;
+    int top_k;
+    const char *corpus, *corpus_name;
+    al_status st = al_req_model(ctx->session, ctx->req, &m, err);
+    if (!st) st = al_req_int(ctx->req, "top_k", "top_k", 0, 5, 0, 100, &top_k, err);
+    if (!st) st = al_req_string(ctx->req, "corpus", "corpus", 0, &corpus, err);
+    if (!st) st = al_req_string(ctx->req, "corpus_name", "corpus_name", 0, &corpus_name, err);
+    if (st) return st;
+    if (!al_model_is_causal(m->model))
+        return al_err(err, AL_ERR_INVALID, "request: field 'model': '%s' is %s, not a causal language model (gpt2, "
+                      "llama, qwen2, gpt_neox)", m->id, al_arch_name(al_model_config(m->model)->arch));
+    if (!corpus) return run_sequences(ctx, m, top_k, err);
+    const al_tokenizer *tok = al_model_tokenizer(m->model);
+    if (!tok) return al_err(err, AL_ERR_INVALID, "request: field 'corpus': model '%s' has no tokenizer files", m->id);
+    al_op_warn_unknown(ctx);
+    const char *label = corpus_name ? corpus_name : "corpus";
+    char **docs = NULL;
+    int n_docs = 0;
+    if ((st = split_documents(corpus, label, &docs, &n_docs, err))) return st;
+    const int W = al_api_max_tokens(m->model);
+    double *nll_sum = calloc((size_t)n_docs + 1, sizeof(double));
+    long long *count = calloc((size_t)n_docs + 1, sizeof(long long));
+    if (!nll_sum || !count) st = al_err(err, AL_ERR_OOM, "lm: out of memory");
+    int windows = 0;
+    al_forward_params p = al_forward_default_params();
+    p.pool = ctx->session->pool;
+    p.cancel = ctx->params->cancel;
+    for (int d = 0; !st && d < n_docs; d++) {
+        al_encoding enc = {0};
+        al_encode_options opt = al_encode_default_options();
+        if ((st = al_tokenizer_encode(tok, docs[d], NULL, &opt, &enc, err))) {
+            char where[96];
+            snprintf(where, sizeof where, "%s: document %d", label, d + 1);
+            st = al_err_prefix(err, where);
+            break;
+        }
+        /* windows of W tokens, each predicting its tokens after the first */
+        for (int at = 0; !st && at + 1 < enc.n_tokens; at += W) {
+            const int len = enc.n_tokens - at < W ? enc.n_tokens - at : W;
+            if (len < 2) break;
+            const int32_t *wid = enc.ids + at;
+            lm_batch batch = {0};
+            al_lm_rows rows = {0};
+            st = batch_make(m->model, 1, &wid, &len, &batch, err);
+            if (!st) st = al_lm_rows_new(1, batch.L, 0, &rows, err);
+            al_batch fb = {1, batch.L, batch.ids, batch.mask, NULL, NULL};
+            if (!st) st = al_lm_score(m->model, &fb, &p, &rows, err);
+            for (int i = 0; !st && i + 1 < len; i++) nll_sum[d] += rows.nll[i], count[d]++;
+            al_lm_rows_free(&rows);
+            batch_free(&batch);
+            windows++;
+        }
+        al_encoding_free(&enc);
+        al_api_progress(ctx->params, "lm", (double)(d + 1) / n_docs);
+    }
+    al_reply_builder *rb = ctx->rb;
+    if (!st) {
+        al_rb_str(rb, rb->root, "model", m->id);
+        al_rb_str(rb, rb->root, "corpus_name", label);
+        al_rb_num(rb, rb->root, "window", W);
+        al_rb_num(rb, rb->root, "windows", windows);
+        cJSON *per = al_rb_add(rb, rb->root, "documents", cJSON_CreateArray());
+        for (int d = 0; per && d < n_docs; d++) {
+            cJSON *o = al_rb_add(rb, per, NULL, cJSON_CreateObject());
+            al_rb_num(rb, o, "tokens_predicted", (double)count[d]);
+            al_rb_num(rb, o, "bits_per_token", count[d] ? bits(nll_sum[d] / (double)count[d]) : NAN);
+        }
+        al_lm_summary all;
+        al_lm_summarize(nll_sum, count, n_docs, &all);
+        put_summary(rb, al_rb_add(rb, rb->root, "summary", cJSON_CreateObject()), &all);
+    }
+    for (int d = 0; d < n_docs; d++) free(docs[d]);
+    free(docs), free(nll_sum), free(count);
+    return st;
+}
+
+static int is_blank(const char *s, const char *e) {
+    for (; s < e; s++)
+        if (*s != ' ' && *s != '\t' && *s != '\r') return 0;
+    return 1;
+}
+
+static al_status push_doc(char ***docs, int *n, const char *s, size_t len, al_error *err) {
+    char **grown = realloc(*docs, sizeof(char *) * (size_t)(*n + 1));
+    char *d = malloc(len + 1);
+    if (grown) *docs = grown;
+    if (!grown || !d) return free(d), al_err(err, AL_ERR_OOM, "lm: out of memory for the corpus");
+    memcpy(d, s, len);
+    d[len] = 0;
+    (*docs)[(*n)++] = d;
+    return AL_OK;
+}
+
+static al_status split_documents(const char *corpus, const char *name, char ***docs, int *n_docs, al_error *err) {
+    *docs = NULL;
+    *n_docs = 0;
+    /* JSONL when the first non-blank line starts with '{' */
+    const char *p = corpus;
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+    al_status st = AL_OK;
+    if (*p == '{') {
+        int line = 0;
+        for (const char *s = corpus; *s && !st;) {
+            const char *e = strchr(s, '\n');
+            if (!e) e = s + strlen(s);
+            line++;
+            if (!is_blank(s, e)) {
+                cJSON *obj = cJSON_ParseWithLength(s, (size_t)(e - s));
+                const cJSON *text = obj ? cJSON_GetObjectItemCaseSensitive(obj, "text") : NULL;
+                if (!cJSON_IsString(text))
+                    st = al_err(err, AL_ERR_FORMAT, "%s: line %d: %s", name, line,
+                                obj ? "no string field \"text\"" : "not a JSON object");
+                else
+                    st = push_doc(docs, n_docs, text->valuestring, strlen(text->valuestring), err);
+                cJSON_Delete(obj);
+            }
+            s = *e ? e + 1 : e;
+        }
+    } else { /* paragraphs: runs of non-blank lines */
+        const char *start = NULL, *end = NULL;
+        for (const char *s = corpus;; ) {
+            const char *e = strchr(s, '\n');
+            if (!e) e = s + strlen(s);
+            if (is_blank(s, e)) {
+                if (start && (st = push_doc(docs, n_docs, start, (size_t)(end - start), err))) break;
+                start = NULL;
+            } else {
+                if (!start) start = s;
+                end = e;
+            }
+            if (!*e) {
+                if (start) st = push_doc(docs, n_docs, start, (size_t)(end - start), err);
+                break;
+            }
+            s = e + 1;
+        }
+    }
+    if (!st && *n_docs == 0) st = al_err(err, AL_ERR_INVALID, "%s: no document (no text between blank lines)", name);
+    if (st) {
+        for (int d = 0; d < *n_docs; d++) free((*docs)[d]);
+        free(*docs);
+        *docs = NULL, *n_docs = 0;
+    }
+    return st;
+}
