@@ -73,6 +73,7 @@ al_status al_decoder_common(const cJSON *root, const char *file, al_config *c, a
                                     "only the default rotary embeddings are built; scaled ones would give other numbers",
                                     err)) ||
         (st = al_cfg_refuse_flag(root, file, "is_encoder_decoder", 0, 1, "a decoder-only model is expected", err)) ||
+        (st = al_cfg_refuse_flag(root, file, "is_causal", 1, 0, "a bidirectional decoder is not built", err)) ||
         (st = al_decoder_pad_id(root, file, c, err)))
         return st;
     if (d->n_kv_heads <= 0) d->n_kv_heads = c->n_heads;

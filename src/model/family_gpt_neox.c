@@ -27,6 +27,11 @@ static al_status read_config(const cJSON *root, const char *file, al_config *c, 
         (st = al_cfg_refuse_flag(root, file, "attention_bias", 1, 0, "the attention projections without biases are not "
                                  "built for GPT-NeoX", err)))
         return st;
+    double theta = d->rope_theta;
+    if ((st = al_cfg_number(root, file, "rope_theta", d->rope_theta, 1.000001, 1e12, &theta, err))) return st;
+    if (theta != d->rope_theta)
+        return al_err(err, AL_ERR_UNSUPPORTED, "%s: field 'rope_theta' = %g differs from 'rotary_emb_base' = %g: "
+                      "ambiguous (GPT-NeoX reads rotary_emb_base)", file, theta, d->rope_theta);
     c->act = AL_ACT_GELU;
     if (cJSON_GetObjectItemCaseSensitive(root, "hidden_act") && (st = al_cfg_act(root, file, "hidden_act", &c->act, err)))
         return st;

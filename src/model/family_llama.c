@@ -27,6 +27,11 @@ al_status al_family_llama_fields(const cJSON *root, const char *file, al_config 
         (st = al_cfg_number(root, file, "rope_theta", 10000.0, 1.000001, 1e12, &d->rope_theta, err)) ||
         (st = al_cfg_refuse_flag(root, file, "mlp_bias", 0, 1, "the feed-forward's biases are not built", err)))
         return st;
+    double partial = 1.0;
+    if ((st = al_cfg_number(root, file, "partial_rotary_factor", 1.0, 0.0, 1.0, &partial, err))) return st;
+    if (partial != 1.0)
+        return al_err(err, AL_ERR_UNSUPPORTED, "%s: field 'partial_rotary_factor' = %g is not supported (Llama and Qwen2 "
+                      "turn every column of a head)", file, partial);
     c->act = AL_ACT_SILU;
     if (cJSON_GetObjectItemCaseSensitive(root, "hidden_act") && (st = al_cfg_act(root, file, "hidden_act", &c->act, err)))
         return st;

@@ -14,6 +14,7 @@
 #include "kernels/kernels.h"
 #include "model/family_params.h"
 #include "model/model_internal.h"
+#include "read_file.h"
 
 #define TOL_HIDDEN 1e-4 /* relative to max(1, the largest |value|), as the generator measures its float32 run */
 #define TOL_ATTN 1e-5
@@ -78,6 +79,7 @@ static int argmax(const float *x, int n) {
 
 typedef struct variant {
     const char *dir, *family;
+    uint64_t digest; /* the outputs' digest both builds print: the same bits natively and in WebAssembly */
 } variant;
 
 static void test_variant(const variant *v) {
@@ -148,6 +150,8 @@ static void test_variant(const variant *v) {
     }
     const uint64_t dg = digest(&r, n_hidden, n_attn, n_values, n_logits);
     printf("%-18s outputs digest %016llx\n", v->dir, (unsigned long long)dg);
+    CHECK_MSG(dg == v->digest, "%s: digest %016llx, pinned %016llx", v->dir, (unsigned long long)dg,
+              (unsigned long long)v->digest);
     /* the same bits on every thread count and kernel path */
     for (int threads = 2; threads <= 3; threads++) {
         al_threadpool *pool = NULL;
@@ -235,10 +239,123 @@ static void test_variant(const variant *v) {
     al_model_free(m);
 }
 
+/* The real configs parse to the shapes their models have; a config's unbuilt fields are refused by name. */
+static void expect_config(const char *json, al_status want, const char *part) {
+    al_config c;
+    al_error err = {0};
+    const al_status st = al_config_parse(json, strlen(json), "config.json", &c, &err);
+    CHECK_MSG(st == want && (!part || strstr(err.message, part)), "%.120s -> %s: %s (want '%s')", json, al_status_name(st),
+              err.message, part ? part : "");
+}
+
+static void test_configs(void) {
+    static const struct {
+        const char *file;
+        const char *family;
+        int layers, hidden, heads, kv_heads, head_dim, inter, vocab, positions, tied;
+    } real[] = {
+        {"gpt2/config.json", "gpt2", 12, 768, 12, 12, 64, 3072, 50257, 1024, 1},
+        {"distilgpt2/config.json", "gpt2", 6, 768, 12, 12, 64, 3072, 50257, 1024, 1},
+        {"qwen2.5-0.5b/config.json", "qwen2", 24, 896, 14, 2, 64, 4864, 151936, 32768, 1},
+        {"tinyllama-1.1b/config.json", "llama", 22, 2048, 32, 4, 64, 5632, 32000, 2048, 0},
+        {"smollm2-135m/config_to_dict.json", "llama", 30, 576, 9, 3, 64, 1536, 49152, 8192, 1},
+    };
+    for (size_t i = 0; i < sizeof real / sizeof real[0]; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "../shared/decoders/%s", real[i].file);
+        size_t size = 0;
+        char *text = (char *)read_file(path, &size);
+        if (!text) {
+            printf("skip %s: not found (../shared/decoders is outside the repository)\n", path);
+            continue;
+        }
+        al_config c;
+        al_error err = {0};
+        CHECK_MSG(al_config_parse(text, size, path, &c, &err) == AL_OK, "%s: %s", path, err.message);
+        CHECK_MSG(!strcmp(al_arch_name(c.arch), real[i].family) && c.n_layers == real[i].layers &&
+                  c.hidden_size == real[i].hidden && c.n_heads == real[i].heads && al_kv_heads(&c) == real[i].kv_heads &&
+                  c.head_dim == real[i].head_dim && c.intermediate_size == real[i].inter && c.vocab_size == real[i].vocab &&
+                  c.max_position_embeddings == real[i].positions && c.tie_word_embeddings == real[i].tied,
+                  "%s: parsed as %s %d layers, %d hidden, %d/%d heads of %d, %d inner, V %d, P %d, tied %d", path,
+                  al_arch_name(c.arch), c.n_layers, c.hidden_size, c.n_heads, al_kv_heads(&c), c.head_dim,
+                  c.intermediate_size, c.vocab_size, c.max_position_embeddings, c.tie_word_embeddings);
+        if (!strcmp(real[i].family, "qwen2")) CHECK(al_decoder(&c)->window == 0); /* use_sliding_window false */
+        free(text);
+    }
+#define LLAMA "\"model_type\": \"llama\", \"vocab_size\": 100, \"hidden_size\": 32, \"num_hidden_layers\": 2, " \
+              "\"num_attention_heads\": 4, \"intermediate_size\": 64"
+    expect_config("{\"model_type\": \"mistral\", \"vocab_size\": 100}", AL_ERR_UNSUPPORTED, "model_type 'mistral'");
+    expect_config("{\"model_type\": \"gemma\", \"vocab_size\": 100}", AL_ERR_UNSUPPORTED, "model_type 'gemma'");
+    expect_config("{\"architectures\": [\"PhiForCausalLM\"], \"vocab_size\": 100}", AL_ERR_UNSUPPORTED, "PhiForCausalLM");
+    expect_config("{\"model_type\": \"mixtral\", \"vocab_size\": 100}", AL_ERR_UNSUPPORTED, "mixtral");
+    expect_config("{" LLAMA ", \"rope_scaling\": {\"type\": \"linear\", \"factor\": 2}}", AL_ERR_UNSUPPORTED, "'rope_scaling'");
+    expect_config("{" LLAMA ", \"attention_bias\": true}", AL_ERR_UNSUPPORTED, "'attention_bias'");
+    expect_config("{" LLAMA ", \"mlp_bias\": true}", AL_ERR_UNSUPPORTED, "'mlp_bias'");
+    expect_config("{" LLAMA ", \"partial_rotary_factor\": 0.5}", AL_ERR_UNSUPPORTED, "'partial_rotary_factor'");
+    expect_config("{" LLAMA ", \"num_key_value_heads\": 3}", AL_ERR_FORMAT, "'num_key_value_heads'");
+    expect_config("{" LLAMA ", \"head_dim\": 7}", AL_ERR_FORMAT, "odd");
+    expect_config("{" LLAMA ", \"is_causal\": false}", AL_ERR_UNSUPPORTED, "'is_causal'");
+    expect_config("{\"model_type\": \"qwen2\", \"vocab_size\": 100, \"hidden_size\": 32, \"num_hidden_layers\": 2, "
+                  "\"num_attention_heads\": 4, \"intermediate_size\": 64, \"use_mrope\": true}", AL_ERR_UNSUPPORTED, "'use_mrope'");
+    expect_config("{\"model_type\": \"gpt2\", \"vocab_size\": 100, \"n_embd\": 32, \"n_layer\": 2, \"n_head\": 4, "
+                  "\"scale_attn_by_inverse_layer_idx\": true}", AL_ERR_UNSUPPORTED, "'scale_attn_by_inverse_layer_idx'");
+    expect_config("{\"model_type\": \"gpt2\", \"vocab_size\": 100, \"n_embd\": 32, \"n_layer\": 2, \"n_head\": 4, "
+                  "\"activation_function\": \"swiglu\"}", AL_ERR_UNSUPPORTED, "'activation_function'");
+    expect_config("{\"model_type\": \"gpt_neox\", \"vocab_size\": 100, \"hidden_size\": 32, \"num_hidden_layers\": 2, "
+                  "\"num_attention_heads\": 2, \"intermediate_size\": 64, \"rotary_pct\": 0.1}", AL_ERR_UNSUPPORTED, "'rotary_pct'");
+    expect_config("{\"model_type\": \"gpt_neox\", \"vocab_size\": 100, \"hidden_size\": 32, \"num_hidden_layers\": 2, "
+                  "\"num_attention_heads\": 2, \"intermediate_size\": 64, \"rope_theta\": 500}", AL_ERR_UNSUPPORTED, "'rope_theta'");
+#undef LLAMA
+}
+
+/* A vocabulary that does not fit the weights, and a prompt longer than the positions, are refused by name. */
+static void test_bad_input(void) {
+    al_model *m = NULL;
+    al_error err = {0};
+    CHECK(al_model_load_dir("tests/golden/decoders/gpt2", &m, &err) == AL_OK);
+    if (!m) return;
+    int32_t ids[40] = {0};
+    al_batch b = {1, 40, ids, NULL, NULL, NULL}; /* 32 positions */
+    al_forward_outputs out = {0};
+    float *logits = malloc(sizeof(float) * 40 * 160);
+    out.lm_logits = logits;
+    CHECK(al_forward(m, &b, NULL, &out, &err) == AL_ERR_INVALID && strstr(err.message, "max_position_embeddings"));
+    ids[3] = 160;
+    b.seq_len = 8;
+    CHECK(al_forward(m, &b, NULL, &out, &err) == AL_ERR_INVALID && strstr(err.message, "vocabulary"));
+    al_kv_cache *kc = NULL;
+    CHECK(al_kv_cache_new(m, 33, &kc, &err) == AL_ERR_INVALID && strstr(err.message, "max_position_embeddings"));
+    free(logits);
+    al_model_free(m);
+    /* mismatched sizes: the config's vocabulary against the weights' */
+    al_fileset *fs = al_fileset_new();
+    CHECK(al_fileset_add_dir(fs, "tests/golden/decoders/llama_gqa", &err) == AL_OK);
+    size_t size;
+    const uint8_t *cfg = al_fileset_get(fs, "config.json", &size);
+    char *edited = malloc(size + 16);
+    memcpy(edited, cfg, size);
+    edited[size] = 0;
+    char *at = strstr(edited, "\"vocab_size\": 192");
+    if (at) memcpy(at, "\"vocab_size\": 191", 17);
+    al_fileset_add(fs, "config.json", (const uint8_t *)edited, strlen(edited), 1, &err);
+    CHECK(al_model_load(fs, &m, &err) == AL_ERR_FORMAT && strstr(err.message, "embed_tokens.weight") &&
+          strstr(err.message, "does not match config"));
+    free(edited);
+    al_fileset_free(fs);
+}
+
 int main(void) {
+    test_configs();
+    test_bad_input();
     static const variant variants[] = {
-        {"gpt2", "gpt2"},         {"gpt2_prefixed", "gpt2"},    {"llama_gqa", "llama"},   {"llama_untied", "llama"},
-        {"qwen2", "qwen2"},       {"qwen2_window", "qwen2"},    {"pythia", "gpt_neox"},   {"pythia_sequential", "gpt_neox"},
+        {"gpt2", "gpt2", 0x6ef1c8cc6fe2cc26ull},
+        {"gpt2_prefixed", "gpt2", 0x397ef58e11744fa8ull},
+        {"llama_gqa", "llama", 0x6ac4d918c4011723ull},
+        {"llama_untied", "llama", 0x1392654fba7665cdull},
+        {"qwen2", "qwen2", 0xadd42b4ccc9e8bfeull},
+        {"qwen2_window", "qwen2", 0xad32e32aee379420ull},
+        {"pythia", "gpt_neox", 0x1d70690ecced32bfull},
+        {"pythia_sequential", "gpt_neox", 0xdee87b5b34679016ull},
     };
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) test_variant(&variants[i]);
     return check_summary("decoders");
