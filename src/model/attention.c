@@ -81,6 +81,7 @@ typedef struct heads_job {
     al_fwd_scratch *s;
     float *attn_out, *values_out;
     int L, H, D, dh, is_static, n_pairs; /* D: the row stride of q, k, v and ctx (the heads' width A) */
+    int causal; /* a causal family: a constant matrix's future entries are dropped before it is normalised */
     const al_score_rule *rule;
     al_score_layer ly; /* what the layer's heads share for the rule */
 } heads_job;
@@ -124,6 +125,13 @@ static void one_head(const heads_job *j, int sq, int h, float *P, float *chat, f
     const float *constant = policies ? policies[h].constant : NULL;
     if (map && constant && al_head_mode_needs_constant(mode)) {
         gather_constant(constant, map, L, L_out, gathered);
+        constant = gathered;
+    }
+    if (j->causal && constant && al_head_mode_needs_constant(mode)) {
+        /* a causal head reads no later token, constant or not (docs/head_policies.md): C's entries above the
+         * diagonal are dropped, then C is masked and normalised as in any family */
+        if (constant != gathered) memcpy(gathered, constant, sizeof(float) * (size_t)L * L);
+        for (int i = 0; i < L; i++) memset(gathered + (size_t)i * L + i + 1, 0, sizeof(float) * (size_t)(L - 1 - i));
         constant = gathered;
     }
     al_head_final_probs(mode, policies ? policies[h].lambda : 0.0f, constant, j->is_static, m_seq, L, P, P, chat);
@@ -231,7 +239,8 @@ void al_fwd_attention(const al_model *m, int layer, const al_head_policy *polici
         s->pos_layer = layer;
     }
     heads_job j = {policies, mask, s, attn_out, values_out, L, H, A, dh, al_head_layer_is_static(policies, H),
-                   s->n_seqs * H, rule, al_score_layer_begin(c, layer, s->rel_row, s->pos_q, s->pos_k)};
+                   s->n_seqs * H, al_family_of(c)->causal, rule,
+                   al_score_layer_begin(c, layer, s->rel_row, s->pos_q, s->pos_k)};
     /* per pair about 2 L^2 dh multiply-adds (Q K^T and P V) */
     int parts = al_threadpool_parts(s->pool, (double)j.n_pairs * 2.0 * L * L * dh, 1 << 17);
     if (parts > j.n_pairs) parts = j.n_pairs;

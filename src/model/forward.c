@@ -112,7 +112,8 @@ static void layout(al_carver *cv, const al_model *m, int B, int L, int L_out, in
     ws->s.n_threads = n_threads;
     ws->s.probs = al_carve_rows(cv, (size_t)n_threads * L, (size_t)L);
     ws->s.chat = al_carve_rows(cv, (size_t)n_threads * L, (size_t)L);
-    ws->s.gathered = packed ? al_carve_rows(cv, (size_t)n_threads * L, (size_t)L) : NULL;
+    /* a packed batch gathers its constants here; a causal model drops their future entries here */
+    ws->s.gathered = packed || al_family_of(c)->causal ? al_carve_rows(cv, (size_t)n_threads * L, (size_t)L) : NULL;
     ws->s.row_of = packed && real_rows ? al_carve_i32(cv, rows) : NULL;
     ws->s.pos_of = packed && real_rows ? al_carve_i32(cv, rows) : NULL;
     ws->s.n_rows = (int)rows;

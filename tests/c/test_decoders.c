@@ -344,8 +344,44 @@ static void test_bad_input(void) {
     al_fileset_free(fs);
 }
 
+/* A constant head of a decoder reads no later token: an all-ones constant becomes uniform over the prefix. */
+static void test_constant_head_is_causal(void) {
+    al_model *m = NULL;
+    al_error err = {0};
+    CHECK(al_model_load_dir("tests/golden/decoders/llama_gqa", &m, &err) == AL_OK);
+    if (!m) return;
+    const al_config *c = al_model_config(m);
+    enum { L = 6 };
+    const int NL = c->n_layers, H = c->n_heads;
+    int32_t ids[L] = {5, 9, 17, 33, 2, 8};
+    float ones[L * L];
+    for (int i = 0; i < L * L; i++) ones[i] = 1.0f;
+    al_head_policy *pol = calloc((size_t)NL * H, sizeof *pol);
+    pol[1].mode = AL_HEAD_CONSTANT, pol[1].constant = ones; /* layer 0, head 1 */
+    pol[H + 2].mode = AL_HEAD_MIX, pol[H + 2].constant = ones, pol[H + 2].lambda = 0.5f; /* layer 1, head 2 */
+    float *attn = malloc(sizeof(float) * (size_t)NL * H * L * L);
+    al_forward_outputs out = {0};
+    out.attentions = attn;
+    al_batch b = {1, L, ids, NULL, NULL, NULL};
+    al_forward_params p = al_forward_default_params();
+    p.policies = pol;
+    CHECK(al_forward(m, &b, &p, &out, &err) == AL_OK);
+    double worst = 0.0;
+    int future = 0;
+    for (int i = 0; i < L; i++)
+        for (int j = 0; j < L; j++) {
+            const float a = attn[(size_t)1 * L * L + i * L + j], mix = attn[((size_t)(H + 2)) * L * L + i * L + j];
+            if (j > i) future += a != 0.0f || mix != 0.0f;
+            else worst = fmax(worst, fabs(a - 1.0 / (i + 1)));
+        }
+    CHECK_MSG(future == 0 && worst < 1e-6, "constant head: %d future entries, uniform within %.3g", future, worst);
+    free(attn), free(pol);
+    al_model_free(m);
+}
+
 int main(void) {
     test_configs();
+    test_constant_head_is_causal();
     test_bad_input();
     static const variant variants[] = {
         {"gpt2", "gpt2", 0x6ef1c8cc6fe2cc26ull},
