@@ -46,17 +46,7 @@ static void test_arithmetic(void) {
     CHECK(al_least_k(v, 6, 1, 6, low) == 6 && low[5] == 1);
     const int x[3] = {4, 0, 3}, y[3] = {3, 9, 4};
     CHECK(al_overlap(x, y, 3) == 2 && al_overlap(x, x, 3) == 3);
-    /* the sentence: read in the direction of importance (entropy's sign is -1) */
-    const al_agreement_measure ms[4] = {{"lambda", "PAPA's λ", 1}, {"gradient", "gradient importance", 1},
-                                        {"entropy", "entropy", -1}, {"confidence", "confidence", 1}};
-    const double rho[16] = {1, 0.7, 0.6, 0.1, 0.7, 1, 0, 0, 0.6, 0, 1, 0, 0.1, 0, 0, 1};
-    char f[1024];
-    al_agreement_finding(ms, 4, rho, f, sizeof f);
-    CHECK_MSG(strstr(f, "agrees with gradient importance on") && strstr(f, "the other way from entropy") &&
-              strstr(f, "unrelated to confidence"), "%s", f);
-    const double none[16] = {1, 0.2, NAN, 0.1, 0.2, 1, 0, 0, NAN, 0, 1, 0, 0.1, 0, 0, 1};
-    al_agreement_finding(ms, 4, none, f, sizeof f);
-    CHECK_MSG(strstr(f, "agrees with none") && strstr(f, "cannot be compared with entropy"), "%s", f);
+    /* the sentence and its verdicts are agreement_finding.c's: tests/c/test_findings.c */
 }
 
 static cJSON *run_once(al_session *s, const char *request) {
@@ -133,6 +123,15 @@ static void test_op(void) {
     /* gradient's least set is head_importance's pruning order's first five */
     const char *finding = cJSON_GetStringValue(item(r, "finding"));
     CHECK_MSG(finding && strstr(finding, "PAPA's λ") && finding[strlen(finding) - 1] == '.', "%s", finding ? finding : "");
+    /* the rule's codes beside it: 21 pairs (6 against λ first), 6 overlaps, p-values from seeded permutations */
+    const cJSON *fi = item(r, "findings");
+    CHECK(cJSON_GetArraySize(item(fi, "pairs")) == 21 && cJSON_GetArraySize(item(fi, "overlaps")) == 6);
+    CHECK(!strcmp(cJSON_GetStringValue(item(fi, "p_method")), "permutation") && item(fi, "n_heads")->valuedouble == 16);
+    CHECK(same_json(fi, item(r3, "findings"), "findings on 1 and 3 threads"));
+    /* the matrix in the direction of importance: entropy's row against confidence's sign-flipped */
+    const cJSON *spi = item(r, "spearman_importance");
+    CHECK(cJSON_GetArrayItem(cJSON_GetArrayItem(spi, 3), 4)->valuedouble ==
+          -cJSON_GetArrayItem(cJSON_GetArrayItem(sp, 3), 4)->valuedouble);
     /* threads change no bit; a repeat gives the same digest */
     const char *d1 = cJSON_GetStringValue(item(r, "digest")), *d3 = cJSON_GetStringValue(item(r3, "digest"));
     CHECK_MSG(d1 && d3 && !strncmp(d1, "sha256:", 7) && !strcmp(d1, d3), "1 and 3 threads: %s %s", d1 ? d1 : "", d3 ? d3 : "");
