@@ -229,6 +229,8 @@ al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
     int max_examples = q->importance_examples, k = NH / 4 > 1 ? NH / 4 : 1;
     st = al_req_int(ctx->req, "max_examples", "max_examples", 0, max_examples, 0, 1 << 30, &max_examples, err);
     if (!st) st = al_req_int(ctx->req, "least_k", "least_k", 0, k, 1, NH, &k, err);
+    al_confidence_kind confidence = AL_CONFIDENCE_MAX;
+    if (!st) st = al_heads_read_confidence(ctx, &confidence, err);
     if (!st) st = al_experiment_check_length(&x, err);
     if (st) {
         al_experiment_free(&x);
@@ -268,7 +270,7 @@ al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
                                      max_examples, &fp, &imp, err);
     }
     /* 3. head statistics and norm mass over the validation examples, as head_stats reads them */
-    if (!st) st = al_heads_stats(ctx, model, &x.val, C, q->batch_size, "stats", mean, ci, norm_mass, err);
+    if (!st) st = al_heads_stats(ctx, model, &x.val, C, q->batch_size, confidence, "stats", mean, ci, norm_mass, err);
     if (!st) {
         for (int i = 0; i < NH; i++) {
             double *g = a->grid;
@@ -286,6 +288,7 @@ al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
         al_reply_builder *rb = ctx->rb;
         al_heads_reply_identity(rb, x.m->id, NL, H, x.model_hash, x.task->hash);
         reply_config(rb, q, x.preset, x.task, max_examples, k);
+        al_rb_str(rb, cJSON_GetObjectItemCaseSensitive(rb->root, "config"), "confidence", al_confidence_names[confidence]);
         reply(rb, a);
         al_rb_num(rb, rb->root, "n_examples", imp.n_examples);
         al_rb_num(rb, rb->root, "n_validation", x.val.n);
