@@ -449,7 +449,7 @@ static void print_agreement(const cJSON *r) {
     const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(r, "config");
     printf("%s on task %s: %d training examples for the gradient, %d validation examples for the statistics\n",
            json_str(r, "model", ""), json_str(cfg, "task", ""), json_int(r, "n_examples", 0), json_int(r, "n_validation", 0));
-    printf("\n%s\n\nSpearman rank correlation over all heads (null: a constant measure):\n%-18s", json_str(r, "finding", ""), "");
+    printf("\n%s\n\nSpearman rank correlation over all heads (null: a measure with no ranking):\n%-18s", json_str(r, "finding", ""), "");
     for (int y = 0; y < M; y++) printf(" %9.9s", json_str(cJSON_GetArrayItem(ms, y), "id", ""));
     printf("\n");
     for (int x = 0; x < M; x++) {
