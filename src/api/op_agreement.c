@@ -3,9 +3,11 @@
  *   {"op": "head_agreement", "model", "task" | "task_jsonl" | "import", papa's settings ("preset", "L",
  *    "layout", "max_train", "max_validation", "constants_examples", "batch_size", "probe", "ranking",
  *    "memory_mb"), "max_examples"? (the gradient's training examples, default 1000), "least_k"? (default
- *    a quarter of the heads, at least 1)}
- *   -> "measures" [{id, label, higher, least}], "grids" {id: [NL][H]}, "spearman" [M][M] (null where a
- *      measure is constant), "least" {k, heads {id: [[layer, head], ...]}, overlap [M][M]}, "finding",
+ *    a quarter of the heads, at least 1), "confidence"? ("max" | "voita")}
+ *   -> "measures" [{id, label, words, higher, least}], "grids" {id: [NL][H]}, "spearman" [M][M] (null where a
+ *      measure has no ranking), "spearman_importance" (the same read in the direction of importance), "least"
+ *      {k, heads {id: [[layer, head], ...]}, overlap [M][M]}, "finding" and "findings" (the rule of
+ *      docs/findings.md, agreement_finding.c),
  *      "n_examples", "n_validation", "n_train", "shape", "hashes", "reused", "config", "digest", "seconds".
  * Every grid is the number the single op gives for the same request: lambda the papa sweep's (its lambda
  * ranking), gradient head_importance's "importance", the statistics head_stats' means, norm_mass the

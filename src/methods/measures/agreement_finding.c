@@ -47,11 +47,11 @@ static void pair_numbers(text *t, const al_pair_finding *f) {
     put(t, " (\u03c1 = %s, %s)", signed_rho(f->rho_importance, r, sizeof r), p_text(f->p_holm, p, sizeof p));
 }
 
-/* Names of the list with ", " and a final " and ", each followed by its numbers when numbers is set. */
-static void name_list(text *t, const al_agreement_input *in, const al_pair_finding *const *l, int n, int other, int numbers) {
+/* The other measure of each reference pair, with ", " and a final " and ", each followed by its numbers. */
+static void name_list(text *t, const al_agreement_input *in, const al_pair_finding *const *l, int n) {
     for (int i = 0; i < n; i++) {
-        put(t, "%s%s", i == 0 ? "" : i == n - 1 ? " and " : ", ", in->m[other ? l[i]->b : l[i]->a].words);
-        if (numbers) pair_numbers(t, l[i]);
+        put(t, "%s%s", i == 0 ? "" : i == n - 1 ? " and " : ", ", in->m[l[i]->b].words);
+        pair_numbers(t, l[i]);
     }
 }
 
@@ -124,26 +124,26 @@ static void reference_clauses(text *t, const al_agreement_input *in, const al_ag
     }
     if (nb[AL_PV_AGREES]) {
         put(t, "%sagrees with ", clauses++ ? "; it " : "");
-        name_list(t, in, by[AL_PV_AGREES], nb[AL_PV_AGREES], 1, 1);
+        name_list(t, in, by[AL_PV_AGREES], nb[AL_PV_AGREES]);
         put(t, " on which heads matter");
     }
     if (nb[AL_PV_OTHER_WAY]) {
         put(t, "%sranks heads the other way from ", clauses++ ? "; it " : "");
-        name_list(t, in, by[AL_PV_OTHER_WAY], nb[AL_PV_OTHER_WAY], 1, 1);
+        name_list(t, in, by[AL_PV_OTHER_WAY], nb[AL_PV_OTHER_WAY]);
     }
     if (nb[AL_PV_WEAKLY_ALIKE]) {
         put(t, "; it ranks heads weakly like ");
-        name_list(t, in, by[AL_PV_WEAKLY_ALIKE], nb[AL_PV_WEAKLY_ALIKE], 1, 1);
+        name_list(t, in, by[AL_PV_WEAKLY_ALIKE], nb[AL_PV_WEAKLY_ALIKE]);
         put(t, ", significant but below |\u03c1| = %.1f", AL_AGREEMENT_RHO);
     }
     if (nb[AL_PV_WEAKLY_OPPOSITE]) {
         put(t, "; it ranks heads weakly the other way from ");
-        name_list(t, in, by[AL_PV_WEAKLY_OPPOSITE], nb[AL_PV_WEAKLY_OPPOSITE], 1, 1);
+        name_list(t, in, by[AL_PV_WEAKLY_OPPOSITE], nb[AL_PV_WEAKLY_OPPOSITE]);
         put(t, ", significant but below |\u03c1| = %.1f", AL_AGREEMENT_RHO);
     }
     if (nb[AL_PV_NOT_SIGNIFICANT]) {
         put(t, "; no significant relation to ");
-        name_list(t, in, by[AL_PV_NOT_SIGNIFICANT], nb[AL_PV_NOT_SIGNIFICANT], 1, 1);
+        name_list(t, in, by[AL_PV_NOT_SIGNIFICANT], nb[AL_PV_NOT_SIGNIFICANT]);
     }
     if (nb[AL_PV_NO_RANKING]) {
         const char *why = "";
