@@ -11,13 +11,122 @@ With --card README.md (one model's replies): writes the card's "Which heads matt
 card, before "## Limits" (replacing the section if it is there), with --note FILE's Markdown at its end;
 scripts/model_card.py --agreement DIR writes the same section when it writes a whole card.
 
-Usage: /usr/bin/python3 scripts/agreement_table.py REPLY.json [REPLY2.json ...] [--summary | --card README.md [--note FILE]]"""
+With --refresh-card README.md: rewrites each "Finding:" line of that card's "Which heads matter" section with the
+engine's sentence for the tables printed above it (`attnlab findings`, the rule of docs/findings.md, on the card's
+two-decimal ρ and overlaps), so a card can never read its numbers differently from the engine. --check FILE
+--cards CARD... exits 1 when a "Finding:" line of a card, or a "Finding (MODEL, `TASK`):" line of FILE (the
+README), is not the engine's sentence for that card's tables.
+
+Usage: /usr/bin/python3 scripts/agreement_table.py REPLY.json [REPLY2.json ...] [--summary | --card README.md [--note FILE]]
+       /usr/bin/python3 scripts/agreement_table.py --refresh-card models/NAME/README.md
+       /usr/bin/python3 scripts/agreement_table.py --check README.md --cards models/*/README.md"""
 import argparse
 import json
+import os
+import re
+import subprocess
 import sys
+import tempfile
 
 SHORT = {"lambda": "λ", "gradient": "grad", "input_dependence": "JS", "confidence": "conf", "entropy": "ent",
          "sink_mass": "sink", "norm_mass": "norm"}
+
+
+# How the engine names each measure and reads its direction (a head_agreement reply's measures[].words and
+# .least, src/api/op_agreement.c), for replies rebuilt from a card's tables.
+WORDS = {"lambda": "PAPA's λ", "gradient": "gradient importance", "input_dependence": "input dependence",
+         "confidence": "confidence", "entropy": "entropy", "sink_mass": "sink mass", "norm_mass": "norm mass"}
+HIGH_IS_LEAST = {"entropy", "sink_mass"}
+
+
+def cli():
+    return os.path.join(os.environ.get("AL_BUILD_DIR", "build/native"), "attnlab")
+
+
+def engine_findings(reply):
+    """The engine's rule on a reply (or a reply rebuilt from tables): `attnlab findings`."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(reply, f)
+        path = f.name
+    try:
+        out = subprocess.run([cli(), "findings", path], check=True, capture_output=True, text=True).stdout
+    finally:
+        os.unlink(path)
+    return json.loads(out)
+
+
+def card_sections(text):
+    """Each "### MODEL, task `TASK`" section of a card as a reply rebuilt from its tables:
+    [(model, task, reply, start, end)], start/end the section's character span."""
+    heads = list(re.finditer(r"^### (\S+), task `([^`]+)`\n", text, re.M))
+    short = {v: k for k, v in SHORT.items()}
+    out = []
+    for n, h in enumerate(heads):
+        end = heads[n + 1].start() if n + 1 < len(heads) else len(text)
+        stop = re.search(r"^(## |What the tables show|The findings above)", text[h.end():], re.M)
+        if stop:
+            end = min(end, h.end() + stop.start())
+        body = text[h.end():end]
+        n_heads = int(re.search(r"^(\d+) heads;", body, re.M).group(1))
+        tables = {}
+        for name in ("ρ", "overlap"):
+            m = re.search(r"^\| %s \| (.*) \|\n\|[-|]+\n((?:\|.*\n)+)" % name, body, re.M)
+            ids = [short[c.strip()] for c in m.group(1).split("|")]
+            rows = [[c.strip() for c in line.strip().strip("|").split("|")][1:] for line in m.group(2).splitlines()]
+            tables[name] = (ids, rows)
+        ids = tables["ρ"][0]
+        k = int(re.search(r"each measure's (\d+) least important", body).group(1))
+        reply = {"measures": [{"id": i, "words": WORDS[i], "least": "high" if i in HIGH_IS_LEAST else "low"} for i in ids],
+                 "shape": {"n_layers": 1, "n_heads": n_heads},
+                 "spearman": [[None if c == "–" else float(c) for c in row] for row in tables["ρ"][1]],
+                 "least": {"k": k, "overlap": [[int(c) for c in row] for row in tables["overlap"][1]]}}
+        out.append((h.group(1), h.group(2), reply, h.start(), end))
+    return out
+
+
+NOTE = ("The findings above are the engine's (`attnlab findings`, the rule of docs/findings.md: permutation p-values, "
+        "Holm across the measures compared, overlaps against chance), rerun on these tables' two-decimal ρ by "
+        "`scripts/agreement_table.py --refresh-card`; `tests/js/findings_prose.test.mjs` checks them.")
+
+
+def refresh_card(path):
+    with open(path) as f:
+        text = f.read()
+    for model, task, reply, start, end in reversed(card_sections(text)):
+        body = text[start:end]
+        sentence = engine_findings(reply)["finding"]
+        body = re.sub(r"^Finding: .*$", lambda _: "Finding: " + sentence, body, count=1, flags=re.M)
+        text = text[:start] + body + text[end:]
+    # the hand-written reading of the tables gives way to the engine's sentences
+    m = re.search(r"^What the tables show[^\n]*\n\n(?:(?:- |  ).*\n)+", text, re.M)
+    if m:
+        text = text[:m.start()] + NOTE + "\n" + text[m.end():]
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def check(path, cards):
+    sentences = {}
+    bad = []
+    for card in cards:
+        with open(card) as f:
+            text = f.read()
+        for model, task, reply, start, end in card_sections(text):
+            want = engine_findings(reply)["finding"]
+            sentences[(model, task)] = want
+            got = re.search(r"^Finding: (.*)$", text[start:end], re.M)
+            if not got or got.group(1) != want:
+                bad.append("%s, %s %s: the card's finding is not the engine's:\n  %s\n  %s" %
+                           (card, model, task, got.group(1) if got else "(none)", want))
+    if path:
+        with open(path) as f:
+            for m in re.finditer(r"^Finding \((\S+), `([^`]+)`\): (.*)$", f.read(), re.M):
+                want = sentences.get((m.group(1), m.group(2)))
+                if want != m.group(3):
+                    bad.append("%s, %s %s: not the engine's:\n  %s\n  %s" % (path, m.group(1), m.group(2), m.group(3), want))
+    for b in bad:
+        print(b, file=sys.stderr)
+    return 1 if bad else 0
 
 
 def load(path):
@@ -123,11 +232,19 @@ def write_card(path, lines):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("replies", nargs="+")
+    ap.add_argument("replies", nargs="*")
+    ap.add_argument("--refresh-card", default=None)
+    ap.add_argument("--check", default=None)
+    ap.add_argument("--cards", nargs="*", default=[])
     ap.add_argument("--summary", action="store_true")
     ap.add_argument("--card", default=None)
     ap.add_argument("--note", default=None)
     a = ap.parse_args()
+    if a.refresh_card:
+        refresh_card(a.refresh_card)
+        return
+    if a.check or a.cards:
+        sys.exit(check(a.check, a.cards))
     replies = [load(p) for p in a.replies]
     if a.card:
         write_card(a.card, card_section(replies, a.note))

@@ -4,6 +4,7 @@
  *
  * Exit codes: 0 ok, 1 error ("attnlab: <message>" on stderr), 2 usage. */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "core/error.h"
 #include "core/json_nul.h"
 #include "kernels/kernels.h"
+#include "methods/measures/agreement_finding.h"
 #include "model/tensor_list.h"
 #include "train/pretrain.h"
 
@@ -34,6 +36,10 @@ static const struct command_usage {
     {"export", "  attnlab export MODEL_DIR OUT_DIR [--dtype F16|F32] [--shard-mb N]\n"
                "      writes a BERT model again in Hugging Face layout: weights as float16 (round to nearest\n"
                "      even) or float32, in shards of at most N MB with an index; config and tokenizer files copied\n"},
+    {"findings", "  attnlab findings REPLY.json\n"
+                 "      the head_agreement op's rule (docs/findings.md) applied again to a reply's Spearman matrix and\n"
+                 "      overlaps (its \"measures\" with id, words and least; \"shape\"; \"spearman\"; \"least\"), and\n"
+                 "      to its lambda grid when present: prints the sentence and the verdicts as JSON\n"},
     {"pretrain", "  attnlab pretrain [--config train_config.json] [--KEY VALUE ...] [--resume CHECKPOINT_DIR]\n"
                  "                   [--stop-after STEP] [--max-minutes M]\n"
                  "      masked-language-model pretraining of a BERT encoder; KEY is any train-config key\n"
@@ -443,7 +449,7 @@ static void print_agreement(const cJSON *r) {
     const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(r, "config");
     printf("%s on task %s: %d training examples for the gradient, %d validation examples for the statistics\n",
            json_str(r, "model", ""), json_str(cfg, "task", ""), json_int(r, "n_examples", 0), json_int(r, "n_validation", 0));
-    printf("\n%s\n\nSpearman rank correlation over all heads (null: a constant measure):\n%-18s", json_str(r, "finding", ""), "");
+    printf("\n%s\n\nSpearman rank correlation over all heads (null: a measure with no ranking):\n%-18s", json_str(r, "finding", ""), "");
     for (int y = 0; y < M; y++) printf(" %9.9s", json_str(cJSON_GetArrayItem(ms, y), "id", ""));
     printf("\n");
     for (int x = 0; x < M; x++) {
@@ -1086,6 +1092,95 @@ static int cmd_pretrain(int argc, char **argv) {
     return 0;
 }
 
+/* ------------------------------------------------------------ findings */
+
+static const cJSON *field(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
+
+static double number_at(const cJSON *rows, int x, int y) {
+    const cJSON *v = cJSON_GetArrayItem(cJSON_GetArrayItem(rows, x), y);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* The rule of src/methods/measures/agreement_finding.c on a head_agreement reply's numbers, so the model cards
+ * and the README are written by the engine's reading (scripts/agreement_table.py). */
+static int cmd_findings(int argc, char **argv) {
+    if (argc != 2) return usage_error("%s", "findings needs one REPLY.json");
+    char *text = NULL;
+    size_t len = 0;
+    if (!read_whole(argv[1], &text, &len)) return fail("cannot read the reply file");
+    cJSON *r = cJSON_ParseWithLength(text, len);
+    free(text);
+    const cJSON *ms = field(r, "measures"), *sp = field(r, "spearman"), *least = field(r, "least"), *shape = field(r, "shape");
+    const int M = cJSON_GetArraySize(ms);
+    if (!r || M < 2 || M > AL_FINDING_MAX_MEASURES || cJSON_GetArraySize(sp) != M || !shape) {
+        cJSON_Delete(r);
+        return fail("findings: the file is not a head_agreement reply (measures, spearman, shape)");
+    }
+    al_agreement_measure m[AL_FINDING_MAX_MEASURES];
+    double rho[AL_FINDING_MAX_MEASURES * AL_FINDING_MAX_MEASURES];
+    int overlap[AL_FINDING_MAX_MEASURES * AL_FINDING_MAX_MEASURES];
+    for (int x = 0; x < M; x++) {
+        const cJSON *e = cJSON_GetArrayItem(ms, x);
+        const char *words = json_str(e, "words", NULL);
+        m[x] = (al_agreement_measure){json_str(e, "id", ""), words ? words : json_str(e, "id", ""),
+                                      !strcmp(json_str(e, "least", "low"), "high") ? -1 : 1};
+        for (int y = 0; y < M; y++) {
+            rho[x * M + y] = number_at(sp, x, y);
+            overlap[x * M + y] = (int)number_at(field(least, "overlap"), x, y);
+        }
+    }
+    const int n = json_int(shape, "n_layers", 0) * json_int(shape, "n_heads", 0);
+    /* lambda's grid when the reply has it (a reply of the op), else the range its findings recorded; without
+     * the other grids a null rho's reason is the general one */
+    double *grid = NULL, range = NAN;
+    const cJSON *lg = field(field(r, "grids"), m[0].id);
+    if (lg && n > 0 && (grid = calloc((size_t)n, sizeof(double)))) {
+        const int H = json_int(shape, "n_heads", 1);
+        for (int i = 0; i < n; i++) grid[i] = number_at(lg, i / H, i % H);
+    } else if (cJSON_IsNumber(field(field(field(r, "findings"), "lambda"), "range"))) {
+        range = field(field(field(r, "findings"), "lambda"), "range")->valuedouble;
+    }
+    if (grid) { /* lambda's spread, as the op measures it from its grid */
+        double lo = INFINITY, hi = -INFINITY;
+        for (int i = 0; i < n; i++)
+            if (isfinite(grid[i])) lo = grid[i] < lo ? grid[i] : lo, hi = grid[i] > hi ? grid[i] : hi;
+        range = hi >= lo ? hi - lo : NAN;
+    }
+    const al_agreement_input in = {m, M, n, rho, NULL, json_int(least, "k", 0), field(least, "overlap") ? overlap : NULL,
+                                   range, NULL};
+    al_agreement_findings *f = calloc(1, sizeof *f);
+    if (!f || al_agreement_findings_make(&in, f)) {
+        free(f), free(grid), cJSON_Delete(r);
+        return fail("findings: out of memory");
+    }
+    cJSON *out = cJSON_CreateObject(), *pairs = cJSON_AddArrayToObject(out, "pairs"), *ovs = cJSON_AddArrayToObject(out, "overlaps");
+    cJSON_AddStringToObject(out, "finding", f->sentence);
+    cJSON_AddStringToObject(out, "verdict", al_finding_names[f->verdict]);
+    cJSON_AddStringToObject(out, "p_method", f->exact ? "exact" : "permutation");
+    for (int i = 0; i < f->n_pairs; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "a", m[f->pairs[i].a].id);
+        cJSON_AddStringToObject(e, "b", m[f->pairs[i].b].id);
+        cJSON_AddNumberToObject(e, "rho", f->pairs[i].rho_importance);
+        cJSON_AddNumberToObject(e, "p_holm", f->pairs[i].p_holm);
+        cJSON_AddStringToObject(e, "verdict", al_pair_verdict_names[f->pairs[i].verdict]);
+        cJSON_AddItemToArray(pairs, e);
+    }
+    for (int i = 0; i < f->n_overlaps; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "b", m[f->overlaps[i].b].id);
+        cJSON_AddNumberToObject(e, "shared", f->overlaps[i].shared);
+        cJSON_AddNumberToObject(e, "expected", f->overlaps[i].expected);
+        cJSON_AddNumberToObject(e, "p_holm", f->overlaps[i].p_holm);
+        cJSON_AddStringToObject(e, "verdict", al_overlap_verdict_names[f->overlaps[i].verdict]);
+        cJSON_AddItemToArray(ovs, e);
+    }
+    char *printed = cJSON_Print(out);
+    printf("%s\n", printed ? printed : "{}");
+    cJSON_free(printed), cJSON_Delete(out), free(f), free(grid), cJSON_Delete(r);
+    return 0;
+}
+
 /* ------------------------------------------------------------ export */
 
 static int cmd_export(int argc, char **argv) {
@@ -1171,6 +1266,7 @@ int main(int argc, char **argv) {
         return usage_error("--threads does not apply to '%s' (pretraining runs one thread per shard: --shards)",
                            argv[1]);
     if (argc > 1 && strcmp(argv[1], "export") == 0) return cmd_export(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "findings") == 0) return cmd_findings(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "vocab") == 0) return cmd_vocab(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "pretrain") == 0) return cmd_pretrain(argc - 1, argv + 1);
     /* `run` and the global options keep the common parser; every other command is an op (cmd_op) */

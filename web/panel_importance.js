@@ -114,11 +114,18 @@ function mount(ctx) {
                                                                                        legend: m.label });
         });
       }
-      await figures.add('imp_spearman', 'Spearman rank correlation between the measures over the heads: 1 ranks the heads alike, ' +
+      // the engine's matrix in the direction of importance (docs/findings.md): positive where two measures call the
+      // same heads important, so confidence against entropy reads as agreement; a reply from before it has the raw one
+      const directed = Array.isArray(a.spearman_importance);
+      await figures.add('imp_spearman', `Spearman rank correlation between the measures over the heads${directed ?
+        ', read in the direction of importance (entropy and sink mass sign-flipped)' : ''}: 1 ranks the heads alike, ` +
         '\u22121 in reverse, 0 not related; a dash where a measure is the same for every head.', (canvas) => {
-        labelledMatrix(canvas, a.spearman, labels, { title: `Do the measures agree? \u2014 ${model}, ${task}`,
-                                                    subtitle: `Spearman \u03c1 over ${a.grids[a.measures[0].id].flat().length} heads`,
-                                                    scale: { signed: true, min: -1, max: 1 }, legend: 'colour: \u03c1 from \u22121 (purple) to 1 (orange)' });
+        labelledMatrix(canvas, directed ? a.spearman_importance : a.spearman, labels, {
+          title: `Do the measures agree? \u2014 ${model}, ${task}`,
+          subtitle: `Spearman \u03c1 over ${a.grids[a.measures[0].id].flat().length} heads${directed ? ', in the direction of importance' : ', raw values'}`,
+          scale: { signed: true, min: -1, max: 1 },
+          legend: directed ? 'colour: \u03c1 from \u22121 (they call opposite heads important) to 1 (the same heads)'
+            : 'colour: \u03c1 from \u22121 (purple) to 1 (orange)' });
       });
       await figures.add('imp_overlap', `How many of the ${a.least.k} heads each measure calls least important the two measures share.`,
         (canvas) => {

@@ -3,9 +3,11 @@
  *   {"op": "head_agreement", "model", "task" | "task_jsonl" | "import", papa's settings ("preset", "L",
  *    "layout", "max_train", "max_validation", "constants_examples", "batch_size", "probe", "ranking",
  *    "memory_mb"), "max_examples"? (the gradient's training examples, default 1000), "least_k"? (default
- *    a quarter of the heads, at least 1)}
- *   -> "measures" [{id, label, higher, least}], "grids" {id: [NL][H]}, "spearman" [M][M] (null where a
- *      measure is constant), "least" {k, heads {id: [[layer, head], ...]}, overlap [M][M]}, "finding",
+ *    a quarter of the heads, at least 1), "confidence"? ("max" | "voita")}
+ *   -> "measures" [{id, label, words, higher, least}], "grids" {id: [NL][H]}, "spearman" [M][M] (null where a
+ *      measure has no ranking), "spearman_importance" (the same read in the direction of importance), "least"
+ *      {k, heads {id: [[layer, head], ...]}, overlap [M][M]}, "finding" and "findings" (the rule of
+ *      docs/findings.md, agreement_finding.c),
  *      "n_examples", "n_validation", "n_train", "shape", "hashes", "reused", "config", "digest", "seconds".
  * Every grid is the number the single op gives for the same request: lambda the papa sweep's (its lambda
  * ranking), gradient head_importance's "importance", the statistics head_stats' means, norm_mass the
@@ -19,6 +21,8 @@
 #include <time.h>
 
 #include "../core/error.h"
+#include "../methods/measures/agreement_finding.h"
+#include "../methods/measures/finding_stats.h"
 #include "../methods/measures/head_agreement.h"
 #include "../methods/measures/head_importance.h"
 #include "experiment_setup.h"
@@ -65,10 +69,15 @@ typedef struct agreement {
     double rho[N_MEASURES * N_MEASURES];
     int *least;    /* [M, k] */
     int overlap[N_MEASURES * N_MEASURES];
-    char finding[1024];
+    al_agreement_findings findings;
 } agreement;
 
-static void compare(agreement *a) {
+/* What to raise when lambda did not learn a ranking: the ranking's settings as the request set them. */
+static void raise_text(const al_papa_rank_settings *rank, char *out, size_t cap) {
+    snprintf(out, cap, "ranking.lr (now %g) or ranking.epochs (now %d)", (double)rank->lr, rank->epochs);
+}
+
+static int compare(agreement *a, const al_papa_rank_settings *rank) {
     for (int x = 0; x < N_MEASURES; x++)
         for (int y = 0; y < N_MEASURES; y++)
             a->rho[x * N_MEASURES + y] = al_json_canonical(al_spearman(a->grid + (size_t)x * a->NH, a->grid + (size_t)y * a->NH, a->NH));
@@ -79,7 +88,54 @@ static void compare(agreement *a) {
             a->overlap[x * N_MEASURES + y] = al_overlap(a->least + (size_t)x * a->k, a->least + (size_t)y * a->k, a->k);
     al_agreement_measure ms[N_MEASURES];
     for (int x = 0; x < N_MEASURES; x++) ms[x] = k_measures[x].m;
-    al_agreement_finding(ms, N_MEASURES, a->rho, a->finding, sizeof a->finding);
+    char raise[160];
+    raise_text(rank, raise, sizeof raise);
+    const al_agreement_input in = {ms, N_MEASURES, a->NH, a->rho, a->grid, a->k, a->overlap, NAN, raise};
+    return al_agreement_findings_make(&in, &a->findings);
+}
+
+/* The rule's verdicts (docs/findings.md): the codes the page and scripts/agreement_table.py read. */
+static void reply_findings(al_reply_builder *rb, const agreement *a) {
+    const al_agreement_findings *f = &a->findings;
+    cJSON *o = al_rb_add(rb, rb->root, "findings", cJSON_CreateObject());
+    if (!o) return;
+    al_rb_str(rb, o, "rule", "docs/findings.md");
+    al_rb_str(rb, o, "verdict", al_finding_names[f->verdict]);
+    al_rb_num(rb, o, "n_heads", a->NH);
+    al_rb_num(rb, o, "alpha", AL_FINDING_ALPHA);
+    al_rb_num(rb, o, "rho_min", AL_AGREEMENT_RHO);
+    al_rb_str(rb, o, "p_method", f->exact ? "exact" : "permutation");
+    al_rb_num(rb, o, "orderings", f->orderings);
+    al_rb_str(rb, o, "correction", "holm");
+    cJSON *lam = al_rb_add(rb, o, "lambda", cJSON_CreateObject());
+    al_rb_add(rb, lam, "range", number_or_null(f->lambda_range));
+    al_rb_num(rb, lam, "floor", AL_FINDING_LAMBDA_FLOOR);
+    al_rb_bool(rb, lam, "learned", f->verdict != AL_FIND_LAMBDA_FLAT);
+    cJSON *pairs = al_rb_add(rb, o, "pairs", cJSON_CreateArray());
+    for (int i = 0; pairs && i < f->n_pairs; i++) {
+        const al_pair_finding *p = &f->pairs[i];
+        cJSON *e = al_rb_add(rb, pairs, NULL, cJSON_CreateObject());
+        al_rb_str(rb, e, "a", k_measures[p->a].m.id);
+        al_rb_str(rb, e, "b", k_measures[p->b].m.id);
+        al_rb_add(rb, e, "rho", number_or_null(p->rho_importance));
+        al_rb_add(rb, e, "p", number_or_null(p->p));
+        al_rb_add(rb, e, "p_holm", number_or_null(p->p_holm));
+        al_rb_str(rb, e, "family", p->family == 0 ? "reference" : "others");
+        al_rb_str(rb, e, "verdict", al_pair_verdict_names[p->verdict]);
+    }
+    cJSON *ov = al_rb_add(rb, o, "overlaps", cJSON_CreateArray());
+    for (int i = 0; ov && i < f->n_overlaps; i++) {
+        const al_overlap_finding *p = &f->overlaps[i];
+        cJSON *e = al_rb_add(rb, ov, NULL, cJSON_CreateObject());
+        al_rb_str(rb, e, "a", k_measures[0].m.id);
+        al_rb_str(rb, e, "b", k_measures[p->b].m.id);
+        al_rb_num(rb, e, "shared", p->shared);
+        al_rb_num(rb, e, "k", a->k);
+        al_rb_num(rb, e, "expected", p->expected);
+        al_rb_add(rb, e, "p", number_or_null(p->p));
+        al_rb_add(rb, e, "p_holm", number_or_null(p->p_holm));
+        al_rb_str(rb, e, "verdict", al_overlap_verdict_names[p->verdict]);
+    }
 }
 
 static void reply(al_reply_builder *rb, const agreement *a) {
@@ -89,6 +145,7 @@ static void reply(al_reply_builder *rb, const agreement *a) {
         cJSON *o = al_rb_add(rb, ms, NULL, cJSON_CreateObject());
         al_rb_str(rb, o, "id", k_measures[x].m.id);
         al_rb_str(rb, o, "label", k_measures[x].label);
+        al_rb_str(rb, o, "words", k_measures[x].m.words);
         al_rb_str(rb, o, "higher", k_measures[x].higher);
         al_rb_str(rb, o, "least", k_measures[x].m.importance_sign > 0 ? "low" : "high");
     }
@@ -114,7 +171,16 @@ static void reply(al_reply_builder *rb, const agreement *a) {
         cJSON *row = al_rb_add(rb, ov, NULL, cJSON_CreateArray());
         for (int y = 0; row && y < M; y++) al_rb_add(rb, row, NULL, cJSON_CreateNumber(a->overlap[x * M + y]));
     }
-    al_rb_str(rb, rb->root, "finding", a->finding);
+    /* the matrix in the direction of importance (rho * sign_x * sign_y): positive where two measures call the
+     * same heads important, as the page draws it (docs/findings.md) */
+    cJSON *spi = al_rb_add(rb, rb->root, "spearman_importance", cJSON_CreateArray());
+    for (int x = 0; spi && x < M; x++) {
+        cJSON *row = al_rb_add(rb, spi, NULL, cJSON_CreateArray());
+        for (int y = 0; row && y < M; y++)
+            al_rb_add(rb, row, NULL, number_or_null(a->rho[x * M + y] * k_measures[x].m.importance_sign * k_measures[y].m.importance_sign));
+    }
+    al_rb_str(rb, rb->root, "finding", a->findings.sentence);
+    reply_findings(rb, a);
     /* the replies' digest rule (reply_digest.h): every grid value, correlation and least-important head */
     al_sha256 d;
     char dig[72];
@@ -165,6 +231,8 @@ al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
     int max_examples = q->importance_examples, k = NH / 4 > 1 ? NH / 4 : 1;
     st = al_req_int(ctx->req, "max_examples", "max_examples", 0, max_examples, 0, 1 << 30, &max_examples, err);
     if (!st) st = al_req_int(ctx->req, "least_k", "least_k", 0, k, 1, NH, &k, err);
+    al_confidence_kind confidence = AL_CONFIDENCE_MAX;
+    if (!st) st = al_heads_read_confidence(ctx, &confidence, err);
     if (!st) st = al_experiment_check_length(&x, err);
     if (st) {
         al_experiment_free(&x);
@@ -174,13 +242,17 @@ al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
     const double t0 = now_seconds();
     st = al_experiment_inputs(&x, 1, "head_agreement", err);
     al_experiment_cache_names(&x);
-    agreement a = {NL, H, NH, k, calloc((size_t)N_MEASURES * NH, sizeof(double)), {0}, malloc(sizeof(int) * N_MEASURES * (size_t)k),
-                   {0}, ""};
+    agreement *a = calloc(1, sizeof(agreement)); /* the findings' sentence and pairs: kept off the stack */
+    if (a) {
+        a->NL = NL, a->H = H, a->NH = NH, a->k = k;
+        a->grid = calloc((size_t)N_MEASURES * NH, sizeof(double));
+        a->least = malloc(sizeof(int) * N_MEASURES * (size_t)k);
+    }
     const int per = NH * AL_HS_N;
     double *mean = malloc(sizeof(double) * (size_t)per), *ci = malloc(sizeof(double) * (size_t)per);
     double *norm_mass = malloc(sizeof(double) * (size_t)NH);
     float *theta = malloc(sizeof(float) * (size_t)NH);
-    if (!st && (!a.grid || !a.least || !mean || !ci || !norm_mass || !theta)) st = al_err(err, AL_ERR_OOM, "head_agreement: out of memory");
+    if (!st && (!a || !a->grid || !a->least || !mean || !ci || !norm_mass || !theta)) st = al_err(err, AL_ERR_OOM, "head_agreement: out of memory");
     /* 1. PAPA's constants and lambda ranking, shared with papa and head_stats through the session cache */
     const float *C = NULL;
     float *owned = NULL;
@@ -200,10 +272,10 @@ al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
                                      max_examples, &fp, &imp, err);
     }
     /* 3. head statistics and norm mass over the validation examples, as head_stats reads them */
-    if (!st) st = al_heads_stats(ctx, model, &x.val, C, q->batch_size, "stats", mean, ci, norm_mass, err);
+    if (!st) st = al_heads_stats(ctx, model, &x.val, C, q->batch_size, confidence, "stats", mean, ci, norm_mass, err);
     if (!st) {
         for (int i = 0; i < NH; i++) {
-            double *g = a.grid;
+            double *g = a->grid;
             g[M_LAMBDA * NH + i] = al_json_canonical(al_heads_lambda(theta[i]));
             g[M_GRADIENT * NH + i] = al_json_canonical(imp.normalized[i]);
             g[M_JS * NH + i] = mean[(size_t)i * AL_HS_N + AL_HS_JS];
@@ -212,11 +284,14 @@ al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
             g[M_SINK * NH + i] = mean[(size_t)i * AL_HS_N + AL_HS_SINK];
             g[M_NORM * NH + i] = norm_mass[i];
         }
-        compare(&a);
+        if (compare(a, &q->rank)) st = al_err(err, AL_ERR_OOM, "head_agreement: out of memory");
+    }
+    if (!st) {
         al_reply_builder *rb = ctx->rb;
         al_heads_reply_identity(rb, x.m->id, NL, H, x.model_hash, x.task->hash);
         reply_config(rb, q, x.preset, x.task, max_examples, k);
-        reply(rb, &a);
+        al_rb_str(rb, cJSON_GetObjectItemCaseSensitive(rb->root, "config"), "confidence", al_confidence_names[confidence]);
+        reply(rb, a);
         al_rb_num(rb, rb->root, "n_examples", imp.n_examples);
         al_rb_num(rb, rb->root, "n_validation", x.val.n);
         al_rb_num(rb, rb->root, "n_train", x.train.n);
@@ -226,7 +301,8 @@ al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
         al_rb_num(rb, rb->root, "seconds", now_seconds() - t0);
     }
     al_head_importance_free(&imp);
-    free(a.grid), free(a.least), free(mean), free(ci), free(norm_mass), free(theta), free(owned);
+    if (a) free(a->grid), free(a->least);
+    free(a), free(mean), free(ci), free(norm_mass), free(theta), free(owned);
     al_experiment_free(&x);
     return st;
 }

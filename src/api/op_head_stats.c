@@ -1,7 +1,8 @@
 /* op_head_stats.c: the "head_stats" op, head statistics over a task's examples (docs/measures.md).
  *
  *   {"op": "head_stats", "model", "task" | "task_jsonl" | "import" (as papa), "preset"?, "L"?, "layout"?,
- *    "max_train"?, "max_validation"?, "constants_examples"?, "batch_size"?, "memory_mb"?}
+ *    "max_train"?, "max_validation"?, "constants_examples"?, "batch_size"?, "memory_mb"?,
+ *    "confidence"?: "max" (default) | "voita" (the largest weight over the keys that are not [SEP])}
  *   -> JSON: "stats" {entropy, confidence, cls, sep, first, punct, js, sink}: each [NL][H], the mean over the
  *      validation examples of each example's mean over its real query rows; "ci95" the same keys, the 95%
  *      Student-t half-width over examples (src/methods/probes/metrics_stats.c, as PAPA's summaries); "n_examples";
@@ -32,6 +33,8 @@ al_status al_op_head_stats(al_op_ctx *ctx, al_error *err) {
     const al_config *cfg = al_model_config(x.m->model);
     const int NL = cfg->n_layers, H = cfg->n_heads, L = q->L;
     if (NL > 512) st = al_err(err, AL_ERR_INVALID, "head_stats: %d layers (at most 512)", NL);
+    al_confidence_kind confidence = AL_CONFIDENCE_MAX;
+    if (!st) st = al_heads_read_confidence(ctx, &confidence, err);
     if (!st) st = al_experiment_check_length(&x, err);
     if (st) {
         al_experiment_free(&x);
@@ -48,7 +51,7 @@ al_status al_op_head_stats(al_op_ctx *ctx, al_error *err) {
     const int per = NL * H * AL_HS_N;
     double *mean = malloc(sizeof(double) * (size_t)per), *ci = malloc(sizeof(double) * (size_t)per);
     if (!st && (!mean || !ci)) st = al_err(err, AL_ERR_OOM, "head_stats: out of memory");
-    if (!st) st = al_heads_stats(ctx, x.m->model, &x.val, C, q->batch_size, "head_stats", mean, ci, NULL, err);
+    if (!st) st = al_heads_stats(ctx, x.m->model, &x.val, C, q->batch_size, confidence, "head_stats", mean, ci, NULL, err);
     if (!st) {
         al_reply_builder *rb = ctx->rb;
         if (!st) {
@@ -61,6 +64,7 @@ al_status al_op_head_stats(al_op_ctx *ctx, al_error *err) {
             al_rb_num(rb, c, "max_train", q->max_train);
             al_rb_num(rb, c, "max_validation", q->max_validation);
             al_rb_num(rb, c, "constants_examples", q->constants_examples);
+            al_rb_str(rb, c, "confidence", al_confidence_names[confidence]);
             al_rb_num(rb, rb->root, "n_examples", x.val.n);
             al_rb_num(rb, rb->root, "n_train", x.train.n);
             cJSON *reused_o = al_rb_add(rb, rb->root, "reused", cJSON_CreateObject());

@@ -77,6 +77,25 @@ al_status al_heads_theta(const al_op_ctx *ctx, al_model *model, const al_papa_sw
     return st;
 }
 
+const al_req_field al_fields_confidence[] = {
+    AL_F_ENUM("confidence", al_confidence_names, "\"max\"", "confidence as the largest weight over every real key "
+              "(max), or over the keys that are not [SEP] (voita: Voita et al. 2019; docs/measures.md)"),
+    AL_F_END,
+};
+
+al_status al_heads_read_confidence(const al_op_ctx *ctx, al_confidence_kind *out, al_error *err) {
+    const char *name = NULL;
+    *out = AL_CONFIDENCE_MAX;
+    al_status st = al_req_string(ctx->req, "confidence", "confidence", 0, &name, err);
+    if (st || !name) return st;
+    for (int i = 0; al_confidence_names[i]; i++)
+        if (!strcmp(name, al_confidence_names[i])) {
+            *out = (al_confidence_kind)i;
+            return AL_OK;
+        }
+    return al_err(err, AL_ERR_INVALID, "request: field 'confidence' must be \"max\" or \"voita\"");
+}
+
 double al_heads_lambda(float theta) { return 1.0 / (1.0 + exp(-(double)theta)); }
 
 typedef struct stats_state {
@@ -84,6 +103,7 @@ typedef struct stats_state {
     const al_tokenizer *tok;
     int NL, H, D, dh;
     const float *C;
+    al_confidence_kind confidence;
     float *scratch, *head_norms, *value_norms;
     uint8_t *classes;
     double *per_example; /* [n, NL * H * AL_HS_N] */
@@ -99,8 +119,8 @@ static al_status stats_chunk(void *user, const al_run_chunk *c, al_error *err) {
         const int32_t *ids = c->ids + (size_t)b * L, *mask = c->mask + (size_t)b * L;
         for (int l = 0; l < s->NL; l++) maps[l] = c->attentions + ((size_t)l * c->B + b) * H * LL;
         al_key_classes(s->tok, ids, mask, L, s->classes);
-        al_head_stats_example(maps, s->NL, H, L, mask, s->classes, s->C, s->scratch,
-                              s->per_example + (size_t)(c->first + b) * s->NL * H * AL_HS_N);
+        al_head_stats_example_kind(maps, s->NL, H, L, mask, s->classes, s->C, s->confidence, s->scratch,
+                                   s->per_example + (size_t)(c->first + b) * s->NL * H * AL_HS_N);
         for (int l = 0; s->norm_sum && l < s->NL; l++) { /* norm_mass: the norm_attention op's rule */
             al_norm_outputs o = {s->head_norms, NULL, NULL, s->value_norms};
             const float *x = c->hidden_states + ((size_t)l * c->B + b) * L * s->D;
@@ -124,12 +144,12 @@ static void report_batches(void *user, const char *stage, double fraction) {
 }
 
 al_status al_heads_stats(const al_op_ctx *ctx, const al_model *model, const al_papa_inputs *val, const float *C,
-                         int batch_size, const char *stage, double *mean, double *ci, double *norm_mass,
-                         al_error *err) {
+                         int batch_size, al_confidence_kind confidence, const char *stage, double *mean, double *ci,
+                         double *norm_mass, al_error *err) {
     const al_config *cfg = al_model_config(model);
     const int NL = cfg->n_layers, H = cfg->n_heads, L = val->L, n = val->n;
     if (NL > 512) return al_err(err, AL_ERR_INVALID, "%s: %d layers (at most 512)", stage, NL);
-    stats_state s = {model, al_model_tokenizer(model), NL, H, cfg->hidden_size, cfg->head_dim, C,
+    stats_state s = {model, al_model_tokenizer(model), NL, H, cfg->hidden_size, cfg->head_dim, C, confidence,
                      malloc(sizeof(float) * (size_t)L * L), NULL, NULL, malloc((size_t)L), NULL, NULL};
     const int per = NL * H * AL_HS_N;
     s.per_example = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1) * per);

@@ -33,8 +33,12 @@ double al_heads_lambda(float theta);
  * (al_json_canonical). norm_mass [NL * H] (or NULL; then the pass needs attentions only): the mean over the
  * examples of each example's norm mass (al_norm_head_mass), canonical. Progress: (stage, examples done). */
 al_status al_heads_stats(const al_op_ctx *ctx, const al_model *model, const al_papa_inputs *val, const float *C,
-                         int batch_size, const char *stage, double *mean, double *ci, double *norm_mass,
-                         al_error *err);
+                         int batch_size, al_confidence_kind confidence, const char *stage, double *mean, double *ci,
+                         double *norm_mass, al_error *err);
+
+/* The request's "confidence" field (al_fields_confidence): "max" (the default) or "voita". */
+extern const al_req_field al_fields_confidence[];
+al_status al_heads_read_confidence(const al_op_ctx *ctx, al_confidence_kind *out, al_error *err);
 
 /* The reply's identity, as the papa reply gives it: "model" (the session's id), "engine", "shape" {n_layers,
  * n_heads} and "hashes" {model, task} ("sha256:" + hex). */

@@ -378,10 +378,18 @@ al_status al_weights_load(al_model *m, const al_tensor_list *list, const char *w
             snprintf(m->weights_dtype, sizeof m->weights_dtype, "%s", al_dtype_name(found[i]->dtype));
     }
     const char *decoder = "";
-    for (int i = 0; i < p.n; i++)
+    int alt_head = 0; /* the MLM transform under its alternative name: DeBERTa's lm_predictions.lm_head */
+    for (int i = 0; i < p.n; i++) {
         if (p.slots[i].role == ROLE_DECODER_W) decoder = p.slots[i].name;
+        if (found[i] && p.slots[i].dst == &m->w.mlm_dense_w && p.slots[i].alt[0] && !strcmp(found[i]->name, p.slots[i].alt))
+            alt_head = 1;
+    }
     if (st == AL_OK && al_family_of(c)->causal && !m->w.lm_head_w) m->w.lm_head_w = m->w.word_emb; /* tied */
-    if (st == AL_OK && mlm && !m->w.mlm_decoder_w) {
+    if (st == AL_OK && mlm && !m->w.mlm_decoder_w && alt_head && m->w.mlm_dim == c->embedding_size) {
+        /* that head has no decoder of its own: Hugging Face's DebertaV2ForMaskedLM (legacy false) always
+         * multiplies by the word embeddings, whatever tie_word_embeddings says (docs/families.md, "DeBERTa") */
+        m->w.mlm_decoder_w = m->w.word_emb;
+    } else if (st == AL_OK && mlm && !m->w.mlm_decoder_w) {
         if (!c->tie_word_embeddings)
             st = al_err(err, AL_ERR_FORMAT, "%s: missing tensor '%s' (config.json: tie_word_embeddings is false)",
                         weights_file, decoder);

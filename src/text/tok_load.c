@@ -277,6 +277,13 @@ static al_status load_spm(al_tokenizer *tok, const al_fileset *files, al_error *
     if (tok->spm_bpe) return finish_spm_bpe(tok, files, err);
     al_tok_find_specials(tok);
     tok->specials.unk = tok->unk_id;
+    /* DebertaV2Tokenizer adds its mask token "[MASK]" after the pieces when no file names it: deberta-v3-large
+     * on the Hub ships no added_tokens.json, and its [MASK] is 128000, the pieces' count (docs/tokenizers.md) */
+    if (tok->specials.mask < 0) {
+        const int id = tok->vocab_size;
+        if (al_tok_add_added(tok, "[MASK]", id, 0, 0, 1)) return al_err(err, AL_ERR_OOM, "%s: out of memory", name);
+        tok->specials.mask = id;
+    }
     int all[5] = {tok->specials.pad, tok->specials.cls, tok->specials.sep, tok->specials.unk, tok->specials.mask};
     for (int i = 0; i < 5; i++)
         if (all[i] >= 0 && al_tok_add_added(tok, tok->vocab[all[i]], all[i], 0, 0, 1))

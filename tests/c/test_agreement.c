@@ -13,6 +13,8 @@
 #include "attnlab.h"
 #include "cJSON.h"
 #include "check.h"
+#include "read_file.h"
+#include "train/pretrain.h"
 #include "session_request.h"
 #include "methods/measures/head_agreement.h"
 #include "methods/papa/papa.h"
@@ -46,17 +48,7 @@ static void test_arithmetic(void) {
     CHECK(al_least_k(v, 6, 1, 6, low) == 6 && low[5] == 1);
     const int x[3] = {4, 0, 3}, y[3] = {3, 9, 4};
     CHECK(al_overlap(x, y, 3) == 2 && al_overlap(x, x, 3) == 3);
-    /* the sentence: read in the direction of importance (entropy's sign is -1) */
-    const al_agreement_measure ms[4] = {{"lambda", "PAPA's λ", 1}, {"gradient", "gradient importance", 1},
-                                        {"entropy", "entropy", -1}, {"confidence", "confidence", 1}};
-    const double rho[16] = {1, 0.7, 0.6, 0.1, 0.7, 1, 0, 0, 0.6, 0, 1, 0, 0.1, 0, 0, 1};
-    char f[1024];
-    al_agreement_finding(ms, 4, rho, f, sizeof f);
-    CHECK_MSG(strstr(f, "agrees with gradient importance on") && strstr(f, "the other way from entropy") &&
-              strstr(f, "unrelated to confidence"), "%s", f);
-    const double none[16] = {1, 0.2, NAN, 0.1, 0.2, 1, 0, 0, NAN, 0, 1, 0, 0.1, 0, 0, 1};
-    al_agreement_finding(ms, 4, none, f, sizeof f);
-    CHECK_MSG(strstr(f, "agrees with none") && strstr(f, "cannot be compared with entropy"), "%s", f);
+    /* the sentence and its verdicts are agreement_finding.c's: tests/c/test_findings.c */
 }
 
 static cJSON *run_once(al_session *s, const char *request) {
@@ -133,6 +125,15 @@ static void test_op(void) {
     /* gradient's least set is head_importance's pruning order's first five */
     const char *finding = cJSON_GetStringValue(item(r, "finding"));
     CHECK_MSG(finding && strstr(finding, "PAPA's λ") && finding[strlen(finding) - 1] == '.', "%s", finding ? finding : "");
+    /* the rule's codes beside it: 21 pairs (6 against λ first), 6 overlaps, p-values from seeded permutations */
+    const cJSON *fi = item(r, "findings");
+    CHECK(cJSON_GetArraySize(item(fi, "pairs")) == 21 && cJSON_GetArraySize(item(fi, "overlaps")) == 6);
+    CHECK(!strcmp(cJSON_GetStringValue(item(fi, "p_method")), "permutation") && item(fi, "n_heads")->valuedouble == 16);
+    CHECK(same_json(fi, item(r3, "findings"), "findings on 1 and 3 threads"));
+    /* the matrix in the direction of importance: entropy's row against confidence's sign-flipped */
+    const cJSON *spi = item(r, "spearman_importance");
+    CHECK(cJSON_GetArrayItem(cJSON_GetArrayItem(spi, 3), 4)->valuedouble ==
+          -cJSON_GetArrayItem(cJSON_GetArrayItem(sp, 3), 4)->valuedouble);
     /* threads change no bit; a repeat gives the same digest */
     const char *d1 = cJSON_GetStringValue(item(r, "digest")), *d3 = cJSON_GetStringValue(item(r3, "digest"));
     CHECK_MSG(d1 && d3 && !strncmp(d1, "sha256:", 7) && !strcmp(d1, d3), "1 and 3 threads: %s %s", d1 ? d1 : "", d3 ? d3 : "");
@@ -208,6 +209,70 @@ static void test_op(void) {
     al_task_free(task);
 }
 
+/* What the sentence may say, through the op (the rule itself: tests/c/test_findings.c): a 2-head model (one layer
+ * of tests/fixtures/bert_st_f32 with a 32-word vocabulary written to build/) is too few heads to tell, where
+ * every rho is +-1; a ranking whose learning rate is 1e-8 did not learn, and the sentence says what to raise. */
+static void test_op_findings(void) {
+    al_task *task = NULL;
+    al_error err;
+    if (al_task_load_builtin("build/data/tasks", "pos", &task, &err) != AL_OK) {
+        printf("skip the op's findings: %s\n", err.message);
+        return;
+    }
+    al_task_free(task);
+    const char *dir = "build/agreement_two_heads";
+    size_t size = 0;
+    char *cfg_text = (char *)read_file("tests/fixtures/bert_st_f32/config.json", &size);
+    cJSON *cfg = cfg_text ? cJSON_Parse(cfg_text) : NULL;
+    free(cfg_text);
+    CHECK(cfg && al_make_dirs(dir) == 0);
+    cJSON_ReplaceItemInObject(cfg, "num_hidden_layers", cJSON_CreateNumber(1));
+    char *out = cJSON_Print(cfg), path[256];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f && out && fputs(out, f) >= 0);
+    if (f) fclose(f);
+    cJSON_free(out), cJSON_Delete(cfg);
+    static const char *const words[32] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "a", "of", "and", "to", "in",
+                                          "is", "was", "he", "it", "that", "for", "on", "with", "as", "his", "at", "by",
+                                          "i", "be", "had", "not", "are", "but", "from", "or", "."};
+    snprintf(path, sizeof path, "%s/vocab.txt", dir);
+    f = fopen(path, "w");
+    for (int i = 0; f && i < 32; i++) fprintf(f, "%s\n", words[i]);
+    if (f) fclose(f);
+    uint8_t *weights = read_file("tests/fixtures/bert_st_f32/model.safetensors", &size);
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    f = fopen(path, "wb");
+    CHECK(weights && f && fwrite(weights, 1, size, f) == size);
+    if (f) fclose(f);
+    free(weights);
+
+    al_session *s = al_session_new();
+    char req[512];
+    snprintf(req, sizeof req, "{\"op\":\"load_model\",\"model\":\"two\",\"path\":\"%s\"}", dir);
+    cJSON_Delete(run_once(s, req));
+    cJSON *r = run_once(s, "{\"op\":\"head_agreement\",\"model\":\"two\",\"task\":\"pos\",\"L\":16,\"max_train\":20,"
+                           "\"max_validation\":10,\"max_examples\":10,\"probe\":{\"epochs\":1},\"ranking\":{\"epochs\":1}}");
+    const char *finding = cJSON_GetStringValue(item(r, "finding"));
+    CHECK_MSG(finding && strstr(finding, "With 2 heads no rank correlation could be significant") && !strstr(finding, "agrees with"),
+              "%s", finding ? finding : "(none)");
+    CHECK(!strcmp(cJSON_GetStringValue(item(item(r, "findings"), "verdict")), "too_few_heads"));
+    cJSON_Delete(r);
+    al_session_free(s);
+
+    s = session_with_model(1);
+    r = run_once(s, "{\"op\":\"head_agreement\",\"model\":\"m\",\"task\":\"pos\",\"L\":32,\"layout\":\"right_pad\","
+                    "\"max_train\":24,\"max_validation\":12,\"max_examples\":8,\"probe\":{\"epochs\":1},"
+                    "\"ranking\":{\"epochs\":1,\"max_examples\":16,\"lr\":1e-8}}");
+    finding = cJSON_GetStringValue(item(r, "finding"));
+    CHECK_MSG(finding && strstr(finding, "PAPA's λ did not learn a ranking") && strstr(finding, "raise ranking.lr (now 1e-08)"),
+              "%s", finding ? finding : "(none)");
+    const cJSON *lam = item(item(r, "findings"), "lambda");
+    CHECK(cJSON_IsFalse(item(lam, "learned")) && item(lam, "range")->valuedouble < 1e-6);
+    cJSON_Delete(r);
+    al_session_free(s);
+}
+
 int main(void) {
     test_arithmetic();
     al_session *s = session_with_model(1);
@@ -222,5 +287,6 @@ int main(void) {
     cJSON_Delete(v);
     al_session_free(s);
     test_op();
+    test_op_findings();
     return check_summary("agreement");
 }

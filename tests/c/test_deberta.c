@@ -11,6 +11,7 @@
  *     gradients match finite differences; weight gradients are refused by name;
  *   - a random deberta-v3-shaped model written to build/ with the real spm.model beside it loads with that
  *     tokenizer, and the info, tokenize and attention ops run on it. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -415,6 +416,119 @@ static void test_spm_model_dir(void) {
     al_session_free(s);
 }
 
+/* A copy of a golden DeBERTa directory in build/ with config.json's fields changed: set (a JSON value) or removed
+ * (value NULL). Returns the directory. */
+static const char *config_variant(const char *from, const char *dir, const char *const *fields, const char *const *values,
+                                  int n) {
+    char path[256], src[256];
+    snprintf(src, sizeof src, "%s/config.json", from);
+    size_t size = 0;
+    char *text = (char *)read_file(src, &size);
+    cJSON *cfg = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    CHECK(cfg && al_make_dirs(dir) == 0);
+    for (int i = 0; cfg && i < n; i++) {
+        cJSON_DeleteItemFromObject(cfg, fields[i]);
+        if (values[i]) cJSON_AddItemToObject(cfg, fields[i], cJSON_Parse(values[i]));
+    }
+    char *out = cJSON_Print(cfg);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f && out && fputs(out, f) >= 0);
+    if (f) fclose(f);
+    cJSON_free(out), cJSON_Delete(cfg);
+    snprintf(src, sizeof src, "%s/model.safetensors", from);
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    CHECK(copy_file(src, path));
+    return dir;
+}
+
+/* relative_attention false (Hugging Face's default) or absent: no position terms, the content scores alone
+ * divided by sqrt(head_dim * (1 + the pos_att_type terms)), as DisentangledSelfAttention scales them whatever
+ * relative_attention says. Layer 0's attention against a float64 computation from the embeddings' output and
+ * the layer's query and key weights. */
+static void test_no_relative(void) {
+    static const char *const fields[2] = {"relative_attention", "max_position_embeddings"};
+    for (int absent = 0; absent < 2; absent++) {
+        const char *values[2] = {absent ? NULL : "false", "32"};
+        const char *dir = config_variant("tests/golden/deberta_v3", absent ? "build/deberta_no_relative_absent" : "build/deberta_no_relative",
+                                         fields, values, 1);
+        al_model *m = NULL;
+        al_error err = {0};
+        CHECK_MSG(al_model_load_dir(dir, &m, &err) == AL_OK, "%s", err.message);
+        if (!m) continue;
+        const al_config *c = al_model_config(m);
+        CHECK(al_deberta(c)->rel_span == 0);
+        enum { L = 6 };
+        int32_t ids[L] = {1, 17, 5, 42, 9, 2}, mask[L] = {1, 1, 1, 1, 1, 0};
+        al_batch batch = {1, L, ids, mask, NULL, NULL};
+        size_t n = 0, na = 0;
+        float *attn = NULL;
+        float *all = forward_all(m, &batch, NULL, NULL, &n, &attn, &na);
+        golden_file g;
+        CHECK(golden_open(&g, "tests/golden/deberta_v3/model.safetensors"));
+        float *qw = golden_f32(&g, "deberta.encoder.layer.0.attention.self.query_proj.weight", NULL, NULL);
+        float *qb = golden_f32(&g, "deberta.encoder.layer.0.attention.self.query_proj.bias", NULL, NULL);
+        float *kw = golden_f32(&g, "deberta.encoder.layer.0.attention.self.key_proj.weight", NULL, NULL);
+        float *kb = golden_f32(&g, "deberta.encoder.layer.0.attention.self.key_proj.bias", NULL, NULL);
+        CHECK_MSG(qw && qb && kw && kb, "%s", "layer 0's query and key weights");
+        const int D = c->hidden_size, H = c->n_heads, dh = D / H;
+        double worst = 0.0;
+        for (int h = 0; qw && qb && kw && kb && h < H; h++)
+            for (int i = 0; i < L - 1; i++) {
+                double score[L], mx = -1e300, sum = 0.0;
+                for (int j = 0; j < L - 1; j++) {
+                    double dot = 0.0;
+                    for (int e = h * dh; e < (h + 1) * dh; e++) {
+                        double q = qb[e], k = kb[e];
+                        for (int x = 0; x < D; x++) q += (double)all[(size_t)i * D + x] * qw[(size_t)e * D + x];
+                        for (int x = 0; x < D; x++) k += (double)all[(size_t)j * D + x] * kw[(size_t)e * D + x];
+                        dot += q * k;
+                    }
+                    score[j] = dot / sqrt(dh * 3.0); /* c2p and p2c named: 1 + 2 terms in the scale */
+                    mx = score[j] > mx ? score[j] : mx;
+                }
+                for (int j = 0; j < L - 1; j++) sum += exp(score[j] - mx);
+                for (int j = 0; j < L; j++) {
+                    const double want = j < L - 1 ? exp(score[j] - mx) / sum : 0.0;
+                    const double d = fabs(want - attn[((size_t)h * L + i) * L + j]);
+                    worst = d > worst ? d : worst;
+                }
+            }
+        printf("deberta relative_attention %s: layer 0 attention within %.2e of the float64 content-only scores\n",
+               absent ? "absent" : "false", worst);
+        CHECK(worst <= 1e-5);
+        int finite = 1;
+        for (size_t i = 0; i < n; i++) finite &= isfinite(all[i]) != 0;
+        CHECK(finite);
+        free(qw), free(qb), free(kw), free(kb), free(all);
+        golden_close(&g);
+        al_model_free(m);
+    }
+}
+
+/* legacy false (lm_predictions.lm_head) with tie_word_embeddings false: that head has no decoder of its own and
+ * Hugging Face multiplies by the word embeddings whatever the tie says, so it loads and gives the tied bits. */
+static void test_lmhead_untied(void) {
+    static const char *const fields[2] = {"tie_word_embeddings", "legacy"};
+    static const char *const values[2] = {"false", "false"};
+    const char *dir = config_variant("tests/golden/deberta_v3_lmhead", "build/deberta_lmhead_untied", fields, values, 2);
+    al_model *tied = NULL, *untied = NULL;
+    al_error err = {0};
+    CHECK_MSG(al_model_load_dir("tests/golden/deberta_v3_lmhead", &tied, &err) == AL_OK, "%s", err.message);
+    CHECK_MSG(al_model_load_dir(dir, &untied, &err) == AL_OK, "untied lm_predictions head: %s", err.message);
+    if (tied && untied) {
+        CHECK(al_model_has_mlm_head(untied));
+        int32_t ids[5] = {1, 17, 5, 42, 2}, mask[5] = {1, 1, 1, 1, 1};
+        al_batch batch = {1, 5, ids, mask, NULL, NULL};
+        size_t n1 = 0, n2 = 0;
+        float *a = forward_all(tied, &batch, NULL, NULL, &n1, NULL, NULL), *b = forward_all(untied, &batch, NULL, NULL, &n2, NULL, NULL);
+        CHECK_MSG(n1 == n2 && memcmp(a, b, n1 * sizeof(float)) == 0, "%s", "untied lm_predictions head differs from the tied one");
+        free(a), free(b);
+    }
+    al_model_free(tied), al_model_free(untied);
+}
+
 int main(void) {
     const char *env = getenv("AL_FAMILIES");
     snprintf(families, sizeof families, "%s", env && env[0] ? env : "../shared/families");
@@ -423,5 +537,7 @@ int main(void) {
     test_hooks_threads_lmhead();
     test_train();
     test_spm_model_dir();
+    test_no_relative();
+    test_lmhead_untied();
     return check_summary("deberta");
 }

@@ -210,6 +210,22 @@ static void check_bounds(void) {
     al_head_stats_example(mp, 1, 1, 2, m2, cl2, B1, sc, o1);
     CHECK_NEAR(o1[AL_HS_JS], 0.0, 1e-12);
     CHECK_NEAR(o1[AL_HS_ENTROPY], 0.0, 1e-12);
+    /* confidence by Voita et al. (2019) leaves out the [SEP] key: rows [CLS] a b [SEP] with most weight on
+     * [SEP] give 0.6 and 0.7 by the largest weight, 0.2 and 0.2 without [SEP]; nothing else changes */
+    float V[2 * 4] = {0.1f, 0.2f, 0.1f, 0.6f, 0.05f, 0.2f, 0.05f, 0.7f}, V1[4 * 4] = {0};
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 4; j++) V1[(i + 1) * 4 + j] = V[i * 4 + j]; /* queries a and b; the [CLS] and [SEP] rows uniform */
+    int32_t m4[4] = {1, 1, 1, 1};
+    uint8_t cl4[4] = {AL_KEY_CLS, 0, 0, AL_KEY_SEP};
+    for (int j = 0; j < 4; j++) V1[j] = V1[12 + j] = 0.25f;
+    const float *vp[1] = {V1};
+    double om[AL_HS_N], ov[AL_HS_N];
+    al_head_stats_example_kind(vp, 1, 1, 4, m4, cl4, NULL, AL_CONFIDENCE_MAX, sc, om);
+    al_head_stats_example_kind(vp, 1, 1, 4, m4, cl4, NULL, AL_CONFIDENCE_VOITA, sc, ov);
+    CHECK_NEAR(om[AL_HS_CONFIDENCE], (0.25 + 0.6 + 0.7 + 0.25) / 4, 1e-7);
+    CHECK_NEAR(ov[AL_HS_CONFIDENCE], (0.25 + 0.2 + 0.2 + 0.25) / 4, 1e-7);
+    for (int k = 0; k < AL_HS_N; k++)
+        if (k != AL_HS_CONFIDENCE) CHECK(om[k] == ov[k] || (isnan(om[k]) && isnan(ov[k])));
 }
 
 static void check_ops(al_session *s) {

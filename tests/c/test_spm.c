@@ -259,5 +259,22 @@ int main(void) {
         check_vectors(tok, fam("testvectors/fib_models--microsoft--deberta-v3-large.json"));
         al_tokenizer_free(tok);
     }
+    /* deberta-v3-large as the Hub ships it: spm.model and that tokenizer_config.json, no added_tokens.json; the
+     * published tokenizer still adds [MASK] after the pieces, as 128000 */
+    const char *shipped[2] = {spm, fam("deberta-v3-large/tokenizer_config.json")};
+    const char *shipped_names[2] = {"spm.model", "tokenizer_config.json"};
+    tok = load_files(shipped_names, shipped, 2, &err, &st);
+    CHECK_MSG(st == AL_OK, "%s", err.message);
+    if (tok) {
+        CHECK(al_tokenizer_token_to_id(tok, "[MASK]") == 128000);
+        check_vectors(tok, fam("testvectors/fib_models--microsoft--deberta-v3-large.json"));
+        al_encoding e = {0};
+        CHECK(al_tokenizer_encode(tok, "The [MASK] sat.", NULL, NULL, &e, &err) == AL_OK);
+        int masks = 0;
+        for (int i = 0; i < e.n_tokens; i++) masks += e.ids[i] == 128000;
+        CHECK_MSG(masks == 1, "[MASK] is one token of 'The [MASK] sat.' (%d tokens)", e.n_tokens);
+        al_encoding_free(&e);
+        al_tokenizer_free(tok);
+    }
     return check_summary("spm");
 }

@@ -189,11 +189,14 @@ test('the importance panel: a grid per measure, the correlations, the overlap, t
   assert.deepEqual(reply.measures.map((m) => m.id), ['lambda', 'gradient', 'input_dependence', 'confidence', 'entropy', 'sink_mass', 'norm_mass']);
   const dims = await p.$eval('#imp-results figure[data-name=imp_grid_lambda] canvas', (c) => [Number(c.dataset.rows), Number(c.dataset.cols)]);
   assert.deepEqual(dims, [curve.shape.n_layers, curve.shape.n_heads]);
-  // the Spearman matrix with its numbers written in the cells
+  // the Spearman matrix with its numbers written in the cells, in the direction of importance (docs/findings.md):
+  // confidence against entropy, raw rho near -1, is drawn as agreement
   const cells = await p.$eval('#imp-results figure[data-name=imp_spearman] canvas', (c) => Number(c.dataset.cells));
   assert.equal(cells, reply.measures.length ** 2);
   const written = await p.evaluate(() => window.__spearmanText);
-  for (const r of reply.spearman) for (const x of r) assert.ok(written.includes(x === null ? '\u2013' : x.toFixed(2)), `${x} is written`);
+  for (const r of reply.spearman_importance) for (const x of r) assert.ok(written.includes(x === null ? '\u2013' : x.toFixed(2)), `${x} is written`);
+  assert.equal(reply.spearman_importance[3][4], -reply.spearman[3][4]);
+  assert.ok(reply.findings && reply.findings.pairs.length === 21, 'the rule\u2019s verdict codes beside the sentence');
   assert.equal(await p.textContent('#imp-finding'), reply.finding);
   assert.equal(await p.$$eval('#imp-least-table tbody tr', (r) => r.length), reply.measures.length);
   // the pruning curve and the PAPA curve on one chart: two lines, both starting at the full model's score

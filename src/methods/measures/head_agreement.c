@@ -1,11 +1,9 @@
-/* head_agreement.c: ranks, Spearman's rho, least-important sets and the agreement sentence
- * (head_agreement.h, docs/agreement.md). */
+/* head_agreement.c: ranks, Spearman's rho and least-important sets (head_agreement.h, docs/agreement.md); the
+ * sentence is agreement_finding.c's. */
 #include "head_agreement.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 typedef struct ranked {
     double v;
@@ -92,53 +90,4 @@ int al_overlap(const int *a, const int *b, int k) {
                 break;
             }
     return shared;
-}
-
-/* "a", "a and b", "a, b and c" from the measures listed in idx. */
-static void join_words(const al_agreement_measure *m, const int *idx, int n, char *out, int cap) {
-    out[0] = 0;
-    for (int i = 0; i < n; i++) {
-        const size_t at = strlen(out);
-        snprintf(out + at, (size_t)cap - at, "%s%s", i == 0 ? "" : i == n - 1 ? " and " : ", ", m[idx[i]].words);
-    }
-}
-
-void al_agreement_finding(const al_agreement_measure *m, int M, const double *rho, char *out, int cap) {
-    int agree[32], against[32], unrelated[32], undefined[32], na = 0, nb = 0, nu = 0, nd = 0;
-    for (int k = 1; k < M && k < 32; k++) {
-        const double r = rho[k] * m[0].importance_sign * m[k].importance_sign; /* row 0: the reference */
-        if (isnan(r)) undefined[nd++] = k;
-        else if (r >= AL_AGREEMENT_RHO) agree[na++] = k;
-        else if (r <= -AL_AGREEMENT_RHO) against[nb++] = k;
-        else unrelated[nu++] = k;
-    }
-    char list[512], clause[4][700];
-    int nc = 0;
-    if (na) {
-        join_words(m, agree, na, list, sizeof list);
-        snprintf(clause[nc++], sizeof clause[0], "agrees with %s on which heads matter (Spearman ρ ≥ %.1f, read in the "
-                 "direction of importance)", list, AL_AGREEMENT_RHO);
-    } else {
-        snprintf(clause[nc++], sizeof clause[0], "agrees with none of the other measures on which heads matter (no "
-                 "Spearman ρ ≥ %.1f, read in the direction of importance)", AL_AGREEMENT_RHO);
-    }
-    if (nb) {
-        join_words(m, against, nb, list, sizeof list);
-        snprintf(clause[nc++], sizeof clause[0], "ranks them the other way from %s (ρ ≤ −%.1f)", list, AL_AGREEMENT_RHO);
-    }
-    if (nu) {
-        join_words(m, unrelated, nu, list, sizeof list);
-        snprintf(clause[nc++], sizeof clause[0], "is unrelated to %s (|ρ| < %.1f)", list, AL_AGREEMENT_RHO);
-    }
-    if (nd) {
-        join_words(m, undefined, nd, list, sizeof list);
-        snprintf(clause[nc++], sizeof clause[0], "cannot be compared with %s (a constant measure has no ranking)", list);
-    }
-    snprintf(out, (size_t)cap, "%s %s", m[0].words, clause[0]);
-    for (int c = 1; c < nc; c++) {
-        const size_t at = strlen(out);
-        snprintf(out + at, (size_t)cap - at, "%s%s", c == nc - 1 ? (nc > 2 ? ", and " : " and ") : ", ", clause[c]);
-    }
-    const size_t at = strlen(out);
-    snprintf(out + at, (size_t)cap - at, ".");
 }

@@ -1,6 +1,6 @@
 /* head_agreement.h: whether per-head measures agree on which heads matter (docs/agreement.md): ranks with
  * ties averaged, Spearman's rank correlation, the k heads a measure calls least important, the overlap of
- * two such sets, and the one sentence the head_agreement op states from them. Pure arithmetic on [n]
+ * two such sets (agreement_finding.h says what the op may conclude from them). Pure arithmetic on [n]
  * arrays of doubles (NAN: the head has no value for the measure). Not public. */
 #ifndef AL_METHODS_HEAD_AGREEMENT_H
 #define AL_METHODS_HEAD_AGREEMENT_H
@@ -29,13 +29,7 @@ typedef struct al_agreement_measure {
     int importance_sign;
 } al_agreement_measure;
 
-/* |rho| at or above this is called agreement (or opposition) in the sentence (docs/agreement.md). */
+/* |rho| at or above this, when significant, is called agreement (or opposition) in the sentence (docs/findings.md). */
 #define AL_AGREEMENT_RHO 0.5
-
-/* The sentence (docs/agreement.md, "The finding"): measure 0 (the reference, lambda) against each other
- * measure by rho[0][m] * sign_0 * sign_m, the correlation in the direction of importance: "agrees" at
- * >= AL_AGREEMENT_RHO, "ranks the other way" at <= -AL_AGREEMENT_RHO, otherwise unrelated; undefined
- * (NAN) correlations are named as such. rho is [M][M] row-major. Writes at most cap bytes. */
-void al_agreement_finding(const al_agreement_measure *m, int M, const double *rho, char *out, int cap);
 
 #endif

@@ -19,8 +19,18 @@ static double js_row(const float *p, const float *q, const int32_t *mask, int L)
     return js;
 }
 
+const char *const al_confidence_names[] = {"max", "voita", NULL};
+
 void al_head_stats_example(const float *const *attn, int NL, int H, int L, const int32_t *mask,
                            const uint8_t *classes, const float *C, float *scratch, double *out) {
+    al_head_stats_example_kind(attn, NL, H, L, mask, classes, C, AL_CONFIDENCE_MAX, scratch, out);
+}
+
+void al_head_stats_example_kind(const float *const *attn, int NL, int H, int L, const int32_t *mask,
+                                const uint8_t *classes, const float *C, al_confidence_kind confidence, float *scratch,
+                                double *out) {
+    /* Voita et al. leave out the end-of-sentence key, where heads park attention as a no-op */
+    const uint8_t skip = confidence == AL_CONFIDENCE_VOITA ? AL_KEY_SEP : 0;
     int first = -1, n_rows = 0;
     for (int t = 0; t < L; t++)
         if (mask[t]) {
@@ -49,7 +59,7 @@ void al_head_stats_example(const float *const *attn, int NL, int H, int L, const
                     if (!mask[j]) continue;
                     const double v = a[j];
                     if (v > 0.0) ent -= v * log(v);
-                    if (v > mx) mx = v;
+                    if (v > mx && !(classes[j] & skip)) mx = v;
                     if (classes[j] & AL_KEY_CLS) cls += v;
                     if (classes[j] & AL_KEY_SEP) sep += v;
                     if (classes[j] & AL_KEY_PUNCT) punct += v;

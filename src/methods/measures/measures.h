@@ -75,4 +75,15 @@ extern const char *const al_head_stat_names[AL_HS_N]; /* "entropy", "confidence"
 void al_head_stats_example(const float *const *attn, int NL, int H, int L, const int32_t *mask,
                            const uint8_t *classes, const float *C, float *scratch, double *out);
 
+/* How AL_HS_CONFIDENCE reads a row (docs/measures.md, "Confidence"): the largest weight over every real key
+ * (the default), or as Voita et al. (2019) define it, the largest weight over the keys that are not the
+ * end-of-sentence token [SEP]. */
+typedef enum al_confidence_kind { AL_CONFIDENCE_MAX = 0, AL_CONFIDENCE_VOITA } al_confidence_kind;
+extern const char *const al_confidence_names[]; /* "max", "voita", NULL */
+
+/* al_head_stats_example with the confidence read as `confidence` says. */
+void al_head_stats_example_kind(const float *const *attn, int NL, int H, int L, const int32_t *mask,
+                                const uint8_t *classes, const float *C, al_confidence_kind confidence, float *scratch,
+                                double *out);
+
 #endif
