@@ -56,6 +56,46 @@ al_status al_shards_step(al_shard_set *set, const al_mlm_corpus *c, const int *s
     return st;
 }
 
+/* ---------------------------------------------------------------- causal LM */
+
+static al_status clm_shard_loss(void *user, const al_shard_job *job, float *loss, double *weight, al_error *err) {
+    const al_mlm_batch *b = &((const mlm_step *)user)->batch[job->shard];
+    al_batch in = {b->B, b->L, b->ids, b->mask, NULL, NULL};
+    int n_labelled = 0;
+    al_status st = al_train_forward(job->ctx, &in, err);
+    if (!st) st = al_train_lm_loss(job->ctx, b->labels, loss, &n_labelled, err);
+    if (!st) st = al_train_backward(job->ctx, NULL, err);
+    *weight = n_labelled;
+    return st;
+}
+
+al_status al_shards_step_clm(al_shard_set *set, const al_mlm_corpus *c, const int *seq_index, int batch_size,
+                             int pad_id, uint64_t dropout_seed, al_shard_step *out, al_error *err) {
+    memset(out, 0, sizeof *out);
+    const int n = al_shards_count(set);
+    if (n < 1 || batch_size < n) return al_err(err, AL_ERR_INVALID, "pretrain: batch_size %d is below the shards %d",
+                                               batch_size, n);
+    mlm_step *ms = calloc(1, sizeof *ms);
+    if (!ms) return al_err(err, AL_ERR_OOM, "pretrain: out of memory");
+    al_status st = AL_OK;
+    for (int i = 0; i < n && !st; i++) {
+        int b0, b1;
+        al_shards_range(batch_size, n, i, &b0, &b1);
+        st = al_clm_make_batch(c, seq_index + b0, b1 - b0, pad_id, &ms->batch[i], err);
+        out->n_tokens += ms->batch[i].n_tokens;
+    }
+    al_shards_result r;
+    if (!st) st = al_shards_run(set, batch_size, dropout_seed, clm_shard_loss, ms, &r, err);
+    if (!st) {
+        out->loss = r.loss;
+        out->n_labelled = (int)r.weight;
+        out->grads = r.grads;
+    }
+    for (int i = 0; i < n; i++) al_mlm_batch_free(&ms->batch[i]);
+    free(ms);
+    return st;
+}
+
 /* ---------------------------------------------------------------- with sentence order */
 
 /* The step's sequences in batch order as a corpus (so al_mlm_make_batch masks and pads them), their token
