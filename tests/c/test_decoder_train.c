@@ -9,14 +9,19 @@
  *   - the gradients of a sample of weights from every tensor against central finite differences of the loss (in
  *     float64 over the float32 forward: steps 1e-2, tolerance 5e-4 + 1% relative), dropout on (the masks redrawn
  *     from the same seed for each evaluation);
+ *   - the loss and every gradient the same bits on every kernel path (the 4-lane path and AVX2's 8 lanes);
+ *   - a frozen model (weight_grads 0) with real rows: the real tokens' hidden states have the padded pass's bits;
  *   - refusals by name: Llama's RMSNorm is not built;
- *   - the HF directory written (GPT-2's Conv1D weights [in, out]) loads back as family gpt2 with the same bits. */
+ *   - the HF directory written (GPT-2's Conv1D weights [in, out]) loads back as family gpt2 with the same bits, and
+ *     so do export's float32 shards. */
 #include <math.h>
 #include <string.h>
 
 #include "attnlab.h"
 #include "check.h"
+#include "fnv_digest.h"
 #include "golden_file.h"
+#include "kernels/kernels.h"
 #include "model/model_internal.h"
 #include "model/weights.h"
 #include "train/pretrain.h"
@@ -124,6 +129,61 @@ static void gradients_match(al_model *m, const int32_t *labels) {
     al_train_ctx_free(ctx);
 }
 
+/* The loss and gradients of one step (dropout on) as a digest. */
+static uint64_t step_digest(al_model *m, const int32_t *labels) {
+    al_error err;
+    al_train_options o = al_train_default_options();
+    al_train_ctx *ctx = NULL;
+    if (al_train_ctx_new(m, B, L, &o, &ctx, &err) != AL_OK) return 0;
+    al_train_zero_grads(ctx);
+    float loss = (float)loss_of(ctx, labels, 5);
+    al_train_backward(ctx, NULL, &err);
+    uint64_t d = fnv_digest(FNV_DIGEST_START, &loss, 1);
+    d = fnv_digest(d, al_train_grads(ctx), m->n_floats);
+    al_train_ctx_free(ctx);
+    return d;
+}
+
+static void same_bits_on_every_path(al_model *m, const int32_t *labels) {
+    const uint64_t want = step_digest(m, labels);
+    const char *paths[8];
+    const int n_paths = al_kernels_paths(paths, 8);
+    const char *was = al_kernels_path();
+    for (int i = 0; i < n_paths; i++) {
+        CHECK(al_kernels_set_path(paths[i]) == 0);
+        CHECK_MSG(step_digest(m, labels) == want, "kernel path %s", paths[i]);
+    }
+    al_kernels_set_path(was);
+}
+
+static void real_rows_frozen(al_model *m) {
+    al_error err;
+    const al_config *c = al_model_config(m);
+    const size_t D = c->hidden_size;
+    const al_batch batch = {B, L, ids, mask, NULL, NULL};
+    al_train_options o = al_train_default_options();
+    o.hidden_dropout = o.attention_dropout = 0.0f;
+    o.weight_grads = 0;
+    o.mlm_head = 0;
+    al_train_ctx *full = NULL, *packed = NULL;
+    CHECK(al_train_ctx_new(m, B, L, &o, &full, &err) == AL_OK);
+    o.real_rows = 1;
+    CHECK(al_train_ctx_new(m, B, L, &o, &packed, &err) == AL_OK);
+    if (full && packed) {
+        CHECK(al_train_forward(full, &batch, &err) == AL_OK);
+        CHECK(al_train_forward(packed, &batch, &err) == AL_OK);
+        int differ = 0;
+        for (int l = 0; l <= c->n_layers; l++)
+            for (size_t t = 0; t < (size_t)B * L; t++)
+                if (mask[t])
+                    differ += memcmp(al_train_hidden(full, l) + t * D, al_train_hidden(packed, l) + t * D,
+                                     sizeof(float) * D) != 0;
+        CHECK_MSG(differ == 0, "%d rows differ with real rows", differ);
+    }
+    al_train_ctx_free(full);
+    al_train_ctx_free(packed);
+}
+
 static void refuses_llama(void) {
     static const char cfg[] = "{\"model_type\": \"llama\", \"vocab_size\": 40, \"hidden_size\": 16, "
                               "\"num_hidden_layers\": 2, \"num_attention_heads\": 2, \"intermediate_size\": 24, "
@@ -150,6 +210,19 @@ static void round_trip(al_model *m) {
     if (!back) return;
     CHECK(al_model_is_causal(back));
     CHECK(back->n_floats == m->n_floats);
+    CHECK(back->n_floats == m->n_floats && memcmp(back->storage, m->storage, sizeof(float) * m->n_floats) == 0);
+    al_model_free(back);
+    back = NULL;
+    /* `attnlab export`'s writer, in float32 shards of at most 8 KB with an index, beside the config */
+    const char *shards = "build/test_decoder_train_export";
+    CHECK(al_export_weights(shards, m, "F32", 8192, &err) == AL_OK);
+    char *cfg = al_gpt2_config_json(al_model_config(m), 0.1f, 0.0f);
+    FILE *f = fopen("build/test_decoder_train_export/config.json", "wb");
+    if (f && cfg) fputs(cfg, f);
+    if (f) fclose(f);
+    free(cfg);
+    CHECK_MSG(al_model_load_dir(shards, &back, &err) == AL_OK, "%s", err.message);
+    if (!back) return;
     CHECK(back->n_floats == m->n_floats && memcmp(back->storage, m->storage, sizeof(float) * m->n_floats) == 0);
     al_model_free(back);
 }
@@ -235,6 +308,8 @@ int main(void) {
     CHECK(labels[0] == 9 && labels[L - 1] == AL_IGNORE_INDEX && labels[L + 5] == AL_IGNORE_INDEX);
     forward_matches(m, labels);
     gradients_match(m, labels);
+    same_bits_on_every_path(m, labels);
+    real_rows_frozen(m);
     refuses_llama();
     round_trip(m);
     al_model_free(m);
