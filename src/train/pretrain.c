@@ -1042,6 +1042,11 @@ static void write_train_config(run *r) {
 static void write_train_results(run *r) {
     const al_pretrain_result *res = &r->res;
     const int H_ = r->mc.n_heads;
+    char head[3][32]; /* "L1H2", or "none" when the evaluation did not run (no held-out text, or objective clm) */
+    for (int k = 0; k < 3; k++) {
+        if (res->pattern_head[k] < 0) snprintf(head[k], sizeof head[k], "none");
+        else snprintf(head[k], sizeof head[k], "L%dH%d", res->pattern_head[k] / H_, res->pattern_head[k] % H_);
+    }
     snprintf(r->path, sizeof r->path, "%s/train_results.json", r->cfg->out_dir);
     FILE *f = fopen(r->path, "wb");
     if (!f) return;
@@ -1052,9 +1057,9 @@ static void write_train_results(run *r) {
             "  \"eval_masked_accuracy\": %.6f,\n  \"eval_perplexity\": %.4f,\n"
             "  \"baseline_most_frequent_accuracy\": %.6f,\n  \"baseline_unigram_perplexity\": %.4f,\n"
             "  \"objective\": \"%s\",\n  \"baseline_bigram_perplexity\": %.4f,\n"
-            "  \"shards\": %d,\n  \"previous_token_head\": \"L%dH%d\", \"previous_token_attention\": %.4f,\n"
-            "  \"next_token_head\": \"L%dH%d\", \"next_token_attention\": %.4f,\n"
-            "  \"cls_sep_head\": \"L%dH%d\", \"cls_sep_attention\": %.4f\n}\n",
+            "  \"shards\": %d,\n  \"previous_token_head\": \"%s\", \"previous_token_attention\": %.4f,\n"
+            "  \"next_token_head\": \"%s\", \"next_token_attention\": %.4f,\n"
+            "  \"cls_sep_head\": \"%s\", \"cls_sep_attention\": %.4f\n}\n",
             res->steps_done, res->train_seconds, res->tokens_per_second, (long long)res->tokens_seen, res->n_params,
             (long long)res->train_sequences, (long long)res->train_tokens, isnan(res->heldout_unk_rate) ? 0 : res->heldout_unk_rate,
             (long long)res->eval_positions, isnan(res->eval_loss) ? 0 : res->eval_loss,
@@ -1062,9 +1067,7 @@ static void write_train_results(run *r) {
             isnan(res->baseline_accuracy) ? 0 : res->baseline_accuracy,
             isnan(res->unigram_perplexity) ? 0 : res->unigram_perplexity, r->cfg->objective,
             isnan(res->bigram_perplexity) ? 0 : res->bigram_perplexity, r->cfg->shards,
-            res->pattern_head[0] / H_, res->pattern_head[0] % H_, res->pattern[0],
-            res->pattern_head[1] / H_, res->pattern_head[1] % H_, res->pattern[1],
-            res->pattern_head[2] / H_, res->pattern_head[2] % H_, res->pattern[2]);
+            head[0], res->pattern[0], head[1], res->pattern[1], head[2], res->pattern[2]);
     fclose(f);
 }
 
