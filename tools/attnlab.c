@@ -42,8 +42,9 @@ static const struct command_usage {
                  "      to its lambda grid when present: prints the sentence and the verdicts as JSON\n"},
     {"pretrain", "  attnlab pretrain [--config train_config.json] [--KEY VALUE ...] [--resume CHECKPOINT_DIR]\n"
                  "                   [--stop-after STEP] [--max-minutes M]\n"
-                 "      masked-language-model pretraining of a BERT encoder; KEY is any train-config key\n"
-                 "      (vocab, train, heldout, out_dir, steps, batch_size, lr, warmup_steps, seed, ...)\n"},
+                 "      masked-language-model pretraining of a BERT encoder, or with --objective clm a GPT-2\n"
+                 "      decoder's next-token pretraining (docs/decoder_pretraining.md); KEY is any train-config key\n"
+                 "      (objective, vocab, train, heldout, out_dir, steps, batch_size, lr, warmup_steps, seed, ...)\n"},
 };
 #define N_COMMANDS ((int)(sizeof k_commands / sizeof k_commands[0]))
 

@@ -46,6 +46,10 @@ void al_tr_post_ln_layer_fwd(struct al_train_ctx *ctx, int l);
 void al_tr_post_ln_layer_bwd(struct al_train_ctx *ctx, int l, const float *dy, float *dx);
 void al_tr_prenorm_layer_fwd(struct al_train_ctx *ctx, int l);
 void al_tr_prenorm_layer_bwd(struct al_train_ctx *ctx, int l, const float *dy, float *dx);
+/* GPT-2's decoder layer with weight gradients (src/train/train_decoder.c): the sequential rule's twins, for a
+ * configuration with LayerNorm, the plain feed-forward and learned positions (others are refused by name). */
+void al_tr_decoder_layer_fwd(struct al_train_ctx *ctx, int l);
+void al_tr_decoder_layer_bwd(struct al_train_ctx *ctx, int l, const float *dy, float *dx);
 
 /* y += x elementwise: the residual add both layer rules make (any order of elements gives the same bits). */
 static inline void al_layer_add_inplace(float *y, const float *x, size_t n) {

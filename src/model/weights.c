@@ -450,6 +450,66 @@ static al_status model_plan(const al_model *m, plan *p, al_weights *copy, al_err
 
 int al_weights_n_tensors(const al_model *m) { return plan_capacity(&m->config); }
 
+/* A held tensor x put back in the file's layout into out (to_held_layout's inverse). */
+static void to_file_layout(const slot *s, const al_config *c, const float *x, float *out) {
+    if (s->layout == AL_LAYOUT_CONV1D && s->ndim == 2) { /* [out, in] -> file [in, out] */
+        const size_t rows = (size_t)s->shape[0], cols = (size_t)s->shape[1];
+        for (size_t r = 0; r < rows; r++)
+            for (size_t k = 0; k < cols; k++) out[k * rows + r] = x[r * cols + k];
+    } else { /* AL_LAYOUT_QKV_PER_HEAD: [3][H][hd] -> rows [H][3][hd] */
+        const size_t H = (size_t)c->n_heads, hd = (size_t)c->head_dim, width = s->ndim == 2 ? (size_t)s->shape[1] : 1;
+        for (size_t h = 0; h < H; h++)
+            for (size_t part = 0; part < 3; part++)
+                memcpy(out + ((h * 3 + part) * hd) * width, x + ((part * H + h) * hd) * width, sizeof(float) * hd * width);
+    }
+}
+
+int al_weights_file_tensors(const al_model *m, al_tensor_out *out, int max) {
+    plan p;
+    al_weights copy;
+    if (model_plan(m, &p, &copy, NULL) != AL_OK) return -1;
+    int n = 0, ok = 1;
+    for (int i = 0; i < p.n && n < max && ok; i++) {
+        const slot *s = &p.slots[i];
+        float *data = *s->dst;
+        if (!data || (s->role == ROLE_DECODER_W && data == m->w.word_emb)) continue; /* tied: not written */
+        al_tensor_out *t = &out[n++];
+        memset(t, 0, sizeof *t);
+        snprintf(t->name, sizeof t->name, "%s", s->name);
+        snprintf(t->dtype, sizeof t->dtype, "F32");
+        t->ndim = s->ndim;
+        t->shape[0] = s->shape[0];
+        t->shape[1] = s->ndim == 2 ? s->shape[1] : 0;
+        t->nbytes = sizeof(float) * (size_t)slot_numel(s);
+        t->data = data;
+        if (s->layout == AL_LAYOUT_AS_IS || (s->layout == AL_LAYOUT_CONV1D && s->ndim != 2)) continue;
+        float *turned = malloc(t->nbytes ? t->nbytes : 1);
+        if (!turned) {
+            t->data = NULL;
+            ok = 0;
+            break;
+        }
+        to_file_layout(s, &m->config, data, turned);
+        t->data = turned;
+        t->shape[5] = 1; /* marks the copy for al_weights_file_tensors_free */
+        if (s->layout == AL_LAYOUT_CONV1D) t->shape[0] = s->shape[1], t->shape[1] = s->shape[0];
+    }
+    free(p.slots);
+    if (!ok) {
+        al_weights_file_tensors_free(out, n);
+        return -1;
+    }
+    return n;
+}
+
+void al_weights_file_tensors_free(al_tensor_out *t, int n) {
+    for (int i = 0; i < n; i++)
+        if (t[i].shape[5] == 1) {
+            free(t[i].data);
+            t[i].data = NULL, t[i].shape[5] = 0;
+        }
+}
+
 int al_weights_tensors(const al_model *m, al_tensor_out *out, int max) {
     plan p;
     al_weights copy;

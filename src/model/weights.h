@@ -28,5 +28,11 @@ al_status al_weights_check_memory(const al_config *config, uint64_t n_weights, u
  * max are written; returns the count. al_weights_n_tensors is an upper bound for max. */
 int al_weights_tensors(const al_model *model, al_tensor_out *out, int max);
 int al_weights_n_tensors(const al_model *model);
+/* The same tensors as the files hold them (family.h's al_tensor_layout: GPT-2's Conv1D weights [in, out], GPT-NeoX's
+ * fused rows per head), what export and checkpoints write so that the loader reads them back: a tensor whose file
+ * layout differs is a turned copy (shape[5] == 1 marks it; al_weights_file_tensors_free frees those), the others
+ * point into the model. Returns the count, or -1 when out of memory. */
+int al_weights_file_tensors(const al_model *model, al_tensor_out *out, int max);
+void al_weights_file_tensors_free(al_tensor_out *t, int n);
 
 #endif

@@ -90,6 +90,51 @@ char *al_bert_config_json(const al_config *c, float hidden_dropout, float attent
     return config_json(c, hidden_dropout, attention_dropout, "BertForMaskedLM");
 }
 
+char *al_gpt2_config_json(const al_config *c, float hidden_dropout, float attention_dropout) {
+    cJSON *j = cJSON_CreateObject();
+    if (!j) return NULL;
+    cJSON *arch = cJSON_AddArrayToObject(j, "architectures");
+    cJSON_AddItemToArray(arch, cJSON_CreateString("GPT2LMHeadModel"));
+    cJSON_AddStringToObject(j, "model_type", "gpt2");
+    cJSON_AddNumberToObject(j, "vocab_size", c->vocab_size);
+    cJSON_AddNumberToObject(j, "n_embd", c->hidden_size);
+    cJSON_AddNumberToObject(j, "n_layer", c->n_layers);
+    cJSON_AddNumberToObject(j, "n_head", c->n_heads);
+    cJSON_AddNumberToObject(j, "n_inner", c->intermediate_size);
+    cJSON_AddNumberToObject(j, "n_positions", c->max_position_embeddings);
+    cJSON_AddNumberToObject(j, "n_ctx", c->max_position_embeddings);
+    cJSON_AddStringToObject(j, "activation_function", "gelu_new");
+    cJSON_AddNumberToObject(j, "resid_pdrop", short_decimal(hidden_dropout));
+    cJSON_AddNumberToObject(j, "embd_pdrop", short_decimal(hidden_dropout));
+    cJSON_AddNumberToObject(j, "attn_pdrop", short_decimal(attention_dropout));
+    cJSON_AddNumberToObject(j, "layer_norm_epsilon", short_decimal(c->layer_norm_eps));
+    cJSON_AddNumberToObject(j, "initializer_range", 0.02);
+    cJSON_AddBoolToObject(j, "tie_word_embeddings", 1);
+    /* the WordPiece vocabulary's [SEP] ends every line (docs/decoder_pretraining.md): GPT-2's <|endoftext|> */
+    cJSON_AddNumberToObject(j, "bos_token_id", c->pad_token_id);
+    cJSON_AddNumberToObject(j, "eos_token_id", c->pad_token_id);
+    cJSON_AddNumberToObject(j, "pad_token_id", c->pad_token_id);
+    cJSON_AddStringToObject(j, "torch_dtype", "float32");
+    cJSON_AddStringToObject(j, "attnlab_version", AL_VERSION);
+    char *s = cJSON_Print(j);
+    cJSON_Delete(j);
+    return s;
+}
+
+al_status al_gpt2_config(int vocab_size, int hidden_size, int n_layers, int n_heads, int intermediate_size,
+                         int n_positions, int eos_id, al_config *out, al_error *err) {
+    al_config c;
+    memset(&c, 0, sizeof c);
+    c.vocab_size = vocab_size, c.hidden_size = hidden_size, c.n_layers = n_layers, c.n_heads = n_heads;
+    c.intermediate_size = intermediate_size, c.max_position_embeddings = n_positions;
+    c.layer_norm_eps = 1e-5f, c.pad_token_id = eos_id;
+    char *json = al_gpt2_config_json(&c, 0.0f, 0.0f); /* the config the final directory holds, read back */
+    if (!json) return al_err(err, AL_ERR_OOM, "config.json: out of memory");
+    al_status st = al_config_parse(json, strlen(json), "config.json", out, err);
+    free(json);
+    return st;
+}
+
 static al_status write_text(const char *dir, const char *name, const char *text, size_t len, al_error *err) {
     char path[1200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -130,8 +175,10 @@ al_status al_save_hf_model(const char *dir, const al_model *model, const char *v
                            float attention_dropout, float *sop_head, al_error *err) {
     if (al_make_dirs(dir)) return al_err(err, AL_ERR_IO, "%s: cannot create directory", dir);
     /* with the sentence-order head every tensor has its place in BertForPreTraining */
-    char *cfg = config_json(&model->config, hidden_dropout, attention_dropout,
-                            sop_head ? "BertForPreTraining" : "BertForMaskedLM");
+    const int causal = al_model_is_causal(model); /* GPT-2 (train_decoder.c); encoders are BERT's layout */
+    char *cfg = causal ? al_gpt2_config_json(&model->config, hidden_dropout, attention_dropout)
+                       : config_json(&model->config, hidden_dropout, attention_dropout,
+                                     sop_head ? "BertForPreTraining" : "BertForMaskedLM");
     if (!cfg) return al_err(err, AL_ERR_OOM, "config.json: out of memory");
     al_status st = write_text(dir, "config.json", cfg, strlen(cfg), err);
     free(cfg);
@@ -139,12 +186,18 @@ al_status al_save_hf_model(const char *dir, const al_model *model, const char *v
     int max = al_weights_n_tensors(model);
     al_tensor_out *t = calloc((size_t)max + 4, sizeof *t);
     if (!t) return al_err(err, AL_ERR_OOM, "model.safetensors: out of memory");
-    int n = al_weights_tensors(model, t, max);
+    const int n_model = al_weights_file_tensors(model, t, max); /* as the loader reads them (Conv1D [in, out]) */
+    if (n_model < 0) {
+        free(t);
+        return al_err(err, AL_ERR_OOM, "model.safetensors: out of memory");
+    }
+    int n = n_model;
     if (sop_head) n += sop_tensors(sop_head, model->config.hidden_size, t + n);
     char path[1200];
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     const char *meta[] = {"format", "pt"};
     st = al_safetensors_write(path, t, n, meta, 1, err);
+    al_weights_file_tensors_free(t, n_model);
     free(t);
     if (st) return st;
     if (vocab_path && (st = copy_file(vocab_path, dir, "vocab.txt", err))) return st;

@@ -94,7 +94,16 @@ al_status al_export_weights(const char *dir, const al_model *model, const char *
         free(starts);
         return al_err(err, AL_ERR_OOM, "export: out of memory");
     }
-    const int n = al_weights_tensors(model, t, max); /* the family's names: the loader's own table */
+    /* the family's names and file layouts: the loader's own table (Conv1D weights turned back to [in, out]) */
+    const int n = al_weights_file_tensors(model, t, max);
+    al_tensor_out *as_file = n > 0 ? malloc(sizeof *as_file * (size_t)n) : NULL; /* the turned copies to free */
+    if (n < 0 || (n > 0 && !as_file)) {
+        if (n > 0) al_weights_file_tensors_free(t, n);
+        free(t);
+        free(starts);
+        return al_err(err, AL_ERR_OOM, "export: out of memory");
+    }
+    if (n > 0) memcpy(as_file, t, sizeof *as_file * (size_t)n);
     al_status st = f16 ? to_f16(t, n, err) : AL_OK;
     const int n_shards = plan_shards(t, n, max_shard_bytes, starts);
     if (!st && n_shards == 1) st = write_shard(dir, "model.safetensors", t, 0, n, err);
@@ -107,6 +116,8 @@ al_status al_export_weights(const char *dir, const al_model *model, const char *
     if (f16)
         for (int i = 0; i < n; i++)
             if (strcmp(t[i].dtype, "F16") == 0) free(t[i].data);
+    if (n > 0) al_weights_file_tensors_free(as_file, n);
+    free(as_file);
     free(t);
     free(starts);
     return st;

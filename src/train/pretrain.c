@@ -48,6 +48,7 @@ al_pretrain_config al_pretrain_default_config(void) {
     c.log_interval = 50;
     c.shards = 1;
     snprintf(c.position_init, sizeof c.position_init, "normal");
+    snprintf(c.objective, sizeof c.objective, "mlm");
     return c;
 }
 
@@ -87,6 +88,7 @@ static const key_def k_keys[] = {
     KU(eval_seed), KI(checkpoint_interval, 0, AL_PT_INT_MAX), KI(log_interval, 0, AL_PT_INT_MAX),
     KL(max_train_lines, 0, AL_PT_EXACT_MAX), KI(shards, 1, AL_MAX_SHARDS), KS(position_init),
     KI(short_len, 0, AL_PT_MAX_DIM), KI(short_steps, 0, AL_PT_INT_MAX), KS(sop_docs), KF(sop_share, 0, 1, 0, 0),
+    KS(objective),
 };
 #define N_KEYS ((int)(sizeof k_keys / sizeof k_keys[0]))
 
@@ -214,6 +216,9 @@ char *al_pretrain_config_json(const al_pretrain_config *cfg) {
     return s;
 }
 
+/* The causal language-model objective: a GPT-2 decoder (train_decoder.c, docs/decoder_pretraining.md). */
+static int is_clm(const al_pretrain_config *c) { return !strcmp(c->objective, "clm"); }
+
 static al_status check_config(const al_pretrain_config *c, al_error *err) {
     for (int k = 0; k < N_KEYS; k++) { /* each field alone, as the parser checks it */
         if (k_keys[k].kind == K_STR || k_keys[k].kind == K_U64) continue;
@@ -247,6 +252,11 @@ static al_status check_config(const al_pretrain_config *c, al_error *err) {
                       "train config: sop_docs '%.80s' and sop_share %g go together: a documents file and a share in (0, 1] "
                       "turn sentence order on, \"\" and 0 leave it off",
                       c->sop_docs, (double)c->sop_share);
+    if (strcmp(c->objective, "mlm") && strcmp(c->objective, "clm"))
+        return al_err(err, AL_ERR_INVALID, "train config: objective '%s' must be \"mlm\" or \"clm\"", c->objective);
+    if (is_clm(c) && (c->sop_docs[0] || c->short_len))
+        return al_err(err, AL_ERR_INVALID, "train config: objective \"clm\" (a GPT-2 decoder) takes no %s",
+                      c->sop_docs[0] ? "sentence order (sop_docs)" : "short phase (short_len)");
     if (c->sop_docs[0] && c->max_len < 8)
         return al_err(err, AL_ERR_INVALID, "train config: max_len %d must be at least 8 for sentence-order pairs (sop_docs)",
                       c->max_len);
@@ -381,13 +391,14 @@ static al_status load_tokenizer(const char *vocab_path, al_tokenizer **tok, al_e
     return st;
 }
 
-static al_status build_corpus(const al_tokenizer *tok, const char *path, int max_len, int64_t max_lines,
+static al_status build_corpus(const al_tokenizer *tok, const char *path, int max_len, int64_t max_lines, int clm,
                               al_mlm_corpus *c, al_error *err) {
     char *text;
     size_t len;
     al_status st = al_read_file(path, &text, &len, err);
     if (st) return st;
-    st = al_mlm_corpus_build(tok, text, len, max_len, max_lines, c, err);
+    st = clm ? al_clm_corpus_build(tok, text, len, max_len, max_lines, c, err)
+             : al_mlm_corpus_build(tok, text, len, max_len, max_lines, c, err);
     if (st) al_err_prefix(err, path);
     free(text);
     return st;
@@ -556,6 +567,7 @@ typedef struct run {
     al_mlm_corpus train, train_short, held;
     al_sop_docs docs;
     int64_t *unigram; /* [V] training-token counts for the baselines (specials excluded) */
+    al_clm_baselines base; /* the causal objective's unigram and bigram baselines */
     int64_t unigram_total;
     int most_frequent;
     /* model and optimisers (build_model) */
@@ -601,13 +613,13 @@ static al_status load_data(run *r, al_error *err) {
     if (st) return st;
     const int V = al_tokenizer_vocab_size(r->tok);
     double t0 = now_seconds();
-    if ((st = build_corpus(r->tok, cfg->train, cfg->max_len, cfg->max_train_lines, &r->train, err))) return st;
+    if ((st = build_corpus(r->tok, cfg->train, cfg->max_len, cfg->max_train_lines, is_clm(cfg), &r->train, err))) return st;
     if (r->train.n_seqs == 0) return al_err(err, AL_ERR_INVALID, "%s: no training text", cfg->train);
     logf_(r->hooks, "data: %s: %lld lines, %lld tokens, %d sequences of <= %d (%.1f s)", cfg->train,
           (long long)r->train.n_lines, (long long)r->train.n_line_tokens, r->train.n_seqs, cfg->max_len,
           now_seconds() - t0);
     if (cfg->short_len) {
-        if ((st = build_corpus(r->tok, cfg->train, cfg->short_len, cfg->max_train_lines, &r->train_short, err)))
+        if ((st = build_corpus(r->tok, cfg->train, cfg->short_len, cfg->max_train_lines, 0, &r->train_short, err)))
             return st;
         logf_(r->hooks, "data: first %d steps on %d sequences of <= %d tokens", cfg->short_steps, r->train_short.n_seqs,
               cfg->short_len);
@@ -630,7 +642,7 @@ static al_status load_data(run *r, al_error *err) {
               r->docs.n_runs, cfg->max_len - 3, r->long_start + 1, r->n_pairs, cfg->batch_size);
     }
     if (cfg->heldout[0]) {
-        if ((st = build_corpus(r->tok, cfg->heldout, cfg->max_len, 0, &r->held, err))) return st;
+        if ((st = build_corpus(r->tok, cfg->heldout, cfg->max_len, 0, is_clm(cfg), &r->held, err))) return st;
         r->res.heldout_unk_rate = r->held.n_line_tokens ? (double)r->held.n_unk / (double)r->held.n_line_tokens : 0.0;
         logf_(r->hooks, "data: %s: %lld lines, %lld tokens, %d sequences, [UNK] rate %.4f%%", cfg->heldout,
               (long long)r->held.n_lines, (long long)r->held.n_line_tokens, r->held.n_seqs,
@@ -638,6 +650,8 @@ static al_status load_data(run *r, al_error *err) {
     }
     r->res.train_sequences = r->train.n_seqs;
     r->res.train_tokens = r->train.n_ids;
+    if (is_clm(cfg)) /* the next-token baselines (clm_data.c) */
+        return al_clm_baselines_build(&r->train, V, &r->base, err);
 
     /* unigram counts of the training tokens (specials excluded) for the two baselines */
     r->unigram = calloc((size_t)V, sizeof *r->unigram);
@@ -674,10 +688,18 @@ static al_status build_sop_head(run *r, const al_adamw_config *ac, al_error *err
  * head when the run has one, and the config's JSON for the checkpoints. */
 static al_status build_model(run *r, al_error *err) {
     const al_pretrain_config *cfg = r->cfg;
-    r->mc = al_config_bert(al_tokenizer_vocab_size(r->tok), cfg->hidden_size, cfg->num_hidden_layers,
-                           cfg->num_attention_heads, cfg->intermediate_size);
-    r->mc.max_position_embeddings = cfg->max_position_embeddings;
-    al_status st = al_model_new_random(&r->mc, cfg->seed, 1, &r->model, err);
+    al_status st;
+    if (is_clm(cfg)) { /* GPT-2, its end-of-line token the vocabulary's [SEP] (clm_data.c) */
+        if ((st = al_gpt2_config(al_tokenizer_vocab_size(r->tok), cfg->hidden_size, cfg->num_hidden_layers,
+                                 cfg->num_attention_heads, cfg->intermediate_size, cfg->max_position_embeddings,
+                                 al_tokenizer_special_ids(r->tok).sep, &r->mc, err)))
+            return st;
+    } else {
+        r->mc = al_config_bert(al_tokenizer_vocab_size(r->tok), cfg->hidden_size, cfg->num_hidden_layers,
+                               cfg->num_attention_heads, cfg->intermediate_size);
+        r->mc.max_position_embeddings = cfg->max_position_embeddings;
+    }
+    st = al_model_new_random(&r->mc, cfg->seed, !is_clm(cfg), &r->model, err);
     if (st) return st;
     if (!strcmp(cfg->position_init, "sinusoidal")) sinusoidal_positions(r->model);
     r->res.n_params = al_model_n_params(r->model);
@@ -734,9 +756,11 @@ static al_status open_logs(run *r, al_error *err) {
     snprintf(r->path, sizeof r->path, "%s/losses.csv", cfg->out_dir);
     r->loss_log = open_log(r->path, "step,loss,lr,grad_norm,tokens,seconds", r->start);
     snprintf(r->path, sizeof r->path, "%s/eval.csv", cfg->out_dir);
-    r->eval_log = open_log(r->path, "step,loss,accuracy,perplexity,baseline_accuracy,unigram_perplexity,positions,"
-                                    "prev_token_head,prev_token_score,next_token_head,next_token_score,"
-                                    "cls_sep_head,cls_sep_score", r->start);
+    r->eval_log = is_clm(cfg) ? open_log(r->path, "step,loss,accuracy,perplexity,unigram_perplexity,bigram_perplexity,"
+                                                  "positions", r->start)
+                              : open_log(r->path, "step,loss,accuracy,perplexity,baseline_accuracy,unigram_perplexity,"
+                                                  "positions,prev_token_head,prev_token_score,next_token_head,"
+                                                  "next_token_score,cls_sep_head,cls_sep_score", r->start);
     if (r->n_pairs) {
         snprintf(r->path, sizeof r->path, "%s/sop.csv", cfg->out_dir);
         r->sop_log = open_log(r->path, "step,mlm_loss,sop_loss,sop_accuracy", r->start);
@@ -827,7 +851,11 @@ static al_status train_step(run *r, int step, step_out *out, al_error *err) {
     al_status st;
     memset(out, 0, sizeof *out);
     out->sop_now = sop_now;
-    if (!sop_now) {
+    if (is_clm(cfg)) {
+        if ((st = al_shards_step_clm(r->shards, data, r->idx, B, r->mc.pad_token_id, dropout_seed, &ss, err)))
+            return st;
+        al_adamw_step(r->opt, r->model->storage, ss.grads, &gnorm, &lr);
+    } else if (!sop_now) {
         if ((st = al_shards_step(r->shards, data, r->idx, B, &r->mk, &mrng, dropout_seed, &ss, err))) return st;
         al_adamw_step(r->opt, r->model->storage, ss.grads, &gnorm, &lr);
     } else {
@@ -873,8 +901,28 @@ static void log_progress(run *r, int done_steps, const step_out *s) {
     r->tokens_since_log = 0;
 }
 
+/* The causal objective's held-out evaluation: a row of eval.csv and a progress line; the result's figures. */
+static al_status evaluate_clm(run *r, int done_steps, al_error *err) {
+    al_clm_eval ce;
+    al_status st = al_clm_evaluate(r->model, &r->held, r->cfg->eval_sequences, &r->base, NULL, &ce, err);
+    if (st) return st;
+    fprintf(r->eval_log, "%d,%.6f,%.6f,%.4f,%.4f,%.4f,%lld\n", done_steps, ce.loss, ce.accuracy, ce.perplexity,
+            ce.unigram_perplexity, ce.bigram_perplexity, (long long)ce.positions);
+    fflush(r->eval_log);
+    logf_(r->hooks, "eval step %d: next-token perplexity %.2f (unigram %.2f, bigram %.2f), accuracy %.4f, %lld positions",
+          done_steps, ce.perplexity, ce.unigram_perplexity, ce.bigram_perplexity, ce.accuracy, (long long)ce.positions);
+    r->res.eval_loss = ce.loss;
+    r->res.eval_accuracy = ce.accuracy;
+    r->res.eval_perplexity = ce.perplexity;
+    r->res.unigram_perplexity = ce.unigram_perplexity;
+    r->res.bigram_perplexity = ce.bigram_perplexity;
+    r->res.eval_positions = ce.positions;
+    return AL_OK;
+}
+
 /* A held-out evaluation during the run: a row of eval.csv and two progress lines. */
 static al_status evaluate_now(run *r, int done_steps, al_error *err) {
+    if (is_clm(r->cfg)) return evaluate_clm(r, done_steps, err);
     eval_stats es;
     al_status st = evaluate(r->model, &r->held, r->cfg->eval_sequences, &r->mk, r->cfg->eval_seed, r->unigram,
                             r->unigram_total, r->most_frequent, &r->sp, &es, err);
@@ -950,6 +998,7 @@ static al_status train_loop(run *r, int *steps_done, int *stopped, al_error *err
 
 /* The final held-out evaluation into the result, eval.csv and the log. */
 static al_status evaluate_final(run *r, int step, al_error *err) {
+    if (is_clm(r->cfg)) return evaluate_clm(r, step, err);
     eval_stats es;
     al_status st = evaluate(r->model, &r->held, r->cfg->eval_sequences, &r->mk, r->cfg->eval_seed, r->unigram,
                             r->unigram_total, r->most_frequent, &r->sp, &es, err);
@@ -993,6 +1042,11 @@ static void write_train_config(run *r) {
 static void write_train_results(run *r) {
     const al_pretrain_result *res = &r->res;
     const int H_ = r->mc.n_heads;
+    char head[3][32]; /* "L1H2", or "none" when the evaluation did not run (no held-out text, or objective clm) */
+    for (int k = 0; k < 3; k++) {
+        if (res->pattern_head[k] < 0) snprintf(head[k], sizeof head[k], "none");
+        else snprintf(head[k], sizeof head[k], "L%dH%d", res->pattern_head[k] / H_, res->pattern_head[k] % H_);
+    }
     snprintf(r->path, sizeof r->path, "%s/train_results.json", r->cfg->out_dir);
     FILE *f = fopen(r->path, "wb");
     if (!f) return;
@@ -1002,18 +1056,18 @@ static void write_train_results(run *r) {
             "  \"heldout_unk_rate\": %.6f,\n  \"eval_positions\": %lld,\n  \"eval_loss\": %.6f,\n"
             "  \"eval_masked_accuracy\": %.6f,\n  \"eval_perplexity\": %.4f,\n"
             "  \"baseline_most_frequent_accuracy\": %.6f,\n  \"baseline_unigram_perplexity\": %.4f,\n"
-            "  \"shards\": %d,\n  \"previous_token_head\": \"L%dH%d\", \"previous_token_attention\": %.4f,\n"
-            "  \"next_token_head\": \"L%dH%d\", \"next_token_attention\": %.4f,\n"
-            "  \"cls_sep_head\": \"L%dH%d\", \"cls_sep_attention\": %.4f\n}\n",
+            "  \"objective\": \"%s\",\n  \"baseline_bigram_perplexity\": %.4f,\n"
+            "  \"shards\": %d,\n  \"previous_token_head\": \"%s\", \"previous_token_attention\": %.4f,\n"
+            "  \"next_token_head\": \"%s\", \"next_token_attention\": %.4f,\n"
+            "  \"cls_sep_head\": \"%s\", \"cls_sep_attention\": %.4f\n}\n",
             res->steps_done, res->train_seconds, res->tokens_per_second, (long long)res->tokens_seen, res->n_params,
             (long long)res->train_sequences, (long long)res->train_tokens, isnan(res->heldout_unk_rate) ? 0 : res->heldout_unk_rate,
             (long long)res->eval_positions, isnan(res->eval_loss) ? 0 : res->eval_loss,
             isnan(res->eval_accuracy) ? 0 : res->eval_accuracy, isnan(res->eval_perplexity) ? 0 : res->eval_perplexity,
             isnan(res->baseline_accuracy) ? 0 : res->baseline_accuracy,
-            isnan(res->unigram_perplexity) ? 0 : res->unigram_perplexity, r->cfg->shards,
-            res->pattern_head[0] / H_, res->pattern_head[0] % H_, res->pattern[0],
-            res->pattern_head[1] / H_, res->pattern_head[1] % H_, res->pattern[1],
-            res->pattern_head[2] / H_, res->pattern_head[2] % H_, res->pattern[2]);
+            isnan(res->unigram_perplexity) ? 0 : res->unigram_perplexity, r->cfg->objective,
+            isnan(res->bigram_perplexity) ? 0 : res->bigram_perplexity, r->cfg->shards,
+            head[0], res->pattern[0], head[1], res->pattern[1], head[2], res->pattern[2]);
     fclose(f);
 }
 
@@ -1047,6 +1101,7 @@ static void run_free(run *r) {
     free(r->order);
     free(r->idx);
     free(r->unigram);
+    al_clm_baselines_free(&r->base);
     free(r->decay);
     al_adamw_free(r->opt);
     al_shards_free(r->shards);
@@ -1066,7 +1121,7 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
     r.cfg = cfg;
     r.hooks = hooks ? hooks : &no_hooks;
     r.res.eval_loss = r.res.eval_accuracy = r.res.eval_perplexity = NAN;
-    r.res.baseline_accuracy = r.res.unigram_perplexity = r.res.heldout_unk_rate = NAN;
+    r.res.baseline_accuracy = r.res.unigram_perplexity = r.res.heldout_unk_rate = r.res.bigram_perplexity = NAN;
     r.res.pattern_head[0] = r.res.pattern_head[1] = r.res.pattern_head[2] = -1;
     r.sop_slot = -1;
     al_status st = check_config(cfg, err);
@@ -1076,8 +1131,8 @@ al_status al_pretrain_run(const al_pretrain_config *cfg, const char *resume_dir,
 
     if ((st = load_data(&r, err)) || (st = build_model(&r, err)) || (resume_dir && (st = resume(&r, resume_dir, err))))
         goto done;
-    logf_(r.hooks, "model: BERT %d layers x %d heads, hidden %d, intermediate %d, vocab %d: %zu parameters",
-          r.mc.n_layers, r.mc.n_heads, r.mc.hidden_size, r.mc.intermediate_size, al_tokenizer_vocab_size(r.tok),
+    logf_(r.hooks, "model: %s %d layers x %d heads, hidden %d, intermediate %d, vocab %d: %zu parameters",
+          is_clm(cfg) ? "GPT-2" : "BERT", r.mc.n_layers, r.mc.n_heads, r.mc.hidden_size, r.mc.intermediate_size, al_tokenizer_vocab_size(r.tok),
           r.res.n_params);
     if ((st = open_logs(&r, err)) || (st = prepare_batches(&r, err))) goto done;
 

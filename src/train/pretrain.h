@@ -85,6 +85,43 @@ int al_mlm_mask_sequence(int32_t *ids, int32_t *labels, int len, const al_mlm_ma
 /* The permutation of sequence indices of an epoch (Fisher-Yates from al_rng(seed, epoch)). */
 void al_mlm_epoch_order(int n_seqs, uint64_t seed, int64_t epoch, int *order);
 
+/* ---------------------------------------------------------------- causal LM data (clm_data.c) */
+
+/* The lines of text ('\n'-separated; empty lines skipped) tokenised without special tokens, each followed by the
+ * vocabulary's [SEP] as its end-of-line token, as one stream cut into consecutive sequences of max_len tokens
+ * (the last one shorter; a last piece of one token dropped). No [CLS]; a line may span two sequences.
+ * max_lines > 0 stops after that many lines. */
+al_status al_clm_corpus_build(const al_tokenizer *tok, const char *text, size_t len, int max_len, int64_t max_lines,
+                              al_mlm_corpus *out, al_error *err);
+/* The batch of sequences seq_index[0..n): ids (pad_id after a shorter sequence), mask, next-token labels
+ * (al_clm_labels); n_tokens the real tokens, n_chosen the labelled positions. */
+al_status al_clm_make_batch(const al_mlm_corpus *c, const int *seq_index, int n, int pad_id, al_mlm_batch *out,
+                            al_error *err);
+
+/* The held-out perplexity's baselines from the training stream's next-token pairs (the positions the model
+ * predicts): an add-one unigram model and a Witten-Bell bigram model (interpolated with that unigram). */
+typedef struct al_clm_baselines {
+    int V;
+    int64_t *unigram, total;          /* [V] counts of predicted tokens */
+    int64_t *follow_total;            /* [V] c(v): pairs starting with v */
+    int64_t *follow_types;            /* [V] T(v): distinct tokens after v */
+    uint64_t *pairs;                  /* [n_pairs] v * V + w, sorted */
+    int64_t *pair_count, n_pairs;
+} al_clm_baselines;
+al_status al_clm_baselines_build(const al_mlm_corpus *train, int V, al_clm_baselines *out, al_error *err);
+void al_clm_baselines_free(al_clm_baselines *b);
+double al_clm_unigram_prob(const al_clm_baselines *b, int next);
+double al_clm_bigram_prob(const al_clm_baselines *b, int prev, int next);
+
+/* Held-out next-token figures of a causal model on the first n sequences of c (0: all): mean cross-entropy in
+ * nats (perplexity exp of it) with the baselines' on the same positions (pretrain_clm.c). */
+typedef struct al_clm_eval {
+    double loss, perplexity, unigram_perplexity, bigram_perplexity, accuracy;
+    int64_t positions;
+} al_clm_eval;
+al_status al_clm_evaluate(const al_model *model, const al_mlm_corpus *c, int n, const al_clm_baselines *base,
+                          al_threadpool *pool, al_clm_eval *out, al_error *err);
+
 /* ---------------------------------------------------------------- sentence-order data (sop_data.c) */
 
 /* Documents of consecutive sentences (text: one sentence a line, a blank line between documents), tokenised,
@@ -143,6 +180,8 @@ typedef struct al_pretrain_config {
     char sop_docs[512];    /* sentence order (ALBERT's SOP) in the long phase: the documents file ("" = off) */
     float sop_share;       /* share of a long-phase batch's sequences that are sentence-order pairs (0 = off);
                             * round(sop_share * batch_size) pairs, at least 1, spread evenly over the batch */
+    char objective[8];     /* "mlm" (BERT's masked tokens, the default) or "clm": a GPT-2 decoder learns the next
+                            * token (docs/decoder_pretraining.md; mask_prob, sentence order and short_len unused) */
 } al_pretrain_config;
 
 al_pretrain_config al_pretrain_default_config(void);
@@ -172,6 +211,11 @@ al_status al_shards_step(al_shard_set *set, const al_mlm_corpus *c, const int *s
                          const al_mlm_masking *mk, al_rng *mask_rng, uint64_t dropout_seed, al_shard_step *out,
                          al_error *err);
 
+/* A causal LM step: the sequences seq_index[0..batch_size) with their next-token labels (al_clm_make_batch), forward,
+ * next-token loss and backward per shard, combined by the shards' labelled positions (the batch's mean loss). */
+al_status al_shards_step_clm(al_shard_set *set, const al_mlm_corpus *c, const int *seq_index, int batch_size,
+                             int pad_id, uint64_t dropout_seed, al_shard_step *out, al_error *err);
+
 /* A long-phase step with sentence order: n_mlm packed sequences (seq_index) and n_pairs pairs of runs
  * (run_index, split points and swaps drawn from pair_rng in batch order), the pairs at the batch positions b
  * where floor((b + 1) * n_pairs / B) > floor(b * n_pairs / B) (spread evenly, so every shard gets its share).
@@ -196,6 +240,13 @@ al_status al_shards_step_sop(al_shard_set *set, const al_mlm_corpus *c, const in
 
 /* config.json text of a BertForMaskedLM (malloc'd). */
 char *al_bert_config_json(const al_config *c, float hidden_dropout, float attention_dropout);
+/* config.json text of a GPT2LMHeadModel (malloc'd): the decoder attnlab pretrains (train_decoder.c), its eos, bos
+ * and pad ids the config's pad_token_id (the vocabulary's [SEP], which ends every line). */
+char *al_gpt2_config_json(const al_config *c, float hidden_dropout, float attention_dropout);
+/* A GPT-2 config of that shape (gelu_new, eps 1e-5, tied LM head), through the text al_gpt2_config_json writes, so
+ * the model trained is the one the final directory loads. */
+al_status al_gpt2_config(int vocab_size, int hidden_size, int n_layers, int n_heads, int intermediate_size,
+                         int n_positions, int eos_id, al_config *out, al_error *err);
 /* Writes config.json, model.safetensors, vocab.txt (a copy of vocab_path when not NULL) and
  * tokenizer_config.json / special_tokens_map.json into dir (created when missing). sop_head (may be NULL: a
  * BertForMaskedLM) adds the sentence-order head (train.h: al_sop_head) as bert.pooler.dense.* and
@@ -246,6 +297,7 @@ typedef struct al_pretrain_result {
     double eval_loss, eval_accuracy, eval_perplexity;
     double baseline_accuracy;   /* most frequent training token at every masked position */
     double unigram_perplexity;  /* add-one unigram model of the training tokens */
+    double bigram_perplexity;   /* the causal objective's Witten-Bell bigram model (clm_data.c); NAN for MLM */
     int64_t eval_positions;
     double heldout_unk_rate;
     int64_t train_sequences, train_tokens;

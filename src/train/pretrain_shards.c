@@ -4,7 +4,8 @@
  * same for any shard count; each shard then runs forward, MLM loss and backward on its sequences and reports
  * its labelled positions as its weight, so the combined gradient is that of the mean loss over the whole
  * batch. With one shard the step is exactly the unsharded one (same masking draws, same dropout seed, no
- * reweighting). */
+ * reweighting). A causal model's step (objective "clm", docs/decoder_pretraining.md) is the same with next-token
+ * labels instead of masking. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,33 +16,41 @@
 /* The shards' batches; callback user data (each shard reads only its own). */
 typedef struct mlm_step {
     al_mlm_batch batch[AL_MAX_SHARDS];
+    int clm; /* the next-token loss (a causal model's) instead of the masked tokens' */
 } mlm_step;
 
 static al_status mlm_shard_loss(void *user, const al_shard_job *job, float *loss, double *weight, al_error *err) {
-    const al_mlm_batch *b = &((const mlm_step *)user)->batch[job->shard];
+    const mlm_step *ms = user;
+    const al_mlm_batch *b = &ms->batch[job->shard];
     al_batch in = {b->B, b->L, b->ids, b->mask, NULL, NULL};
     int n_labelled = 0;
     al_status st = al_train_forward(job->ctx, &in, err);
-    if (!st) st = al_train_mlm_loss(job->ctx, b->labels, loss, &n_labelled, err);
+    if (!st)
+        st = ms->clm ? al_train_lm_loss(job->ctx, b->labels, loss, &n_labelled, err)
+                     : al_train_mlm_loss(job->ctx, b->labels, loss, &n_labelled, err);
     if (!st) st = al_train_backward(job->ctx, NULL, err);
     *weight = n_labelled;
     return st;
 }
 
-al_status al_shards_step(al_shard_set *set, const al_mlm_corpus *c, const int *seq_index, int batch_size,
-                         const al_mlm_masking *mk, al_rng *mask_rng, uint64_t dropout_seed, al_shard_step *out,
-                         al_error *err) {
+/* The step of either objective: the shards' batches in shard order (masked from mask_rng, or with next-token
+ * labels when mk is NULL), then al_shards_run weighted by labelled positions. */
+static al_status packed_step(al_shard_set *set, const al_mlm_corpus *c, const int *seq_index, int batch_size,
+                             const al_mlm_masking *mk, al_rng *mask_rng, int pad_id, uint64_t dropout_seed,
+                             al_shard_step *out, al_error *err) {
     memset(out, 0, sizeof *out);
     const int n = al_shards_count(set);
     if (n < 1 || batch_size < n) return al_err(err, AL_ERR_INVALID, "pretrain: batch_size %d is below the shards %d",
                                                batch_size, n);
     mlm_step *ms = calloc(1, sizeof *ms);
     if (!ms) return al_err(err, AL_ERR_OOM, "pretrain: out of memory");
+    ms->clm = mk == NULL;
     al_status st = AL_OK;
     for (int i = 0; i < n && !st; i++) {
         int b0, b1;
         al_shards_range(batch_size, n, i, &b0, &b1); /* the sequences al_shards_run gives shard i */
-        st = al_mlm_make_batch(c, seq_index + b0, b1 - b0, mk, mask_rng, &ms->batch[i], err);
+        st = mk ? al_mlm_make_batch(c, seq_index + b0, b1 - b0, mk, mask_rng, &ms->batch[i], err)
+                : al_clm_make_batch(c, seq_index + b0, b1 - b0, pad_id, &ms->batch[i], err);
         out->n_tokens += ms->batch[i].n_tokens;
     }
     al_shards_result r;
@@ -54,6 +63,18 @@ al_status al_shards_step(al_shard_set *set, const al_mlm_corpus *c, const int *s
     for (int i = 0; i < n; i++) al_mlm_batch_free(&ms->batch[i]);
     free(ms);
     return st;
+}
+
+al_status al_shards_step(al_shard_set *set, const al_mlm_corpus *c, const int *seq_index, int batch_size,
+                         const al_mlm_masking *mk, al_rng *mask_rng, uint64_t dropout_seed, al_shard_step *out,
+                         al_error *err) {
+    if (!mk) return al_err(err, AL_ERR_INVALID, "pretrain: an MLM step needs its masking");
+    return packed_step(set, c, seq_index, batch_size, mk, mask_rng, 0, dropout_seed, out, err);
+}
+
+al_status al_shards_step_clm(al_shard_set *set, const al_mlm_corpus *c, const int *seq_index, int batch_size,
+                             int pad_id, uint64_t dropout_seed, al_shard_step *out, al_error *err) {
+    return packed_step(set, c, seq_index, batch_size, NULL, NULL, pad_id, dropout_seed, out, err);
 }
 
 /* ---------------------------------------------------------------- with sentence order */

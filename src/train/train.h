@@ -111,6 +111,16 @@ const float *al_train_hidden(const al_train_ctx *ctx, int layer);
 al_status al_train_mlm_loss(al_train_ctx *ctx, const int32_t *labels, float *loss, int *n_labelled,
                             al_error *err);
 
+/* A causal language model's next-token loss (train_lm.c; docs/decoder_pretraining.md): the LM head (lm_head_w,
+ * the word embeddings when tied) on the last hidden state of every position whose label is not AL_IGNORE_INDEX,
+ * and the mean cross-entropy there. labels [B, L] are already shifted: labels[b][i] is the token that follows
+ * position i (al_clm_labels). Same contract as al_train_mlm_loss otherwise (a context with mlm_head = 1, a
+ * preceding al_train_forward; the head's gradient accumulates into the word embeddings' when tied). */
+al_status al_train_lm_loss(al_train_ctx *ctx, const int32_t *labels, float *loss, int *n_labelled, al_error *err);
+/* The next-token labels of a batch: labels[b][i] = ids[b][i + 1] where both positions are real tokens
+ * (attention_mask 1, or no mask), AL_IGNORE_INDEX elsewhere (the last position, pads). */
+void al_clm_labels(const int32_t *ids, const int32_t *attention_mask, int B, int L, int32_t *labels);
+
 /* The sentence-order head of pretraining (train_sop.c; docs/pretraining.md): pooler [D, D] + tanh on the [CLS]
  * state of the last layer, then a classifier [2, D] (class 0: the segments in their order, 1: swapped). Its
  * parameters are one flat block of al_sop_head_size(D) floats in this order (Hugging Face's names):

@@ -57,9 +57,9 @@ void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
     al_tr_qkv_weights(lw, D, &q_w, &k_w, &v_w);
     /* the projections over the rows the row-wise layers run on (x holds ctx->n_rows of them), then back in the
      * [B, L] layout with zeros at pads (real_rows.h) */
-    al_linear(ctx->n_rows, D, D, x, q_w, lw->q_b, lc->q);
-    al_linear(ctx->n_rows, D, D, x, k_w, lw->k_b, lc->k);
-    al_linear(ctx->n_rows, D, D, x, v_w, lw->v_b, lc->v);
+    al_linear(ctx->n_rows, D, D, x, q_w, al_tr_qkv_bias(lw, D, 0), lc->q);
+    al_linear(ctx->n_rows, D, D, x, k_w, al_tr_qkv_bias(lw, D, 1), lc->k);
+    al_linear(ctx->n_rows, D, D, x, v_w, al_tr_qkv_bias(lw, D, 2), lc->v);
     /* a turning rule (rotary, ModernBERT): q and k are kept turned, each row by its own position id (row_pos); the
      * layer's backward turns their gradients back */
     const al_score_rule *rule = al_score_rule_of(c);

@@ -72,14 +72,16 @@ static void embed_bwd(al_train_ctx *ctx, const float *d0) {
     else
         memcpy(d, d0, sizeof(float) * (size_t)rows * E);
     scale_by_keep(d, ctx->emb_keep, (size_t)rows * E, p_drop);
-    al_tr_layernorm_bwd(ctx->emb_sum, ctx->emb_mean, ctx->emb_rstd, d, rows, E, w->emb_ln_g, d,
-                        al_tr_grad(ctx, w->emb_ln_g), al_tr_grad(ctx, w->emb_ln_b));
+    if (w->emb_ln_g) /* a decoder's embeddings have no norm (train_forward.c) */
+        al_tr_layernorm_bwd(ctx->emb_sum, ctx->emb_mean, ctx->emb_rstd, d, rows, E, w->emb_ln_g, d,
+                            al_tr_grad(ctx, w->emb_ln_g), al_tr_grad(ctx, w->emb_ln_b));
     float *g_word = al_tr_grad(ctx, w->word_emb), *g_pos = al_tr_grad(ctx, w->pos_emb);
     float *g_type = al_tr_grad(ctx, w->type_emb);
     const int pos_pad = al_family_padding_position(c);
+    const int decoder = al_family_of(c)->causal; /* GPT-2's wte has no padding row: every id gets its gradient */
     for (int r = 0; r < rows; r++) {
         const float *dr = d + (size_t)r * E;
-        float *gw = ctx->ids[r] != c->pad_token_id ? g_word + (size_t)ctx->ids[r] * E : NULL;
+        float *gw = (ctx->ids[r] != c->pad_token_id || decoder) ? g_word + (size_t)ctx->ids[r] * E : NULL;
         float *gp = ctx->pos[r] != pos_pad ? g_pos + (size_t)ctx->pos[r] * E : NULL;
         float *gt = g_type ? g_type + (size_t)ctx->types[r] * E : NULL;
         for (int e = 0; e < E; e++) {

@@ -30,8 +30,11 @@ al_train_options al_train_default_options(void) {
 /* al_expf: the same bits on every path, so native and WASM mix heads identically. */
 float al_tr_sigmoid(float theta) { return 1.0f / (1.0f + al_expf(-theta)); }
 
-/* The MLM head's rows and logits exist only when the context may compute the MLM loss. */
-static int has_mlm(const al_train_ctx *ctx) { return ctx->opt.mlm_head && ctx->model->w.mlm_decoder_w; }
+/* The MLM head's rows and logits exist only when the context may compute the MLM loss, or a causal model's
+ * next-token loss (train_lm.c: its rows are the hidden size wide, the LM head [V, D] reads them). */
+static int has_mlm(const al_train_ctx *ctx) {
+    return ctx->opt.mlm_head && (ctx->model->w.mlm_decoder_w || ctx->model->w.lm_head_w);
+}
 
 uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     const al_model *m = ctx->model;
@@ -39,7 +42,8 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     const uint64_t BL = (uint64_t)B * L, D = (uint64_t)c->hidden_size, E = (uint64_t)c->embedding_size;
     const uint64_t I = (uint64_t)c->intermediate_size, H = (uint64_t)c->n_heads, V = (uint64_t)c->vocab_size;
     const int mlm = has_mlm(ctx);
-    const uint64_t M = mlm ? (uint64_t)m->w.mlm_dim : 0, LL = (uint64_t)L * L;
+    const int lm = mlm && !m->w.mlm_decoder_w; /* the LM head: the logits only, no transform rows */
+    const uint64_t M = mlm ? (uint64_t)(lm ? 0 : m->w.mlm_dim) : 0, LL = (uint64_t)L * L;
     const uint64_t BHLL = (uint64_t)B * H * LL;
     const uint64_t FF = (uint64_t)al_layer_rule_of(c)->ffn_factor * I; /* 2: ff_pre and d_ff hold input and gate */
     al_carver cv = {base, 0}; /* src/core/carve.h */
@@ -58,7 +62,8 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     /* A frozen encoder's backward reads ctx, h1 and ff_act of no layer (only weight gradients need them):
      * one copy serves every layer's forward as scratch. */
     const int share = !ctx->opt.weight_grads;
-    float *shared_ctx = NULL, *shared_h1 = NULL, *shared_ff_act = NULL;
+    float *shared_ctx = NULL, *shared_h1 = NULL, *shared_ff_act = NULL, *shared_attn_in = NULL;
+    const int decoder = al_layer_rule_of(c)->train_fwd == al_tr_decoder_layer_fwd; /* its ln_1 output */
     for (int l = 0; l < c->n_layers; l++) {
         al_tr_layer_cache measure_only, *lc = ctx->layers ? &ctx->layers[l] : &measure_only;
         const int own = !share || l == 0;
@@ -80,16 +85,17 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
         lc->res2 = al_carve(&cv, BL * D);
         lc->mean2 = al_carve(&cv, BL);
         lc->rstd2 = al_carve(&cv, BL);
+        lc->attn_in = decoder && own ? (shared_attn_in = al_carve(&cv, BL * D)) : decoder ? shared_attn_in : NULL;
     }
     ctx->sel_rows = al_carve_i32(&cv, mlm ? BL : 0);
     ctx->sel_labels = al_carve_i32(&cv, mlm ? BL : 0);
-    ctx->head_x = al_carve(&cv, M ? BL * D : 0);
+    ctx->head_x = al_carve(&cv, M || lm ? BL * D : 0);
     ctx->head_pre = al_carve(&cv, BL * M);
     ctx->head_act = al_carve(&cv, BL * M);
     ctx->head_mean = al_carve(&cv, M ? BL : 0);
     ctx->head_rstd = al_carve(&cv, M ? BL : 0);
     ctx->head_ln = al_carve(&cv, BL * M);
-    ctx->logits = al_carve(&cv, M ? BL * V : 0);
+    ctx->logits = al_carve(&cv, M || lm ? BL * V : 0);
     ctx->d_top = al_carve(&cv, mlm ? BL * D : 0);
     ctx->dx_a = al_carve(&cv, BL * D);
     ctx->dx_b = al_carve(&cv, BL * D);
@@ -128,7 +134,13 @@ al_status al_train_check_family(const al_model *model, const char *what, const c
     /* the layer rules whose training twins exist (src/model/layer_rule.h): BERT's post-LayerNorm layers
      * (train_forward.c, train_backward.c) and ModernBERT's pre-norm GeGLU layers (train_modernbert.c); a new rule
      * is refused here until it has one */
-    if (al_layer_rule_of(&model->config)->train_fwd) return AL_OK;
+    const al_config *c = &model->config;
+    const char *unbuilt = al_family_of(c)->causal ? al_tr_decoder_unbuilt(c) : NULL; /* GPT-2's configuration */
+    if (unbuilt)
+        return al_err(err, AL_ERR_UNSUPPORTED, "%s is not built for %s yet: %s (train_decoder.c builds GPT-2's "
+                      "LayerNorm, plain feed-forward and learned positions)%s", what, al_arch_name(c->arch), unbuilt,
+                      instead ? instead : "");
+    if (al_layer_rule_of(c)->train_fwd) return AL_OK;
     return al_err(err, AL_ERR_UNSUPPORTED, "%s is not built for %s yet%s", what, al_arch_name(model->config.arch),
                   instead ? instead : "");
 }
@@ -325,7 +337,9 @@ void al_train_decay_mask(const al_model *m, uint8_t *decay) {
         mark(m, decay, lw->o_w, D * D, 1);
         mark(m, decay, lw->ff_in_w, I * D, 1);
         mark(m, decay, lw->ff_out_w, D * I, 1);
+        mark(m, decay, lw->qkv_w, 3 * D * D, 1); /* GPT-2's fused c_attn (encoders: ModernBERT's Wqkv) */
     }
+    mark(m, decay, w->lm_head_w, V * D, 1);      /* a causal model's LM head (word_emb itself when tied) */
     mark(m, decay, w->mlm_dense_w, M * D, 1);
     mark(m, decay, w->mlm_decoder_w, V * M, 1);
 }

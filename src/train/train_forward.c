@@ -68,6 +68,14 @@ static void embed(al_train_ctx *ctx) {
         al_tr_dropout_apply(ctx->hidden, ctx->emb_keep, (size_t)rows * E, p_drop);
         return;
     }
+    if (!w->emb_ln_g) {
+        /* a decoder (GPT-2): word + position, no norm, then embd_pdrop's dropout (train_decoder.c) */
+        const al_batch batch = {ctx->B, ctx->L, ctx->ids, NULL, NULL, NULL};
+        al_fwd_embed(m, &batch, ctx->pos, 0, ctx->B, NULL, ctx->hidden);
+        al_tr_dropout_draw(&ctx->rng, ctx->emb_keep, (size_t)rows * E, p_drop);
+        al_tr_dropout_apply(ctx->hidden, ctx->emb_keep, (size_t)rows * E, p_drop);
+        return;
+    }
     for (int r = 0; r < rows; r++) {
         const float *word = w->word_emb + (size_t)ctx->ids[r] * E;
         const float *posv = w->pos_emb + (size_t)ctx->pos[r] * E;

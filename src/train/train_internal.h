@@ -31,6 +31,8 @@ typedef struct al_tr_layer_cache {
     uint8_t *keep2;        /* [BL, D]       hidden dropout after the FFN output projection */
     float *res2;           /* [BL, D]       dropout(ff_act W_out^T + b_out) + h1: LayerNorm 2 input */
     float *mean2, *rstd2;  /* [BL] */
+    float *attn_in;        /* [BL, D]       a decoder's ln_1 output, the attention's input (train_decoder.c);
+                            * NULL in encoders */
 } al_tr_layer_cache;
 
 struct al_train_ctx {
@@ -123,6 +125,17 @@ static inline void al_tr_qkv_weights(const al_layer_weights *lw, int D, const fl
     *q_w = lw->q_w, *k_w = lw->k_w, *v_w = lw->v_w;
     if (lw->qkv_w) *q_w = lw->qkv_w, *k_w = *q_w + (size_t)D * D, *v_w = *k_w + (size_t)D * D;
 }
+
+/* A layer's query (which 0), key (1) or value (2) bias [D], from the fused [3D] block when the family has one
+ * (GPT-2's c_attn.bias, as src/model/attention.c reads it); NULL when the layer has none. */
+static inline const float *al_tr_qkv_bias(const al_layer_weights *lw, int D, int which) {
+    if (lw->qkv_b) return lw->qkv_b + (size_t)which * D;
+    return which == 0 ? lw->q_b : which == 1 ? lw->k_b : lw->v_b;
+}
+
+/* GPT-2's decoder layer has training twins (train_decoder.c); a decoder configuration that needs more returns
+ * the name of what is not built (RMSNorm, the gated feed-forward, rotary positions, ...), else NULL. */
+const char *al_tr_decoder_unbuilt(const al_config *c);
 
 /* lambda = sigmoid(theta) as the forward pass uses it. */
 float al_tr_sigmoid(float theta);

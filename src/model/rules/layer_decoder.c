@@ -59,9 +59,10 @@ const al_layer_rule al_layer_decoder_sequential = {
     .name = "decoder_sequential",
     .ffn_factor = 2, /* a gated feed-forward's gate and up side by side; a plain one uses the first half */
     .pre_norm = 1,
-    .frozen = 1,
     .layer = sequential_layer,
     .tail = sequential_tail,
+    .train_fwd = al_tr_decoder_layer_fwd, /* GPT-2's configuration only (src/train/train_decoder.c) */
+    .train_bwd = al_tr_decoder_layer_bwd,
 };
 
 const al_layer_rule al_layer_decoder_parallel = {

@@ -1,0 +1,317 @@
+/* test_decoder_train.c: GPT-2's training forward and backward (src/train/train_decoder.c, train_lm.c;
+ * docs/decoder_pretraining.md):
+ *   - against PyTorch's float64 autograd (tests/golden/make_decoder_train_goldens.py) on the random GPT-2 of
+ *     tests/golden/decoders/gpt2 and its golden right-padded batch: the next-token loss within 1e-5 relative and
+ *     every weight's gradient, by its Hugging Face name in the file's layout, within 1e-4 of its largest value;
+ * and on a random 2-layer GPT-2 with a right-padded batch:
+ *   - without dropout every hidden state has al_forward's bits, and the next-token loss equals the cross-entropy
+ *     of al_forward's lm_logits (1e-6 relative);
+ *   - the gradients of a sample of weights from every tensor against central finite differences of the loss (in
+ *     float64 over the float32 forward: steps 1e-2, tolerance 5e-4 + 1% relative), dropout on (the masks redrawn
+ *     from the same seed for each evaluation);
+ *   - the loss and every gradient the same bits on every kernel path (the 4-lane path and AVX2's 8 lanes);
+ *   - a frozen model (weight_grads 0) with real rows: the real tokens' hidden states have the padded pass's bits;
+ *   - refusals by name: Llama's RMSNorm is not built;
+ *   - the HF directory written (GPT-2's Conv1D weights [in, out]) loads back as family gpt2 with the same bits, and
+ *     so do export's float32 shards. */
+#include <math.h>
+#include <string.h>
+
+#include "attnlab.h"
+#include "check.h"
+#include "fnv_digest.h"
+#include "golden_file.h"
+#include "kernels/kernels.h"
+#include "model/model_internal.h"
+#include "model/weights.h"
+#include "train/pretrain.h"
+#include "train/train.h"
+
+#define V 40
+#define B 2
+#define L 9
+
+static al_model *tiny(uint64_t seed) {
+    al_config c;
+    al_error err;
+    al_model *m = NULL;
+    if (al_gpt2_config(V, 16, 2, 2, 24, 16, 3, &c, &err) != AL_OK ||
+        al_model_new_random(&c, seed, 0, &m, &err) != AL_OK) {
+        fprintf(stderr, "tiny: %s\n", err.message);
+        return NULL;
+    }
+    /* nonzero biases and gains, so their gradients and the layout of every tensor are exercised */
+    for (size_t i = 0; i < m->n_floats; i++) m->storage[i] += 0.01f * (float)((i * 7919) % 13) - 0.06f;
+    return m;
+}
+
+static const int32_t ids[B * L] = {5, 9, 12, 7, 30, 31, 2, 8, 11, 14, 6, 39, 21, 4, 17, 0, 0, 0};
+static const int32_t mask[B * L] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0};
+
+static double loss_of(al_train_ctx *ctx, const int32_t *labels, uint64_t seed) {
+    al_error err;
+    const al_batch batch = {B, L, ids, mask, NULL, NULL};
+    float loss = 0.0f;
+    al_train_seed(ctx, seed);
+    if (al_train_forward(ctx, &batch, &err) != AL_OK || al_train_lm_loss(ctx, labels, &loss, NULL, &err) != AL_OK)
+        fprintf(stderr, "loss_of: %s\n", err.message);
+    return loss;
+}
+
+static void forward_matches(al_model *m, const int32_t *labels) {
+    al_error err;
+    const al_config *c = al_model_config(m);
+    const size_t D = c->hidden_size, NL = c->n_layers;
+    al_train_options o = al_train_default_options();
+    o.hidden_dropout = o.attention_dropout = 0.0f;
+    al_train_ctx *ctx = NULL;
+    CHECK(al_train_ctx_new(m, B, L, &o, &ctx, &err) == AL_OK);
+    if (!ctx) return;
+    const double loss = loss_of(ctx, labels, 1);
+    float *hidden = calloc((NL + 1) * B * L * D, sizeof(float)), *logits = calloc((size_t)B * L * V, sizeof(float));
+    al_forward_outputs out = {0};
+    out.hidden_states = hidden, out.lm_logits = logits;
+    const al_batch batch = {B, L, ids, mask, NULL, NULL};
+    CHECK(al_forward(m, &batch, NULL, &out, &err) == AL_OK);
+    int same = 1;
+    for (size_t l = 0; l <= NL; l++)
+        for (size_t t = 0; t < (size_t)B * L; t++)
+            if (mask[t] && memcmp(al_train_hidden(ctx, (int)l) + t * D, hidden + (l * B * L + t) * D,
+                                  sizeof(float) * D))
+                same = 0;
+    CHECK_MSG(same, "the training forward's hidden states differ from al_forward's");
+    double sum = 0.0;
+    int n = 0;
+    for (int t = 0; t < B * L; t++) {
+        if (labels[t] == AL_IGNORE_INDEX) continue;
+        const float *z = logits + (size_t)t * V;
+        double top = z[0], s = 0.0;
+        for (int v = 1; v < V; v++) top = z[v] > top ? z[v] : top;
+        for (int v = 0; v < V; v++) s += exp((double)z[v] - top);
+        sum += top + log(s) - z[labels[t]];
+        n++;
+    }
+    CHECK(n == 8 + 5);
+    CHECK_MSG(fabs(loss - sum / n) <= 1e-6 * fabs(sum / n), "loss %.9g, al_forward's cross-entropy %.9g", loss, sum / n);
+    free(hidden), free(logits);
+    al_train_ctx_free(ctx);
+}
+
+static void gradients_match(al_model *m, const int32_t *labels) {
+    al_error err;
+    al_train_options o = al_train_default_options(); /* dropout 0.1 on both */
+    al_train_ctx *ctx = NULL;
+    CHECK(al_train_ctx_new(m, B, L, &o, &ctx, &err) == AL_OK);
+    if (!ctx) return;
+    al_train_zero_grads(ctx);
+    loss_of(ctx, labels, 7);
+    CHECK(al_train_backward(ctx, NULL, &err) == AL_OK);
+    const float *g = al_train_grads(ctx);
+    float *analytic = malloc(sizeof(float) * m->n_floats);
+    memcpy(analytic, g, sizeof(float) * m->n_floats);
+    int bad = 0, tried = 0;
+    for (size_t i = 0; i < m->n_floats; i += 37) {
+        const float keep = m->storage[i];
+        const float h = 1e-2f;
+        m->storage[i] = keep + h;
+        const double up = loss_of(ctx, labels, 7);
+        m->storage[i] = keep - h;
+        const double down = loss_of(ctx, labels, 7);
+        m->storage[i] = keep;
+        const double fd = (up - down) / (2.0 * h);
+        tried++;
+        if (fabs(fd - analytic[i]) > 5e-4 + 0.01 * fabs(fd)) {
+            if (bad++ < 5) fprintf(stderr, "weight %zu: finite difference %.6g, backward %.6g\n", i, fd, analytic[i]);
+        }
+    }
+    CHECK_MSG(bad == 0, "%d of %d weights' gradients differ from finite differences", bad, tried);
+    free(analytic);
+    al_train_ctx_free(ctx);
+}
+
+/* The loss and gradients of one step (dropout on) as a digest. */
+static uint64_t step_digest(al_model *m, const int32_t *labels) {
+    al_error err;
+    al_train_options o = al_train_default_options();
+    al_train_ctx *ctx = NULL;
+    if (al_train_ctx_new(m, B, L, &o, &ctx, &err) != AL_OK) return 0;
+    al_train_zero_grads(ctx);
+    float loss = (float)loss_of(ctx, labels, 5);
+    al_train_backward(ctx, NULL, &err);
+    uint64_t d = fnv_digest(FNV_DIGEST_START, &loss, 1);
+    d = fnv_digest(d, al_train_grads(ctx), m->n_floats);
+    al_train_ctx_free(ctx);
+    return d;
+}
+
+static void same_bits_on_every_path(al_model *m, const int32_t *labels) {
+    const uint64_t want = step_digest(m, labels);
+    const char *paths[8];
+    const int n_paths = al_kernels_paths(paths, 8);
+    const char *was = al_kernels_path();
+    for (int i = 0; i < n_paths; i++) {
+        CHECK(al_kernels_set_path(paths[i]) == 0);
+        CHECK_MSG(step_digest(m, labels) == want, "kernel path %s", paths[i]);
+    }
+    al_kernels_set_path(was);
+}
+
+static void real_rows_frozen(al_model *m) {
+    al_error err;
+    const al_config *c = al_model_config(m);
+    const size_t D = c->hidden_size;
+    const al_batch batch = {B, L, ids, mask, NULL, NULL};
+    al_train_options o = al_train_default_options();
+    o.hidden_dropout = o.attention_dropout = 0.0f;
+    o.weight_grads = 0;
+    o.mlm_head = 0;
+    al_train_ctx *full = NULL, *packed = NULL;
+    CHECK(al_train_ctx_new(m, B, L, &o, &full, &err) == AL_OK);
+    o.real_rows = 1;
+    CHECK(al_train_ctx_new(m, B, L, &o, &packed, &err) == AL_OK);
+    if (full && packed) {
+        CHECK(al_train_forward(full, &batch, &err) == AL_OK);
+        CHECK(al_train_forward(packed, &batch, &err) == AL_OK);
+        int differ = 0;
+        for (int l = 0; l <= c->n_layers; l++)
+            for (size_t t = 0; t < (size_t)B * L; t++)
+                if (mask[t])
+                    differ += memcmp(al_train_hidden(full, l) + t * D, al_train_hidden(packed, l) + t * D,
+                                     sizeof(float) * D) != 0;
+        CHECK_MSG(differ == 0, "%d rows differ with real rows", differ);
+    }
+    al_train_ctx_free(full);
+    al_train_ctx_free(packed);
+}
+
+static void refuses_llama(void) {
+    static const char cfg[] = "{\"model_type\": \"llama\", \"vocab_size\": 40, \"hidden_size\": 16, "
+                              "\"num_hidden_layers\": 2, \"num_attention_heads\": 2, \"intermediate_size\": 24, "
+                              "\"max_position_embeddings\": 16}";
+    al_config c;
+    al_error err;
+    al_model *m = NULL;
+    CHECK(al_config_parse(cfg, sizeof cfg - 1, "config.json", &c, &err) == AL_OK);
+    CHECK(al_model_new_random(&c, 1, 0, &m, &err) == AL_OK);
+    al_train_ctx *ctx = NULL;
+    const al_status st = al_train_ctx_new(m, 1, 4, NULL, &ctx, &err);
+    CHECK(st == AL_ERR_UNSUPPORTED);
+    CHECK_MSG(strstr(err.message, "RMSNorm") != NULL, "%s", err.message);
+    al_train_ctx_free(ctx);
+    al_model_free(m);
+}
+
+static void round_trip(al_model *m) {
+    al_error err;
+    const char *dir = "build/test_decoder_train_hf";
+    CHECK(al_save_hf_model(dir, m, NULL, 0.1f, 0.0f, NULL, &err) == AL_OK);
+    al_model *back = NULL;
+    CHECK_MSG(al_model_load_dir(dir, &back, &err) == AL_OK, "%s", err.message);
+    if (!back) return;
+    CHECK(al_model_is_causal(back));
+    CHECK(back->n_floats == m->n_floats);
+    CHECK(back->n_floats == m->n_floats && memcmp(back->storage, m->storage, sizeof(float) * m->n_floats) == 0);
+    al_model_free(back);
+    back = NULL;
+    /* `attnlab export`'s writer, in float32 shards of at most 8 KB with an index, beside the config */
+    const char *shards = "build/test_decoder_train_export";
+    CHECK(al_export_weights(shards, m, "F32", 8192, &err) == AL_OK);
+    char *cfg = al_gpt2_config_json(al_model_config(m), 0.1f, 0.0f);
+    FILE *f = fopen("build/test_decoder_train_export/config.json", "wb");
+    if (f && cfg) fputs(cfg, f);
+    if (f) fclose(f);
+    free(cfg);
+    CHECK_MSG(al_model_load_dir(shards, &back, &err) == AL_OK, "%s", err.message);
+    if (!back) return;
+    CHECK(back->n_floats == m->n_floats && memcmp(back->storage, m->storage, sizeof(float) * m->n_floats) == 0);
+    al_model_free(back);
+}
+
+static void pytorch_gradients(void) {
+    const char *dir = "tests/golden/decoders/gpt2";
+    al_error err;
+    al_model *m = NULL, *g = NULL;
+    golden_file in, want;
+    if (!golden_open(&in, "tests/golden/decoders/gpt2/golden.safetensors")) {
+        CHECK(0);
+        return;
+    }
+    if (!golden_open(&want, "tests/golden/decoder_train/gpt2_grads.safetensors")) {
+        CHECK(0);
+        golden_close(&in);
+        return;
+    }
+    CHECK_MSG(al_model_load_dir(dir, &m, &err) == AL_OK, "%s", err.message);
+    CHECK_MSG(al_model_load_dir(dir, &g, &err) == AL_OK, "%s", err.message); /* holds the gradients */
+    int64_t shape[6] = {0};
+    size_t n_ids = 0;
+    float *ids_f = golden_f32(&in, "input_ids", &n_ids, shape);
+    free(ids_f);
+    int32_t *ids_g = golden_i32(&in, "input_ids"), *mask_g = golden_i32(&in, "attention_mask");
+    float *loss_want = golden_f32(&want, "loss", NULL, NULL);
+    const int Bg = (int)shape[0], Lg = (int)shape[1];
+    al_train_options o = al_train_default_options();
+    o.hidden_dropout = o.attention_dropout = 0.0f;
+    al_train_ctx *ctx = NULL;
+    if (m && g && ids_g && mask_g && loss_want && al_train_ctx_new(m, Bg, Lg, &o, &ctx, &err) == AL_OK) {
+        int32_t *labels = malloc(sizeof(int32_t) * (size_t)Bg * Lg);
+        al_clm_labels(ids_g, mask_g, Bg, Lg, labels);
+        const al_batch batch = {Bg, Lg, ids_g, mask_g, NULL, NULL};
+        float loss = 0.0f;
+        int n = 0;
+        al_train_zero_grads(ctx);
+        CHECK(al_train_forward(ctx, &batch, &err) == AL_OK);
+        CHECK(al_train_lm_loss(ctx, labels, &loss, &n, &err) == AL_OK);
+        CHECK(al_train_backward(ctx, NULL, &err) == AL_OK);
+        CHECK(n == 23);
+        CHECK_MSG(fabs(loss - loss_want[0]) <= 1e-5 * fabs(loss_want[0]), "loss %.9g, PyTorch %.9g", loss, loss_want[0]);
+        memcpy(g->storage, al_train_grads(ctx), sizeof(float) * g->n_floats);
+        al_tensor_out t[64];
+        const int nt = al_weights_file_tensors(g, t, 64);
+        CHECK(nt == 28);
+        for (int i = 0; i < nt; i++) {
+            size_t numel = 0;
+            /* written with GPT2LMHeadModel's "transformer." prefix; the checkpoint has none */
+            const char *name = strncmp(t[i].name, "transformer.", 12) == 0 ? t[i].name + 12 : t[i].name;
+            float *ref = golden_f32(&want, name, &numel, NULL);
+            CHECK_MSG(ref && numel * sizeof(float) == t[i].nbytes, "%s: no gradient of that size in the golden",
+                      t[i].name);
+            if (!ref || numel * sizeof(float) != t[i].nbytes) {
+                free(ref);
+                continue;
+            }
+            double top = 0.0;
+            for (size_t e = 0; e < numel; e++) top = fabs(ref[e]) > top ? fabs(ref[e]) : top;
+            const double diff = max_abs_diff(t[i].data, ref, numel);
+            CHECK_MSG(diff <= 1e-4 * (top > 0 ? top : 1.0), "%s: gradient differs by %.3g (largest %.3g)", t[i].name,
+                      diff, top);
+            free(ref);
+        }
+        al_weights_file_tensors_free(t, nt > 0 ? nt : 0);
+        free(labels);
+    } else {
+        CHECK(0);
+    }
+    al_train_ctx_free(ctx);
+    free(ids_g), free(mask_g), free(loss_want);
+    al_model_free(m), al_model_free(g);
+    golden_close(&in), golden_close(&want);
+}
+
+int main(void) {
+    pytorch_gradients();
+    al_model *m = tiny(11);
+    CHECK(m != NULL);
+    if (!m) return check_summary("decoder_train");
+    int32_t labels[B * L];
+    al_clm_labels(ids, mask, B, L, labels);
+    CHECK(labels[0] == 9 && labels[L - 1] == AL_IGNORE_INDEX && labels[L + 5] == AL_IGNORE_INDEX);
+    forward_matches(m, labels);
+    gradients_match(m, labels);
+    same_bits_on_every_path(m, labels);
+    real_rows_frozen(m);
+    refuses_llama();
+    round_trip(m);
+    al_model_free(m);
+    return check_summary("decoder_train");
+}
