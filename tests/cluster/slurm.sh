@@ -12,7 +12,7 @@
 #
 #   tests/cluster/slurm.sh [WORK_DIR]      (default: a new folder under /tmp, removed at the end)
 # Environment: AL_BUILD_DIR (the native build, default build/native), SLURM_TEST_TIMEOUT (seconds per wait,
-# default 300).
+# default 300), SLURM_TEST_FLAGS (papa flags of another sweep than the test's tiny one, to measure).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cli="$root/${AL_BUILD_DIR:-build/native}/attnlab"
@@ -136,13 +136,16 @@ job_done() { case "$(job_state "$1")" in COMPLETED | FAILED | CANCELLED | TIMEOU
 
 flags=(--max-train 100 --max-validation 40 --L 32 --seeds 1,2 --fractions 1,0.5,0 --orders lambda,random
        --probe.epochs 2 --ranking.max-examples 48 --ranking.epochs 1)
+# SLURM_TEST_FLAGS: another sweep's papa flags (a measurement: the times below are printed side by side)
+# shellcheck disable=SC2206
+[ -n "${SLURM_TEST_FLAGS:-}" ] && flags=(${SLURM_TEST_FLAGS})
 model="$root/models/attnlab-mini-bert"
 export ATTNLAB="$cli" ATTNLAB_TASKS="$root/build/data/tasks" SWEEP_CPUS=1
 
 start=$SECONDS
-"$cli" --threads 1 papa "$model" --task pos --tasks-dir "$ATTNLAB_TASKS" "${flags[@]}" > "$state/whole.json"
+"$cli" --threads "$cpus" papa "$model" --task pos --tasks-dir "$ATTNLAB_TASKS" "${flags[@]}" > "$state/whole.json"
 reference=$(jq -r .digest "$state/whole.json")
-echo "slurm test: one process: $((SECONDS - start)) s, digest $reference"
+echo "slurm test: one process on $cpus threads: $((SECONDS - start)) s wall, digest $reference"
 
 # 1. the job array and the merge job
 start=$SECONDS
@@ -161,7 +164,7 @@ merged=$(jq -r .digest "$out/attnlab-mini-bert_pos/sweep.json")
 [ "$(jq -r '.sweeps[0].digest' "$out/combined.json")" = "$reference" ] || fail "combined.json lacks the sweep's digest"
 grep -q "$reference" "$out/combined.csv" || fail "combined.csv lacks the sweep's digest"
 grep -q '| pos | attnlab-mini-bert |' "$out/combined.md" || fail "combined.md lacks the sweep's row"
-echo "slurm test: job array $array (4 shards) + merge job $merge_job: $((SECONDS - start)) s, digest $merged (= one process)"
+echo "slurm test: job array $array (4 shards, 1 CPU each) + merge job $merge_job: $((SECONDS - start)) s wall from submit to merged, digest $merged (= one process)"
 # a part changed after it was written no longer matches its digests: the merge names it instead of merging
 echo ' ' >> "$out/attnlab-mini-bert_pos/part-1.json"
 if "$root/scripts/papa_sweep.sh" merge "$out" 2> "$state/merge-changed.txt"; then fail "merge took a changed part"; fi
