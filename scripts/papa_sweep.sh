@@ -28,7 +28,7 @@
 # "--partition=short --account=lab --time=2:00:00 --mem=8G"). Paths in the plan are absolute: OUT_DIR, the
 # models and this script must be on a file system every node sees.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)  # also when run through a symbolic link (the image)
 self="$root/scripts/papa_sweep.sh"
 cli=${ATTNLAB:-$(command -v attnlab || echo "$root/build/native/attnlab")}
 tasks_dir=${ATTNLAB_TASKS:-$root/build/data/tasks}
@@ -107,7 +107,7 @@ shard() {
   [[ $index =~ ^[0-9]+$ ]] || die "no array index (give INDEX, or run as a Slurm array task or an Indexed Job)"
   local shards names name dir i
   shards=$(n_shards "$out")
-  mapfile -t names < <(sweep_names "$out")
+  mapfile -t names <<< "$(sweep_names "$out")"
   [ "$index" -lt $((${#names[@]} * shards)) ] || die "index $index is past the plan's ${#names[@]} x $shards shards"
   name=${names[$((index / shards))]}
   i=$((index % shards))

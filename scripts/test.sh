@@ -65,3 +65,5 @@ fi
 cluster_test() { "$@" || { rc=$?; [[ $rc -eq 77 ]] || exit $rc; }; }
 step "Slurm: a PAPA sweep as a job array of shards and a merge job, and a killed shard rerun"
 cluster_test tests/cluster/slurm.sh
+step "the OCI image (built from Debian's archive into build/image when missing or stale): the same sweep inside it"
+cluster_test tests/cluster/image.sh
