@@ -3,8 +3,9 @@
 # (also on failure): munged, slurmctld and slurmd on localhost with a configuration written below and a state
 # folder of their own (no system file is read or written), on free ports.
 #   1. a tiny PAPA sweep in one process gives the reference digest;
-#   2. `papa_sweep.sh submit` runs it as a job array of 4 shards and a merge job (afterok): the merged digest is
-#      the reference, and the combined result (JSON, CSV, table) lists it;
+#   2. `papa_sweep.sh submit` runs it and a second sweep (task definition) as a job array of 2 x 4 shards and a
+#      merge job (afterok): each merged digest is its one-process run's, and one combined result (JSON, CSV,
+#      table) lists both;
 #   3. a shard killed while it runs leaves no part, the merge job never runs, `papa_sweep.sh merge` names the
 #      missing part, and the same submission again recomputes only that shard and merges to the same digest.
 # Skips (exit 77, with the reason) only when Slurm's or munge's programs are not installed or this user cannot
@@ -146,25 +147,31 @@ start=$SECONDS
 "$cli" --threads "$cpus" papa "$model" --task pos --tasks-dir "$ATTNLAB_TASKS" "${flags[@]}" > "$state/whole.json"
 reference=$(jq -r .digest "$state/whole.json")
 echo "slurm test: one process on $cpus threads: $((SECONDS - start)) s wall, digest $reference"
+# a second sweep (another task) in the same submission: one combined table of both
+second=$("$cli" --threads "$cpus" papa "$model" --task definition --tasks-dir "$ATTNLAB_TASKS" "${flags[@]}" | jq -r .digest)
 
 # 1. the job array and the merge job
 start=$SECONDS
 out="$state/out"
-"$root/scripts/papa_sweep.sh" submit "$out" "$model" pos quick 4 "${flags[@]}" > "$state/jobs.txt"
+"$root/scripts/papa_sweep.sh" submit "$out" "$model" pos,definition quick 4 "${flags[@]}" > "$state/jobs.txt"
 array=$(awk '$1 == "array" {print $2}' "$state/jobs.txt")
 merge_job=$(awk '$1 == "merge" {print $2}' "$state/jobs.txt")
 wait_for "$timeout" "merge job $merge_job" job_done "$merge_job"
 [ "$(job_state "$merge_job")" = COMPLETED ] || fail "merge job $merge_job ended $(job_state "$merge_job")"
-for i in 0 1 2 3; do
+for i in 0 1 2 3 4 5 6 7; do
   [ "$(job_state "${array}_$i")" = COMPLETED ] || fail "array task ${array}_$i ended $(job_state "${array}_$i")"
 done
 merged=$(jq -r .digest "$out/attnlab-mini-bert_pos/sweep.json")
 [ "$merged" = "$reference" ] || fail "merged digest $merged is not the one-process digest $reference"
 [ "$(jq -r '.merged_parts' "$out/attnlab-mini-bert_pos/sweep.json")" = 4 ] || fail "the sweep did not merge 4 parts"
-[ "$(jq -r '.sweeps[0].digest' "$out/combined.json")" = "$reference" ] || fail "combined.json lacks the sweep's digest"
-grep -q "$reference" "$out/combined.csv" || fail "combined.csv lacks the sweep's digest"
-grep -q '| pos | attnlab-mini-bert |' "$out/combined.md" || fail "combined.md lacks the sweep's row"
-echo "slurm test: job array $array (4 shards, 1 CPU each) + merge job $merge_job: $((SECONDS - start)) s wall from submit to merged, digest $merged (= one process)"
+merged2=$(jq -r .digest "$out/attnlab-mini-bert_definition/sweep.json")
+[ "$merged2" = "$second" ] || fail "the definition sweep's merged digest $merged2 is not the one-process digest $second"
+[ "$(jq -r '[.sweeps[].digest] | join(" ")' "$out/combined.json")" = "$reference $second" ] ||
+  fail "combined.json does not hold both sweeps' digests"
+grep -q "$reference" "$out/combined.csv" && grep -q "$second" "$out/combined.csv" || fail "combined.csv lacks a sweep's digest"
+grep -q '| pos | attnlab-mini-bert |' "$out/combined.md" && grep -q '| definition | attnlab-mini-bert |' "$out/combined.md" ||
+  fail "combined.md lacks a sweep's row"
+echo "slurm test: job array $array (2 sweeps x 4 shards, 1 CPU each) + merge job $merge_job: $((SECONDS - start)) s wall from submit to merged, digests $merged (pos), $merged2 (definition) (= one process); one combined table"
 # a part changed after it was written no longer matches its digests: the merge names it instead of merging
 echo ' ' >> "$out/attnlab-mini-bert_pos/part-1.json"
 if "$root/scripts/papa_sweep.sh" merge "$out" 2> "$state/merge-changed.txt"; then fail "merge took a changed part"; fi
