@@ -41,8 +41,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-flags=(--max-train 100 --max-validation 40 --L 32 --seeds 1,2 --fractions 1,0.5,0 --orders lambda,random
-       --probe.epochs 2 --ranking.max-examples 48 --ranking.epochs 1)
+source "$root/tests/cluster/tiny_sweep.sh"
+flags=("${tiny_sweep_flags[@]}")
 reference=$("$cli" --threads 1 papa "$root/models/attnlab-mini-bert" --task pos --tasks-dir "$root/build/data/tasks" \
   "${flags[@]}" | jq -r .digest)
 echo "image test: host digest $reference"

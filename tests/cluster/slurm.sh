@@ -135,8 +135,8 @@ echo "slurm test: one-node cluster up (slurm $(slurmctld -V | cut -d' ' -f2), $c
 job_state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' | head -n1; }
 job_done() { case "$(job_state "$1")" in COMPLETED | FAILED | CANCELLED | TIMEOUT | OUT_OF_MEMORY | NODE_FAIL) return 0 ;; esac; return 1; }
 
-flags=(--max-train 100 --max-validation 40 --L 32 --seeds 1,2 --fractions 1,0.5,0 --orders lambda,random
-       --probe.epochs 2 --ranking.max-examples 48 --ranking.epochs 1)
+source "$root/tests/cluster/tiny_sweep.sh"
+flags=("${tiny_sweep_flags[@]}")
 # SLURM_TEST_FLAGS: another sweep's papa flags (a measurement: the times below are printed side by side)
 # shellcheck disable=SC2206
 [ -n "${SLURM_TEST_FLAGS:-}" ] && flags=(${SLURM_TEST_FLAGS})
