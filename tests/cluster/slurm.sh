@@ -35,19 +35,27 @@ state=$(cd "$state" && pwd)
 export SLURM_CONF="$state/slurm.conf"
 cluster_up=0
 
-# Stops every daemon this test started, by the pid each one wrote, and removes the state folder (unless the
-# caller gave it, to read the logs).
+# Stops what this test started: the jobs first (slurmctld must be up to cancel them and see them go, and
+# slurmd to end their steps), then slurmd, slurmctld and munged, each by the pid it wrote, waiting for it to
+# exit (a daemon removes its pid file as it stops, so the pids are read first). The state folder goes last,
+# unless the caller gave it, to read the logs.
 cleanup() {
-  local rc=$?
+  local rc=$? pids=() pid i
+  for name in slurmd slurmctld munged; do
+    pid=$(cat "$state/$name.pid" 2>/dev/null || true)
+    [ -n "$pid" ] && pids+=("$pid")
+  done
   if [ $cluster_up = 1 ]; then
     scancel --quiet --user "$(id -un)" 2>/dev/null || true
+    for ((i = 0; i < 60; i++)); do
+      [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break
+      sleep 0.5
+    done
   fi
-  for pidfile in "$state/slurmd.pid" "$state/slurmctld.pid" "$state/munged.pid"; do
-    [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null || true
-  done
-  sleep 1
-  for pidfile in "$state/slurmd.pid" "$state/slurmctld.pid" "$state/munged.pid"; do
-    [ -f "$pidfile" ] && kill -9 "$(cat "$pidfile")" 2>/dev/null || true
+  for pid in "${pids[@]}"; do
+    kill "$pid" 2>/dev/null || continue
+    for ((i = 0; i < 40; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+    kill -9 "$pid" 2>/dev/null || true
   done
   if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
     for log in "$state"/*.log "$state"/out*/logs/*.log; do
