@@ -9,9 +9,12 @@ minus every head constant.
 Several replies (one per model, same task) give one column block per model. With --summary the replies
 may be of any tasks and models: one row each, with the full model, every head constant (average), the
 embeddings alone, the paired differences and the engine's two verdicts (docs/papa.md, "What a sweep finds").
+With --combined PREFIX the same rows go to PREFIX.csv and PREFIX.md, and every reply whole to PREFIX.json
+(scripts/papa_sweep.sh's combined result).
 
-Usage: /usr/bin/python3 scripts/papa_table.py REPLY.json [REPLY2.json ...] [--title TEXT] [--summary]"""
+Usage: /usr/bin/python3 scripts/papa_table.py REPLY.json [REPLY2.json ...] [--title TEXT] [--summary | --combined PREFIX]"""
 import argparse
+import csv
 import json
 import os
 import sys
@@ -102,27 +105,81 @@ def seed_differences(reply, config):
             if x["config"] == config and x["seed_index"] in full]
 
 
-def summary(paths, replies):
+def summary_rows(paths, replies):
+    """One row per reply, the three configurations the verdicts compare as numbers: what the summary table
+    prints and the combined CSV holds."""
+    rows = []
+    for p, r in zip(paths, replies):
+        f = r.get("findings")
+        if not f:
+            sys.exit("papa_table: %s has no findings (an older reply: recompute them with papa_merge)" % p)
+        s = r["summary"]
+        rows.append({
+            "task": r["task"]["id"], "model": model_name(r), "metric": r["task"]["metric"],
+            "mlm_accuracy": r["configs"][f["full"]].get("mlm_accuracy"),
+            "full": s[f["full"]]["mean"], "full_ci95": s[f["full"]]["ci95"],
+            "constant": s[f["all_constant"]]["mean"], "constant_ci95": s[f["all_constant"]]["ci95"],
+            "drop": s[f["all_constant"]]["drop"],
+            "full_minus_constant": (f.get("full_minus_constant") or {}).get("mean"),
+            "full_minus_constant_ci95": (f.get("full_minus_constant") or {}).get("ci95"),
+            "embeddings_only": s[f["embeddings_only"]]["mean"], "embeddings_only_ci95": s[f["embeddings_only"]]["ci95"],
+            "full_minus_embeddings": (f.get("full_minus_embeddings") or {}).get("mean"),
+            "full_minus_embeddings_ci95": (f.get("full_minus_embeddings") or {}).get("ci95"),
+            "informative": word(f, "informative"), "constant_costs": word(f, "constant_costs"),
+            "seeds": s[0]["n"], "digest": r["digest"], "model_hash": r["hashes"]["model"], "task_hash": r["hashes"]["task"],
+            "findings": f})
+    return rows
+
+
+def summary(paths, replies, out=sys.stdout):
     """One row per reply: the three configurations the verdicts compare, their paired differences, and the
     verdicts."""
     seeds = sorted({r["summary"][0]["n"] for r in replies})
     print("Summary: every head input-dependent (full) against every head constant and the embeddings alone, "
           "mean ± 95%% interval over %s seeds, and full minus each, seed by seed (mean ± 95%%); the verdicts are %s."
-          % (" or ".join(str(n) for n in seeds), verdict_rule(replies)))
-    print()
+          % (" or ".join(str(n) for n in seeds), verdict_rule(replies)), file=out)
+    print(file=out)
     print("| task | model | full | every head constant | drop | full − constant, paired | embeddings only | "
-          "full − embeddings, paired | layers beat embeddings | constant heads cost |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for p, r in zip(paths, replies):
-        f = r.get("findings")
-        if not f:
-            sys.exit("papa_table: %s has no findings (an older reply: recompute them with papa_merge)" % p)
-        at = lambda i: "%.4f%s" % (r["summary"][i]["mean"], ci_cell(r["summary"][i]["ci95"]))
-        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            r["task"]["id"], model_name(r), at(f["full"]), at(f["all_constant"]),
-            drop_cell(r["summary"][f["all_constant"]]["drop"]), paired_cell(f.get("full_minus_constant")),
-            at(f["embeddings_only"]), paired_cell(f.get("full_minus_embeddings")), word(f, "informative"),
-            word(f, "constant_costs")))
+          "full − embeddings, paired | layers beat embeddings | constant heads cost |", file=out)
+    print("|---|---|---|---|---|---|---|---|---|---|", file=out)
+    for x in summary_rows(paths, replies):
+        f = x["findings"]
+        print("| %s | %s | %.4f%s | %.4f%s | %s | %s | %.4f%s | %s | %s | %s |" % (
+            x["task"], x["model"], x["full"], ci_cell(x["full_ci95"]), x["constant"], ci_cell(x["constant_ci95"]),
+            drop_cell(x["drop"]), paired_cell(f.get("full_minus_constant")),
+            x["embeddings_only"], ci_cell(x["embeddings_only_ci95"]), paired_cell(f.get("full_minus_embeddings")),
+            x["informative"], x["constant_costs"]), file=out)
+
+
+def combined(prefix, paths, replies):
+    """Many sweeps as one result (scripts/papa_sweep.sh merge): PREFIX.json holds every reply whole with its
+    provenance (engine, model and task hashes, digest), PREFIX.csv one row per sweep, PREFIX.md the summary
+    table. Each file is written beside and renamed, so a reader never sees half of one."""
+    rows = summary_rows(paths, replies)
+    doc = {"format": "attnlab-papa-combined", "version": 1,
+           "engines": sorted({str(r.get("engine", "?")) for r in replies}),
+           "sweeps": [{"model": x["model"], "task": x["task"], "digest": x["digest"], "model_hash": x["model_hash"],
+                       "task_hash": x["task_hash"], "file": os.path.basename(os.path.dirname(os.path.abspath(p))),
+                       "reply": r} for p, r, x in zip(paths, replies, rows)]}
+    columns = [k for k in rows[0] if k != "findings"]
+
+    def write(ext, fill):
+        tmp = "%s.%s.tmp" % (prefix, ext)
+        with open(tmp, "w", newline="") as f:
+            fill(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, "%s.%s" % (prefix, ext))
+
+    def csv_rows(f):
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(columns)
+        for x in rows:
+            w.writerow(["" if x[k] is None else x[k] for k in columns])
+
+    write("json", lambda f: json.dump(doc, f, indent=1))
+    write("csv", csv_rows)
+    write("md", lambda f: summary(paths, replies, out=f))
 
 
 def main():
@@ -130,8 +187,12 @@ def main():
     ap.add_argument("replies", nargs="+")
     ap.add_argument("--title", default=None)
     ap.add_argument("--summary", action="store_true")
+    ap.add_argument("--combined", metavar="PREFIX", default=None)
     args = ap.parse_args()
     replies = [load(p) for p in args.replies]
+    if args.combined:
+        combined(args.combined, args.replies, replies)
+        return
     if args.summary:
         summary(args.replies, replies)
         return

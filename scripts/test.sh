@@ -6,6 +6,8 @@
 #      property test of the page's link decoder (tests/js/link_fuzz.mjs, seed 1)
 #   3. WASM build (Emscripten, -msimd128) + the same C tests under node
 #   4. JS tests (node:test): tokenizer ids vs the Hugging Face JS tokenizers, the WASM module's API
+#   5. a sharded PAPA sweep on a one-node Slurm cluster started for the test (tests/cluster/slurm.sh) and in
+#      the container image, built from Debian's archive (tests/cluster/image.sh)
 # test.sh --quick: the developer's loop, a few minutes: the native build, the C tests labelled "fast"
 # (CMakeLists.txt), and the JS tests that need neither the WASM build nor a browser.
 set -euo pipefail
@@ -58,3 +60,10 @@ step "JS tests"
 if compgen -G "tests/js/*.test.mjs" >/dev/null; then
   node --test --test-reporter=spec tests/js/
 fi
+
+# exit 77: the machine cannot run it (the test prints why); any other failure fails the suite
+cluster_test() { "$@" || { rc=$?; [[ $rc -eq 77 ]] || exit $rc; }; }
+step "Slurm: a PAPA sweep as a job array of shards and a merge job, and a killed shard rerun"
+cluster_test tests/cluster/slurm.sh
+step "the OCI image (built from Debian's archive into build/image when missing or stale): the same sweep inside it"
+cluster_test tests/cluster/image.sh

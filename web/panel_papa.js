@@ -23,6 +23,7 @@ import {
   valuesOf,
 } from './papa_request.js';
 import { comparisonTable, resultTable, storedTable } from './papa_table.js';
+import { combinedFigures } from './papa_combined.js';
 import { builtinTaskText, fileShape, matchTaskFiles, readTaskFiles, sniffColumns } from './papa_task.js';
 import { registerPanel } from './panels.js';
 import { pngWithProvenance } from './provenance.js';
@@ -598,20 +599,35 @@ function buildControls(view) {
   const storedOpen = el('button', { id: 'papa-example-open', type: 'button', text: 'Open' });
   const storedRow = el('p', { class: 'row papa-example', id: 'papa-examples', hidden: true },
                        el('label', { for: 'papa-example-select', text: 'Stored results, shown at once: ' }), storedSelect, storedOpen);
-  $('papa-heading').after(el('p', { class: 'row papa-example' }, exampleButton, ' ', exampleNote), storedRow);
+  const combinedFile = el('input', { id: 'papa-combined-file', type: 'file', accept: '.json' });
+  const combinedRow = el('p', { class: 'row papa-example' },
+                         el('label', { for: 'papa-combined-file', text: 'Open a combined result (combined.json of scripts/papa_sweep.sh): ' }), combinedFile);
+  $('papa-heading').after(el('p', { class: 'row papa-example' }, exampleButton, ' ', exampleNote), storedRow, combinedRow);
   view.ui = linkBox('papa');
   $('papa-results').before(view.ui.box);
   view.askFiles = filesBox(view.ctx);
   const csv = el('button', { id: 'papa-export-csv', type: 'button', disabled: true, text: 'Export CSV' });
   $('papa-export-json').after(csv);
-  return { exampleButton, exampleNote, storedSelect, storedOpen, storedRow, csv };
+  return { exampleButton, exampleNote, storedSelect, storedOpen, storedRow, csv, combinedFile };
 }
 
 // Wire events: the examples' buttons (and their note, kept current as models load), Export CSV, the refresh
 // that keeps a result to its model, and a setting changed before a link's recompute.
 function wireEvents(view, parts) {
   const { ctx, api } = view;
-  const { exampleButton, storedSelect, storedOpen, csv } = parts;
+  const { exampleButton, storedSelect, storedOpen, csv, combinedFile } = parts;
+  // A combined result of many sweeps, from a file: its tables replace the results shown (papa_combined.js).
+  combinedFile.addEventListener('change', async () => {
+    const file = combinedFile.files?.[0];
+    if (!file) return;
+    try {
+      const figures = combinedFigures(JSON.parse(await file.text()), file.name);
+      api.setError('');
+      $('papa-results').replaceChildren(...figures);
+    } catch (e) {
+      api.setError(e instanceof SyntaxError ? `${file.name} is not JSON: ${e.message}` : e.message);
+    }
+  });
   exampleButton.addEventListener('click', async () => {
     const stored = await storedFor(view, 'compare-agreement');
     if (stored) {

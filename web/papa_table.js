@@ -45,7 +45,7 @@ const withCi = (s) => (s ? `${fmt(s.mean)} \u00b1 ${fmt(s.ci95)}` : '\u2013');
 // full model's, on the task's sentences), the probe's score with every head input-dependent and with
 // every head constant (the engine's findings pick the configurations: docs/papa.md, "What a sweep
 // finds"), the relative drop, the embeddings-only baseline and the engine's verdict.
-export function comparisonTable(runs, { caption }) {
+export function comparisonTable(runs, { caption, id = 'papa-compare-table' }) {
   const rows = runs.map(({ label, reply }) => {
     const f = reply.findings ?? {};
     const at = (i) => (i === null || i === undefined ? null : reply.summary[i]);
@@ -58,5 +58,5 @@ export function comparisonTable(runs, { caption }) {
   const words = Object.values(runs[0]?.reply.findings?.words ?? {});
   return table(caption, ['model', 'MLM accuracy', `every head input-dependent (${metric})`, 'every head constant',
                          'relative drop', 'embeddings only',
-                         `constant heads cost it clearly?${words.length ? ` (${words.join(' / ')})` : ''}`], rows, { id: 'papa-compare-table' });
+                         `constant heads cost it clearly?${words.length ? ` (${words.join(' / ')})` : ''}`], rows, { id });
 }

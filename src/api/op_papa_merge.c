@@ -3,6 +3,7 @@
  * (papa_reply.h), so the summaries, findings and digest are those of the whole sweep. */
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +61,58 @@ static char *config_text(const cJSON *part) {
     return t;
 }
 
+/* A part's shard as its reply states it ("i/N"), in *i and *n; 0 when it has none (a whole sweep). */
+static int part_shard(const cJSON *part, int *i, int *n) {
+    const char *s = json_text(cJSON_GetObjectItemCaseSensitive(part, "config"), "shard");
+    char tail;
+    return sscanf(s, "%d/%d%c", i, n, &tail) == 2 && *n >= 1 && *n <= 4096 && *i >= 0 && *i < *n;
+}
+
+/* What a message says after a part's field name: its shard, when it has one. */
+static void shard_note(const cJSON *part, char *out, size_t size) {
+    int i, n;
+    if (part_shard(part, &i, &n)) snprintf(out, size, " (shard %d/%d)", i, n);
+    else out[0] = 0;
+}
+
+/* Why a part cannot join parts[0]'s sweep (docs/papa-op.md, "Shards on a cluster"), or NULL: its settings, its
+ * model's or its task's content hash differ. */
+static const char *part_mismatch(const cJSON *part, const char *cfg0, const char *model0, const char *task0) {
+    const cJSON *hashes = cJSON_GetObjectItemCaseSensitive(part, "hashes");
+    if (strcmp(json_text(hashes, "model"), model0)) return "its model hash differs from parts[0]'s";
+    if (strcmp(json_text(hashes, "task"), task0)) return "its task hash differs from parts[0]'s";
+    char *cfg = config_text(part);
+    const int same = cfg && cfg0 && !strcmp(cfg, cfg0);
+    free(cfg);
+    return same ? NULL : "its settings ('config') differ from parts[0]'s";
+}
+
+/* Parts that are shards must be every shard of one sweep, each once: a missing shard would merge into a sweep
+ * with configurations left out, so it is named instead. A whole sweep among the parts has no shard. */
+static al_status check_shards(const cJSON *parts, al_error *err) {
+    int n0 = 0, index = 0, i, n;
+    for (const cJSON *p = parts->child; p; p = p->next)
+        if (!part_shard(p, &i, &n)) return AL_OK;
+        else if (!n0) n0 = n;
+    char *seen = calloc((size_t)n0, 1);
+    if (!seen) return al_err(err, AL_ERR_OOM, "papa_merge: out of memory");
+    al_status st = AL_OK;
+    for (const cJSON *p = parts->child; p && !st; p = p->next, index++) {
+        part_shard(p, &i, &n);
+        if (n != n0)
+            st = al_err(err, AL_ERR_INVALID, "request: field 'parts[%d]' is shard %d/%d of another split than parts[0] "
+                        "(shard count %d)", index, i, n, n0);
+        else if (seen[i]++)
+            st = al_err(err, AL_ERR_INVALID, "request: field 'parts[%d]': shard %d/%d is given twice", index, i, n);
+    }
+    for (int s = 0; s < n0 && !st; s++)
+        if (!seen[s])
+            st = al_err(err, AL_ERR_INVALID, "request: field 'parts': shard %d/%d is missing (%d of %d shards given)", s, n0,
+                        cJSON_GetArraySize(parts), n0);
+    free(seen);
+    return st;
+}
+
 static int run_order(const void *a, const void *b) {
     const al_papa_run_result *x = a, *y = b;
     return x->config != y->config ? x->config - y->config : x->seed_index - y->seed_index;
@@ -89,13 +142,12 @@ static al_status merge_parts(const cJSON *parts, al_papa_sweep_result *r, int *N
     const char *task0 = json_text(cJSON_GetObjectItemCaseSensitive(p0, "hashes"), "task");
     int index = 0;
     for (const cJSON *p = parts->child; p && !st; p = p->next, index++) {
-        char *cfg = config_text(p);
-        const cJSON *hashes = cJSON_GetObjectItemCaseSensitive(p, "hashes");
-        if (!cfg || !cfg0 || strcmp(cfg, cfg0) || strcmp(json_text(hashes, "model"), model0) ||
-            strcmp(json_text(hashes, "task"), task0))
-            st = al_err(err, AL_ERR_INVALID, "request: field 'parts[%d]' comes from another request (config, model or "
-                        "task differ from parts[0])", index);
-        free(cfg);
+        const char *why = part_mismatch(p, cfg0, model0, task0);
+        if (why) {
+            char note[48];
+            shard_note(p, note, sizeof note);
+            st = al_err(err, AL_ERR_INVALID, "request: field 'parts[%d]'%s comes from another request: %s", index, note, why);
+        }
         const cJSON *runs = cJSON_GetObjectItemCaseSensitive(p, "runs");
         for (const cJSON *o = runs ? runs->child : NULL; o && !st; o = o->next) {
             al_papa_run_result *x = &r->runs[r->n_runs++];
@@ -125,6 +177,8 @@ static al_status merge_parts(const cJSON *parts, al_papa_sweep_result *r, int *N
         if (!run_order(&r->runs[i - 1], &r->runs[i]))
             return al_err(err, AL_ERR_INVALID, "request: field 'parts': configuration %d seed %d appears in two parts",
                           r->runs[i].config, r->runs[i].seed_index);
+    st = check_shards(parts, err);
+    if (st) return st;
     const cJSON *theta = cJSON_GetObjectItemCaseSensitive(p0, "theta");
     if (cJSON_IsArray(theta)) {
         if (cJSON_GetArraySize(theta) != n_heads) return al_err(err, AL_ERR_INVALID, "request: field 'parts[0].theta' has the wrong length");

@@ -68,10 +68,20 @@ test('sharded papa runs in parallel processes merge into the unsharded numbers',
     assert.deepEqual(again.findings, full.findings);
     writeFileSync(req, JSON.stringify({ op: 'papa_merge', parts: [merged, parts[1]] }));
     assert.throws(() => execFileSync(cli, ['run', req], { ...opts, stdio: ['ignore', 'pipe', 'pipe'] }), /two parts/);
-    // a part of another request is refused, naming it
+    // a part of another request is refused, naming it, its shard and what differs
     const other = { ...parts[1], hashes: { ...parts[1].hashes, task: 'sha256:0' } };
     writeFileSync(req, JSON.stringify({ op: 'papa_merge', parts: [parts[0], other] }));
-    assert.throws(() => execFileSync(cli, ['run', req], { ...opts, stdio: ['ignore', 'pipe', 'pipe'] }), /parts\[1\]/);
+    assert.throws(() => execFileSync(cli, ['run', req], { ...opts, stdio: ['ignore', 'pipe', 'pipe'] }),
+                  /parts\[1\]' \(shard 1\/3\) comes from another request: its task hash differs/);
+    const otherModel = { ...parts[2], hashes: { ...parts[2].hashes, model: 'sha256:0' } };
+    writeFileSync(req, JSON.stringify({ op: 'papa_merge', parts: [parts[0], parts[1], otherModel] }));
+    assert.throws(() => execFileSync(cli, ['run', req], { ...opts, stdio: ['ignore', 'pipe', 'pipe'] }), /parts\[2\]'.*model hash/);
+    const otherSettings = { ...parts[2], config: { ...parts[2].config, L: 64 } };
+    writeFileSync(req, JSON.stringify({ op: 'papa_merge', parts: [parts[0], parts[1], otherSettings] }));
+    assert.throws(() => execFileSync(cli, ['run', req], { ...opts, stdio: ['ignore', 'pipe', 'pipe'] }), /parts\[2\]'.*settings/);
+    // a missing shard is named instead of merging a sweep with configurations left out
+    writeFileSync(req, JSON.stringify({ op: 'papa_merge', parts: [parts[2], parts[0]] }));
+    assert.throws(() => execFileSync(cli, ['run', req], { ...opts, stdio: ['ignore', 'pipe', 'pipe'] }), /shard 1\/3 is missing/);
     // the same shard twice is refused
     writeFileSync(req, JSON.stringify({ op: 'papa_merge', parts: [parts[0], parts[0]] }));
     assert.throws(() => execFileSync(cli, ['run', req], { ...opts, stdio: ['ignore', 'pipe', 'pipe'] }), /two parts/);
