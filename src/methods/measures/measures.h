@@ -35,6 +35,12 @@ al_status al_norm_attention_weights(const float *o_w, const float *o_b, const fl
                                     int H, const float *x, const float *attn, const float *values,
                                     const int32_t *mask, int L, const al_norm_outputs *out, al_error *err);
 
+/* The same for heads of any width dh (a decoder's head_dim may differ from D / H): o_w [D, H * dh], values
+ * [H, L, dh] per query head (the heads of a grouped-query group repeat their key/value head's values). */
+al_status al_norm_attention_heads(const float *o_w, const float *o_b, const float *ln_g, float ln_eps, int D, int H,
+                                  int dh, const float *x, const float *attn, const float *values, const int32_t *mask,
+                                  int L, const al_norm_outputs *out, al_error *err);
+
 /* One example's per-head summaries (docs/measures.md, "norm_mass"): head_norms [H, L, L] and value_norms
  * [H, L] of one layer as al_norm_attention_layer gives them; adds to mass[h] the mean over real queries i of
  * sum_j head_norms[h, i, j], and to vmean[h] (when not NULL) the mean over real tokens of value_norms[h, j].
