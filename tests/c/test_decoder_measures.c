@@ -10,6 +10,9 @@
  *   - value zeroing: zeroing token j changes no row i < j (its distance is exactly 0);
  *   - head_steps: the query sees tokens <= it, the reply names the key/value head it shares;
  *   - head_importance refused by name (the LM loss needs the decoder layers' backward).
+ * Against tests/golden/make_decoder_measures.py's float64 references (gpt2, llama_untied, pythia): effective,
+ * norm-based (per head, per layer), rollout and value zeroing, from the golden's own layer inputs and through
+ * attnlab's forward.
  * Then each op through the JSON API on sessions of 1 and 3 threads: the same digest (the same bits). */
 #include <math.h>
 #include <stdio.h>
@@ -191,6 +194,59 @@ static void check_value_zeroing(const char *dir, const al_model *m, const int32_
     free(dist);
 }
 
+/* ------------------------------------------------------------ against the float64 reference */
+
+/* tests/golden/make_decoder_measures.py's references, for the variants it writes. */
+static const char *const k_reference[] = {"gpt2", "llama_untied", "pythia"};
+enum { COL_REFERENCE = 0, COL_FORWARD = 1 }; /* the golden's own layer inputs, or attnlab's forward */
+static const char *const k_measures[] = {"effective", "norms", "layer_norms", "rollout", "vz_distances"};
+#define N_MEASURES 5
+static double g_ref_err[2][N_MEASURES], g_ref_top[N_MEASURES];
+
+static double max_diff(const float *a, const float *b, size_t n, double *top) {
+    double e = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        note(&e, fabs((double)a[i] - b[i]));
+        if (top) note(top, fabs((double)b[i]));
+    }
+    return e;
+}
+
+/* The measures from one set of layer inputs (hidden [NL+1,B,L,D], attn, values) against the reference ref[k]. */
+static void compare_reference(const char *dir, const al_model *m, int col, const float *hidden, const float *attn,
+                              const float *values, const int32_t *ids, const int32_t *mask, int B, int L,
+                              float *const *ref) {
+    const al_config *c = al_model_config(m);
+    const int NL = c->n_layers, H = c->n_heads, D = c->hidden_size, dh = c->head_dim;
+    const size_t LL = (size_t)L * L, n_attn = (size_t)NL * B * H * LL;
+    float *got = malloc(sizeof(float) * n_attn), *lay = malloc(sizeof(float) * (size_t)NL * B * LL);
+    al_error err = {0};
+    CHECK(al_effective_attention(c, attn, values, mask, B, L, AL_EFFECTIVE_EXACT, got, NULL, &err) == AL_OK);
+    note(&g_ref_err[col][0], max_diff(got, ref[0], n_attn, &g_ref_top[0]));
+    for (int l = 0; l < NL; l++)
+        for (int b = 0; b < B; b++) {
+            const size_t eb = (size_t)l * B + b;
+            al_norm_outputs o = {got + eb * H * LL, lay + eb * LL, NULL, NULL};
+            CHECK(al_norm_attention_layer(m, l, hidden + eb * L * D, attn + eb * H * LL, values + eb * H * L * dh,
+                                          mask + (size_t)b * L, L, &o, &err) == AL_OK);
+        }
+    note(&g_ref_err[col][1], max_diff(got, ref[1], n_attn, &g_ref_top[1]));
+    note(&g_ref_err[col][2], max_diff(lay, ref[2], (size_t)NL * B * LL, &g_ref_top[2]));
+    const float *maps[64];
+    for (int b = 0; b < B && NL <= 64; b++) {
+        for (int l = 0; l < NL; l++) maps[l] = attn + ((size_t)l * B + b) * H * LL;
+        CHECK(al_rollout(maps, NL, H, L, mask + (size_t)b * L, 0, lay + (size_t)b * NL * LL, &err) == AL_OK);
+    }
+    note(&g_ref_err[col][3], max_diff(lay, ref[3], (size_t)B * NL * LL, &g_ref_top[3]));
+    if (col == COL_FORWARD) { /* value zeroing reruns the model: through the forward only */
+        al_batch batch = {B, L, ids, mask, NULL, NULL};
+        CHECK(al_value_zeroing(m, &batch, NULL, lay, NULL, &err) == AL_OK);
+        note(&g_ref_err[col][4], max_diff(lay, ref[4], (size_t)B * NL * LL, &g_ref_top[4]));
+    }
+    (void)dir;
+    free(got), free(lay);
+}
+
 static void check_library(const char *dir) {
     char path[256];
     al_model *m = NULL;
@@ -218,6 +274,26 @@ static void check_library(const char *dir) {
     al_forward_outputs o = {0};
     o.hidden_states = hidden, o.attentions = attn, o.values = values;
     CHECK_MSG(ids && mask && al_forward(m, &batch, &fp, &o, &err) == AL_OK, "%s: %s", dir, err.message);
+    int with_reference = 0;
+    for (size_t k = 0; k < sizeof k_reference / sizeof k_reference[0]; k++) with_reference |= !strcmp(dir, k_reference[k]);
+    golden_file gm;
+    snprintf(path, sizeof path, "tests/golden/decoders/%s/measures.safetensors", dir);
+    if (with_reference && ids && mask && golden_open(&gm, path)) {
+        float *ref[N_MEASURES];
+        for (int k = 0; k < N_MEASURES; k++) ref[k] = golden_f32(&gm, k_measures[k], NULL, NULL);
+        float *g_hidden = golden_f32(&g, "hidden_states", NULL, NULL), *g_attn = golden_f32(&g, "attentions", NULL, NULL);
+        float *g_values = golden_f32(&g, "values", NULL, NULL);
+        CHECK(ref[0] && ref[1] && ref[2] && ref[3] && ref[4] && g_hidden && g_attn && g_values);
+        if (ref[0] && ref[1] && ref[2] && ref[3] && ref[4] && g_hidden && g_attn && g_values) {
+            compare_reference(dir, m, COL_REFERENCE, g_hidden, g_attn, g_values, ids, mask, B, L, ref);
+            compare_reference(dir, m, COL_FORWARD, hidden, attn, values, ids, mask, B, L, ref);
+        }
+        for (int k = 0; k < N_MEASURES; k++) free(ref[k]);
+        free(g_hidden), free(g_attn), free(g_values);
+        golden_close(&gm);
+    } else {
+        CHECK_MSG(!with_reference, "%s", path);
+    }
     if (ids && mask) {
         check_effective(dir, c, attn, values, mask, B, L);
         check_norms(dir, m, hidden, attn, values, mask, B, L);
@@ -324,7 +400,31 @@ static void check_ops(const char *dir) {
     }
 }
 
+/* Text through the fixture's byte-level BPE (tests/fixtures/decoder_tiny_gpt2): the ops that read tokens. */
+static void check_text(void) {
+    al_session *s = al_session_new();
+    al_reply reply;
+    cJSON *r = run(s, "{\"op\":\"load_model\",\"model\":\"m\",\"path\":\"tests/fixtures/decoder_tiny_gpt2\"}", AL_OK, &reply);
+    cJSON_Delete(r);
+    al_reply_free(&reply);
+    static const char *const requests[] = {
+        "{\"op\":\"attention_stats\",\"model\":\"m\",\"texts\":[\"The cat sat, then ran.\",\"A dog!\"]}",
+        "{\"op\":\"norm_attention\",\"model\":\"m\",\"text\":\"The cat sat on the mat.\"}",
+        "{\"op\":\"attention_rollout\",\"model\":\"m\",\"source\":\"effective\",\"text\":\"The cat sat on the mat.\"}",
+        "{\"op\":\"value_zeroing\",\"model\":\"m\",\"text\":\"The cat sat on the mat.\"}",
+        "{\"op\":\"head_steps\",\"model\":\"m\",\"layer\":0,\"head\":0,\"query\":2,\"text\":\"The cat sat on the mat.\"}",
+    };
+    for (size_t k = 0; k < sizeof requests / sizeof requests[0]; k++) {
+        r = run(s, requests[k], AL_OK, &reply);
+        CHECK_MSG(r && !cJSON_GetObjectItem(r, "error"), "%s", requests[k]);
+        cJSON_Delete(r);
+        al_reply_free(&reply);
+    }
+    al_session_free(s);
+}
+
 int main(void) {
+    check_text();
     for (int v = 0; v < N_VARIANTS; v++) {
         check_library(k_variants[v]);
         check_ops(k_variants[v]);
@@ -332,5 +432,16 @@ int main(void) {
     printf("decoder measures: A_eff V - A V %.3g (relative to the largest value), value norms %.3g, rollout rows off 1 "
            "by %.3g\n",
            g_worst.eff_av, g_worst.vnorm, g_worst.rollout_sum);
+    /* bounds: docs/measures.md "Exactness" (norm-based maps through the forward: 2e-6 of the largest value) */
+    static const double bound_ref[N_MEASURES] = {1e-6, 1e-5, 1e-5, 1e-6, 0.0};
+    static const double bound_fwd[N_MEASURES] = {1e-5, 2e-6, 2e-6, 1e-6, 1e-5};
+    for (int k = 0; k < N_MEASURES; k++) {
+        const double scale = k == 1 || k == 2 ? g_ref_top[k] : 1.0;
+        CHECK_MSG(g_ref_err[COL_REFERENCE][k] <= bound_ref[k] && g_ref_err[COL_FORWARD][k] <= bound_fwd[k] * scale,
+                  "%s: %.3g / %.3g", k_measures[k], g_ref_err[COL_REFERENCE][k], g_ref_err[COL_FORWARD][k]);
+    }
+    for (int k = 0; k < N_MEASURES; k++)
+        printf("  %-13s against float64 (largest value %.3g): on its layer inputs %.3g, through the forward %.3g\n",
+               k_measures[k], g_ref_top[k], g_ref_err[COL_REFERENCE][k], g_ref_err[COL_FORWARD][k]);
     return check_summary("decoder_measures");
 }
