@@ -202,8 +202,9 @@ al_status al_effective_attention(const al_config *config, const float *attention
                 const int n = real_positions(mask ? mask + (size_t)b * L : NULL, L, idx);
                 for (int h = 0; h < H; h++) {
                     const size_t bh = (size_t)b * H + h;
-                    (causal ? exact_causal_head : exact_head)(attentions + a_off + bh * L * L, values + v_off + bh * L * dh, L, dh,
-                               idx, n, out + a_off + bh * L * L, &ranks[bh], &s);
+                    (causal ? exact_causal_head : exact_head)(attentions + a_off + bh * L * L,
+                                                              values + v_off + bh * L * dh, L, dh, idx, n,
+                                                              out + a_off + bh * L * L, &ranks[bh], &s);
                 }
             }
         }
