@@ -174,6 +174,29 @@ static void check_rollout(const char *dir, const al_config *c, const float *attn
     free(out);
 }
 
+/* The normalised entropy: in [0, 1]; a uniform causal head gives 1, a head that looks at one key gives 0. */
+static void check_entropy(const char *dir, const al_config *c, const float *attn, const int32_t *mask, int B, int L) {
+    const int NL = c->n_layers, H = c->n_heads;
+    double e[64];
+    int bad = 0;
+    for (int l = 0; l < NL && H <= 64; l++)
+        for (int b = 0; b < B; b++) {
+            al_causal_entropy_example(attn + ((size_t)l * B + b) * H * L * L, H, L, mask + (size_t)b * L, e);
+            for (int h = 0; h < H; h++) bad += !(e[h] >= 0.0 && e[h] <= 1.0 + 1e-12);
+        }
+    CHECK_MSG(bad == 0, "%s: %d normalised entropies outside [0, 1]", dir, bad);
+    float uni[3 * 4 * 4] = {0}; /* heads: uniform over j <= i, one-hot on j = 0, one-hot on j = i */
+    const int32_t m4[4] = {1, 1, 1, 0};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j <= i; j++) uni[i * 4 + j] = 1.0f / (float)(i + 1 - (i == 3)) * (j < 3);
+    for (int i = 0; i < 4; i++) uni[16 + i * 4] = 1.0f, uni[32 + i * 4 + i] = 1.0f;
+    al_causal_entropy_example(uni, 3, 4, m4, e);
+    CHECK_MSG(fabs(e[0] - 1.0) < 1e-6 && e[1] == 0.0 && e[2] == 0.0, "%s: %g %g %g", dir, e[0], e[1], e[2]);
+    const int32_t one[4] = {1, 0, 0, 0};
+    al_causal_entropy_example(uni, 1, 4, one, e);
+    CHECK(isnan(e[0])); /* no row of two keys */
+}
+
 /* Value zeroing: token j's zeroed values change no row i < j, bit for bit; and some row >= j. */
 static void check_value_zeroing(const char *dir, const al_model *m, const int32_t *ids, const int32_t *mask, int B, int L) {
     const int NL = al_model_config(m)->n_layers;
@@ -298,6 +321,7 @@ static void check_library(const char *dir) {
         check_effective(dir, c, attn, values, mask, B, L);
         check_norms(dir, m, hidden, attn, values, mask, B, L);
         check_rollout(dir, c, attn, mask, B, L);
+        check_entropy(dir, c, attn, mask, B, L);
         check_value_zeroing(dir, m, ids, mask, B, L);
     }
     free(ids), free(mask), free(hidden), free(attn), free(values);
@@ -364,6 +388,12 @@ static void check_head_steps_reply(const char *dir, const al_config *c, const al
     CHECK_MSG(w && later == 0 && fabs(sum - 1.0) < 1e-6, "%s: head_steps weights after the query %d, sum %.9g", dir, later, sum);
 }
 
+static void check_stats_reply(const char *dir, const al_config *c, const cJSON *r) {
+    const cJSON *e = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "standard"), "entropy_normalised");
+    CHECK_MSG(cJSON_GetArraySize(e) == c->n_layers && cJSON_GetArraySize(cJSON_GetArrayItem(e, 0)) == c->n_heads,
+              "%s: attention_stats has no entropy_normalised [NL][H]", dir);
+}
+
 static void check_ops(const char *dir) {
     static char first[N_OPS][80];
     static const int counts[2] = {1, 3};
@@ -388,6 +418,7 @@ static void check_ops(const char *dir) {
                 if (t == 0) snprintf(first[k], sizeof first[k], "%s", id);
                 CHECK_MSG(strcmp(first[k], id) == 0, "%s: %s differs on %d threads", dir, k_ops[k].request, counts[t]);
                 if (t == 0 && strstr(k_ops[k].request, "head_steps")) check_head_steps_reply(dir, al_model_config(m), &reply, r);
+                if (t == 0 && strstr(k_ops[k].request, "attention_stats")) check_stats_reply(dir, al_model_config(m), r);
             } else {
                 const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "message"));
                 CHECK_MSG(msg && strstr(msg, k_ops[k].needle), "%s: %s: '%s' lacks '%s'", dir, k_ops[k].request,

@@ -81,4 +81,11 @@ extern const char *const al_head_stat_names[AL_HS_N]; /* "entropy", "confidence"
 void al_head_stats_example(const float *const *attn, int NL, int H, int L, const int32_t *mask,
                            const uint8_t *classes, const float *C, float *scratch, double *out);
 
+/* A causal model's entropy per head, rows of different lengths made comparable (docs/measures.md, "Causal
+ * decoders"): attn [H, L, L] one example's layer, mask [L]. Row i of a decoder is a distribution over the k_i real
+ * keys j <= i, so its entropy lies in [0, ln k_i]; out[h] is the mean over the real rows with k_i >= 2 of
+ * -sum_j a_ij ln a_ij / ln k_i (0 for a one-hot row, 1 for the uniform row over the keys it may see), NAN when no
+ * row has two keys. In double, in a fixed order. */
+void al_causal_entropy_example(const float *attn, int H, int L, const int32_t *mask, double *out);
+
 #endif
