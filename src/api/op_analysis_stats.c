@@ -3,16 +3,19 @@
  *   {"op": "attention_stats", "model", "texts" | "text" | "input_ids" (+ pairs), "mode"?,
  *    "average"?: "exact" | "paper", "pad_to"?, "max_length"?, "batch_size"? (default 8), ...}
  *   -> "standard" and "effective": {"cls", "sep", "punct": [NL][H]}: attention to [CLS], [SEP] and
- *      punctuation keys per layer and head (Sun & Marasovic Figures 5, 6; al_attention_token_stats),
+ *      punctuation keys per layer and head (Sun & Marasovic Figures 5, 6; al_attention_token_stats);
+ *      for a causal model "standard" also has "entropy_normalised" [NL][H] (al_causal_entropy_example),
  *      "n_examples", "n_units" (examples, or batches for "average": "paper").
  *   {"op": "attention_patterns", same inputs}
  *   -> tensors "patterns_standard" / "patterns_effective" I32 [NL,B,H] (al_pattern index),
  *      "scores_standard" / "scores_effective" F32 [NL,B,H,3] (vertical, diagonal, block);
  *      JSON "patterns" (names by index), "standard" / "effective": {name: percent} (Table 2). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/error.h"
+#include "../methods/measures/measures.h"
 #include "op_analysis.h"
 
 typedef struct stats_state {
@@ -21,6 +24,8 @@ typedef struct stats_state {
     double *sums[2]; /* standard, effective: [3, NL, H] */
     double count[2];
     int n_examples;
+    double *entropy;   /* a causal model's [NL, H] sums of al_causal_entropy_example over examples, else NULL */
+    int *entropy_n;    /* [NL, H] the examples that gave a value */
 } stats_state;
 
 static al_status stats_chunk(void *user, const al_run_chunk *c, al_error *err) {
@@ -31,6 +36,14 @@ static al_status stats_chunk(void *user, const al_run_chunk *c, al_error *err) {
                                                 c->classes, s->avg, s->sums[k], &s->count[k], err);
         if (st) return st;
     }
+    for (int l = 0; s->entropy && l < s->NL; l++)
+        for (int b = 0; b < c->B; b++) {
+            double e[1024];
+            al_causal_entropy_example(c->attentions + ((size_t)l * c->B + b) * s->H * c->L * c->L, s->H, c->L,
+                                      c->mask + (size_t)b * c->L, e);
+            for (int h = 0; h < s->H; h++)
+                if (e[h] == e[h]) s->entropy[(size_t)l * s->H + h] += e[h], s->entropy_n[(size_t)l * s->H + h]++;
+        }
     s->n_examples += c->B;
     return AL_OK;
 }
@@ -43,10 +56,17 @@ al_status al_op_attention_stats(al_op_ctx *ctx, al_error *err) {
     if (st) return st;
     const al_config *cfg = al_model_config(m->model);
     const int NL = cfg->n_layers, H = cfg->n_heads;
-    stats_state s = {NL, H, o.average, {NULL, NULL}, {0, 0}, 0};
+    stats_state s = {NL, H, o.average, {NULL, NULL}, {0, 0}, 0, NULL, NULL};
     s.sums[0] = calloc((size_t)3 * NL * H, sizeof(double));
     s.sums[1] = calloc((size_t)3 * NL * H, sizeof(double));
     if (!s.sums[0] || !s.sums[1]) st = al_err(err, AL_ERR_OOM, "attention_stats: out of memory");
+    if (!st && al_model_is_causal(m->model) && H > 1024)
+        st = al_err(err, AL_ERR_INVALID, "attention_stats: %d heads (at most 1024)", H);
+    if (!st && al_model_is_causal(m->model)) { /* rows of i + 1 keys: the normalised entropy (docs/measures.md) */
+        s.entropy = calloc((size_t)NL * H, sizeof(double));
+        s.entropy_n = calloc((size_t)NL * H, sizeof(int));
+        if (!s.entropy || !s.entropy_n) st = al_err(err, AL_ERR_OOM, "attention_stats: out of memory");
+    }
     if (!st) st = al_an_run(ctx, m->model, NULL, &in, &o, stats_chunk, &s, err);
     if (!st) {
         al_reply_builder *rb = ctx->rb;
@@ -61,9 +81,13 @@ al_status al_op_attention_stats(al_op_ctx *ctx, al_error *err) {
             cJSON *obj = al_rb_add(rb, rb->root, kinds[k], cJSON_CreateObject());
             for (int c = 0; obj && c < 3; c++)
                 al_an_matrix(rb, obj, cls[c], s.sums[k] + (size_t)c * NL * H, NL, H, s.count[k]);
+            if (obj && k == 0 && s.entropy) { /* mean over the examples with a row of two keys; null without one */
+                for (int i = 0; i < NL * H; i++) s.entropy[i] = s.entropy_n[i] ? s.entropy[i] / s.entropy_n[i] : NAN;
+                al_an_matrix(rb, obj, "entropy_normalised", s.entropy, NL, H, 0);
+            }
         }
     }
-    free(s.sums[0]), free(s.sums[1]);
+    free(s.sums[0]), free(s.sums[1]), free(s.entropy), free(s.entropy_n);
     al_api_inputs_free(&in);
     return st;
 }

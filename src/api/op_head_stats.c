@@ -26,6 +26,13 @@
 #include "reply_digest.h"
 
 al_status al_op_head_stats(al_op_ctx *ctx, al_error *err) {
+    /* a decoder's row i spans i + 1 keys, and its examples would come through a PAPA sweep's task, which the decoders
+     * do not run (docs/measures.md, "Causal decoders"): refused before the task is read */
+    const al_api_model *model = NULL;
+    if (!al_req_model(ctx->session, ctx->req, &model, err) && al_model_is_causal(model->model))
+        return al_err(err, AL_ERR_UNSUPPORTED, "head_stats: field 'model': '%s' is %s, a causal language model; the "
+                      "statistics over a PAPA task's examples are not built for decoders", model->id,
+                      al_arch_name(al_model_config(model->model)->arch));
     al_experiment x;
     al_status st = al_experiment_open(ctx, "head_stats", &x, err);
     if (st) return st;

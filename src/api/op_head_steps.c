@@ -141,6 +141,14 @@ al_status al_op_head_steps(al_op_ctx *ctx, al_error *err) {
             al_rb_num(rb, rb->root, "rotary_base", job.out.rotary_base);
             al_rb_num(rb, rb->root, "window", job.out.window);
         }
+        if (al_model_is_causal(m->model)) { /* docs/head_steps.md, "Decoders" */
+            const int group = cfg->n_heads / al_kv_heads(cfg);
+            al_rb_bool(rb, rb->root, "causal", 1);
+            al_rb_num(rb, rb->root, "visible_keys", job.query + 1);
+            al_rb_num(rb, rb->root, "n_kv_heads", al_kv_heads(cfg));
+            al_rb_num(rb, rb->root, "kv_head", job.head / group);
+            al_rb_num(rb, rb->root, "rotary_dims", al_decoder(cfg)->rotary_dims);
+        }
         al_rb_num(rb, rb->root, "rank", job.out.rank);
         al_rb_bool(rb, rb->root, "truncated", seq->truncated);
         const int32_t *ids = in.from_text ? seq->enc.ids : seq->raw_ids;

@@ -48,6 +48,12 @@ al_status al_op_head_importance(al_op_ctx *ctx, al_error *err) {
     const char *loss_name = NULL;
     st = al_req_string(ctx->req, "loss", "loss", 0, &loss_name, err);
     const int loss = loss_name ? al_importance_loss_from_name(loss_name) : AL_IMPORTANCE_PROBE;
+    /* a causal model's loss is the language model's, whose gradient wrt the head gates runs through the decoder
+     * layers' training twins (src/train/), not built yet: refused rather than approximated (docs/importance.md) */
+    if (!st && al_model_is_causal(m->model))
+        st = al_err(err, AL_ERR_UNSUPPORTED, "head_importance: field 'model': '%s' is %s, a causal language model; "
+                    "gradient head importance with the language-model loss needs the decoder layers' backward "
+                    "(training twins), which is not built yet", m->id, al_arch_name(al_model_config(m->model)->arch));
     if (!st && loss < 0)
         st = al_err(err, AL_ERR_INVALID, "request: field 'loss' is '%.40s', not 'probe' or 'mlm'", loss_name);
     if (!st && loss == AL_IMPORTANCE_MLM && !al_model_has_mlm_head(m->model))

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../../core/error.h"
+#include "../../model/family.h"
 #include "effective.h"
 
 double al_effective_paper_tolerance(int n_heads) { return AL_EPS_F32 * n_heads; }
@@ -74,6 +75,29 @@ static void exact_head(const float *A, const float *V, int L, int dh, const int 
         float *o = out + (size_t)idx[i] * L;
         const float *g = s->Ag + (size_t)i * n;
         for (int j = 0; j < n; j++) o[idx[j]] = g[j];
+    }
+}
+
+/* Exact mode for a causal head (docs/effective.md, "Causal heads"): query row i reads only the values of the real
+ * tokens <= i, so its effective row is its first i + 1 entries projected onto the column space of those i + 1 value
+ * rows, and its entries after i stay 0. One projection per row: a row's null space depends on the prefix it sees.
+ * *rank is the rank of the last row's prefix (all the real tokens), as in the encoder's exact mode. */
+static void exact_causal_head(const float *A, const float *V, int L, int dh, const int *idx, int n, float *out,
+                              int *rank, al_eff_scratch *s) {
+    for (int i = 0; i < n; i++) {
+        memcpy(s->Vg + (size_t)i * dh, V + (size_t)idx[i] * dh, sizeof(float) * (size_t)dh);
+        const float *a = A + (size_t)idx[i] * L;
+        float *g = s->Ag + (size_t)i * n;
+        for (int j = 0; j < n; j++) g[j] = a[idx[j]];
+    }
+    *rank = 0;
+    for (int i = 0; i < n; i++) /* row i in place over its own prefix: earlier rows are done, later ones unread */
+        *rank = project_exact(s->Ag + (size_t)i * n, 1, n, s->Vg, i + 1, dh, dh, s->Ag + (size_t)i * n, n, s);
+    memset(out, 0, sizeof(float) * (size_t)L * L);
+    for (int i = 0; i < n; i++) {
+        float *o = out + (size_t)idx[i] * L;
+        const float *g = s->Ag + (size_t)i * n;
+        for (int j = 0; j <= i; j++) o[idx[j]] = g[j];
     }
 }
 
@@ -152,6 +176,11 @@ al_status al_effective_attention(const al_config *config, const float *attention
     if (NL < 1 || H < 1 || dh < 1)
         return al_err(err, AL_ERR_INVALID, "effective attention: config has %d layers, %d heads, "
                       "head_dim %d", NL, H, dh);
+    const int causal = al_family_of(config)->causal;
+    if (causal && mode == AL_EFFECTIVE_PAPER) /* docs/effective.md, "Causal heads" */
+        return al_err(err, AL_ERR_UNSUPPORTED, "effective attention: field 'mode': \"paper\" (one projection "
+                      "onto the values of the whole padded sequence) is not defined for a causal model, whose query i "
+                      "reads only tokens <= i; use \"exact\"");
     al_eff_scratch s = {0};
     al_status st = al_eff_scratch_reserve(&s, L, dh, err);
     int *idx = malloc(sizeof(int) * (size_t)L);
@@ -173,8 +202,9 @@ al_status al_effective_attention(const al_config *config, const float *attention
                 const int n = real_positions(mask ? mask + (size_t)b * L : NULL, L, idx);
                 for (int h = 0; h < H; h++) {
                     const size_t bh = (size_t)b * H + h;
-                    exact_head(attentions + a_off + bh * L * L, values + v_off + bh * L * dh, L, dh,
-                               idx, n, out + a_off + bh * L * L, &ranks[bh], &s);
+                    (causal ? exact_causal_head : exact_head)(attentions + a_off + bh * L * L,
+                                                              values + v_off + bh * L * dh, L, dh, idx, n,
+                                                              out + a_off + bh * L * L, &ranks[bh], &s);
                 }
             }
         }

@@ -87,3 +87,23 @@ void al_head_stats_example_kind(const float *const *attn, int NL, int H, int L, 
             o[AL_HS_JS] = js_rows ? sum[AL_HS_JS] / js_rows : NAN;
         }
 }
+
+void al_causal_entropy_example(const float *attn, int H, int L, const int32_t *mask, double *out) {
+    for (int h = 0; h < H; h++) {
+        const float *A = attn + (size_t)h * L * L;
+        double sum = 0.0;
+        int rows = 0, k = 0; /* k: the real keys j <= i */
+        for (int i = 0; i < L; i++) {
+            if (!mask[i]) continue;
+            if (++k < 2) continue; /* one key: the row is 1 there, its bound ln 1 = 0 */
+            double ent = 0.0;
+            for (int j = 0; j <= i; j++) {
+                const double v = A[(size_t)i * L + j];
+                if (mask[j] && v > 0.0) ent -= v * log(v);
+            }
+            sum += ent / log((double)k);
+            rows++;
+        }
+        out[h] = rows ? sum / rows : NAN;
+    }
+}

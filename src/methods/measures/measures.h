@@ -35,6 +35,12 @@ al_status al_norm_attention_weights(const float *o_w, const float *o_b, const fl
                                     int H, const float *x, const float *attn, const float *values,
                                     const int32_t *mask, int L, const al_norm_outputs *out, al_error *err);
 
+/* The same for heads of any width dh (a decoder's head_dim may differ from D / H): o_w [D, H * dh], values
+ * [H, L, dh] per query head (the heads of a grouped-query group repeat their key/value head's values). */
+al_status al_norm_attention_heads(const float *o_w, const float *o_b, const float *ln_g, float ln_eps, int D, int H,
+                                  int dh, const float *x, const float *attn, const float *values, const int32_t *mask,
+                                  int L, const al_norm_outputs *out, al_error *err);
+
 /* One example's per-head summaries (docs/measures.md, "norm_mass"): head_norms [H, L, L] and value_norms
  * [H, L] of one layer as al_norm_attention_layer gives them; adds to mass[h] the mean over real queries i of
  * sum_j head_norms[h, i, j], and to vmean[h] (when not NULL) the mean over real tokens of value_norms[h, j].
@@ -85,5 +91,12 @@ extern const char *const al_confidence_names[]; /* "max", "voita", NULL */
 void al_head_stats_example_kind(const float *const *attn, int NL, int H, int L, const int32_t *mask,
                                 const uint8_t *classes, const float *C, al_confidence_kind confidence, float *scratch,
                                 double *out);
+
+/* A causal model's entropy per head, rows of different lengths made comparable (docs/measures.md, "Causal
+ * decoders"): attn [H, L, L] one example's layer, mask [L]. Row i of a decoder is a distribution over the k_i real
+ * keys j <= i, so its entropy lies in [0, ln k_i]; out[h] is the mean over the real rows with k_i >= 2 of
+ * -sum_j a_ij ln a_ij / ln k_i (0 for a one-hot row, 1 for the uniform row over the keys it may see), NAN when no
+ * row has two keys. In double, in a fixed order. */
+void al_causal_entropy_example(const float *attn, int H, int L, const int32_t *mask, double *out);
 
 #endif

@@ -19,8 +19,16 @@ al_status al_norm_attention_layer(const al_model *model, int layer, const float 
         return al_err(err, AL_ERR_UNSUPPORTED, "norm_attention: the residual and post-LayerNorm variant does not apply "
                       "to %s's pre-norm layers", al_arch_name(c->arch));
     const al_layer_weights *lw = &model->w.layers[layer];
-    return al_norm_attention_weights(lw->o_w, lw->o_b, lw->ln_attn_g, c->layer_norm_eps, c->hidden_size,
-                                     c->n_heads, x, attn, values, mask, L, out, err);
+    return al_norm_attention_heads(lw->o_w, lw->o_b, lw->ln_attn_g, c->layer_norm_eps, c->hidden_size, c->n_heads,
+                                   c->head_dim, x, attn, values, mask, L, out, err);
+}
+
+al_status al_norm_attention_weights(const float *o_w, const float *o_b, const float *ln_g, float ln_eps, int D,
+                                    int H, const float *x, const float *attn, const float *values,
+                                    const int32_t *mask, int L, const al_norm_outputs *out, al_error *err) {
+    if (H < 1 || D % H)
+        return al_err(err, AL_ERR_INVALID, "norm_attention: bad shape (D %d, H %d)", D, H);
+    return al_norm_attention_heads(o_w, o_b, ln_g, ln_eps, D, H, D / H, x, attn, values, mask, L, out, err);
 }
 
 /* Why Gram matrices: ||sum_h a_h f_h||^2 = sum_h sum_h' a_h a_h' <f_h, f_h'>, so with the H x H inner products
@@ -28,14 +36,15 @@ al_status al_norm_attention_layer(const al_model *model, int layer, const float 
  * g_i is linear in its argument (centering, then gamma / s_i), so the same holds for the centred, gamma-scaled
  * vectors, plus the residual x_i on the diagonal. Everything in double: the differences of squares this
  * could cancel are far below float32 output precision. */
-al_status al_norm_attention_weights(const float *o_w, const float *o_b, const float *ln_g, float ln_eps, int D,
-                                    int H, const float *x, const float *attn, const float *values,
-                                    const int32_t *mask, int L, const al_norm_outputs *out, al_error *err) {
-    if (D < 1 || H < 1 || H > 1023 || D % H || L < 1)
-        return al_err(err, AL_ERR_INVALID, "norm_attention: bad shape (D %d, H %d (at most 1023), L %d)", D, H, L);
-    const int dh = D / H, H1 = H + 1;
+al_status al_norm_attention_heads(const float *o_w, const float *o_b, const float *ln_g, float ln_eps, int D, int H,
+                                  int dh, const float *x, const float *attn, const float *values, const int32_t *mask,
+                                  int L, const al_norm_outputs *out, al_error *err) {
+    if (D < 1 || H < 1 || H > 1023 || dh < 1 || L < 1)
+        return al_err(err, AL_ERR_INVALID, "norm_attention: bad shape (D %d, H %d (at most 1023), head_dim %d, L %d)",
+                      D, H, dh, L);
+    const int A = H * dh, H1 = H + 1; /* A: the heads' width, the output projection's input (o_w [D, A]) */
     const int want_layer = out->layer_norms != NULL, want_res = out->res_ln != NULL;
-    double *WT = malloc(sizeof(double) * (size_t)D * D);      /* W_O as x W: WT[c * D + r] = o_w[r * D + c] */
+    double *WT = malloc(sizeof(double) * (size_t)A * D);      /* W_O as x W: WT[c * D + r] = o_w[r * A + c] */
     double *F = malloc(sizeof(double) * (size_t)H1 * D);       /* one key's f_h, then (res) x_j, row by row */
     double *fn = malloc(sizeof(double) * (size_t)H * L);
     double *G = calloc((size_t)L * H * H, sizeof(double));     /* <f_h(x_j), f_h'(x_j)> per key */
@@ -47,7 +56,7 @@ al_status al_norm_attention_weights(const float *o_w, const float *o_b, const fl
         return al_err(err, AL_ERR_OOM, "norm_attention: out of memory for %d tokens", L);
     }
     for (int r = 0; r < D; r++)
-        for (int c = 0; c < D; c++) WT[(size_t)c * D + r] = o_w[(size_t)r * D + c];
+        for (int c = 0; c < A; c++) WT[(size_t)c * D + r] = o_w[(size_t)r * A + c];
     for (int j = 0; j < L; j++) {
         for (int h = 0; h < H; h++) { /* f_h(x_j)[r] = sum_k v[k] W_O[h dh + k, r], k ascending */
             double *f = F + (size_t)h * D;

@@ -10,15 +10,17 @@
 #include "../../core/error.h"
 #include "../../core/threadpool.h"
 #include "../../kernels/kernels.h"
+#include "../../model/family_params.h"
 #include "../../model/forward_internal.h"
 
 typedef struct scratch {
-    float *v, *ctx, *tmp, *wide, *y; /* [L, dh] one head's values, [L, D] x3, [L, al_fwd_ffn_width] */
+    float *v, *ctx, *tmp, *wide, *y; /* [L, dh] one head's values, [L, width] the heads' contexts, [L, D] x2,
+                                      * [L, al_fwd_ffn_width] */
 } scratch;
 
 typedef struct layer_job {
     const al_model *m;
-    int l, L, D, H, dh;
+    int l, L, D, width, H, dh; /* width: the contexts', n_heads * head_dim (family_params.h) */
     const float *x;      /* [L, D] the layer's input */
     const float *A;      /* [H, L, L] attention weights */
     const float *V;      /* [H, L, dh] value vectors */
@@ -33,11 +35,11 @@ typedef struct layer_job {
 
 /* The layer's output with token j's values zeroed (j < 0: none) into s->y. */
 static void rerun(const layer_job *J, int j, scratch *s) {
-    const int L = J->L, D = J->D, dh = J->dh;
+    const int L = J->L, D = J->D, width = J->width, dh = J->dh;
     for (int h = 0; h < J->H; h++) {
         memcpy(s->v, J->V + (size_t)h * L * dh, sizeof(float) * (size_t)L * dh);
         if (j >= 0) memset(s->v + (size_t)j * dh, 0, sizeof(float) * (size_t)dh);
-        al_gemm_nn(L, dh, L, 1.0f, J->A + (size_t)h * L * L, L, s->v, dh, s->ctx + (size_t)h * dh, D, 0);
+        al_gemm_nn(L, dh, L, 1.0f, J->A + (size_t)h * L * L, L, s->v, dh, s->ctx + (size_t)h * dh, width, 0);
     }
     memcpy(s->y, J->x, sizeof(float) * (size_t)L * D);
     al_fwd_layer_tail(J->m, J->l, NULL, s->ctx, s->y, L, s->tmp, s->wide);
@@ -65,7 +67,7 @@ static void token_task(void *arg, int t, int n_tasks, int thread) {
 al_status al_value_zeroing(const al_model *model, const al_batch *batch, const al_forward_params *params,
                            float *distances, float *normalized, al_error *err) {
     const al_config *c = al_model_config(model);
-    const int NL = c->n_layers, H = c->n_heads, D = c->hidden_size, dh = c->head_dim;
+    const int NL = c->n_layers, H = c->n_heads, D = c->hidden_size, dh = c->head_dim, width = al_attn_width(c);
     const int B = batch->n_seqs, L = batch->seq_len;
     if (params && params->policies)
         return al_err(err, AL_ERR_INVALID, "value zeroing: runs the unmodified model (no head policies)");
@@ -83,7 +85,7 @@ al_status al_value_zeroing(const al_model *model, const al_batch *batch, const a
     al_status st = hidden && att && val && base && mask && real && scr ? AL_OK : al_err(err, AL_ERR_OOM, "value zeroing: out of memory");
     for (int t = 0; t < T && !st; t++) {
         scr[t].v = malloc(sizeof(float) * (size_t)L * dh);
-        scr[t].ctx = malloc(sizeof(float) * LD), scr[t].tmp = malloc(sizeof(float) * LD), scr[t].y = malloc(sizeof(float) * LD);
+        scr[t].ctx = malloc(sizeof(float) * (size_t)L * width), scr[t].tmp = malloc(sizeof(float) * LD), scr[t].y = malloc(sizeof(float) * LD);
         scr[t].wide = malloc(sizeof(float) * (size_t)L * al_fwd_ffn_width(c));
         if (!scr[t].v || !scr[t].ctx || !scr[t].tmp || !scr[t].y || !scr[t].wide) st = al_err(err, AL_ERR_OOM, "value zeroing: out of memory");
     }
@@ -108,7 +110,7 @@ al_status al_value_zeroing(const al_model *model, const al_batch *batch, const a
             }
             float *dist = distances + ((size_t)b * NL + l) * L * L;
             memset(dist, 0, sizeof(float) * (size_t)L * L);
-            layer_job J = {model, l, L, D, H, dh, hidden + (size_t)l * LD, att + (size_t)l * H * L * L,
+            layer_job J = {model, l, L, D, width, H, dh, hidden + (size_t)l * LD, att + (size_t)l * H * L * L,
                            val + (size_t)l * H * L * dh, mask, real, n_real, base, scr, dist, fp.cancel};
             rerun(&J, -1, &scr[0]);
             memcpy(base, scr[0].y, sizeof(float) * LD);
