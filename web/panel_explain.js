@@ -7,6 +7,7 @@ import { loadBrownSample } from './dataset.js';
 import { $, el, setError, show } from './dom.js';
 import { CorpusAverage, explainData, fmt, fmtFixed, maskCell, scaleDivisor, scoreColumns, scoreRuleText, tokenRef } from './explain_head.js';
 import { registerPanel } from './panels.js';
+import { registerSection } from './sections.js';
 import { onStateChange, setState, state } from './state.js';
 import { headSlice } from './views.js';
 
@@ -236,6 +237,7 @@ function mount(ctx) {
   return api;
 }
 
+registerSection({ id: 'explain', label: 'Explain one head', order: 35, title: 'How one head\u2019s row is made, step by step' });
 registerPanel({
   id: 'explain',
   order: 35,

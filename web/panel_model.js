@@ -10,6 +10,7 @@ import {
   DEFAULT_HUB, ModelSourceError, defaultEmbedded, droppedFiles, embeddedModels, fetchEmbeddedModel, fetchHubModel, readLocalFiles,
 } from './models.js';
 import { registerPanel } from './panels.js';
+import { registerSection } from './sections.js';
 import { setState } from './state.js';
 
 function showModelInfo(info, source, size) {
@@ -310,6 +311,7 @@ function mount(ctx) {
   return api;
 }
 
+registerSection({ id: 'model', label: 'Model', element: 'model-panel', order: 10, title: 'Choose a model and the sentence to look at' });
 registerPanel({
   id: 'model-panel',
   order: 10,

@@ -1,0 +1,257 @@
+// pagenav.test.mjs: the page as one place and the defects a careful user hit (headless Chromium, the real
+// WASM worker): the navigation (an entry per registered section, each section's own address, a link that
+// opens its section), a heatmap on the first screen at 1280 x 720, controls a finger can hit on a phone,
+// presentation mode's larger labels; the heatmap's tooltip after a change by keyboard or to lines, a tap's
+// tooltip and read-out naming one cell, the figures drawn at the screen's resolution, the comparison's
+// caption naming each model's heads, and an importance link that opens on its result.
+// Each test is written so that the page before its fix fails it.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+import { embeddedModelOnly, launchChromium, linkUrl, modelReady, newPage, root, setControls, skipReason, startServer, waitIdle } from './helpers.mjs';
+
+const skip = skipReason;
+const noTasks = !existsSync(path.join(root, 'build/data/tasks/pos.jsonl')) ? 'no built-in tasks (build/data/tasks)' : false;
+
+let server;   // every embedded model (the default: attnlab-small-bert, 6 x 8 heads)
+let mini;     // attnlab-mini-bert alone (4 x 4 heads): the importance run
+let browser;
+let work;
+
+before(async () => {
+  if (skip) return;
+  work = mkdtempSync(path.join(tmpdir(), 'attnlab-pagenav-'));
+  server = await startServer();
+  mini = await startServer({ AL_MODELS_DIR: embeddedModelOnly(work, 'attnlab-mini-bert') });
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  server?.child.kill();
+  mini?.child.kill();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+async function openPage(url, { viewport = { width: 1280, height: 720 }, ...options } = {}) {
+  const context = await browser.newContext({ viewport, ...options });
+  const p = await newPage(context);
+  await p.goto(url);
+  await modelReady(p);
+  return p;
+}
+
+// The window's point at the middle of the large heatmap's cell (q, k).
+const cellPoint = (p, q, k) => p.evaluate(([qq, kk]) => {
+  const c = document.getElementById('heatmap');
+  const r = c.getBoundingClientRect();
+  const f = r.width / Number(c.dataset.w);
+  const { left, top, cell } = c.dataset;
+  return { x: r.left + (Number(left) + (kk + 0.5) * Number(cell)) * f, y: r.top + (Number(top) + (qq + 0.5) * Number(cell)) * f };
+}, [q, k]);
+
+const SECTIONS = ['model', 'explorer', 'explain', 'analyses', 'papa', 'importance'];
+
+test('navigation: an entry per section; an entry leads there and gives the page its address; a link and #<section> open it', { skip }, async () => {
+  const p = await openPage(server.url);
+  assert.deepEqual(await p.$$eval('#page-nav a', (as) => as.map((a) => a.dataset.section)), SECTIONS);
+  assert.deepEqual(await p.$$eval('#page-nav a', (as) => as.map((a) => a.getAttribute('href'))), SECTIONS.map((s) => `#${s}`));
+  const navBottom = () => p.evaluate(() => document.getElementById('page-nav').getBoundingClientRect().bottom);
+  const topOf = (id) => p.evaluate((i) => document.getElementById(i).getBoundingClientRect().top, id);
+  await p.click('#page-nav a[data-section=papa]');
+  assert.equal(await p.evaluate(() => window.attnlab.state.section), 'papa');
+  let top = await topOf('papa');
+  assert.ok(top >= (await navBottom()) - 1 && top < 150, `the PAPA section starts at ${top} px, under the bar`);
+  assert.equal(await p.evaluate(() => document.activeElement?.id), 'papa', 'the section has the focus');
+  assert.equal(await p.getAttribute('#page-nav a[data-section=papa]', 'aria-current'), 'location');
+  const link = await linkUrl(p);
+  assert.match(link, /#v1\./);
+  assert.equal((await p.evaluate(() => window.attnlab.link.read())).values.section, 'papa');
+  await p.context().close();
+
+  // the link opens at its section once everything above it is drawn; so does the short address
+  for (const [url, id] of [[link, 'papa'], [`${server.url}#importance`, 'importance'], [`${server.url}#explain`, 'explain']]) {
+    const q = await openPage(url);
+    await q.waitForTimeout(300);
+    const at = await q.evaluate((i) => ({ top: document.getElementById(i).getBoundingClientRect().top, y: scrollY,
+                                          section: window.attnlab.state.section, end: scrollY + innerHeight >= document.scrollingElement.scrollHeight - 2,
+                                          bar: document.getElementById('page-nav').getBoundingClientRect().bottom }), id);
+    assert.equal(at.section, id);
+    // at the window's top, under the bar (the last sections: the page scrolled to its end, the section in view)
+    assert.ok(at.y > 300 && at.top >= at.bar - 1 && (at.top < 150 || (at.end && at.top < 720 - 200)),
+              `${url}: the ${id} section starts at ${at.top} px (scrolled ${at.y})`);
+    assert.deepEqual(q.errors, []);
+    await q.context().close();
+  }
+  // a section this page does not have is said, and the page opens at its top
+  const r = await openPage(`${server.url}#nowhere`);
+  assert.match(await r.textContent('#link-error'), /section: not one of model, explorer, explain, analyses, papa, importance/);
+  assert.equal(await r.evaluate(() => scrollY), 0);
+  await r.context().close();
+});
+
+test('at 1280 x 720 the first screen shows the heatmap, whole', { skip }, async () => {
+  const p = await openPage(server.url);
+  const r = await p.evaluate(() => ({ h: document.getElementById('heatmap').getBoundingClientRect().toJSON(), y: scrollY,
+                                      grid: document.getElementById('grid').getBoundingClientRect().toJSON() }));
+  assert.equal(r.y, 0);
+  assert.ok(r.h.width > 300, `the heatmap is ${r.h.width} px wide`);
+  assert.ok(r.h.top >= 0 && r.h.bottom <= 720, `the heatmap spans ${r.h.top}..${r.h.bottom} of 720`);
+  assert.ok(r.grid.bottom <= 720, `the grid of heads ends at ${r.grid.bottom}`);
+  await p.context().close();
+});
+
+test('on a phone every control is at least 44 px to touch, the thumbnails of the heads too', { skip }, async () => {
+  const p = await openPage(server.url, { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, hasTouch: true, isMobile: true });
+  const small = await p.evaluate(() => [...document.querySelectorAll('main button, main select, main summary, main input, #page-nav a, main label.check')]
+    .filter((e) => e.offsetParent !== null && !['checkbox', 'radio', 'hidden'].includes(e.type))
+    .map((e) => ({ what: `${e.tagName.toLowerCase()}#${e.id}.${String(e.className).split(' ')[0]}`, r: e.getBoundingClientRect() }))
+    .filter(({ r }) => r.width > 0 && r.height < 43.5)
+    .map(({ what, r }) => `${what} ${Math.round(r.width)}x${Math.round(r.height)}`));
+  assert.deepEqual(small, []);
+  const thumb = await p.$eval('#grid .thumb', (b) => b.getBoundingClientRect().toJSON());
+  assert.ok(thumb.width >= 43.5 && thumb.height >= 43.5, `a thumbnail is ${thumb.width} x ${thumb.height}`);
+  assert.ok(await p.evaluate(() => document.scrollingElement.scrollWidth) <= 390, 'the page stays as wide as the phone');
+  await p.context().close();
+});
+
+test('presentation mode enlarges the heatmap and its labels', { skip }, async () => {
+  const p = await openPage(server.url);
+  await p.evaluate(() => {
+    window.__fonts = [];
+    const fill = CanvasRenderingContext2D.prototype.fillText;
+    CanvasRenderingContext2D.prototype.fillText = function fillText(...a) {
+      if (this.canvas.id === 'heatmap') window.__fonts.push(Number.parseFloat(/(\d+(\.\d+)?)px/.exec(this.font)[1]));
+      return fill.apply(this, a);
+    };
+  });
+  const measure = async () => {
+    await p.evaluate(() => { window.__fonts = []; window.attnlab.explorer.render(); });
+    await waitIdle(p);
+    return p.evaluate(() => ({ width: document.getElementById('heatmap').getBoundingClientRect().width, font: Math.max(...window.__fonts) }));
+  };
+  const before = await measure();
+  await p.click('#present');
+  const during = await measure();
+  assert.ok(during.width > before.width, `the heatmap: ${before.width} px, presenting ${during.width} px`);
+  assert.ok(during.font >= 16 && during.font > before.font, `its labels: ${before.font} px, presenting ${during.font} px`);
+  await p.keyboard.press('Escape');
+  const after = await measure();
+  assert.equal(after.font, before.font, 'leaving it draws the labels as before');
+  await p.context().close();
+});
+
+test('the tooltip follows the drawn map: a head chosen by keyboard reads the new value, the lines hide it', { skip }, async () => {
+  const p = await openPage(server.url);
+  // a cell whose value differs between this head and the next
+  const cell = await p.evaluate(() => {
+    const ex = window.attnlab.explorer;
+    const a = ex.displayed(ex.layer, ex.head);
+    const b = ex.displayed(ex.layer, ex.head + 1);
+    for (let q = 1; q < a.size; q++) for (let k = 1; k < a.size; k++) {
+      if (a.matrix[q * a.size + k].toPrecision(4) !== b.matrix[q * a.size + k].toPrecision(4)) return { q, k };
+    }
+    return null;
+  });
+  assert.ok(cell, 'two heads differ somewhere');
+  const at = await cellPoint(p, cell.q, cell.k);
+  await p.mouse.move(at.x, at.y);
+  const value = () => p.evaluate(({ q, k }) => window.attnlab.current.matrix[q * window.attnlab.current.size + k].toPrecision(4), cell);
+  const tip = () => p.evaluate(() => ({ hidden: document.getElementById('tooltip').hidden, text: document.getElementById('tooltip').textContent }));
+  assert.ok((await tip()).text.endsWith(await value()));
+  const head = await p.evaluate(() => window.attnlab.explorer.head);
+  await p.evaluate(() => document.activeElement?.blur());
+  await p.keyboard.press('ArrowRight');
+  await waitIdle(p);
+  assert.equal(await p.evaluate(() => window.attnlab.explorer.head), head + 1);
+  const now = await tip();
+  assert.ok(now.hidden || now.text.endsWith(await value()), `the tooltip reads "${now.text}", the map holds ${await value()}`);
+  await p.selectOption('#draw-as', 'lines');
+  await waitIdle(p);
+  assert.equal((await tip()).hidden, true, 'no heatmap tooltip over the lines');
+  await p.context().close();
+});
+
+test('on a touch screen a tapped cell\u2019s tooltip, its box and the read-out name the same cell', { skip }, async () => {
+  const p = await openPage(server.url, { viewport: { width: 1000, height: 900 }, hasTouch: true });
+  await p.locator('#heatmap').scrollIntoViewIfNeeded();
+  for (const [q, k] of [[4, 2], [7, 9]]) {
+    const at = await cellPoint(p, q, k);
+    await p.touchscreen.tap(at.x, at.y);
+    await p.waitForTimeout(100);
+    const r = await p.evaluate(() => {
+      const t = document.getElementById('tooltip');
+      const c = document.getElementById('cell-cursor').getBoundingClientRect();
+      return { tip: [t.dataset.query, t.dataset.key], readout: document.getElementById('cell-readout').textContent,
+               box: { x: c.left + c.width / 2, y: c.top + c.height / 2 }, cursorHidden: document.getElementById('cell-cursor').hidden };
+    });
+    assert.deepEqual(r.tip, [String(q), String(k)], 'the tooltip');
+    assert.match(r.readout, new RegExp(`^Cell: query ${q}: .*, key ${k}: `), 'the read-out');
+    assert.equal(r.cursorHidden, false);
+    assert.ok(Math.abs(r.box.x - at.x) < 3 && Math.abs(r.box.y - at.y) < 3, `the box at ${JSON.stringify(r.box)}, the tap at ${JSON.stringify(at)}`);
+  }
+  await p.context().close();
+});
+
+// Every canvas under root whose backing store is not its displayed size times the screen's ratio.
+const blurred = (p, root) => p.$$eval(`${root} canvas`, (cs) => cs.filter((c) => c.getBoundingClientRect().width > 0)
+  .filter((c) => Math.abs(c.width - devicePixelRatio * c.getBoundingClientRect().width) > devicePixelRatio + 0.5)
+  .map((c) => `${c.closest('figure')?.dataset.name ?? c.id}: ${c.width} for ${c.getBoundingClientRect().width} css px`));
+
+test('on a 2x screen the PAPA figures are drawn at 2x (curves, MLM curve, λ grid, constants, scatter); the scatter names each model\u2019s heads', { skip }, async () => {
+  const p = await openPage(server.url, { deviceScaleFactor: 2 });
+  await p.waitForSelector('#papa-examples:not([hidden])');
+  const model = await p.evaluate(() => window.attnlab.state.model?.id);
+  await p.selectOption('#papa-example-select', `pos-${model}.json`);
+  await p.click('#papa-example-open');
+  await p.waitForFunction(() => !window.attnlab.panels.papa.job && window.attnlab.panels.papa.charts?.models);
+  const names = await p.$$eval('#papa-results figure canvas', (cs) => cs.map((c) => c.closest('figure').dataset.name));
+  for (const n of ['papa_scores', 'papa_lambdas', 'papa_models']) assert.ok(names.includes(n), `${n} in ${names.join(', ')}`);
+  assert.deepEqual(await blurred(p, '#papa-results'), []);
+  // the comparison of the embedded models: one figure with models of 48 and 16 heads
+  await p.click('#papa-example-compare');
+  await p.waitForFunction(() => !window.attnlab.panels.papa.job && window.attnlab.panels.papa.last?.comparison);
+  await p.waitForFunction(() => document.querySelector('#papa-results figure[data-name=papa_models] figcaption'));
+  assert.deepEqual(await blurred(p, '#papa-results'), []);
+  const caption = await p.textContent('#papa-results figure[data-name=papa_models] figcaption');
+  const heads = { 'attnlab-small-bert': 48, 'attnlab-mini-bert': 16 };
+  const said = [...caption.matchAll(/(\d+) of (\d+) heads(?: for ([\w-]+))?/g)];
+  if (!/with every head constant/.test(caption)) {
+    assert.ok(said.length >= 2, caption);
+    for (const [, , n, who] of said) assert.equal(Number(n), heads[who], `${who ?? 'one count for every model'}: ${caption}`);
+  }
+  assert.deepEqual(p.errors, []);
+  await p.context().close();
+});
+
+test('the importance figures are drawn at 2x; the importance link opens on its result, scrolled to and focused', { skip: skip || noTasks }, async () => {
+  const p = await openPage(mini.url, { deviceScaleFactor: 2 });
+  await setControls(p, { 'papa-train': '48', 'papa-val': '24', 'papa-fractions': '1,0.5,0', 'papa-seeds': '1,2', 'papa-epochs': '1',
+                         'papa-rank-epochs': '1', 'papa-rank-n': '24', 'papa-mlm': false, 'imp-examples': '24', 'imp-least-k': '3' });
+  await p.click('#imp-run');
+  await p.waitForFunction(() => (window.attnlab.panels.importance.runs > 0 || !document.getElementById('imp-error').hidden) &&
+    !window.attnlab.panels.importance.job, null, { timeout: 600000 });
+  assert.equal(await p.evaluate(() => document.getElementById('imp-error').textContent), '');
+  const names = await p.$$eval('#imp-results figure canvas', (cs) => cs.map((c) => c.closest('figure').dataset.name));
+  for (const n of ['imp_spearman', 'imp_grid_lambda']) assert.ok(names.includes(n), `${n} in ${names.join(', ')}`);
+  assert.deepEqual(await blurred(p, '#imp-results'), []);
+  const link = await linkUrl(p);
+  await p.context().close();
+
+  const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+  const q = await newPage(context);
+  await q.goto(link);
+  await q.waitForSelector('#imp-stored-table');
+  const at = await q.evaluate(() => ({ top: document.getElementById('imp-link').getBoundingClientRect().top, y: scrollY,
+                                       focused: document.activeElement?.id }));
+  assert.ok(at.y > 500, `scrolled ${at.y} px`);
+  assert.ok(at.top >= 0 && at.top < 720 - 150, `the result box at ${at.top} px`);
+  assert.equal(at.focused, 'imp-link');
+  await modelReady(q);
+  const after = await q.evaluate(() => document.getElementById('imp-link').getBoundingClientRect().top);
+  assert.ok(after >= -50 && after < 720, `the result box at ${after} px once the model is loaded`);
+  await context.close();
+});
