@@ -255,3 +255,22 @@ test('the importance figures are drawn at 2x; the importance link opens on its r
   assert.ok(after >= -50 && after < 720, `the result box at ${after} px once the model is loaded`);
   await context.close();
 });
+
+test('the stored-example menu keeps the user\u2019s choice when another model loads', { skip }, async () => {
+  const p = await openPage(server.url);
+  await p.waitForSelector('#papa-examples:not([hidden])');
+  const offered = await p.$$eval('#papa-example-select option', (o) => o.map((x) => x.value));
+  assert.ok(offered.length >= 2, offered.join(', '));
+  const chosen = offered[offered.length - 1];
+  await p.selectOption('#papa-example-select', chosen);
+  // another embedded model: the menu is rebuilt for the loaded models
+  const before = await p.evaluate(() => window.attnlab.app.modelId);
+  const other = await p.$$eval('#embedded-select option', (o) => o.map((x) => x.value).filter((v) => v && v !== document.getElementById('embedded-select').value));
+  await p.selectOption('#embedded-select', other[0]);
+  await p.click('#embedded-load');
+  await p.waitForFunction((id) => window.attnlab.app.modelId && window.attnlab.app.modelId !== id && !window.attnlab.app.modelJob, before, { timeout: 120000 });
+  await waitIdle(p);
+  await p.waitForTimeout(300);
+  assert.equal(await p.$eval('#papa-example-select', (s) => s.value), chosen);
+  await p.context().close();
+});
