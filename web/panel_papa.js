@@ -136,15 +136,9 @@ function filesBox(ctx) {
     if (wanted) {
       // A link's files: checked against the link's record by content; a wrong file is refused.
       const expect = wanted.expect[part];
-      if (!expect) {
-        setError(error, `This link's task has no ${part} file.`);
-        return;
-      }
+      if (!expect) throw new Error(`This link's task has no ${part} file.`);
       const m = matchTaskFiles({ [part]: expect }, got);
-      if (m.problems) {
-        setError(error, `Refused: this is not the file the link was made with. ${m.problems.join('; ')}.`);
-        return;
-      }
+      if (m.problems) throw new Error(`Refused: this is not the file the link was made with. ${m.problems.join('; ')}.`);
       taskFiles[part] = { name: expect.name, text: m.texts[part], record: { ...expect } };
     } else {
       taskFiles[part] = { name, text: got.text[name], record: got.record[0] };
@@ -167,8 +161,16 @@ function filesBox(ctx) {
       w.resolve();
     }
   }
-  train.addEventListener('change', () => picked('train', [...train.files]).catch((e) => setError(error, e.message)));
-  val.addEventListener('change', () => picked('validation', [...val.files]).catch((e) => setError(error, e.message)));
+  // A refused file leaves the picker empty: the picker, the line above the error and the task in use agree
+  // (the picker showed the refused file beside "No file chosen yet.").
+  const refused = (input, e) => {
+    input.value = '';
+    describe();
+    if (!taskFiles.train && !taskFiles.validation) info.textContent = 'No file in use: the file picked was refused (below).';
+    setError(error, e.message);
+  };
+  train.addEventListener('change', () => picked('train', [...train.files]).catch((e) => refused(train, e)));
+  val.addEventListener('change', () => picked('validation', [...val.files]).catch((e) => refused(val, e)));
   describe();
 
   // Asks for the files a link names; resolves once they are given (cancel rejects).

@@ -7,7 +7,7 @@
 // Each test is written so that the page before its fix fails it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -272,5 +272,39 @@ test('the stored-example menu keeps the user\u2019s choice when another model lo
   await waitIdle(p);
   await p.waitForTimeout(300);
   assert.equal(await p.$eval('#papa-example-select', (s) => s.value), chosen);
+  await p.context().close();
+});
+
+test('a truncated weights file is said in plain words, and its message goes once a run succeeds', { skip }, async () => {
+  const dir = path.join(work, 'truncated');
+  mkdirSync(dir, { recursive: true });
+  const src = path.join(root, 'models/attnlab-mini-bert');
+  for (const f of ['config.json', 'vocab.txt', 'tokenizer_config.json']) copyFileSync(path.join(src, f), path.join(dir, f));
+  const weights = readFileSync(path.join(src, 'model.safetensors'));
+  writeFileSync(path.join(dir, 'model.safetensors'), weights.subarray(0, Math.floor(weights.length / 2)));
+  const p = await openPage(server.url);
+  await p.setInputFiles('#file-input', ['config.json', 'model.safetensors', 'vocab.txt', 'tokenizer_config.json'].map((f) => path.join(dir, f)));
+  await p.waitForSelector('#model-error:not([hidden])', { timeout: 60000 });
+  const said = await p.textContent('#model-error');
+  assert.match(said, /^model\.safetensors is incomplete: /, said);
+  assert.match(said, /(download|copy) .* again/i, said);
+  assert.match(said, /The previous model is still loaded/);
+  await p.click('#run');
+  await p.waitForFunction(() => document.getElementById('model-error').hidden, null, { timeout: 30000 });
+  await p.context().close();
+});
+
+test('a task file that is not UTF-8: every bad line is named and the picker does not show the refused file', { skip }, async () => {
+  const p = await openPage(server.url);
+  await setControls(p, { 'papa-task': 'file' });
+  const bad = path.join(work, 'latin1-lines.csv');
+  writeFileSync(bad, Buffer.concat([Buffer.from('id,review,stars\n1,caf'), Buffer.from([0xe9]), Buffer.from(',up\n2,ok,down\n3,na'),
+                                    Buffer.from([0xef]), Buffer.from('ve,up\n4,'), Buffer.from([0xe0]), Buffer.from(' la,down\n')]));
+  await p.setInputFiles('#papa-train-file', bad);
+  await p.waitForSelector('#papa-files-error:not([hidden])');
+  const said = await p.textContent('#papa-files-error');
+  assert.match(said, /^latin1-lines\.csv: line 2: invalid UTF-8 at byte 21 of the file; also lines 4, 5 \(3 lines in all\)/, said);
+  assert.equal(await p.$eval('#papa-train-file', (i) => i.files.length), 0, 'the picker shows no file');
+  assert.doesNotMatch(await p.textContent('#papa-files-info'), /No file chosen yet/);
   await p.context().close();
 });
