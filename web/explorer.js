@@ -4,6 +4,7 @@
 import { drawLegend, matrixImage, poolAbsMax, poolMax, sizeCanvas } from './heatmap.js';
 import { drawLineLegend, lineCutoff, paintLines } from './line_view.js';
 import { legendText, ordinal, sharedScale, valueName, viewScale } from './scales.js';
+import { readableToken, tokenWithRaw } from './token_text.js';
 import { groupLabel, mergeMatrix, resolveView, wordGroups } from './views.js';
 
 const THUMB = 48;        // thumbnail side in pixels (matrices larger than this are max-pooled)
@@ -211,6 +212,7 @@ export class Explorer {
   _drawDetail() {
     const { heatmap, legend, title } = this.els;
     const { matrix, size, labels } = this.displayed(this.layer, this.head);
+    const shown = this.readable(labels);
     // The companion (standard attention next to an effective view) shares the main view's scale.
     const companion = this.view.companion ? this.displayed(this.layer, this.head, resolveView(this.view.companion)) : null;
     const scale = companion && this.view.signed ? sharedScale([matrix, companion.matrix])
@@ -221,14 +223,14 @@ export class Explorer {
     if (this.drawAs === 'lines') {
       const hide = this.hideSpecial ? this.specialSet(size) : null;
       const cutoff = lineCutoff(this.view, scale, size - (hide?.size ?? 0));
-      this.lines = paintLines(heatmap, matrix, size, labels, scale, { hide, box, cutoff });
+      this.lines = paintLines(heatmap, matrix, size, shown, scale, { hide, box, cutoff });
       heatmap.setAttribute('aria-label', 'attention as lines: query tokens on the left, key tokens on the right, darker lines ' +
         'carry more weight; arrow keys read the weights');
       drawLineLegend(legend, scale, cutoff, legendText(this.view, scale, this.autoscale, !!companion), this.legendWidth(heatmap));
     } else {
       delete heatmap.dataset.lines;
       heatmap.setAttribute('aria-label', 'attention heatmap: rows are query tokens, columns are key tokens; arrow keys read the cells');
-      step = paintHeatmap(heatmap, matrix, size, labels, scale, box);
+      step = paintHeatmap(heatmap, matrix, size, shown, scale, box);
       drawLegend(legend, scale, legendText(this.view, scale, this.autoscale, !!companion), this.legendWidth(heatmap));
     }
     if (this.els.caption) this.els.caption.textContent = this.drawAs === 'lines' ? LINES_CAPTION : HEATMAP_CAPTION;
@@ -269,7 +271,7 @@ export class Explorer {
     const view = resolveView(id);
     const { matrix, size, labels } = shown ?? this.displayed(this.layer, this.head, view);
     const scale = mainScale.signed ? mainScale : viewScale(view, matrix, this.autoscale);
-    paintHeatmap(companion, matrix, size, labels, scale, box);
+    paintHeatmap(companion, matrix, size, this.readable(labels), scale, box);
     drawLegend(companionLegend, scale, mainScale.signed ? 'the same scale as the left, symmetric around 0' : legendText(view, scale, this.autoscale),
                this.legendWidth(companion));
     companionTitle.textContent = `Layer ${this.layer}, head ${this.head} \u2014 ${view.label}`;
@@ -338,10 +340,18 @@ export class Explorer {
     else tooltip.textContent = this.cellText(q, k, '\n');
   }
 
+  // Labels as people read them (token_text.js: no "Ġ" or "▁" markers); the raw pieces stay in this.current
+  // (exports, tests) and show beside the readable ones in the tooltip and the read-out.
+  readable(labels) {
+    const kind = this.run?.tokenizer;
+    return labels.map((t) => readableToken(t, kind));
+  }
+
   // What one cell of the large view holds, in words (the tooltip, the keyboard's read-out).
   cellText(q, k, sep) {
     const { size, labels, matrix } = this.current;
-    return `query ${q}: ${labels[q]}${sep}key ${k}: ${labels[k]}${sep}${valueName(this.view)}: ${matrix[q * size + k].toPrecision(4)}`;
+    const kind = this.run?.tokenizer;
+    return `query ${q}: ${tokenWithRaw(labels[q], kind)}${sep}key ${k}: ${tokenWithRaw(labels[k], kind)}${sep}${valueName(this.view)}: ${matrix[q * size + k].toPrecision(4)}`;
   }
 
   // The keyboard's cell (arrow keys on the focused large view): its value in the live read-out under

@@ -84,6 +84,7 @@ function mount(ctx) {
       const run = {
         n: reply.seq_len, NL: reply.n_layers, H: reply.n_heads, att: tensors.attentions.data, tensors,
         tokens: seq.tokens, wordIds: seq.word_ids, typeIds: seq.type_ids, reply,
+        tokenizer: ctx.models.info()?.tokenizer?.kind, // how its tokens are read (token_text.js)
       };
       const computeMs = performance.now() - started;
       const cut = seq.truncated;

@@ -308,3 +308,110 @@ test('a task file that is not UTF-8: every bad line is named and the picker does
   assert.doesNotMatch(await p.textContent('#papa-files-info'), /No file chosen yet/);
   await p.context().close();
 });
+
+test('SentencePiece tokens read without their "\u2581" marker: the heatmap\u2019s labels, the token list, the tooltip shows the raw piece too', { skip }, async () => {
+  // the DeBERTa-v3 golden checkpoint with an spm.model of its golden words (as tests/e2e/families.test.mjs builds it)
+  const { spmModel, textOf } = await import('./family_tokenizers.mjs');
+  const golden = path.join(root, 'tests/golden/deberta_v3');
+  const dir = path.join(work, 'deberta-spm');
+  mkdirSync(dir, { recursive: true });
+  for (const f of ['config.json', 'model.safetensors']) copyFileSync(path.join(golden, f), path.join(dir, f));
+  const words = [5, 17, 42, 63];
+  writeFileSync(path.join(dir, 'spm.model'), spmModel({ words: new Set(words) }));
+  const p = await openPage(server.url);
+  await p.evaluate(() => {
+    window.__labels = [];
+    const fill = CanvasRenderingContext2D.prototype.fillText;
+    CanvasRenderingContext2D.prototype.fillText = function fillText(t, ...a) {
+      if (this.canvas.id === 'heatmap') window.__labels.push(String(t));
+      return fill.call(this, t, ...a);
+    };
+  });
+  const before = await p.evaluate(() => window.attnlab.app.runCount);
+  await p.setInputFiles('#file-input', ['config.json', 'model.safetensors', 'spm.model'].map((f) => path.join(dir, f)));
+  await p.waitForFunction((n) => window.attnlab.app.runCount > n && !window.attnlab.app.modelJob, before, { timeout: 60000 });
+  await p.fill('#text', textOf(words));
+  const runs = await p.evaluate(() => window.attnlab.app.runCount);
+  await p.evaluate(() => { window.__labels = []; });
+  await p.click('#run');
+  await p.waitForFunction((n) => window.attnlab.app.runCount > n, runs, { timeout: 30000 });
+  await waitIdle(p);
+  const raw = await p.evaluate(() => window.attnlab.app.run.tokens);
+  assert.deepEqual(raw, ['[CLS]', ...words.map((i) => `\u2581t${i}`), '[SEP]'], 'the engine\u2019s pieces are unchanged');
+  const drawn = await p.evaluate(() => window.__labels);
+  for (const i of words) assert.ok(drawn.includes(`t${i}`), `t${i} drawn: ${drawn.join(' ')}`);
+  assert.ok(!drawn.some((t) => t.includes('\u2581')), `no marker drawn: ${drawn.join(' ')}`);
+  const chips = await p.$$eval('#tokens .tok', (s) => s.map((x) => ({ text: x.textContent, title: x.title })));
+  assert.deepEqual(chips.map((c) => c.text), ['[CLS]', ...words.map((i) => `t${i}`), '[SEP]']);
+  assert.equal(chips[1].title, `#1: \u2581t${words[0]}`);
+  await p.locator('#heatmap').scrollIntoViewIfNeeded();
+  const at = await cellPoint(p, 1, 2);
+  await p.mouse.move(at.x, at.y);
+  const tip = await p.textContent('#tooltip');
+  assert.ok(tip.includes(`query 1: t${words[0]} (\u2581t${words[0]})`) && tip.includes(`key 2: t${words[1]} (\u2581t${words[1]})`), tip);
+  assert.deepEqual(await p.evaluate(() => window.attnlab.current.labels), raw, 'the export\u2019s tokens stay the raw pieces');
+  await p.context().close();
+});
+
+// Explains (layer, head) for query token q and waits until it is drawn.
+async function explain(p, layer, head, q) {
+  await p.evaluate(([l, h]) => window.attnlab.explorer.select(l, h), [layer, head]);
+  await waitIdle(p);
+  await p.locator('#explain').scrollIntoViewIfNeeded(); // the view computes once it is on screen
+  const prev = await p.evaluate(() => window.attnlab.panels.explain.count);
+  await p.selectOption('#explain-query', String(q));
+  await p.evaluate(() => window.attnlab.panels.explain.update());
+  await p.waitForFunction((n) => window.attnlab.panels.explain.count > n && !window.attnlab.panels.explain.runner.current, prev, { timeout: 60000 });
+  return p.evaluate(() => ({
+    steps: Object.fromEntries([...document.querySelectorAll('#explain .xstep')].map((s) => [s.id, s.textContent])),
+    heads: [...document.querySelectorAll('#explain table thead th')].map((t) => t.textContent),
+    masks: [...document.querySelectorAll('#explain table tbody tr')].map((r) => r.children[r.children.length - 5]?.textContent),
+  }));
+}
+
+async function loadFolder(p, dir, files) {
+  const before = await p.evaluate(() => ({ model: window.attnlab.app.modelId, runs: window.attnlab.app.runCount }));
+  await p.setInputFiles('#file-input', files.map((f) => path.join(dir, f)));
+  await p.waitForFunction((b) => window.attnlab.app.modelId !== b.model && window.attnlab.app.runCount > b.runs && !window.attnlab.app.modelJob,
+                          before, { timeout: 60000 });
+  await waitIdle(p);
+}
+
+test('explain one head agrees with its table: DeBERTa\u2019s "sum" column and √(d × 3), ModernBERT\u2019s excluded keys', { skip }, async () => {
+  const { spmModel, unigramJson, textOf } = await import('./family_tokenizers.mjs');
+  const words = [5, 17, 42, 63, 21, 33, 8, 12, 50, 44, 29, 36];
+  const folderOf = (name, from, tokenizer) => {
+    const dir = path.join(work, name);
+    mkdirSync(dir, { recursive: true });
+    for (const f of ['config.json', 'model.safetensors']) copyFileSync(path.join(root, 'tests/golden', from, f), path.join(dir, f));
+    for (const [f, bytes] of Object.entries(tokenizer)) writeFileSync(path.join(dir, f), bytes);
+    return dir;
+  };
+  const p = await openPage(server.url);
+  await loadFolder(p, folderOf('explain-deberta', 'deberta_v3', { 'spm.model': spmModel({ words: new Set(words) }) }),
+                   ['config.json', 'model.safetensors', 'spm.model']);
+  await p.fill('#text', textOf(words.slice(0, 6)));
+  await p.click('#run');
+  await waitIdle(p);
+  let got = await explain(p, 0, 0, 2);
+  assert.ok(got.heads.includes('sum') && got.heads.includes('\u00f7 \u221a(d \u00d7 3)'), got.heads.join(' | '));
+  assert.match(got.steps['xs-dot'], /in the column \u201csum\u201d/);
+  assert.match(got.steps['xs-scale'], /Divide every score by \u221a\(\d+ \u00d7 3\)/);
+  assert.match(got.steps['xs-scale'], /adds 3 dot products/);
+  assert.match(got.steps['xs-softmax'], /the column \u201c\u00f7 \u221a\(d \u00d7 3\)\u201d/);
+
+  await loadFolder(p, folderOf('explain-modernbert', 'modernbert', { 'tokenizer.json': unigramJson({ words: new Set(words) }) }),
+                   ['config.json', 'model.safetensors', 'tokenizer.json']);
+  await p.fill('#text', textOf(words));
+  await p.click('#run');
+  await waitIdle(p);
+  got = await explain(p, 1, 0, 0); // layer 1 is local (global_attn_every_n_layers 3): far keys are excluded
+  const excluded = got.masks.filter((m) => m === 'excluded').length;
+  assert.ok(excluded > 0, `the table marks keys excluded: ${got.masks.join(' ')}`);
+  assert.doesNotMatch(got.steps['xs-mask'], /adds 0 everywhere/);
+  assert.match(got.steps['xs-mask'], new RegExp(`the other ${excluded} are left out`));
+  assert.doesNotMatch(got.steps['xs-softmax'], /every weight is positive/);
+  assert.match(got.steps['xs-softmax'], new RegExp(`the ${excluded} excluded get 0`));
+  assert.deepEqual(p.errors, []);
+  await p.context().close();
+});
