@@ -138,11 +138,9 @@ export class Explorer {
     grid.dataset.shape = `${NL}x${H}`;
     // Thumbnails shrink for many heads so the grid and the large heatmap fit side by side.
     // ... and so the grid fits the window's height (the projector layout).
-    // On a phone (teaching.css puts the large view under the grid) the grid has the screen's width. The room is
-    // the explorer's own width: beside the model's column (style.css, a wide window) it is less than the window's.
+    // On a phone (teaching.css puts the large view under the grid) the grid has the screen's width.
     // A touch screen's thumbnails stay 44 px to touch (TOUCH_MIN; the grid scrolls sideways when they do not fit).
-    const room = Math.min(window.innerWidth, this.els.root.clientWidth || window.innerWidth);
-    const budget = room <= 560 ? room - 90 : Math.min(480, Math.max(200, room * 0.38));
+    const budget = window.innerWidth <= 560 ? window.innerWidth - 90 : Math.min(480, Math.max(200, window.innerWidth * 0.38));
     const tall = Math.floor((window.innerHeight - 150) / NL) - 6;
     const least = touchScreen() ? TOUCH_MIN - 6 : 20;
     const side = Math.max(least, Math.min(THUMB, Math.floor(budget / H) - 6, Math.max(20, tall)));
