@@ -1,6 +1,7 @@
 // screenshot_sizes.mjs: the whole page at a phone's, a laptop's and a projector's size (390x844, 1280x720,
 // 1920x1080), from the real app (scripts/serve.mjs, the repository's embedded models, headless Chromium):
-// the explorer, effective attention beside the standard map, the step-by-step view, the PAPA panel with a
+// the first screen (the window as the page opens: the README's gallery, docs/first_screen_*.png), the
+// explorer, effective attention beside the standard map, the step-by-step view, the PAPA panel with a
 // stored example open, a shared PAPA link as it opens (the window, scrolled to its result) and the first
 // example's comparison of the embedded models. Full-page pictures, one per state and size, to look at; it
 // prints every element whose right edge passes the window's (tests/e2e/pageview.test.mjs checks the same).
@@ -54,6 +55,7 @@ try {
   for (const [w, h] of sizes) {
     const context = await browser.newContext({ viewport: { width: w, height: h }, acceptDownloads: true });
     const p = await open(context, `${server.url}?layer=0&head=4`);
+    await shoot(p, 'first_screen', w, h, { full: false }); // the window as a newcomer first sees it (the README's gallery)
     await runText(p, 'The cat sat on the mat because it was tired.');
     await p.locator('#explain').scrollIntoViewIfNeeded(); // the step-by-step view computes once on screen
     await p.waitForFunction(() => window.attnlab.panels.explain.count > 0 && !window.attnlab.panels.explain.runner.current,

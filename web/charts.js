@@ -1,7 +1,9 @@
 // charts.js: the analyses' figures: layers x heads heatmaps (canvas, ImageData, title and legend
 // drawn into the same canvas so a PNG export is self-contained), categorical label grids, and
 // Chart.js bar charts (Chart.js 4's UMD build, served from /vendor/chart.js/, loaded on first use).
-import { SEQUENTIAL, DIVERGING, matrixImage } from './heatmap.js';
+// Every figure is drawn at the screen's resolution (sizeCanvas; Chart.js's default devicePixelRatio), so it
+// is sharp on a 2x screen; its size in CSS pixels does not depend on the screen.
+import { SEQUENTIAL, DIVERGING, matrixImage, sizeCanvas } from './heatmap.js';
 
 const CELL = 26;
 
@@ -46,9 +48,7 @@ export function layerHeadHeatmap(canvas, rows, { title, scale, legend = '', rowL
   const top = 40;
   const width = Math.max(left + H * cell + 10, 260, titleW);
   const height = top + NL * cell + 52;
-  canvas.width = width;
-  canvas.height = height;
-  const c = canvas.getContext('2d');
+  const c = sizeCanvas(canvas, width, height);
   c.fillStyle = '#fff';
   c.fillRect(0, 0, width, height);
   c.fillStyle = '#111';
@@ -122,9 +122,7 @@ export function labelGrid(canvas, labels, names, { title } = {}) {
   const width = Math.max(left + H * cell + 10, 300);
   const keyRows = Math.ceil(names.length / 2);
   const height = top + NL * cell + 14 + keyRows * 16;
-  canvas.width = width;
-  canvas.height = height;
-  const c = canvas.getContext('2d');
+  const c = sizeCanvas(canvas, width, height);
   c.fillStyle = '#fff';
   c.fillRect(0, 0, width, height);
   c.fillStyle = '#111';
@@ -205,7 +203,6 @@ export async function barChart(canvas, { labels, series, title, yTitle, stacked 
     options: {
       responsive: false,
       animation: false,
-      devicePixelRatio: 1,
       plugins: { title: { display: !!title, text: title }, legend: { position: 'bottom' } },
       scales: {
         x: { stacked },

@@ -98,10 +98,22 @@ export function maskCell(d, j) {
   return d.maskAdd[j] === 0 ? '0' : fmtFixed(d.maskAdd[j], 0);
 }
 
+// The factor beside d under the square root: 1, or DeBERTa's 1 + its relative terms (3 with both c2p and p2c).
+export function scaleFactor(d) {
+  return Math.max(1, Math.round(1 / (d.scale * d.scale * d.dh)));
+}
+
 // What the scale divides by, as the view writes it: sqrt(d), or DeBERTa's sqrt(d x (1 + terms)).
 export function scaleDivisor(d) {
-  const k = Math.round(1 / (d.scale * d.scale * d.dh));
+  const k = scaleFactor(d);
   return k > 1 ? `\u221a(${d.dh} \u00d7 ${k})` : `\u221a${d.dh}`;
+}
+
+// The number of keys the rule leaves out of this row (ModernBERT's keys outside the window, pads), 0 for none.
+export function excludedCount(d) {
+  let n = 0;
+  for (let j = 0; j < d.L; j++) if (d.excluded?.[j]) n++;
+  return n;
 }
 
 // One sentence on the family's score rule for step 2, or null for the plain dot product.

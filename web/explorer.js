@@ -4,6 +4,7 @@
 import { drawLegend, matrixImage, poolAbsMax, poolMax, sizeCanvas } from './heatmap.js';
 import { drawLineLegend, lineCutoff, paintLines } from './line_view.js';
 import { legendText, ordinal, sharedScale, valueName, viewScale } from './scales.js';
+import { readableToken, tokenWithRaw } from './token_text.js';
 import { groupLabel, mergeMatrix, resolveView, wordGroups } from './views.js';
 
 const THUMB = 48;        // thumbnail side in pixels (matrices larger than this are max-pooled)
@@ -11,7 +12,13 @@ const DETAIL = 560;      // the large heatmap's largest side in CSS pixels (twic
 const PAIR_MIN = 260;    // two maps sit side by side when each can be at least this wide ...
 const PAIR_GAP = 16;     // ... with this gap (.detail-pair's in style.css); otherwise one under the other
 const LEGEND_MAX = 360;  // the legend's widest
+const LABEL = 11;        // the heatmap's token labels, in CSS pixels at most ...
+const PRESENT_LABEL = 16; // ... and in presentation mode (read from the back of a room)
 const SLICE_MS = 8;      // main-thread budget per thumbnail slice
+const TOUCH_MIN = 44;    // a control's least side on a touch screen or a phone, in CSS pixels (style.css's too)
+
+// A phone's width or a coarse pointer (a finger): controls are made large enough to touch.
+const touchScreen = () => window.matchMedia?.('(max-width: 560px), (pointer: coarse)').matches ?? false;
 
 const yieldToBrowser = () => new Promise((resolve) => setTimeout(resolve, 0));
 
@@ -34,6 +41,9 @@ export class Explorer {
     this.cell = { q: 0, k: 0 }; // the cell the keyboard reads out (the large view focused)
     els.heatmap.addEventListener('mousemove', (e) => this._hover(e));
     els.heatmap.addEventListener('mouseleave', () => { els.tooltip.hidden = true; });
+    // A tap or a click makes its cell the read-out's (a tap also focuses the map): the tooltip, the
+    // box around the cell and the read-out under the map then name the same cell.
+    els.heatmap.addEventListener('pointerdown', (e) => this._pick(e));
     els.heatmap.addEventListener('focus', () => this._readCell());
     els.heatmap.addEventListener('blur', () => { if (els.cursor) els.cursor.hidden = true; });
     els.root.addEventListener('keydown', (e) => this._key(e));
@@ -129,9 +139,11 @@ export class Explorer {
     // Thumbnails shrink for many heads so the grid and the large heatmap fit side by side.
     // ... and so the grid fits the window's height (the projector layout).
     // On a phone (teaching.css puts the large view under the grid) the grid has the screen's width.
+    // A touch screen's thumbnails stay 44 px to touch (TOUCH_MIN; the grid scrolls sideways when they do not fit).
     const budget = window.innerWidth <= 560 ? window.innerWidth - 90 : Math.min(480, Math.max(200, window.innerWidth * 0.38));
     const tall = Math.floor((window.innerHeight - 150) / NL) - 6;
-    const side = Math.max(20, Math.min(THUMB, Math.floor(budget / H) - 6, Math.max(20, tall)));
+    const least = touchScreen() ? TOUCH_MIN - 6 : 20;
+    const side = Math.max(least, Math.min(THUMB, Math.floor(budget / H) - 6, Math.max(20, tall)));
     grid.style.setProperty('--thumb', `${side}px`);
     grid.style.gridTemplateColumns = `auto repeat(${H}, ${side + 6}px)`;
     grid.append(document.createElement('span'));
@@ -198,6 +210,7 @@ export class Explorer {
   _drawDetail() {
     const { heatmap, legend, title } = this.els;
     const { matrix, size, labels } = this.displayed(this.layer, this.head);
+    const shown = this.readable(labels);
     // The companion (standard attention next to an effective view) shares the main view's scale.
     const companion = this.view.companion ? this.displayed(this.layer, this.head, resolveView(this.view.companion)) : null;
     const scale = companion && this.view.signed ? sharedScale([matrix, companion.matrix])
@@ -208,14 +221,14 @@ export class Explorer {
     if (this.drawAs === 'lines') {
       const hide = this.hideSpecial ? this.specialSet(size) : null;
       const cutoff = lineCutoff(this.view, scale, size - (hide?.size ?? 0));
-      this.lines = paintLines(heatmap, matrix, size, labels, scale, { hide, box, cutoff });
+      this.lines = paintLines(heatmap, matrix, size, shown, scale, { hide, box, cutoff });
       heatmap.setAttribute('aria-label', 'attention as lines: query tokens on the left, key tokens on the right, darker lines ' +
         'carry more weight; arrow keys read the weights');
       drawLineLegend(legend, scale, cutoff, legendText(this.view, scale, this.autoscale, !!companion), this.legendWidth(heatmap));
     } else {
       delete heatmap.dataset.lines;
       heatmap.setAttribute('aria-label', 'attention heatmap: rows are query tokens, columns are key tokens; arrow keys read the cells');
-      step = paintHeatmap(heatmap, matrix, size, labels, scale, box);
+      step = paintHeatmap(heatmap, matrix, size, shown, scale, box);
       drawLegend(legend, scale, legendText(this.view, scale, this.autoscale, !!companion), this.legendWidth(heatmap));
     }
     if (this.els.caption) this.els.caption.textContent = this.drawAs === 'lines' ? LINES_CAPTION : HEATMAP_CAPTION;
@@ -224,6 +237,7 @@ export class Explorer {
     this.current = { matrix, size, labels, scale, layer: this.layer, head: this.head, view: this.view.spec, merged: this.merge,
                      drawAs: this.drawAs };
     this.cell = { q: Math.min(this.cell.q, size - 1), k: Math.min(this.cell.k, size - 1) };
+    this._refreshTooltip();
     if (document.activeElement === heatmap) this._readCell();
     else if (this.els.cursor) this.els.cursor.hidden = true;
     const why = this.view.blankNote?.(this.run, this.layer, this.head, matrix);
@@ -255,7 +269,7 @@ export class Explorer {
     const view = resolveView(id);
     const { matrix, size, labels } = shown ?? this.displayed(this.layer, this.head, view);
     const scale = mainScale.signed ? mainScale : viewScale(view, matrix, this.autoscale);
-    paintHeatmap(companion, matrix, size, labels, scale, box);
+    paintHeatmap(companion, matrix, size, this.readable(labels), scale, box);
     drawLegend(companionLegend, scale, mainScale.signed ? 'the same scale as the left, symmetric around 0' : legendText(view, scale, this.autoscale),
                this.legendWidth(companion));
     companionTitle.textContent = `Layer ${this.layer}, head ${this.head} \u2014 ${view.label}`;
@@ -275,18 +289,34 @@ export class Explorer {
              y: (e.clientY - rect.top) * (Number(heatmap.dataset.h) / rect.height) };
   }
 
-  _hover(e) {
-    const { heatmap, tooltip } = this.els;
-    if (!this.current || this.current.drawAs === 'lines') return;
+  // The heatmap's cell under a pointer event, or null (outside the cells, or the lines drawn).
+  _cellAt(e) {
+    if (!this.current || this.current.drawAs === 'lines') return null;
     const { x, y } = this._at(e);
-    const { left, top, cell } = heatmap.dataset;
+    const { left, top, cell } = this.els.heatmap.dataset;
     const q = Math.floor((y - Number(top)) / Number(cell));
     const k = Math.floor((x - Number(left)) / Number(cell));
     const { size } = this.current;
-    if (q < 0 || k < 0 || q >= size || k >= size) {
+    return q < 0 || k < 0 || q >= size || k >= size ? null : { q, k };
+  }
+
+  _pick(e) {
+    const at = this._cellAt(e);
+    if (!at) return;
+    this.cell = at;
+    this._hover(e);
+    this._readCell();
+  }
+
+  _hover(e) {
+    const { tooltip } = this.els;
+    if (!this.current || this.current.drawAs === 'lines') return;
+    const at = this._cellAt(e);
+    if (!at) {
       tooltip.hidden = true;
       return;
     }
+    const { q, k } = at;
     tooltip.dataset.query = String(q);
     tooltip.dataset.key = String(k);
     tooltip.textContent = this.cellText(q, k, '\n');
@@ -296,10 +326,30 @@ export class Explorer {
     tooltip.style.top = `${e.clientY - host.top + 14}px`;
   }
 
+  // A redraw (another head chosen from the keyboard, another view, the lines) leaves no tooltip of the
+  // map before it: a shown tooltip reads its cell anew from what is drawn now, or hides.
+  _refreshTooltip() {
+    const { tooltip } = this.els;
+    if (tooltip.hidden) return;
+    const q = Number(tooltip.dataset.query);
+    const k = Number(tooltip.dataset.key);
+    const { size, drawAs } = this.current;
+    if (drawAs === 'lines' || !(q < size && k < size)) tooltip.hidden = true;
+    else tooltip.textContent = this.cellText(q, k, '\n');
+  }
+
+  // Labels as people read them (token_text.js: no "Ġ" or "▁" markers); the raw pieces stay in this.current
+  // (exports, tests) and show beside the readable ones in the tooltip and the read-out.
+  readable(labels) {
+    const kind = this.run?.tokenizer;
+    return labels.map((t) => readableToken(t, kind));
+  }
+
   // What one cell of the large view holds, in words (the tooltip, the keyboard's read-out).
   cellText(q, k, sep) {
     const { size, labels, matrix } = this.current;
-    return `query ${q}: ${labels[q]}${sep}key ${k}: ${labels[k]}${sep}${valueName(this.view)}: ${matrix[q * size + k].toPrecision(4)}`;
+    const kind = this.run?.tokenizer;
+    return `query ${q}: ${tokenWithRaw(labels[q], kind)}${sep}key ${k}: ${tokenWithRaw(labels[k], kind)}${sep}${valueName(this.view)}: ${matrix[q * size + k].toPrecision(4)}`;
   }
 
   // The keyboard's cell (arrow keys on the focused large view): its value in the live read-out under
@@ -333,7 +383,7 @@ export class Explorer {
     const h = window.innerHeight - (presenting ? 190 : 300);
     let w = this.pairWidth || window.innerWidth - Math.min(480, window.innerWidth * 0.38) - 160;
     if (withCompanion && w >= 2 * PAIR_MIN + PAIR_GAP) w = Math.floor((w - PAIR_GAP) / 2) - 1;
-    return { w: Math.max(120, Math.min(cap, w)), h: Math.max(200, Math.min(cap, h)) };
+    return { w: Math.max(120, Math.min(cap, w)), h: Math.max(200, Math.min(cap, h)), label: presenting ? PRESENT_LABEL : LABEL };
   }
 
   // Positions of [CLS] / [SEP] / <s> / </s> (special tokens: no word id).
@@ -384,19 +434,20 @@ function markSelected(t, on) {
 // Draws a size x size matrix with token labels into a canvas (queries down the left, keys along the
 // top), as large as fits box ({w, h} in CSS pixels) and at the screen's resolution (sizeCanvas);
 // returns the label step (every step-th token is labelled so labels never overlap). dataset.left,
-// top and cell give the cells' place in CSS pixels.
+// top and cell give the cells' place in CSS pixels; box.label is the labels' largest size (LABEL).
 export function paintHeatmap(canvas, matrix, size, labels, scale, box = { w: DETAIL, h: DETAIL }) {
   const clip = (s) => (s.length > 18 ? `${s.slice(0, 17)}\u2026` : s);
+  const labelPx = box.label ?? LABEL;
   const probe = canvas.getContext('2d');
-  probe.font = '11px system-ui, sans-serif';
+  probe.font = `${labelPx}px system-ui, sans-serif`;
   let widest = 0;
   for (let i = 0; i < size; i++) widest = Math.max(widest, probe.measureText(clip(labels[i])).width);
-  const margin = Math.ceil(Math.min(140, widest + 10));
+  const margin = Math.ceil(Math.min((140 * labelPx) / LABEL, widest + 10));
   // cells are whole device pixels (crisp at any zoom), at most 48 CSS pixels
   const dpr = window.devicePixelRatio || 1;
   const room = Math.min(box.w, box.h) - margin - 4;
   const cell = Math.max(1, Math.min(48 * dpr, Math.floor((room * dpr) / size))) / dpr;
-  const step = Math.max(1, Math.ceil(12 / cell));
+  const step = Math.max(1, Math.ceil((labelPx + 1) / cell));
   const side = margin + size * cell + 4;
   const c = sizeCanvas(canvas, side, side);
   // a matrix too long for the room even at one device pixel per cell is shown smaller, never cut
@@ -414,7 +465,7 @@ export function paintHeatmap(canvas, matrix, size, labels, scale, box = { w: DET
   c.drawImage(off, 0, 0, size, size, margin, margin, size * cell, size * cell);
 
   c.fillStyle = '#222';
-  c.font = `${Math.min(11, Math.max(8, cell - 1))}px system-ui, sans-serif`;
+  c.font = `${Math.min(labelPx, Math.max(8, cell - 1))}px system-ui, sans-serif`;
   c.textBaseline = 'middle';
   c.textAlign = 'right';
   for (let i = 0; i < size; i += step) c.fillText(clip(labels[i]), margin - 4, margin + (i + 0.5) * cell);

@@ -4,7 +4,7 @@
 // given scale with its value written in it; a null cell (a measure constant over the heads has no rank
 // correlation) is grey with a dash. Title, subtitle and legend are drawn into the canvas, so an exported
 // PNG stands on its own.
-import { DIVERGING, SEQUENTIAL } from './heatmap.js';
+import { DIVERGING, SEQUENTIAL, sizeCanvas } from './heatmap.js';
 
 const CELL = 40;
 
@@ -25,11 +25,7 @@ export function labelledMatrix(canvas, rows, labels, { title, subtitle = '', sca
   const top = 56;
   const width = Math.max(left + M * CELL + 10, titleW, 300);
   const height = top + M * CELL + 44;
-  canvas.width = width;
-  canvas.height = height;
-  canvas.style.width = `${width}px`;
-  canvas.style.height = `${height}px`;
-  const c = canvas.getContext('2d');
+  const c = sizeCanvas(canvas, width, height); // at the screen's resolution: sharp on a 2x screen
   c.fillStyle = '#fff';
   c.fillRect(0, 0, width, height);
   c.fillStyle = '#111';

@@ -8,6 +8,8 @@
 // rather than deflate-raw: its CRC-32 and length trailer turn a truncated or altered link into an
 // error instead of a silently different state.
 //
+// A section's short address, #<section> (#papa, panel_nav.js), is the state {"section": "<section>"}.
+//
 // Old links put each key in the query string (?model=...&text=...&layer=2); readLink still reads
 // them (model / repo, rev, hub became one "model" object) and the page rewrites them to the fragment.
 //
@@ -178,8 +180,13 @@ export function decodeQuery(search) {
 }
 
 // The state a location carries: the fragment when it holds one, else an old query string.
-//   { values, problems, kind: 'fragment' | 'query' | 'none' }
+//   { values, problems, kind: 'fragment' | 'section' | 'query' | 'none' }
 export async function readLink({ hash = '', search = '' } = {}) {
+  const section = /^#([a-z][a-z-]{0,39})$/.exec(hash ?? '');
+  if (section) {
+    const checked = checkValues({ section: section[1] });
+    return { values: checked.values, problems: checked.problems.length ? [linkIntro(checked.problems)] : [], kind: 'section' };
+  }
   if (hash && hash !== '#') return { ...(await decodeFragment(hash)), kind: 'fragment' };
   const old = decodeQuery(search);
   if (old) return { ...old, kind: 'query' };

@@ -7,6 +7,7 @@ import { loadBrownSample, parseOwnSentences } from './dataset.js';
 import { EFFECTIVE_MODES } from './effective.js';
 import { MAX_STATE_BYTES } from './link.js';
 import { registerPanel } from './panels.js';
+import { registerSection } from './sections.js';
 
 const DEFAULT_SENTENCES = 'The/DET cat/NOUN sat/VERB on/ADP the/DET mat/NOUN ./PUNCT\n' +
   'She/PRON read/VERB the/DET book/NOUN quickly/ADV ./PUNCT';
@@ -45,6 +46,7 @@ const controls = [
   }))),
 ];
 
+registerSection({ id: 'analyses', label: 'Analyses', order: 40, title: 'Standard against effective attention over many sentences' });
 registerPanel({
   id: 'analyses',
   order: 40,

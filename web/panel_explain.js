@@ -5,9 +5,13 @@
 // (caption, column and row headers), and every control is a native button or select.
 import { loadBrownSample } from './dataset.js';
 import { $, el, setError, show } from './dom.js';
-import { CorpusAverage, explainData, fmt, fmtFixed, maskCell, scaleDivisor, scoreColumns, scoreRuleText, tokenRef } from './explain_head.js';
+import {
+  CorpusAverage, excludedCount, explainData, fmt, fmtFixed, maskCell, scaleDivisor, scaleFactor, scoreColumns, scoreRuleText, tokenRef,
+} from './explain_head.js';
 import { registerPanel } from './panels.js';
+import { registerSection } from './sections.js';
 import { onStateChange, setState, state } from './state.js';
+import { readableToken } from './token_text.js';
 import { headSlice } from './views.js';
 
 const CORPUS_SIZE = 32;      // held-out Brown sentences averaged for the constant head
@@ -33,11 +37,14 @@ function bar(w, cls = '') {
   return b;
 }
 
+// The table's scaling column as the scale is: "÷ √d", or DeBERTa's "÷ √(d × 3)".
+const scaleHead = (d) => (scaleFactor(d) > 1 ? `\u00f7 \u221a(d \u00d7 ${scaleFactor(d)})` : '\u00f7 \u221ad');
+
 const MAX_ROWS = 64; // a longer input lists its largest weights only (and the query), in token order
 
 function table(d) {
   const scoreCols = scoreColumns(d);
-  const head = ['#', 'token', ...scoreCols.map((c) => c.head), '\u00f7 \u221ad', '+ mask', 'weight', 'constant weight', 'effective', 'invisible'];
+  const head = ['#', 'token', ...scoreCols.map((c) => c.head), scaleHead(d), '+ mask', 'weight', 'constant weight', 'effective', 'invisible'];
   const rows = [];
   let shown = [...Array(d.L).keys()];
   if (d.L > MAX_ROWS) {
@@ -49,7 +56,8 @@ function table(d) {
     const real = j < d.n;
     const tr = el('tr', { class: j === d.query ? 'is-query' : null },
       el('td', { text: String(j) }),
-      el('th', { scope: 'row', text: d.tokens[j] ?? '[PAD]' }),
+      el('th', { scope: 'row', text: d.tokens[j] === undefined ? '[PAD]' : readableToken(d.tokens[j], d.tokenizer),
+                 title: d.tokens[j] }),
       ...scoreCols.map((c) => el('td', { text: fmtFixed(c.values[j]) })),
       el('td', { text: fmtFixed(d.scaled[j]) }),
       el('td', { text: maskCell(d, j) }),
@@ -80,6 +88,19 @@ function render(d, constantLabel) {
       `${d.rank} independent directions, so some combinations of weights add up to zero and never reach the output. ` +
       'The share compares lengths (the square root of the sum of squares) of the invisible part and of the whole row; the ' +
       'row is its visible part plus its invisible part, at right angles to each other, so the share is never more than 100%.';
+  // what the table shows, in the steps' words: its score column, the keys the rule leaves out
+  const scoreCol = scoreColumns(d).at(-1).head;
+  const excluded = excludedCount(d);
+  const padded = d.L - d.n;
+  const maskText = !excluded ? null
+    : d.scoreRule === 'rotary_window' && d.window >= 0
+      ? `This local layer reads only the keys within ${d.window} positions of the query: the other ${excluded}` +
+        `${padded > 0 ? ', padding among them,' : ''} are left out (\u201cexcluded\u201d in the table) and get weight 0; ` +
+        'the keys it reads get 0 added.'
+      : `Padding is not text: ${excluded} padding position${excluded === 1 ? ' is' : 's are'} left out (\u201cexcluded\u201d in the ` +
+        'table), so their weight is 0; the real tokens get 0 added.';
+  const maskLine = maskText ?? (padded > 0 ? `Padding is not text: ${padded} padding positions get \u221210000 added, so their weight becomes 0.`
+    : 'Padding would get \u221210000 added so that it gets no weight; this sentence has no padding, so the mask adds 0 everywhere.');
   const steps = el('ol', { class: 'xsteps' },
     step('xs-qk', '1. Query and keys',
       `Each token arrives as a vector of ${d.output.length} numbers. The head multiplies the query token ` +
@@ -91,20 +112,22 @@ function render(d, constantLabel) {
         vec(d.keys.subarray(d.contributions[0].j * d.dh, (d.contributions[0].j + 1) * d.dh)) })),
     step('xs-dot', '2. Dot products',
       'Multiply q and each key number by number and add up: a large score means the key matches what the query looks for. ' +
-      'The scores are in the column \u201cq \u00b7 k\u201d of the table below, to 4 decimals.',
+      `The scores are in the column \u201c${scoreCol}\u201d of the table below, to 4 decimals.`,
       's_j = q \u00b7 k_j = \u03a3 q_n k_j_n',
       scoreRuleText(d) ? el('p', { class: 'score-rule', text: scoreRuleText(d) }) : null),
     step('xs-scale', '3. Scaling',
-      `Divide every score by ${scaleDivisor(d)} = ${fmt(1 / d.scale, 6)}, so that scores do not grow just because vectors are long.`,
+      `Divide every score by ${scaleDivisor(d)} = ${fmt(1 / d.scale, 6)}, so that scores do not grow just because vectors are long.` +
+      (scaleFactor(d) > 1 ? ` The ${scaleFactor(d)} beside ${d.dh}: DeBERTa\u2019s score adds ${scaleFactor(d)} dot products (the ` +
+        `terms in the table), each about as large as one, so it divides by the square root of ${scaleFactor(d)} more than one ` +
+        'dot product would need (the published implementation\u2019s scale factor).' : ''),
       `z_j = s_j / ${scaleDivisor(d)} = s_j \u00d7 ${fmt(d.scale, 6)}`),
-    step('xs-mask', '4. Mask',
-      d.L > d.n
-        ? `Padding is not text: ${d.L - d.n} padding positions get \u221210000 added, so their weight becomes 0.`
-        : 'Padding would get \u221210000 added so that it gets no weight; this sentence has no padding, so the mask adds 0 everywhere.',
-      'z_j \u2190 z_j + m_j   (m_j = 0 for real tokens, \u221210000 for padding)'),
+    step('xs-mask', '4. Mask', maskLine,
+      excluded ? 'z_j \u2190 z_j for the keys read; a key left out takes no part in the softmax (weight 0)'
+        : 'z_j \u2190 z_j + m_j   (m_j = 0 for real tokens, \u221210000 for padding)'),
     step('xs-softmax', '5. Softmax: scores become weights',
-      `Raise e to each score (the column \u201c\u00f7 \u221ad\u201d plus the column \u201c+ mask\u201d) and divide by their total: ` +
-      `every weight is positive and together they sum to ${fmt(d.weightSum, 7)}. The scores have 4 decimals, enough to ` +
+      `Raise e to each score (the column \u201c${scaleHead(d)}\u201d plus the column \u201c+ mask\u201d) and divide by their total: ` +
+      (excluded ? `every key read gets a positive weight, the ${excluded} excluded get 0, and together they sum to ` : 'every weight is positive and together they sum to ') +
+      `${fmt(d.weightSum, 7)}. The scores have 4 decimals, enough to ` +
       'recompute the weights by hand to the 3 digits shown. ' +
       (d.heatmapDiff !== null ? `This is exactly the row of ${ref(d.query)} in the heatmap (largest difference ${fmt(d.heatmapDiff)}).` : ''),
       'w_j = exp(z_j) / \u03a3_i exp(z_i)'),
@@ -213,6 +236,7 @@ function mount(ctx) {
       job.check();
       const att = headSlice(run, layer, head);
       const d = explainData(result, constantRow, att.subarray(query * run.n, query * run.n + run.n));
+      d.tokenizer = run.tokenizer; // the table's tokens read without their markers (token_text.js)
       api.data = d;
       body.replaceChildren(...render(d, label));
       api.count++;
@@ -236,6 +260,7 @@ function mount(ctx) {
   return api;
 }
 
+registerSection({ id: 'explain', label: 'Explain one head', order: 35, title: 'How one head\u2019s row is made, step by step' });
 registerPanel({
   id: 'explain',
   order: 35,

@@ -12,6 +12,7 @@ import './measure_views.js';
 import { registerPanel } from './panels.js';
 import { setState, state } from './state.js';
 import { EMPTY_TEXT, NO_TOKENIZER, isEmptyText, readText, splitNote, truncationNote } from './run_notes.js';
+import { registerSection } from './sections.js';
 import { MERGE_RULE, baseViews, needKeys, needOf, parseViewSpec, requiredOutputs, resolveView, viewSpecString } from './views.js';
 
 function fillViewSelects() {
@@ -83,6 +84,7 @@ function mount(ctx) {
       const run = {
         n: reply.seq_len, NL: reply.n_layers, H: reply.n_heads, att: tensors.attentions.data, tensors,
         tokens: seq.tokens, wordIds: seq.word_ids, typeIds: seq.type_ids, reply,
+        tokenizer: ctx.models.info()?.tokenizer?.kind, // how its tokens are read (token_text.js)
       };
       const computeMs = performance.now() - started;
       const cut = seq.truncated;
@@ -156,6 +158,7 @@ function mount(ctx) {
   return api;
 }
 
+registerSection({ id: 'explorer', label: 'Explorer', order: 30, title: 'Every head\u2019s attention, layer by layer' });
 registerPanel({
   id: 'explorer',
   order: 30,

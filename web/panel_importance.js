@@ -24,6 +24,7 @@ import { builtinTaskText } from './papa_task.js';
 import { registerPanel } from './panels.js';
 import { pngWithProvenance } from './provenance.js';
 import { linkBox, showVerdict } from './result_link.js';
+import { registerSection } from './sections.js';
 import { setState, state } from './state.js';
 
 const AGREEMENT_SHARE = 0.35; // the bar's share for the measures; the pruning curve's sweep takes the rest
@@ -190,7 +191,8 @@ function mount(ctx) {
     refresh();
     csv.disabled = !api.last;
   };
-  // A link with a result opens on it: what it holds first, then the recompute's verdict.
+  // A link with a result opens on it, scrolled to and focused as PAPA's (the recompute runs in view): what it
+  // holds first, then the recompute's verdict.
   ctx.on('link', () => {
     fromLink = state.imp_result;
     ui.diffs.replaceChildren();
@@ -205,6 +207,8 @@ function mount(ctx) {
           ...fromLink.spearman[i].map((x) => el('td', { text: x === null ? '\u2013' : x.toFixed(2) })))))));
     ui.verdict.textContent = 'from the link: these numbers are the link\u2019s own; the page recomputes them once the model is loaded.';
     ui.verdict.className = 'verdict pending';
+    ui.box.scrollIntoView({ block: 'start' });
+    ui.box.focus({ preventScroll: true });
   });
   // The result was made with the PAPA panel's settings: a change there means the link no longer describes it.
   $('papa')?.addEventListener('change', (e) => {
@@ -219,4 +223,5 @@ function mount(ctx) {
   return api;
 }
 
+registerSection({ id: 'importance', label: 'Importance', order: 55, title: 'Which heads matter: the head measures and the pruning curve' });
 registerPanel({ id: 'importance', order: 55, keys: IMPORTANCE_KEYS, mount });

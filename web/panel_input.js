@@ -6,6 +6,7 @@ import { MAX_STATE_BYTES } from './link.js';
 import { registerPanel } from './panels.js';
 import { EMPTY_TEXT, isEmptyText } from './run_notes.js';
 import { state } from './state.js';
+import { readableToken } from './token_text.js';
 
 const MAX_TEXT = MAX_STATE_BYTES; // characters; link.js bounds the whole state's bytes as well
 
@@ -18,7 +19,9 @@ function mount(ctx) {
     const box = $('tokens');
     box.replaceChildren();
     tokens.forEach((t, i) => {
-      const span = el('span', { class: 'tok', text: t, title: `#${i}` });
+      // readable (token_text.js), the raw piece on hover
+      const shown = readableToken(t, ctx.models.info()?.tokenizer?.kind);
+      const span = el('span', { class: 'tok', text: shown, title: shown === t ? `#${i}` : `#${i}: ${t}` });
       if (specialMask?.[i]) span.classList.add('special');
       else if (typeIds?.[i] === 1) span.classList.add('seg1');
       box.append(span);

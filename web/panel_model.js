@@ -4,12 +4,14 @@
 // SHA-256: opening it asks for those files and loads them only when every hash matches; the page
 // never runs another model in their place.
 import { $, el, formatBytes, setError, show } from './dom.js';
+import { explainLoadError } from './load_errors.js';
 import { NO_TOKENIZER } from './run_notes.js';
 import { checkModelRef, describeRef, describeSource, matchFiles, recordFiles, refOf } from './model_ref.js';
 import {
   DEFAULT_HUB, ModelSourceError, defaultEmbedded, droppedFiles, embeddedModels, fetchEmbeddedModel, fetchHubModel, readLocalFiles,
 } from './models.js';
 import { registerPanel } from './panels.js';
+import { registerSection } from './sections.js';
 import { setState } from './state.js';
 
 function showModelInfo(info, source, size) {
@@ -116,8 +118,15 @@ function mount(ctx) {
   }
 
   // Loads a model as the page's model: true when it is loaded.
+  // A failed load's message is about that load: once the model still loaded has run again, it goes.
+  let loadFailed = false;
+  ctx.on('run', () => {
+    if (loadFailed) setError($('model-error'), null);
+    loadFailed = false;
+  });
   api.load = async (source) => {
     setError($('model-error'), null);
+    loadFailed = false;
     const started = performance.now();
     let size = 0;
     const r = await runner.run(async (job) => {
@@ -129,8 +138,12 @@ function mount(ctx) {
     }, { label: `Loading ${describeSource(source)}\u2026` });
     if (r.error) {
       const e = r.error;
-      const what = e instanceof ModelSourceError ? e.message : `Could not load ${describeSource(source)}: ${e.message}`;
+      const said = explainLoadError(e.message);
+      const what = e instanceof ModelSourceError ? e.message
+        : said.plain ? `${said.plain}\nDetails: could not load ${describeSource(source)}: ${said.detail}`
+        : `Could not load ${describeSource(source)}: ${e.message}`;
       setError($('model-error'), what + (api.modelId ? '\nThe previous model is still loaded.' : ''));
+      loadFailed = !!api.modelId;
       return false;
     }
     if (!r.ok) return false;
@@ -310,6 +323,7 @@ function mount(ctx) {
   return api;
 }
 
+registerSection({ id: 'model', label: 'Model', element: 'model-panel', order: 10, title: 'Choose a model and the sentence to look at' });
 registerPanel({
   id: 'model-panel',
   order: 10,

@@ -28,6 +28,7 @@ import { builtinTaskText, fileShape, matchTaskFiles, readTaskFiles, sniffColumns
 import { registerPanel } from './panels.js';
 import { pngWithProvenance } from './provenance.js';
 import { linkBox, showVerdict } from './result_link.js';
+import { registerSection } from './sections.js';
 import { setState, state } from './state.js';
 
 const keys = { ...PAPA_KEYS, papa_result: { type: 'object', default: null, check: checkResult } };
@@ -136,15 +137,9 @@ function filesBox(ctx) {
     if (wanted) {
       // A link's files: checked against the link's record by content; a wrong file is refused.
       const expect = wanted.expect[part];
-      if (!expect) {
-        setError(error, `This link's task has no ${part} file.`);
-        return;
-      }
+      if (!expect) throw new Error(`This link's task has no ${part} file.`);
       const m = matchTaskFiles({ [part]: expect }, got);
-      if (m.problems) {
-        setError(error, `Refused: this is not the file the link was made with. ${m.problems.join('; ')}.`);
-        return;
-      }
+      if (m.problems) throw new Error(`Refused: this is not the file the link was made with. ${m.problems.join('; ')}.`);
       taskFiles[part] = { name: expect.name, text: m.texts[part], record: { ...expect } };
     } else {
       taskFiles[part] = { name, text: got.text[name], record: got.record[0] };
@@ -167,8 +162,16 @@ function filesBox(ctx) {
       w.resolve();
     }
   }
-  train.addEventListener('change', () => picked('train', [...train.files]).catch((e) => setError(error, e.message)));
-  val.addEventListener('change', () => picked('validation', [...val.files]).catch((e) => setError(error, e.message)));
+  // A refused file leaves the picker empty: the picker, the line above the error and the task in use agree
+  // (the picker showed the refused file beside "No file chosen yet.").
+  const refused = (input, e) => {
+    input.value = '';
+    describe();
+    if (!taskFiles.train && !taskFiles.validation) info.textContent = 'No file in use: the file picked was refused (below).';
+    setError(error, e.message);
+  };
+  train.addEventListener('change', () => picked('train', [...train.files]).catch((e) => refused(train, e)));
+  val.addEventListener('change', () => picked('validation', [...val.files]).catch((e) => refused(val, e)));
   describe();
 
   // Asks for the files a link names; resolves once they are given (cancel rejects).
@@ -232,7 +235,14 @@ function comparisonPoint(r, label) {
   const nHeads = r.shape.n_layers * r.shape.n_heads;
   const allConst = r.configs.findIndex((c) => c.what === 'sweep' && c.k === nHeads && c.constant === r.config.constants[0]);
   const lowest = allConst >= 0 ? allConst : r.configs.reduce((b, c, i) => (c.what === 'sweep' && c.k > (r.configs[b]?.k ?? -1) ? i : b), 0);
-  return { point: { label, x: r.summary[0]?.mean, y: r.summary[lowest].drop }, k: r.configs[lowest].k };
+  return { point: { label, x: r.summary[0]?.mean, y: r.summary[lowest].drop, k: r.configs[lowest].k, nHeads } };
+}
+
+// What the comparison's points hold, in words: each model's own heads (models of different sizes share the
+// chart, so one "k of N" would misname all but one of them).
+function constantShare(points) {
+  if (points.every((p) => p.k === p.nHeads)) return 'every head';
+  return points.map((p) => `${p.k} of ${p.nHeads} heads for ${p.label}`).join(', ');
 }
 
 // One "papa" request with its progress. The engine reports every batch; the page repaints the bar and
@@ -423,10 +433,9 @@ async function drawResult(view, record, figures) {
   for (const { label, reply } of record.comparison ?? [{ label: model, reply: r }]) {
     session.get(key).set(reply.hashes.model, comparisonPoint(reply, label).point);
   }
-  const { k } = comparisonPoint(r, model);
   const points = [...session.get(key).values()];
   const withWeights = view.ctx.models.embedded().filter(hasWeights).map((e) => e.id);
-  await figures.add('papa_models', `Score drop with ${k} of ${NL * H} heads constant against the full model\u2019s ` +
+  await figures.add('papa_models', `Score drop with ${constantShare(points)} constant against the full model\u2019s ` +
     `score, one point per model run with these settings in this tab (${points.length} so far). ` +
     `Embedded models with weights: ${withWeights.join(', ') || 'none'}` +
     `${withWeights.length < 2 ? ' \u2014 only one, so the comparison shows it alone; run the same sweep after loading another model ' +
@@ -698,4 +707,5 @@ function mount(ctx) {
   return api;
 }
 
+registerSection({ id: 'papa', label: 'PAPA', order: 50, title: 'How much the model needs input-dependent attention (constant heads)' });
 registerPanel({ id: 'papa', order: 50, keys, mount });

@@ -7,7 +7,7 @@
 //   constantsGrid   the constant matrices of every layer and head (the paper's Figure 4)
 //   lambdaHeatmap   the learned lambdas per layer and head
 import { CATEGORICAL, layerHeadHeatmap, loadChart, scaleOf, whiteBackground } from './charts.js';
-import { SEQUENTIAL, matrixImage } from './heatmap.js';
+import { SEQUENTIAL, matrixImage, sizeCanvas } from './heatmap.js';
 
 // A chart's width: the one asked for, or less where its figure has less room (a phone's window is narrower
 // than the 620 px a chart is drawn at), so it is drawn to fit with its text at full size; what cannot shrink
@@ -61,7 +61,7 @@ export async function fractionChart(canvas, { series, title, subtitle, yTitle, r
     type: 'line',
     data: { datasets },
     options: {
-      responsive: false, animation: false, devicePixelRatio: 1, parsing: true,
+      responsive: false, animation: false, parsing: true,
       plugins: {
         title: { display: true, text: title },
         subtitle: { display: !!subtitle, text: subtitle, padding: { bottom: 14 } }, // clear of the top tick's label
@@ -108,7 +108,7 @@ export async function comparisonChart(canvas, { points, title, subtitle, xTitle,
                                         backgroundColor: CATEGORICAL[i % CATEGORICAL.length] })),
     },
     options: {
-      responsive: false, animation: false, devicePixelRatio: 1,
+      responsive: false, animation: false,
       plugins: { title: { display: true, text: title }, subtitle: { display: !!subtitle, text: subtitle, padding: { bottom: 14 } },
                  legend: { position: 'bottom' } },
       scales: {
@@ -164,8 +164,7 @@ export function constantsGrid(canvas, constants, { NL, H, L, n = L, title, subti
   const gap = 4;
   const width = Math.max(left + H * (tile + gap) + 10, 360);
   const height = top + NL * (tile + gap) + 54;
-  fixedSize(canvas, width, height);
-  const c = canvas.getContext('2d');
+  const c = sizeCanvas(canvas, width, height);
   header(c, width, title, subtitle);
   let max = 0;
   const block = new Float32Array(n * n);

@@ -52,8 +52,9 @@ export function fileShape(text) {
   return 'conll';
 }
 
-// The first invalid UTF-8 sequence of bytes: { offset, line } (line counted from 1), or null.
-export function firstInvalidUtf8(bytes) {
+// Every invalid UTF-8 sequence of bytes, each reported as { offset, line } (line counted from 1) to
+// onBad, which returns false to stop the scan.
+function scanUtf8(bytes, onBad) {
   let line = 1;
   for (let i = 0; i < bytes.length;) {
     const b = bytes[i];
@@ -67,27 +68,57 @@ export function firstInvalidUtf8(bytes) {
     if (b >= 0xc2 && b <= 0xdf) [n, min] = [1, 0x80];
     else if (b >= 0xe0 && b <= 0xef) [n, min] = [2, 0x800];
     else if (b >= 0xf0 && b <= 0xf4) [n, min] = [3, 0x10000];
-    else return { offset: i, line };
+    let bad = n === 0;
     let cp = b & (0x3f >> n);
-    for (let k = 1; k <= n; k++) {
+    for (let k = 1; k <= n && !bad; k++) {
       const c = bytes[i + k];
-      if (c === undefined || (c & 0xc0) !== 0x80) return { offset: i, line };
-      cp = (cp << 6) | (c & 0x3f);
+      if (c === undefined || (c & 0xc0) !== 0x80) bad = true;
+      else cp = (cp << 6) | (c & 0x3f);
     }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return { offset: i, line };
+    if (!bad && (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))) bad = true;
+    if (bad) {
+      if (onBad({ offset: i, line }) === false) return;
+      i++; // resynchronise on the next byte
+      continue;
+    }
     i += n + 1;
   }
-  return null;
 }
 
-// A file's text; invalid UTF-8 is an error naming the file and the line (as the CLI's import does), never
-// replacement characters in the task.
+// The first invalid UTF-8 sequence of bytes: { offset, line } (line counted from 1), or null.
+export function firstInvalidUtf8(bytes) {
+  let first = null;
+  scanUtf8(bytes, (bad) => { first = bad; return false; });
+  return first;
+}
+
+// The lines that hold invalid UTF-8: { first: {offset, line} or null, lines: the first `max` of them, count }.
+export function invalidUtf8Lines(bytes, max = 10) {
+  const lines = [];
+  let first = null;
+  let count = 0;
+  scanUtf8(bytes, (bad) => {
+    first ??= bad;
+    if (lines[lines.length - 1] === bad.line) return true;
+    count++;
+    if (lines.length < max) lines.push(bad.line);
+    return true;
+  });
+  return { first, lines, count };
+}
+
+// A file's text; invalid UTF-8 is an error naming the file and its lines (as the CLI's import does), never
+// replacement characters in the task: the first bad line and byte, then the other lines (a file saved in
+// another encoding has many: fixing the first alone would only show the next).
 export function decodeTaskText(name, buffer) {
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(buffer);
   } catch {
-    const bad = firstInvalidUtf8(new Uint8Array(buffer));
-    throw new Error(`${name}: line ${bad?.line ?? '?'}: invalid UTF-8 at byte ${bad?.offset ?? '?'} of the file ` +
+    const { first, lines, count } = invalidUtf8Lines(new Uint8Array(buffer));
+    const more = lines.slice(1);
+    const also = !more.length ? '' : `; also line${more.length === 1 ? '' : 's'} ${more.join(', ')}` +
+      (count > lines.length ? ` and ${count - lines.length} more (${count} lines in all)` : ` (${count} lines in all)`);
+    throw new Error(`${name}: line ${first?.line ?? '?'}: invalid UTF-8 at byte ${first?.offset ?? '?'} of the file${also} ` +
                     '(save it as UTF-8 and pick it again)');
   }
 }
