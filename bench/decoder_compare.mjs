@@ -133,6 +133,7 @@ for (const shape of shapes) {
   const loadStart = load();
   // the check first: native attnlab's logits against onnxruntime's on the same weights
   const prefix = path.join(dir, 'check');
+  console.error(`${shape}: native attnlab's logits for the check ...`);
   execFileSync(nativeBench, [hf, '--check', prefix, '--lengths', String(lengths[0]), '--prompt', String(prompt)]);
   const V = JSON.parse(readFileSync(path.join(hf, 'config.json'), 'utf8')).vocab_size;
   const nativePrefill = new Float32Array(readFileSync(`${prefix}.prefill.f32`).buffer.slice(0));
@@ -142,6 +143,7 @@ for (const shape of shapes) {
     prefill: new Uint8Array(readFileSync(path.join(dir, 'prefill.onnx'))),
     decode: new Uint8Array(readFileSync(path.join(dir, 'decode.onnx'))),
   };
+  console.error(`${shape}: onnxruntime loads the two graphs and runs the check ...`);
   for (const t of THREADS) await ask(ortWorkers[t], { type: 'load', numThreads: t, wasmPaths, ...onnx });
   const checks = [];
   for (const t of THREADS) {
@@ -159,6 +161,7 @@ for (const shape of shapes) {
   const runners = [];
   if (withWasm) runners.push(serve(process.execPath, [wasmBench, ...benchArgs], 'attnlab WASM'));
   if (withNative || !withWasm) runners.push(serve(nativeBench, benchArgs, 'attnlab native'));
+  console.error(`${shape}: attnlab loads the model (${runners.map((r) => r.name).join(', ')}) ...`);
   const info = await runners[0].expect('model');
   for (const r of runners) await r.expect('ready');
   const gemm = {};
@@ -175,6 +178,7 @@ for (const shape of shapes) {
   const rec = (key, v) => (times[key] ??= []).push(v);
   for (const r of runners) for (const t of THREADS) await r.ask(`warm ${lengths[0]} ${t}`, 'warm');
   for (let round = 0; round < rounds; round++) {
+    console.error(`${shape}: round ${round + 1} of ${rounds} (load average ${load()})`);
     for (const c of cases) {
       for (const t of THREADS) {
         const key = c.kind === 'prefill' ? `prefill ${c.L}` : 'generate';
