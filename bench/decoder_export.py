@@ -35,6 +35,12 @@ SHAPES = {
                        dtype="F32"),
     "smollm2-135m": dict(family="llama", vocab=49152, hidden=576, heads=9, kv_heads=3, head_dim=64, inter=1536,
                          layers=30, theta=100000.0, eps=1e-5, tied=True, dtype="F32", positions=8192),
+    # seconds-long smoke shapes for the export and the check (decoder_compare.mjs --shapes gpt2-tiny,llama-tiny
+    # --lengths 16 --prompt 16 --new 4); the vocabulary covers the prompt's ids (up to 20999)
+    "gpt2-tiny": dict(family="gpt2", vocab=21000, hidden=64, heads=4, layers=2, positions=64, inner=None,
+                      dtype="F32"),
+    "llama-tiny": dict(family="llama", vocab=21000, hidden=64, heads=4, kv_heads=2, head_dim=16, inter=128,
+                       layers=2, theta=100000.0, eps=1e-5, tied=True, dtype="F32", positions=64),
 }
 ROPE_TABLE = 2048  # rows of the cos/sin tables in the rotary graphs: the longest text the benchmark runs
 
@@ -211,7 +217,7 @@ def export(out_dir, name, seed):
 
 def main():
     out_dir = sys.argv[1] if len(sys.argv) > 1 else "build/bench/decoders"
-    names = sys.argv[2].split(",") if len(sys.argv) > 2 else list(SHAPES)
+    names = sys.argv[2].split(",") if len(sys.argv) > 2 else ["gpt2-small", "smollm2-135m"]
     for name in names:
         if name not in SHAPES:
             sys.exit("decoder_export: unknown shape '%s' (%s)" % (name, ", ".join(SHAPES)))
