@@ -22,7 +22,6 @@
  * --check PREFIX writes what decoder_compare.mjs checks onnxruntime against before timing: PREFIX.prefill.f32 (the
  * logits [L, V] of the first length's prefill), PREFIX.steps.f32 (the logits [4, V] of the prompt's last token and
  * the first 3 greedy steps) and PREFIX.ids.json (the 3 generated ids); then exits. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
