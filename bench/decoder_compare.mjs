@@ -15,7 +15,7 @@
 // the load average at the start and end of each shape.
 //
 //   node bench/decoder_compare.mjs [--shapes gpt2-small,smollm2-135m] [--rounds 3] [--lengths 128,512]
-//        [--prompt 128] [--new 64] [--threads 1,2] [--no-native | --no-wasm]
+//        [--prompt 128] [--new 64] [--threads 1,2] [--no-native | --no-wasm] [--check-only]
 //   AL_WASM_DIR (default build/wasm), AL_NATIVE_DIR (default build/native)
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -36,6 +36,7 @@ const nNew = Number(opt('--new', '64'));
 const THREADS = opt('--threads', '1,2').split(',').map(Number);
 const withNative = !args.includes('--no-native');
 const withWasm = !args.includes('--no-wasm'); // without it, the ratios are against native attnlab
+const checkOnly = args.includes('--check-only'); // the logits check and nothing timed
 const wasmDir = path.resolve(root, process.env.AL_WASM_DIR ?? 'build/wasm');
 const nativeDir = path.resolve(root, process.env.AL_NATIVE_DIR ?? 'build/native');
 const outDir = path.join(root, 'build/bench/decoders');
@@ -155,6 +156,10 @@ for (const shape of shapes) {
     if (!(dPrefill <= TOLERANCE && dSteps <= TOLERANCE)) {
       throw new Error(`${shape}: onnxruntime and attnlab differ (${checks.at(-1)}; bound ${TOLERANCE} of the largest logit)`);
     }
+  }
+  if (checkOnly) {
+    console.log(`${shape}: logits agree (largest difference over the largest logit), ${checks.join('; ')}`);
+    continue;
   }
   const benchArgs = [hf, '--serve', '--threads', THREADS.join(','), '--lengths', lengths.join(','),
                      '--prompt', String(prompt), '--new', String(nNew)];
