@@ -1,4 +1,4 @@
-// panel_generate.js: the generation panel. A causal model continues a prompt, greedily (temperature 0) or sampled
+// panel_generate.js: the generation panel (docs/decoder-page.md). A causal model continues a prompt, greedily (temperature 0) or sampled
 // from a seed (temperature, top-k, top-p): the engine's "generate" op (docs/decoders.md, "Generation"). Each new
 // token arrives as the op's progress report (stage "token\t<id>\t<the continuation so far>", fraction = tokens /
 // max_new_tokens: src/api/op_generate.c) and streams into the page with the rate so far; Cancel stops between

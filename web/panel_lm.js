@@ -1,4 +1,4 @@
-// panel_lm.js: the language-model panel. A causal model reads a text and says, per token, how surprised it was
+// panel_lm.js: the language-model panel (docs/decoder-page.md). A causal model reads a text and says, per token, how surprised it was
 // (surprisal in bits, the token's shade) and what it expected next (the top-k tokens with their probabilities, on
 // hover, focus or tap), and the text's perplexity: the engine's "lm" op (docs/decoders.md, "The language-model
 // head"). The text and k are state keys, so a link carries them.
