@@ -110,6 +110,7 @@ function drawGeneration(reply, tensors, results) {
     };
   });
   const row = tokenRow(tokens, { max: FULL_RED_BITS, detailBox: detail, id: 'gen-tokens' });
+  for (const span of row.spans) span.classList.add('lm-new'); // the new tokens framed, the prompt's not
   row.node.prepend(...promptSpans);
   results.replaceChildren(
     el('p', { id: 'gen-summary', text: `${reply.steps.length} tokens, stopped by ${reply.stopped === 'eos' ? 'the end-of-text token' : 'the length'}; ` +
