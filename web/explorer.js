@@ -189,12 +189,14 @@ export class Explorer {
     for (const t of this.thumbs) {
       if (gen !== this.generation) return; // a newer render took over
       markSelected(t, t.layer === this.layer && t.head === this.head);
+      t.button.title = `layer ${t.layer}, head ${t.head}${kvNote(run, t.head)}`;
       const { matrix, size } = this.displayed(t.layer, t.head);
       const side = Math.min(size, THUMB);
       const pooled = this.view.signed ? poolAbsMax(matrix, size, side) : poolMax(matrix, size, side);
       if (t.canvas.width !== side) t.canvas.width = t.canvas.height = side;
       const ctx = t.canvas.getContext('2d');
-      ctx.putImageData(matrixImage(ctx, pooled, side, side, viewScale(this.view, pooled, this.autoscale, run)), 0, 0);
+      ctx.putImageData(matrixImage(ctx, pooled, side, side, viewScale(this.view, pooled, this.autoscale, run),
+                                     { causal: !!run.causal }), 0, 0);
       const note = this.view.headNote?.(run, t.layer, t.head);
       t.note.hidden = note === undefined;
       t.note.textContent = note ?? '';
@@ -228,11 +230,15 @@ export class Explorer {
     } else {
       delete heatmap.dataset.lines;
       heatmap.setAttribute('aria-label', 'attention heatmap: rows are query tokens, columns are key tokens; arrow keys read the cells');
-      step = paintHeatmap(heatmap, matrix, size, shown, scale, box);
-      drawLegend(legend, scale, legendText(this.view, scale, this.autoscale, !!companion), this.legendWidth(heatmap));
+      step = paintHeatmap(heatmap, matrix, size, shown, scale, box, { causal: !!this.run.causal });
+      drawLegend(legend, scale, legendText(this.view, scale, this.autoscale, !!companion) + (this.run.causal ? CAUSAL_LEGEND : ''),
+                 this.legendWidth(heatmap));
     }
-    if (this.els.caption) this.els.caption.textContent = this.drawAs === 'lines' ? LINES_CAPTION : HEATMAP_CAPTION;
-    title.textContent = `Layer ${this.layer}, head ${this.head} \u2014 ${this.view.label}` +
+    if (this.els.caption) {
+      this.els.caption.textContent = (this.drawAs === 'lines' ? LINES_CAPTION : HEATMAP_CAPTION) +
+        (this.run.causal ? (this.drawAs === 'lines' ? CAUSAL_LINES : CAUSAL_HEATMAP) : '');
+    }
+    title.textContent = `Layer ${this.layer}, head ${this.head}${kvNote(this.run, this.head)} \u2014 ${this.view.label}` +
       (this.merge ? ' (merged into words)' : '') + (step > 1 ? ` \u2014 every ${ordinal(step)} label shown` : '');
     this.current = { matrix, size, labels, scale, layer: this.layer, head: this.head, view: this.view.spec, merged: this.merge,
                      drawAs: this.drawAs };
@@ -269,7 +275,7 @@ export class Explorer {
     const view = resolveView(id);
     const { matrix, size, labels } = shown ?? this.displayed(this.layer, this.head, view);
     const scale = mainScale.signed ? mainScale : viewScale(view, matrix, this.autoscale);
-    paintHeatmap(companion, matrix, size, this.readable(labels), scale, box);
+    paintHeatmap(companion, matrix, size, this.readable(labels), scale, box, { causal: !!this.run.causal });
     drawLegend(companionLegend, scale, mainScale.signed ? 'the same scale as the left, symmetric around 0' : legendText(view, scale, this.autoscale),
                this.legendWidth(companion));
     companionTitle.textContent = `Layer ${this.layer}, head ${this.head} \u2014 ${view.label}`;
@@ -349,7 +355,9 @@ export class Explorer {
   cellText(q, k, sep) {
     const { size, labels, matrix } = this.current;
     const kind = this.run?.tokenizer;
-    return `query ${q}: ${tokenWithRaw(labels[q], kind)}${sep}key ${k}: ${tokenWithRaw(labels[k], kind)}${sep}${valueName(this.view)}: ${matrix[q * size + k].toPrecision(4)}`;
+    const head = `query ${q}: ${tokenWithRaw(labels[q], kind)}${sep}key ${k}: ${tokenWithRaw(labels[k], kind)}${sep}`;
+    if (this.run?.causal && k > q) return `${head}${CANNOT_SEE_TEXT}`;
+    return `${head}${valueName(this.view)}: ${matrix[q * size + k].toPrecision(4)}`;
   }
 
   // The keyboard's cell (arrow keys on the focused large view): its value in the live read-out under
@@ -420,6 +428,20 @@ export class Explorer {
   }
 }
 
+// A causal model (docs/decoders.md): a query reads only itself and earlier tokens, so the cells of later keys are
+// not weights of 0 but cells it cannot see (heatmap.js draws them grey).
+const CANNOT_SEE_TEXT = 'cannot see: a causal model\u2019s query reads only itself and earlier tokens';
+const CAUSAL_LEGEND = '; grey: cannot see (a later token)';
+const CAUSAL_HEATMAP = ' Grey cells above the diagonal: a causal model\u2019s query cannot see later tokens.';
+const CAUSAL_LINES = ' A causal model draws no line to a later token: its query cannot see it.';
+
+// Grouped-query attention: which key/value head query head h shares (run.kvHeads < run.H), e.g. " (key/value head 1 of 2)".
+export function kvNote(run, h) {
+  const kv = run?.kvHeads;
+  if (!kv || kv >= run.H) return '';
+  return ` (shares key/value head ${Math.floor(h / (run.H / kv))} of ${kv})`;
+}
+
 const HEATMAP_CAPTION = 'Rows: query tokens (who attends). Columns: key tokens (attended to).';
 const LINES_CAPTION = 'Left: query tokens (who attends). Right: key tokens (attended to). One line per pair, darker and ' +
   'wider for more weight; hover a token on the left to see its lines alone.';
@@ -435,7 +457,7 @@ function markSelected(t, on) {
 // top), as large as fits box ({w, h} in CSS pixels) and at the screen's resolution (sizeCanvas);
 // returns the label step (every step-th token is labelled so labels never overlap). dataset.left,
 // top and cell give the cells' place in CSS pixels; box.label is the labels' largest size (LABEL).
-export function paintHeatmap(canvas, matrix, size, labels, scale, box = { w: DETAIL, h: DETAIL }) {
+export function paintHeatmap(canvas, matrix, size, labels, scale, box = { w: DETAIL, h: DETAIL }, { causal = false } = {}) {
   const clip = (s) => (s.length > 18 ? `${s.slice(0, 17)}\u2026` : s);
   const labelPx = box.label ?? LABEL;
   const probe = canvas.getContext('2d');
@@ -458,7 +480,7 @@ export function paintHeatmap(canvas, matrix, size, labels, scale, box = { w: DET
   const off = document.createElement('canvas');
   off.width = off.height = size;
   const octx = off.getContext('2d');
-  octx.putImageData(matrixImage(octx, matrix, size, size, scale), 0, 0);
+  octx.putImageData(matrixImage(octx, matrix, size, size, scale, { causal }), 0, 0);
   c.imageSmoothingEnabled = false;
   c.fillStyle = '#fff';
   c.fillRect(0, 0, side, side);

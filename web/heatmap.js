@@ -56,8 +56,14 @@ function colourIndex(v, scale) {
   return i < 0 ? 0 : i > 255 ? 255 : i;
 }
 
-// Fills a rows x cols ImageData, one pixel per cell.
-export function matrixImage(ctx, matrix, rows, cols, scale) {
+// The colour of a cell a causal query cannot see (a later key): a grey no palette holds, so "cannot see" never
+// reads as a weight of 0 (docs/decoders.md). Packed like the palettes' entries.
+export const CANNOT_SEE_RGB = [200, 200, 200];
+const CANNOT_SEE = (255 << 24) | (CANNOT_SEE_RGB[2] << 16) | (CANNOT_SEE_RGB[1] << 8) | CANNOT_SEE_RGB[0];
+
+// Fills a rows x cols ImageData, one pixel per cell. causal: the cells above the diagonal (column > row: a
+// later key; in a max-pooled thumbnail a block of later keys only) are drawn as "cannot see".
+export function matrixImage(ctx, matrix, rows, cols, scale, { causal = false } = {}) {
   const image = ctx.createImageData(cols, rows);
   const px = new Uint32Array(image.data.buffer);
   const table = scale.palette.table;
@@ -66,6 +72,9 @@ export function matrixImage(ctx, matrix, rows, cols, scale) {
   for (let i = 0; i < rows * cols; i++) {
     const c = ((matrix[i] - min) * span + 0.5) | 0;
     px[i] = table[c < 0 ? 0 : c > 255 ? 255 : c];
+  }
+  if (causal) {
+    for (let r = 0; r < rows; r++) px.fill(CANNOT_SEE, r * cols + r + 1, (r + 1) * cols);
   }
   return image;
 }

@@ -62,7 +62,7 @@ export function checkConfig(bytes, where) {
     (!type && classes.some((c) => FAMILIES.some((f) => f.class_prefixes.some((p) => c.startsWith(p))))) ||
     (!type && !classes.length);
   if (!known) {
-    throw new ModelSourceError(`${where}: not a BERT-family model (model_type "${type || '?'}"${archs ? `, ${archs}` : ''}). ` +
+    throw new ModelSourceError(`${where}: not a model family attnlab runs (model_type "${type || '?'}"${archs ? `, ${archs}` : ''}). ` +
       `attnlab runs the model families ${FAMILIES.map((f) => f.name).join(', ')}.`);
   }
   return config;

@@ -3,6 +3,7 @@
 // by explorer_needs.js, effective attention's settings are explorer_effective.js), merged words, and
 // the heatmap exports (explorer_export.js). The layers x heads grid and the large heatmap themselves
 // are explorer.js.
+import { isCausal } from './decoder_text.js';
 import { $, setError, show } from './dom.js';
 import { Explorer } from './explorer.js';
 import { setupEffectiveControls } from './explorer_effective.js';
@@ -85,6 +86,8 @@ function mount(ctx) {
         n: reply.seq_len, NL: reply.n_layers, H: reply.n_heads, att: tensors.attentions.data, tensors,
         tokens: seq.tokens, wordIds: seq.word_ids, typeIds: seq.type_ids, reply,
         tokenizer: ctx.models.info()?.tokenizer?.kind, // how its tokens are read (token_text.js)
+        // a decoder's heads are causal, and its query heads may share key/value heads (docs/decoders.md)
+        causal: isCausal(ctx.models.info()), kvHeads: ctx.models.info()?.config?.num_key_value_heads ?? reply.n_heads,
       };
       const computeMs = performance.now() - started;
       const cut = seq.truncated;

@@ -11,3 +11,5 @@ import './panel_display.js';
 import './panel_analyses.js';
 import './panel_papa.js';
 import './panel_importance.js';
+import './panel_lm.js';
+import './panel_generate.js';

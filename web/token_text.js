@@ -15,19 +15,48 @@ const BYTE_OF = new Map();
 }
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-// A byte-level piece's text, or null when it is not one (a character outside the byte alphabet, or bytes
-// that are not whole UTF-8: a character split between two pieces stays raw).
-function bytesText(piece) {
+// A byte-level piece's bytes, or null when one of its characters is outside the byte alphabet.
+function pieceBytes(piece) {
   const bytes = [];
   for (const ch of piece) {
     const b = BYTE_OF.get(ch.codePointAt(0));
     if (b === undefined) return null;
     bytes.push(b);
   }
+  return new Uint8Array(bytes);
+}
+
+const hexByte = (b) => `\\x${b.toString(16).toUpperCase().padStart(2, '0')}`;
+
+// A byte-level piece's text, or null when it is not one (a character outside the byte alphabet, or bytes
+// that are not whole UTF-8: a character split between two pieces stays raw).
+function bytesText(piece) {
+  const bytes = pieceBytes(piece);
+  if (!bytes) return null;
   try {
-    return utf8.decode(new Uint8Array(bytes));
+    return utf8.decode(bytes);
   } catch {
     return null;
+  }
+}
+
+// The text a piece stands for, spaces kept (the language-model panels show tokens side by side as the text they
+// make): SentencePiece's "▁" is a space and "<0xNN>" its byte; a byte-level piece's bytes decoded, or, when they are
+// part of a UTF-8 character (a piece of an emoji), written "\xF0\x9F"; anything else as it is.
+export function pieceText(raw) {
+  const t = String(raw ?? '');
+  const sp = /^<0x([0-9A-Fa-f]{2})>$/.exec(t);
+  if (sp) {
+    const b = Number.parseInt(sp[1], 16);
+    return b < 128 ? String.fromCharCode(b) : hexByte(b);
+  }
+  if (t.includes('\u2581')) return t.replaceAll('\u2581', ' ');
+  const bytes = pieceBytes(t);
+  if (!bytes) return t;
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return Array.from(bytes, (b) => (b < 128 ? String.fromCharCode(b) : hexByte(b))).join('');
   }
 }
 

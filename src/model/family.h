@@ -160,6 +160,10 @@ al_status al_cfg_number(const cJSON *root, const char *file, const char *field, 
  * the family's own fields. */
 al_status al_decoder_pad_id(const cJSON *root, const char *file, al_config *c, al_error *err);
 al_status al_decoder_common(const cJSON *root, const char *file, al_config *c, al_error *err);
+/* The decoder families' own fields for the model hash and the reply's config (al_family's hash_fields and
+ * config_fields): key/value heads, head size, rotary columns and base, window, residual, norm, MLP, tied head. */
+int al_decoder_hash_fields(const al_config *c, char *buf, size_t size);
+cJSON *al_decoder_config_fields(const al_config *c);
 
 /* al_config_parse (config.c), told what to do when config.json names no family (neither model_type nor an
  * architectures entry that names one): decided_arch >= 0 is the family to use, decided_rule saying why (the

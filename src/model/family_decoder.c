@@ -2,6 +2,7 @@
  * family_gpt_neox.c; docs/decoders.md): flags, rotary bases, refusals of fields attnlab does not build, and the
  * token that pads a batch. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../core/error.h"
@@ -89,4 +90,29 @@ al_status al_decoder_common(const cJSON *root, const char *file, al_config *c, a
     c->type_vocab_size = 0;
     c->embedding_size = c->hidden_size;
     return AL_OK;
+}
+
+int al_decoder_hash_fields(const al_config *c, char *buf, size_t size) {
+    const al_decoder_params *d = al_decoder(c);
+    return snprintf(buf, size, "decoder %d %d %d %.17g %d %d %d %d %d %d\n", d->n_kv_heads, c->head_dim, d->rotary_dims,
+                    d->rope_theta, d->window, d->window_from_layer, d->parallel_residual, (int)d->norm, (int)d->mlp,
+                    c->tie_word_embeddings);
+}
+
+cJSON *al_decoder_config_fields(const al_config *c) {
+    const al_decoder_params *d = al_decoder(c);
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddBoolToObject(o, "causal", 1) || !cJSON_AddNumberToObject(o, "num_key_value_heads", d->n_kv_heads) ||
+        !cJSON_AddNumberToObject(o, "rotary_dims", d->rotary_dims) ||
+        !(d->rotary_dims > 0 ? cJSON_AddNumberToObject(o, "rope_theta", d->rope_theta) : cJSON_AddNullToObject(o, "rope_theta")) ||
+        !cJSON_AddNumberToObject(o, "sliding_window", d->window) ||
+        !cJSON_AddNumberToObject(o, "window_from_layer", d->window_from_layer) ||
+        !cJSON_AddBoolToObject(o, "parallel_residual", d->parallel_residual) ||
+        !cJSON_AddStringToObject(o, "norm", d->norm == AL_DEC_RMSNORM ? "rmsnorm" : "layernorm") ||
+        !cJSON_AddStringToObject(o, "mlp", d->mlp == AL_DEC_GLU ? "glu" : "mlp") ||
+        !cJSON_AddBoolToObject(o, "tie_word_embeddings", c->tie_word_embeddings)) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
 }

@@ -100,5 +100,7 @@ const al_family al_family_gpt_neox = {
     .mlm_width = AL_MLM_WIDTH_HIDDEN,
     .layers = &al_layer_decoder_sequential,
     .layers_of = layers_of,
+    .hash_fields = al_decoder_hash_fields,
+    .config_fields = al_decoder_config_fields,
     .causal = 1,
 };

@@ -94,5 +94,7 @@ const al_family al_family_llama = {
     .mlm_act = AL_MLM_ACT_CONFIG,
     .mlm_width = AL_MLM_WIDTH_HIDDEN,
     .layers = &al_layer_decoder_sequential,
+    .hash_fields = al_decoder_hash_fields,
+    .config_fields = al_decoder_config_fields,
     .causal = 1,
 };

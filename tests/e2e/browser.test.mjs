@@ -42,7 +42,7 @@ before(async () => {
   const hub = path.join(work, 'hub');
   makeGoldenModel(path.join(hub, 'test-org/tiny-bert'));
   mkdirSync(path.join(hub, 'test-org/gpt'), { recursive: true });
-  writeFileSync(path.join(hub, 'test-org/gpt/config.json'), JSON.stringify({ model_type: 'gpt2', architectures: ['GPT2LMHeadModel'] }));
+  writeFileSync(path.join(hub, 'test-org/gpt/config.json'), JSON.stringify({ model_type: 'mistral', architectures: ['MistralForCausalLM'] }));
   // A BERT whose float32 weights (~37 GiB) cannot fit in a WebAssembly tab.
   mkdirSync(path.join(hub, 'test-org/huge-bert'), { recursive: true });
   writeFileSync(path.join(hub, 'test-org/huge-bert/config.json'), JSON.stringify({
@@ -200,7 +200,7 @@ test('exports: PNG of the heatmap, JSON of the numbers', { skip }, async () => {
   assert.deepEqual(body.tokens, current.labels);
 });
 
-test('a model loads from the (localhost) Hugging Face mirror; 404, non-BERT and too-large are explained', { skip }, async () => {
+test('a model loads from the (localhost) Hugging Face mirror; 404, an unsupported family (Mistral) and too-large are explained', { skip }, async () => {
   await page.click('#model-panel summary');
   await page.fill('#hub-base', mirrorBase);
   await page.fill('#hub-repo', 'test-org/missing');
@@ -210,7 +210,7 @@ test('a model loads from the (localhost) Hugging Face mirror; 404, non-BERT and 
 
   await page.fill('#hub-repo', 'test-org/gpt');
   await page.click('#hub-load');
-  await page.waitForFunction(() => /BERT-family/.test(document.getElementById('model-error').textContent));
+  await page.waitForFunction(() => /not a model family attnlab runs/.test(document.getElementById('model-error').textContent));
   assert.ok(!mirrorLog.some((u) => u.startsWith('/test-org/gpt/') && /model\.safetensors|pytorch_model/.test(u)),
             'no weights are downloaded for a model of another family');
 

@@ -78,6 +78,9 @@ function gen(seed) {
       metric: pick(['token_accuracy', 'mcc']), labels: ['full', 'average all'], mean: [r(), r()], ci95: [r() / 10, r() / 10],
       mlm: [-r() * 5, null], runs: [[r(), r()], [r(), r()]], lambdas: [[r(), r()], [r(), r()]],
     }),
+    // the generation panel's numbers kept as text (web/panel_generate.js)
+    gtemp: () => pick(['0', '0.7', '1', '1.25', '10']),
+    gtopp: () => pick(['1', '0.9', '0.95', '0.5']),
     // the importance panel's keys (web/importance_record.js)
     imp_task: () => pick(['pos', 'agreement', 'order']),
     imp_result: () => (r() < 0.3 ? null : {

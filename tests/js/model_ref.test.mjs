@@ -88,9 +88,12 @@ test('config.json family check before a download: a classic config (no model_typ
   const classic = { hidden_size: 8, num_hidden_layers: 2, num_attention_heads: 2, intermediate_size: 16, vocab_size: 32 };
   assert.equal(checkConfig(cfg(classic), 'm').hidden_size, 8, 'the core decides by its fields, the loader by tensor names');
   assert.ok(checkConfig(cfg({ ...classic, architectures: ['BertForMaskedLM'] }), 'm'));
-  assert.throws(() => checkConfig(cfg({ ...classic, model_type: 'gpt2' }), 'm'), /not a BERT-family model \(model_type "gpt2"\)/);
-  assert.throws(() => checkConfig(cfg({ ...classic, architectures: ['GPT2LMHeadModel'] }), 'm'), /BERT-family/);
-  assert.throws(() => checkConfig(cfg({ ...classic, model_type: 'gpt2' }), 'm'), /runs the model families bert, roberta, distilbert, electra/);
+  // a decoder family the engine lists passes (docs/decoders.md); one it does not (Mistral) is refused by name
+  assert.ok(checkConfig(cfg({ ...classic, model_type: 'gpt2' }), 'm'));
+  assert.ok(checkConfig(cfg({ ...classic, model_type: 'llama', architectures: ['LlamaForCausalLM'] }), 'm'));
+  assert.throws(() => checkConfig(cfg({ ...classic, model_type: 'mistral' }), 'm'), /not a model family attnlab runs \(model_type "mistral"\)/);
+  assert.throws(() => checkConfig(cfg({ ...classic, architectures: ['MistralForCausalLM'] }), 'm'), /not a model family attnlab runs/);
+  assert.throws(() => checkConfig(cfg({ ...classic, model_type: 'mistral' }), 'm'), /runs the model families bert, roberta, distilbert, electra.*gpt2, llama, qwen2, gpt_neox/);
   assert.ok(checkConfig(cfg({ ...classic, architectures: ['DistilBertForMaskedLM'] }), 'm'));
   assert.ok(checkConfig(cfg({ ...classic, model_type: 'electra' }), 'm'));
   assert.ok(checkConfig(cfg({ ...classic, model_type: 'modernbert' }), 'm'), 'ModernBERT (docs/families.md)');

@@ -1,0 +1,176 @@
+// decoders.test.mjs: a causal language model in the page (tests/fixtures/decoder_tiny_gpt2: a random GPT-2 with a
+// real byte-level BPE, as the page's embedded model): the explorer draws the cells a query cannot see as such, the
+// language-model panel's surprisal and top-k equal the CLI's, generation streams its tokens, cancels, opens a
+// token's attention and alternatives and is reproduced by its link, and bad input (an unsupported family, a
+// prompt longer than the positions, a generation over the limit) is the engine's error naming the field while
+// the page keeps working.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { cli, launchChromium, linkUrl, modelReady, openUrl, root, skipReason, startServer, writeModelIndex } from './helpers.mjs';
+
+const skip = skipReason || (!existsSync(cli) ? `no CLI at ${cli}` : false);
+const FIXTURE = path.join(root, 'tests/fixtures/decoder_tiny_gpt2');
+const FILES = ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'];
+let work;
+let server;
+let browser;
+
+before(async () => {
+  if (skip) return;
+  work = mkdtempSync(path.join(tmpdir(), 'attnlab-decoders-'));
+  const models = path.join(work, 'models');
+  mkdirSync(models);
+  symlinkSync(FIXTURE, path.join(models, 'tiny-gpt2'));
+  writeModelIndex(models, [{ id: 'tiny-gpt2', name: 'tiny random GPT-2', default: true, files: FILES }]);
+  const mistral = path.join(work, 'mistral');
+  mkdirSync(mistral);
+  writeFileSync(path.join(mistral, 'config.json'), JSON.stringify({ model_type: 'mistral', architectures: ['MistralForCausalLM'] }));
+  server = await startServer({ AL_MODELS_DIR: models });
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  server?.child.kill();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+const cliJson = (cmd, text, fields) => JSON.parse(execFileSync(cli, [cmd, FIXTURE, text, ...Object.entries(fields)
+  .flatMap(([k, v]) => [`--${k}`, String(v)]), '--json'], { encoding: 'utf8' }));
+
+const close = (a, b, tol = 1e-4) => Math.abs(a - b) <= tol * Math.max(1, Math.abs(b));
+
+async function openPage(url = server.url) {
+  const p = await openUrl(browser, url);
+  await modelReady(p);
+  return p;
+}
+
+// Runs a decoder panel (lm or gen) and waits for its runner to finish; returns the error line ('' when none).
+async function runPanel(p, prefix, panel) {
+  const before = await p.evaluate((id) => window.attnlab.panels[id].runs, panel);
+  await p.click(`#${prefix}-run`);
+  await p.waitForFunction(([id, n, pre]) => !window.attnlab.panels[id].frame.runner.current &&
+    (window.attnlab.panels[id].runs > n || !document.getElementById(`${pre}-error`).hidden), [panel, before, prefix], { timeout: 60000 });
+  return p.evaluate((pre) => { const e = document.getElementById(`${pre}-error`); return e.hidden ? '' : e.textContent; }, prefix);
+}
+
+test('the explorer draws a causal head\'s later keys as "cannot see", not as 0', { skip }, async () => {
+  const p = await openPage();
+  const run = await p.evaluate(() => ({ causal: window.attnlab.app.run.causal, n: window.attnlab.app.run.n }));
+  assert.equal(run.causal, true);
+  const probe = await p.evaluate(() => {
+    const c = document.getElementById('heatmap');
+    const { left, top, cell, dpr } = c.dataset;
+    const px = (q, k) => Array.from(c.getContext('2d').getImageData(Math.round((Number(left) + (k + 0.5) * Number(cell)) * Number(dpr)),
+      Math.round((Number(top) + (q + 0.5) * Number(cell)) * Number(dpr)), 1, 1).data.slice(0, 3));
+    const ex = window.attnlab.explorer;
+    return { above: px(0, 1), below: px(1, 0), text: ex.cellText(0, 1, ' | '), legend: document.getElementById('legend').getAttribute('aria-label'),
+             caption: ex.els.caption?.textContent ?? '', thumb: document.querySelector('.thumb').title };
+  });
+  assert.deepEqual(probe.above, [200, 200, 200], 'a later key is grey');
+  assert.notDeepEqual(probe.below, [200, 200, 200], 'an earlier key has its weight\'s colour');
+  assert.match(probe.text, /cannot see/);
+  assert.match(probe.legend, /grey: cannot see/);
+  assert.match(probe.caption, /cannot see later tokens/);
+  assert.deepEqual(p.errors, []);
+  await p.close();
+});
+
+test('the language-model panel: surprisal, top-k and perplexity equal the CLI\'s; tokens read as text', { skip }, async () => {
+  const p = await openPage();
+  const text = 'Hello world, the cat';
+  await p.fill('#lm-text', text);
+  await p.dispatchEvent('#lm-text', 'change');
+  assert.equal(await runPanel(p, 'lm', 'lm-panel'), '');
+  const page = await p.evaluate(() => window.attnlab.panels['lm-panel'].last.sequences[0]);
+  const ref = cliJson('lm', text, { top_k: 5 }).sequences[0];
+  assert.deepEqual(page.ids, ref.ids);
+  page.surprisal_bits.forEach((b, i) => assert.ok(b === null ? ref.surprisal_bits[i] === null : close(b, ref.surprisal_bits[i]), `surprisal ${i}`));
+  assert.deepEqual(page.top.map((t) => t.map((c) => c.id)), ref.top.map((t) => t.map((c) => c.id)));
+  assert.ok(close(page.summary.perplexity, ref.summary.perplexity));
+  const shown = await p.evaluate(() => ({
+    tokens: [...document.querySelectorAll('#lm-tokens .lm-tok')].map((s) => s.textContent),
+    summary: document.getElementById('lm-summary').textContent, added: document.getElementById('lm-added').textContent }));
+  assert.deepEqual(shown.tokens.slice(0, 3), ['Hello', ' world', ','], 'Ġ reads as a space');
+  assert.match(shown.summary, /^Perplexity \d/);
+  assert.match(shown.added, /added no special tokens/);
+  await p.hover('#lm-tokens .lm-tok[data-i="1"]');
+  const detail = await p.textContent('#lm-detail');
+  assert.match(detail, /surprisal/);
+  assert.equal(await p.$$eval('#lm-detail .lm-choices tr', (r) => r.length), 5, 'the top 5 next tokens');
+  assert.deepEqual(p.errors, []);
+  await p.close();
+});
+
+test('generation streams its tokens, equals the CLI for the same seed, opens a token\'s attention; its link reproduces it', { skip }, async () => {
+  const p = await openPage();
+  await p.fill('#gen-prompt', 'Hello world');
+  for (const [id, v] of [['gen-max', '8'], ['gen-temperature', '0.9'], ['gen-topk', '50'], ['gen-topp', '0.95'], ['gen-seed', '7']]) {
+    await p.fill(`#${id}`, v);
+    await p.dispatchEvent(`#${id}`, 'change');
+  }
+  await p.dispatchEvent('#gen-prompt', 'change');
+  assert.equal(await runPanel(p, 'gen', 'generate-panel'), '');
+  const got = await p.evaluate(() => {
+    const api = window.attnlab.panels['generate-panel'];
+    return { ids: api.last.reply.generated.ids, streamed: api.streamed, status: document.getElementById('gen-status').textContent };
+  });
+  const ref = cliJson('generate', 'Hello world', { max_new_tokens: 8, temperature: 0.9, top_k: 50, top_p: 0.95, seed: 7 });
+  assert.deepEqual(got.ids, ref.generated.ids, 'the same seed gives the same tokens in the page and the CLI');
+  assert.deepEqual(got.streamed, ref.generated.ids, 'every token streamed in through progress as it came');
+  await p.click('#gen-tokens .lm-tok[data-i="2"]');
+  const detail = await p.textContent('#gen-detail');
+  assert.match(detail, /The attention that predicted it/);
+  assert.equal(await p.$$eval('#gen-detail .lm-choices tr', (r) => r.length), 5, 'five alternatives');
+  assert.ok(await p.$('#gen-attention'), 'the heads\' attention over the earlier tokens is drawn');
+  // the link reproduces it: a fresh page opens it and generates the same tokens
+  const url = await linkUrl(p);
+  const q = await openPage(url);
+  await q.waitForFunction(() => window.attnlab.panels['generate-panel'].runs > 0 && !window.attnlab.panels['generate-panel'].frame.runner.current,
+                          null, { timeout: 60000 });
+  assert.deepEqual(await q.evaluate(() => window.attnlab.panels['generate-panel'].last.reply.generated.ids), ref.generated.ids);
+  assert.deepEqual([...p.errors, ...q.errors], []);
+  await p.close();
+  await q.close();
+});
+
+test('generation cancels; bad input is the engine\'s error naming the field and the page keeps working', { skip }, async () => {
+  const p = await openPage();
+  const outcome = await p.evaluate(async () => {
+    const api = window.attnlab.panels['generate-panel'];
+    const pending = api.run();
+    api.frame.runner.cancel();
+    return pending;
+  });
+  assert.deepEqual(outcome, { cancelled: true });
+  assert.equal(await p.textContent('#gen-status'), 'Cancelled.');
+
+  await p.fill('#gen-max', '100');
+  await p.dispatchEvent('#gen-max', 'change');
+  assert.match(await runPanel(p, 'gen', 'generate-panel'), /field 'max_new_tokens'.*64 positions/);
+  await p.fill('#gen-max', '5000');
+  await p.dispatchEvent('#gen-max', 'change');
+  assert.match(await runPanel(p, 'gen', 'generate-panel'), /field 'max_new_tokens' is 5000, outside \[1, 4096\]/);
+  await p.fill('#gen-max', '4');
+  await p.dispatchEvent('#gen-max', 'change');
+  await p.fill('#gen-prompt', 'hello '.repeat(80));
+  await p.dispatchEvent('#gen-prompt', 'change');
+  assert.match(await runPanel(p, 'gen', 'generate-panel'), /field 'text'.*at most 64/);
+  await p.fill('#gen-prompt', 'Hello');
+  await p.dispatchEvent('#gen-prompt', 'change');
+  assert.equal(await runPanel(p, 'gen', 'generate-panel'), '', 'a good request after the bad ones runs');
+  assert.equal(await p.evaluate(() => window.attnlab.panels['generate-panel'].last.reply.steps.length), 4);
+
+  // a Mistral config from local files: refused by name before any weights are read; the GPT-2 stays loaded
+  await p.setInputFiles('#file-input', [path.join(work, 'mistral/config.json')]);
+  await p.waitForFunction(() => !document.getElementById('model-error').hidden, null, { timeout: 30000 });
+  assert.match(await p.textContent('#model-error'), /not a model family attnlab runs \(model_type "mistral"/);
+  assert.equal(await p.evaluate(() => window.attnlab.app.modelId !== null), true);
+  assert.deepEqual(p.errors, []);
+  await p.close();
+});
