@@ -1,9 +1,11 @@
 /* fuzz_config.c: any bytes as a config.json (al_config_parse). Promises: an error names config.json and leaves
- * the config zeroed; an accepted config is self-consistent (sizes >= 1, hidden a multiple of heads, head_dim =
- * hidden / heads, RoBERTa's position offset below the positions, a supported activation and family) and, when
- * small, al_model_new_random accepts it unchanged (one rule for parsed and built configs). */
+ * the config zeroed; an accepted config is self-consistent (sizes >= 1; an encoder's hidden a multiple of heads with
+ * head_dim = hidden / heads, a decoder's head_dim >= 1 with its key/value heads dividing its heads; RoBERTa's
+ * position offset below the positions, a supported activation and family) and, when small, al_model_new_random
+ * accepts it unchanged (one rule for parsed and built configs). */
 #include "fuzz_common.h"
 #include "model/family.h"
+#include "model/family_params.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     al_config c;
@@ -16,14 +18,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_REQUIRE(memcmp(&c, &zero, sizeof c) == 0, "config not cleared after an error");
         return 0;
     }
-    FUZZ_REQUIRE((unsigned)c.arch < (unsigned)al_family_count() && (unsigned)c.act <= AL_ACT_RELU, "arch %d act %d", (int)c.arch,
+    FUZZ_REQUIRE((unsigned)c.arch < (unsigned)al_family_count() && (unsigned)c.act <= AL_ACT_SILU, "arch %d act %d", (int)c.arch,
                  (int)c.act);
     FUZZ_REQUIRE(memchr(c.model_type, '\0', sizeof c.model_type) && c.model_type[0], "model_type");
     FUZZ_REQUIRE(c.vocab_size >= 1 && c.hidden_size >= 1 && c.n_layers >= 1 && c.n_heads >= 1 &&
                      c.intermediate_size >= 1 && c.max_position_embeddings >= 1 && c.embedding_size >= 1,
                  "a size below 1");
-    FUZZ_REQUIRE(c.hidden_size % c.n_heads == 0 && c.head_dim * c.n_heads == c.hidden_size,
-                 "hidden %d heads %d head_dim %d", c.hidden_size, c.n_heads, c.head_dim);
+    if (al_family_at(c.arch)->causal)
+        FUZZ_REQUIRE(c.head_dim >= 1 && al_kv_heads(&c) >= 1 && c.n_heads % al_kv_heads(&c) == 0,
+                     "heads %d key/value heads %d head_dim %d", c.n_heads, al_kv_heads(&c), c.head_dim);
+    else
+        FUZZ_REQUIRE(c.hidden_size % c.n_heads == 0 && c.head_dim * c.n_heads == c.hidden_size,
+                     "hidden %d heads %d head_dim %d", c.hidden_size, c.n_heads, c.head_dim);
     FUZZ_REQUIRE(c.type_vocab_size >= 0 && c.pad_token_id >= 0, "type_vocab_size %d pad %d", c.type_vocab_size,
                  c.pad_token_id);
     FUZZ_REQUIRE(c.position_offset >= 0 && c.position_offset < c.max_position_embeddings, "position offset %d of %d",
