@@ -1,6 +1,7 @@
 // decoder_panel.js: the frame the language-model and generation panels share: their section, controls (bound to
-// their state keys), a Run button, Cancel, progress and status (job.js), an error line, the results, and a note
-// that says so when the loaded model is not a causal language model (their Run is then disabled).
+// their state keys), a Run button, Cancel, progress and status (job.js), an error line and the results. The section
+// is shown only while a causal language model is loaded: an encoder has no next-token head, and its page stays as it
+// was (the navigation leaves out a hidden section's entry, panel_nav.js).
 import { buildControls } from './controls.js';
 import { $, el, show } from './dom.js';
 import { isCausal } from './decoder_text.js';
@@ -19,20 +20,14 @@ export function decoderFrame(ctx, { id, title, prefix, controls: list, runLabel,
   const progress = el('progress', { id: `${prefix}-progress`, max: '1', value: '0', hidden: true });
   const status = el('span', { id: `${prefix}-status`, class: 'status', role: 'status' });
   const error = el('p', { id: `${prefix}-error`, class: 'error', role: 'alert', hidden: true });
-  const unfit = el('p', { id: `${prefix}-unfit`, class: 'note', hidden: true });
   const results = el('div', { id: `${prefix}-results`, 'aria-live': 'polite' });
-  root.append(unfit, ...controls.nodes, el('div', { class: 'row' }, run, cancel, progress, status), error, results);
+  root.append(...controls.nodes, el('div', { class: 'row' }, run, cancel, progress, status), error, results);
 
   const frame = { root, controls, results, error, status };
   frame.causal = () => isCausal(ctx.models.info?.());
   frame.refresh = () => {
-    const model = ctx.models.current();
-    const info = ctx.models.info?.();
-    const fits = !!model && isCausal(info);
-    unfit.textContent = model && !fits
-      ? `This panel needs a causal language model (GPT-2, Llama, Qwen2, GPT-NeoX); ${model.label ?? 'the loaded model'} ` +
-        `is ${info?.arch ?? 'not one'}, an encoder without a next-token head.` : '';
-    show(unfit, !!unfit.textContent);
+    const fits = !!ctx.models.current() && isCausal(ctx.models.info?.());
+    show(root, fits);
     run.disabled = !fits || !!frame.runner.current;
     controls.refresh();
   };

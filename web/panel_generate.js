@@ -9,6 +9,7 @@ import { decoderFrame } from './decoder_panel.js';
 import { el } from './dom.js';
 import { readableToken, visibleToken } from './decoder_text.js';
 import { registerPanel } from './panels.js';
+import { registerSection } from './sections.js';
 import { state } from './state.js';
 import { choiceTable, tokenRow } from './token_row.js';
 
@@ -187,3 +188,5 @@ registerPanel({
     return api;
   },
 });
+
+registerSection({ id: 'generate', label: 'Generate', element: 'generate-panel', order: 46, title: 'The model continues a prompt, token by token' });

@@ -6,6 +6,7 @@ import { decoderFrame } from './decoder_panel.js';
 import { el } from './dom.js';
 import { readableToken, visibleToken } from './decoder_text.js';
 import { registerPanel } from './panels.js';
+import { registerSection } from './sections.js';
 import { choiceTable, tokenRow } from './token_row.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat because it was warm.';
@@ -94,3 +95,5 @@ registerPanel({
     return api;
   },
 });
+
+registerSection({ id: 'lm', label: 'Language model', element: 'lm-panel', order: 45, title: 'Surprisal of every token and what the model expected next' });

@@ -2,7 +2,8 @@
 // every section registered in sections.js (a new panel joins it with one registerSection). An entry leads
 // to its section and gives it an address: the page state's "section" key, which the link carries, so a
 // link opens the page at that section; "#<id>" (e.g. #papa) does the same as a short address. The entry
-// of the section in view is marked (aria-current), so the bar also says where one is.
+// of the section in view is marked (aria-current), so the bar also says where one is. A section this model does
+// not have (hidden, e.g. the decoder panels under an encoder) has no entry shown.
 import { $, el } from './dom.js';
 import { registerPanel } from './panels.js';
 import { allSections, sectionOf } from './sections.js';
@@ -24,7 +25,11 @@ function mount(ctx) {
     return el('li', {}, a);
   })));
 
-  let placed = null; // where go() left the window, until the user scrolls
+  // The section go() scrolled to stays at the window's top while what is above it is still being drawn (a
+  // model's panels, the explorer, the decoder panels shown or hidden: main's size changes), until the user
+  // scrolls, clicks, touches or presses a key. The user's input is what ends it, not a changed scroll position:
+  // the browser's own scroll anchoring moves the window too.
+  let placed = null;
   function go(id, { focus = false } = {}) {
     const target = $(sectionOf(id)?.element ?? '');
     if (!target || target.hidden) return;
@@ -33,8 +38,25 @@ function mount(ctx) {
       if (!target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
       target.focus({ preventScroll: true });
     }
-    placed = { id, y: window.scrollY };
+    placed = id;
     mark();
+  }
+  for (const type of ['wheel', 'touchstart', 'pointerdown', 'keydown']) {
+    window.addEventListener(type, () => { placed = null; }, { passive: true, capture: true });
+  }
+  const main = document.querySelector('main');
+  if (main && typeof ResizeObserver === 'function') {
+    new ResizeObserver(() => {
+      showEntries();
+      if (placed) go(placed);
+    }).observe(main);
+  }
+
+  function showEntries() {
+    for (const s of allSections()) {
+      const node = $(s.element);
+      links.get(s.id).parentElement.hidden = !!node?.hidden;
+    }
   }
 
   // The entry of the last section whose top is above a line a little under the bar (a section scrolled to
@@ -60,9 +82,12 @@ function mount(ctx) {
   // what is under them down), unless the user has scrolled since.
   ctx.on('link', () => { if (state.section) go(state.section, { focus: true }); });
   ctx.on('opened', () => {
-    if (state.section && (!placed || Math.abs(window.scrollY - placed.y) < 2)) go(state.section);
+    showEntries();
+    if (state.section && (!placed || placed === state.section)) go(state.section);
     mark();
   });
+  ctx.on('models', showEntries);
+  showEntries();
   mark();
   return { go, mark, links };
 }

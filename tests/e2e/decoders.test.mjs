@@ -81,6 +81,18 @@ test('the explorer draws a causal head\'s later keys as "cannot see", not as 0',
   await p.close();
 });
 
+test('a decoder\'s page lists its language-model and generation sections; #generate opens there', { skip }, async () => {
+  const p = await openPage(`${server.url}#generate`);
+  const entries = await p.$$eval('#page-nav li:not([hidden]) a', (as) => as.map((a) => a.dataset.section));
+  assert.deepEqual(entries, ['model', 'explorer', 'explain', 'analyses', 'lm', 'generate', 'papa', 'importance']);
+  await p.waitForTimeout(300);
+  const at = await p.evaluate(() => ({ top: document.getElementById('generate-panel').getBoundingClientRect().top,
+                                       bar: document.getElementById('page-nav').getBoundingClientRect().bottom, y: scrollY }));
+  assert.ok(at.y > 0 && at.top >= at.bar - 1 && at.top < 150, `the generation panel starts at ${at.top} px (scrolled ${at.y})`);
+  assert.deepEqual(p.errors, []);
+  await p.close();
+});
+
 test('the language-model panel: surprisal, top-k and perplexity equal the CLI\'s; tokens read as text', { skip }, async () => {
   const p = await openPage();
   const text = 'Hello world, the cat';
