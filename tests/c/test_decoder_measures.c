@@ -364,8 +364,6 @@ static const struct op_case {
     {"\"op\":\"attention_rollout\",\"source\":\"norm\"," IDS, AL_OK, NULL},
     {"\"op\":\"value_zeroing\"," IDS, AL_OK, NULL},
     {"\"op\":\"head_steps\",\"layer\":1,\"head\":1,\"query\":6,\"input_ids\":[5,17,42,9,33,8,71,2,64]", AL_OK, NULL},
-    {"\"op\":\"head_importance\",\"task\":\"brown_pos\"", AL_ERR_UNSUPPORTED, "language-model loss"},
-    {"\"op\":\"head_stats\",\"task\":\"brown_pos\"", AL_ERR_UNSUPPORTED, "causal language model"},
 };
 #define N_OPS (int)(sizeof k_ops / sizeof k_ops[0])
 
