@@ -36,7 +36,7 @@ static void head_matrix(al_reply_builder *rb, const char *key, const double *v, 
 }
 
 const al_req_field al_fields_importance_own[] = {
-    AL_F_ENUM("loss", al_importance_loss_names, "\"probe\"", "the loss whose gradient ranks the heads"),
+    AL_F_ENUM("loss", al_importance_loss_names, "\"probe\"", "the loss whose gradient ranks the heads (a causal model: \"lm\", its default)"),
     AL_F_INT("max_examples", 0, 1 << 30, NULL, "training examples the gradient averages over (default: the preset's)"),
     AL_F_END,
 };

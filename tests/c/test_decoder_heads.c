@@ -7,7 +7,8 @@
  *   - al_head_importance_measure with the language-model loss on the two GPT-2 goldens: the mean |dL/dxi|, the
  *     signed mean and the mean loss, the same bits on 1 and 3 threads; a Llama refused by name, naming gpt2;
  *   - the ops on the tiny GPT-2 of tests/fixtures/decoder_tiny_gpt2 (a real tokenizer) over the pos task, and their
- *     refusals naming the field (a pair task, a loss other than 'lm', 'lm' on an encoder, a family without backward).
+ *     refusals naming the field (a pair task, a loss other than 'lm', 'lm' on an encoder, a family without backward;
+ *     head_agreement, whose lambdas are PAPA's).
  * The numbers' digest is pinned: the same bits natively and in WebAssembly. */
 #include <math.h>
 #include <stdio.h>
@@ -206,6 +207,11 @@ static void check_ops(void) {
     expect_error(s, "{\"op\":\"head_stats\",\"model\":\"m\",\"task\":\"order\",\"L\":32,\"max_train\":4}", "field 'task'");
     expect_error(s, "{\"op\":\"head_importance\",\"model\":\"m\",\"task\":\"pos\",\"loss\":\"probe\"}", "field 'loss'");
     expect_error(s, "{\"op\":\"head_importance\",\"model\":\"m\",\"task\":\"pos\",\"loss\":\"mlm\"}", "field 'loss'");
+    r = run(s, "{\"op\":\"head_agreement\",\"model\":\"m\",\"task\":\"pos\"}", AL_ERR_UNSUPPORTED, &reply);
+    const char *why = cJSON_GetStringValue(item(item(r, "error"), "message"));
+    CHECK_MSG(why && strstr(why, "field 'model'"), "head_agreement on a decoder: %s", why ? why : "(none)");
+    cJSON_Delete(r);
+    al_reply_free(&reply);
     r = run(s, "{\"op\":\"load_model\",\"model\":\"llama\",\"path\":\"tests/golden/decoders/llama_gqa\"}", AL_OK, &reply);
     cJSON_Delete(r);
     al_reply_free(&reply);

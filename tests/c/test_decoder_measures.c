@@ -8,8 +8,8 @@
  *     nothing above the diagonal; the residual + LayerNorm variant refused by name (pre-norm layers);
  *   - rollout: lower triangular, rows sum to 1;
  *   - value zeroing: zeroing token j changes no row i < j (its distance is exactly 0);
- *   - head_steps: the query sees tokens <= it, the reply names the key/value head it shares;
- *   - head_importance refused by name (the LM loss needs the decoder layers' backward).
+ *   - head_steps: the query sees tokens <= it, the reply names the key/value head it shares.
+ * (head_stats and head_importance: tests/c/test_decoder_heads.c.)
  * Against tests/golden/make_decoder_measures.py's float64 references (gpt2, llama_untied, pythia): effective,
  * norm-based (per head, per layer), rollout and value zeroing, from the golden's own layer inputs and through
  * attnlab's forward.
