@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../methods/lm/lm_task_inputs.h"
 #include "papa_cache.h"
 
 /* ------------------------------------------------------------ the fields (checked by request_fields.c) */
@@ -356,9 +357,19 @@ al_status al_experiment_check_length(const al_experiment *x, al_error *err) {
 al_status al_experiment_inputs(al_experiment *x, int validation, const char *who, al_error *err) {
     const al_tokenizer *tok = al_model_tokenizer(x->m->model);
     const al_papa_sweep_request *q = &x->q;
-    al_status st = al_papa_inputs_build(tok, x->task, AL_TASK_TRAIN, q->max_train, q->layout, q->L, &x->train, err);
-    if (!st && validation)
-        st = al_papa_inputs_build(tok, x->task, AL_TASK_VALIDATION, q->max_validation, q->layout, q->L, &x->val, err);
+    al_status st;
+    if (al_model_is_causal(x->m->model)) { /* a decoder's text, right padded (lm_task_inputs.h) */
+        const al_config *c = al_model_config(x->m->model);
+        const int pad = c->pad_token_id >= 0 && c->pad_token_id < c->vocab_size ? c->pad_token_id : 0;
+        x->q.layout = AL_LAYOUT_RIGHT_PAD;
+        st = al_lm_task_inputs(tok, x->task, AL_TASK_TRAIN, q->max_train, q->L, pad, &x->train, err);
+        if (!st && validation)
+            st = al_lm_task_inputs(tok, x->task, AL_TASK_VALIDATION, q->max_validation, q->L, pad, &x->val, err);
+    } else {
+        st = al_papa_inputs_build(tok, x->task, AL_TASK_TRAIN, q->max_train, q->layout, q->L, &x->train, err);
+        if (!st && validation)
+            st = al_papa_inputs_build(tok, x->task, AL_TASK_VALIDATION, q->max_validation, q->layout, q->L, &x->val, err);
+    }
     if (!st && validation && x->val.n < 1)
         st = al_err(err, AL_ERR_INVALID, "%s: task '%s' has no validation examples", who, x->task->id);
     return st;

@@ -33,7 +33,8 @@ al_status al_experiment_read(al_op_ctx *ctx, al_experiment *x, al_error *err);
 al_status al_experiment_check_length(const al_experiment *x, al_error *err);
 
 /* The training inputs, and with validation the validation inputs (refused when the task has none: "<who>:
- * task '<id>' has no validation examples"), laid out as the sweep lays them out. */
+ * task '<id>' has no validation examples"), laid out as the sweep lays them out; for a causal model as a language
+ * model reads them (al_lm_task_inputs: right padded, x->q.layout set to right_pad; a pair task is refused). */
 al_status al_experiment_inputs(al_experiment *x, int validation, const char *who, al_error *err);
 
 /* The model's content hash and the session names of the averaged constants and the learned lambdas for

@@ -225,6 +225,13 @@ al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
     al_status st = al_experiment_open(ctx, "head_agreement", &x, err);
     if (st) return st;
     const al_model *model = x.m->model;
+    if (al_model_is_causal(model)) { /* its lambdas are PAPA's, not run on decoders (docs/decoder-page.md, "Not yet") */
+        st = al_err(err, AL_ERR_UNSUPPORTED, "head_agreement: field 'model': '%s' is %s, a causal language model; the "
+                    "agreement ranks PAPA's learned lambdas, which are not built for decoders", x.m->id,
+                    al_arch_name(al_model_config(model)->arch));
+        al_experiment_free(&x);
+        return st;
+    }
     const al_papa_sweep_request *q = &x.q;
     const al_config *cfg = al_model_config(model);
     const int NL = cfg->n_layers, H = cfg->n_heads, NH = NL * H;

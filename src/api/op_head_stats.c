@@ -6,10 +6,12 @@
  *   -> JSON: "stats" {entropy, confidence, cls, sep, first, punct, js, sink}: each [NL][H], the mean over the
  *      validation examples of each example's mean over its real query rows; "ci95" the same keys, the 95%
  *      Student-t half-width over examples (src/methods/probes/metrics_stats.c, as PAPA's summaries); "n_examples";
- *      config, hashes, reused, digest.
+ *      config, hashes, reused, digest; for a causal model "row_rule" (how rows of i + 1 keys are made comparable:
+ *      docs/measures.md, "Causal decoders").
  * The examples are laid out as a PAPA sweep lays them out (the same presets and fields); the constant
  * matrices are PAPA's averaged ones over the training examples, taken from (and left in) the session cache
- * a papa request of the same model, task and fields uses. */
+ * a papa request of the same model, task and fields uses. A causal model reads the task's text right padded
+ * (al_experiment_inputs) and each example's rows by al_causal_head_stats_example. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,13 +28,6 @@
 #include "reply_digest.h"
 
 al_status al_op_head_stats(al_op_ctx *ctx, al_error *err) {
-    /* a decoder's row i spans i + 1 keys, and its examples would come through a PAPA sweep's task, which the decoders
-     * do not run (docs/measures.md, "Causal decoders"): refused before the task is read */
-    const al_api_model *model = NULL;
-    if (!al_req_model(ctx->session, ctx->req, &model, err) && al_model_is_causal(model->model))
-        return al_err(err, AL_ERR_UNSUPPORTED, "head_stats: field 'model': '%s' is %s, a causal language model; the "
-                      "statistics over a PAPA task's examples are not built for decoders", model->id,
-                      al_arch_name(al_model_config(model->model)->arch));
     al_experiment x;
     al_status st = al_experiment_open(ctx, "head_stats", &x, err);
     if (st) return st;
@@ -72,6 +67,8 @@ al_status al_op_head_stats(al_op_ctx *ctx, al_error *err) {
             al_rb_num(rb, c, "max_validation", q->max_validation);
             al_rb_num(rb, c, "constants_examples", q->constants_examples);
             al_rb_str(rb, c, "confidence", al_confidence_names[confidence]);
+            if (al_model_is_causal(x.m->model))
+                al_rb_str(rb, rb->root, "row_rule", AL_CAUSAL_ROW_RULE);
             al_rb_num(rb, rb->root, "n_examples", x.val.n);
             al_rb_num(rb, rb->root, "n_train", x.train.n);
             cJSON *reused_o = al_rb_add(rb, rb->root, "reused", cJSON_CreateObject());

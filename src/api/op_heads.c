@@ -119,8 +119,10 @@ static al_status stats_chunk(void *user, const al_run_chunk *c, al_error *err) {
         const int32_t *ids = c->ids + (size_t)b * L, *mask = c->mask + (size_t)b * L;
         for (int l = 0; l < s->NL; l++) maps[l] = c->attentions + ((size_t)l * c->B + b) * H * LL;
         al_key_classes(s->tok, ids, mask, L, s->classes);
-        al_head_stats_example_kind(maps, s->NL, H, L, mask, s->classes, s->C, s->confidence, s->scratch,
-                                   s->per_example + (size_t)(c->first + b) * s->NL * H * AL_HS_N);
+        /* a causal row sees i + 1 keys: its own rule (docs/measures.md, "Causal decoders") */
+        (al_model_is_causal(s->model) ? al_causal_head_stats_example : al_head_stats_example_kind)(
+            maps, s->NL, H, L, mask, s->classes, s->C, s->confidence, s->scratch,
+            s->per_example + (size_t)(c->first + b) * s->NL * H * AL_HS_N);
         for (int l = 0; s->norm_sum && l < s->NL; l++) { /* norm_mass: the norm_attention op's rule */
             al_norm_outputs o = {s->head_norms, NULL, NULL, s->value_norms};
             const float *x = c->hidden_states + ((size_t)l * c->B + b) * L * s->D;

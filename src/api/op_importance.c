@@ -1,6 +1,7 @@
 /* op_importance.c: the "head_importance" and "value_zeroing" ops (docs/importance.md).
  *
- *   {"op": "head_importance", "model", "task" | "task_jsonl" | "import", "loss"?: "probe" (default) | "mlm",
+ *   {"op": "head_importance", "model", "task" | "task_jsonl" | "import", "loss"?: "probe" (default) | "mlm" | "lm"
+ *    (a causal model's, and its default: the next-token cross-entropy; docs/importance.md),
  *    "max_examples"? (training examples the gradient averages over; default 1000), and papa's settings
  *    ("preset", "L", "layout", "max_train", "batch_size", "probe", "ranking" (its seed seeds the probe),
  *    "memory_mb")}
@@ -20,6 +21,7 @@
 #include "../core/error.h"
 #include "../methods/measures/head_importance.h"
 #include "../methods/measures/value_zeroing.h"
+#include "../train/train.h"
 #include "experiment_setup.h"
 #include "op_analysis.h"
 
@@ -34,7 +36,7 @@ static void head_matrix(al_reply_builder *rb, const char *key, const double *v, 
 }
 
 const al_req_field al_fields_importance_own[] = {
-    AL_F_ENUM("loss", al_importance_loss_names, "\"probe\"", "the loss whose gradient ranks the heads"),
+    AL_F_ENUM("loss", al_importance_loss_names, "\"probe\"", "the loss whose gradient ranks the heads (a causal model: \"lm\", its default)"),
     AL_F_INT("max_examples", 0, 1 << 30, NULL, "training examples the gradient averages over (default: the preset's)"),
     AL_F_END,
 };
@@ -47,15 +49,21 @@ al_status al_op_head_importance(al_op_ctx *ctx, al_error *err) {
     const al_api_model *m = x.m;
     const char *loss_name = NULL;
     st = al_req_string(ctx->req, "loss", "loss", 0, &loss_name, err);
-    const int loss = loss_name ? al_importance_loss_from_name(loss_name) : AL_IMPORTANCE_PROBE;
-    /* a causal model's loss is the language model's, whose gradient wrt the head gates runs through the decoder
-     * layers' training twins (src/train/), not built yet: refused rather than approximated (docs/importance.md) */
-    if (!st && al_model_is_causal(m->model))
-        st = al_err(err, AL_ERR_UNSUPPORTED, "head_importance: field 'model': '%s' is %s, a causal language model; "
-                    "gradient head importance with the language-model loss needs the decoder layers' backward "
-                    "(training twins), which is not built yet", m->id, al_arch_name(al_model_config(m->model)->arch));
+    const int causal = al_model_is_causal(m->model);
+    const int loss = loss_name ? al_importance_loss_from_name(loss_name) : causal ? AL_IMPORTANCE_LM : AL_IMPORTANCE_PROBE;
     if (!st && loss < 0)
-        st = al_err(err, AL_ERR_INVALID, "request: field 'loss' is '%.40s', not 'probe' or 'mlm'", loss_name);
+        st = al_err(err, AL_ERR_INVALID, "request: field 'loss' is '%.40s', not 'probe', 'mlm' or 'lm'", loss_name);
+    /* a causal model's loss is the language model's (docs/importance.md, "Causal language models") */
+    if (!st && causal && loss != AL_IMPORTANCE_LM)
+        st = al_err(err, AL_ERR_INVALID, "request: field 'loss' is '%s' but model '%s' is %s, a causal language model: "
+                    "its loss is 'lm' (the next-token cross-entropy)", loss_name, m->id,
+                    al_arch_name(al_model_config(m->model)->arch));
+    if (!st && !causal && loss == AL_IMPORTANCE_LM)
+        st = al_err(err, AL_ERR_INVALID, "request: field 'loss' is 'lm' but model '%s' is not a causal language model",
+                    m->id);
+    if (!st && causal) /* the gradient runs through the decoder layers' backward (src/train/train_decoder.c) */
+        st = al_train_check_family(m->model, "head_importance: field 'model': the language-model loss's gradient "
+                                   "(the decoder layers' backward)", "; the families that run: gpt2", err);
     if (!st && loss == AL_IMPORTANCE_MLM && !al_model_has_mlm_head(m->model))
         st = al_err(err, AL_ERR_INVALID, "request: field 'loss' is 'mlm' but model '%s' has no MLM head", m->id);
     if (!st) st = al_experiment_read(ctx, &x, err);
@@ -87,6 +95,12 @@ al_status al_op_head_importance(al_op_ctx *ctx, al_error *err) {
         st = al_experiment_inputs(&x, 0, "head_importance", err);
         if (!st) st = al_head_importance_task(m->model, x.task, &x.train, &q->probe, q->rank.seed, q->batch_size, q->mem_limit,
                                               max_examples, &fp, &r, err);
+    } else if (!st && loss == AL_IMPORTANCE_LM) {
+        /* the task's training text as the language model reads it (al_experiment_inputs: right padded) */
+        st = al_experiment_inputs(&x, 0, "head_importance", err);
+        al_papa_inputs part = x.train;
+        if (max_examples > 0 && part.n > max_examples) part.n = max_examples;
+        if (!st) st = al_head_importance_measure(m->model, &part, AL_IMPORTANCE_LM, NULL, &fp, &r, err);
     } else if (!st) {
         /* the task's training text, masked as the MLM score masks it (docs/papa.md#mlm-score) */
         st = al_papa_mlm_task_examples(tok, x.task, AL_TASK_TRAIN, max_examples > 0 ? max_examples : -1, q->layout, q->L, 4321,

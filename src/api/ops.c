@@ -57,7 +57,7 @@ static const al_api_op k_ops[] = {
      {al_fields_model, al_fields_task, al_fields_sweep, al_fields_sweep_data, al_fields_papa_own, al_fields_training}},
     {"papa_merge", al_op_papa_merge, "the replies of a sharded papa sweep merged into the unsharded one", 1,
      {al_fields_papa_merge_own}},
-    {"head_importance", al_op_head_importance, "gradient head importance (Michel et al.): |dL/dxi| per head, probe or MLM loss", 1,
+    {"head_importance", al_op_head_importance, "gradient head importance (Michel et al.): |dL/dxi| per head, probe, MLM or (a causal model) language-model loss", 1,
      {al_fields_model, al_fields_task, al_fields_importance_own, al_fields_sweep, al_fields_training}},
     {"head_agreement", al_op_head_agreement, "whether PAPA's lambda, gradient importance, head statistics and norm mass agree on which heads matter: Spearman matrix and least-important overlaps", 1,
      {al_fields_model, al_fields_task, al_fields_sweep, al_fields_sweep_data, al_fields_training, al_fields_agreement_own, al_fields_confidence}},

@@ -131,7 +131,7 @@ static void one_head(const heads_job *j, int sq, int h, float *P, float *chat, f
         /* a causal head reads no later token, constant or not (docs/head_policies.md): C's entries above the
          * diagonal are dropped, then C is masked and normalised as in any family */
         if (constant != gathered) memcpy(gathered, constant, sizeof(float) * (size_t)L * L);
-        for (int i = 0; i < L; i++) memset(gathered + (size_t)i * L + i + 1, 0, sizeof(float) * (size_t)(L - 1 - i));
+        al_head_drop_later_keys(gathered, L);
         constant = gathered;
     }
     al_head_final_probs(mode, policies ? policies[h].lambda : 0.0f, constant, j->is_static, m_seq, L, P, P, chat);

@@ -63,6 +63,10 @@ al_status al_head_policies_check(const al_head_policy *policies, int n_layers, i
     return AL_OK;
 }
 
+void al_head_drop_later_keys(float *p, int L) {
+    for (int i = 0; i < L; i++) memset(p + (size_t)i * L + i + 1, 0, sizeof(float) * (size_t)(L - 1 - i));
+}
+
 void al_head_mask_and_normalize(float *p, const float *mask, int L) {
     for (int i = 0; i < L; i++) {
         float *row = p + (size_t)i * L;

@@ -38,6 +38,9 @@ al_status al_head_policies_check(const al_head_policy *policies, int n_layers, i
 /* PAPA's mask_and_normalize on one [L, L] matrix, in place: P * (m m^T), rows L1-normalised with eps
  * 1e-12. Pad-query rows become 0; a row with no mass on valid keys becomes 0 (no NaN). */
 void al_head_mask_and_normalize(float *p, const float *mask, int L);
+/* A causal head reads no later token, constant or not (docs/head_policies.md): the entries of one [L, L]
+ * matrix above the diagonal set to 0, in place, before it is masked and normalised as in any family. */
+void al_head_drop_later_keys(float *p, int L);
 /* C_hat = mask_and_normalize(C) for one sequence's mask into out [L, L]. */
 void al_head_constant_hat(const float *constant, const float *mask, int L, float *out);
 /* out[e] = lambda S[e] + (1 - lambda) chat[e] for n entries (out may equal S). */

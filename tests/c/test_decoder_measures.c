@@ -8,8 +8,8 @@
  *     nothing above the diagonal; the residual + LayerNorm variant refused by name (pre-norm layers);
  *   - rollout: lower triangular, rows sum to 1;
  *   - value zeroing: zeroing token j changes no row i < j (its distance is exactly 0);
- *   - head_steps: the query sees tokens <= it, the reply names the key/value head it shares;
- *   - head_importance refused by name (the LM loss needs the decoder layers' backward).
+ *   - head_steps: the query sees tokens <= it, the reply names the key/value head it shares.
+ * (head_stats and head_importance: tests/c/test_decoder_heads.c.)
  * Against tests/golden/make_decoder_measures.py's float64 references (gpt2, llama_untied, pythia): effective,
  * norm-based (per head, per layer), rollout and value zeroing, from the golden's own layer inputs and through
  * attnlab's forward.
@@ -364,8 +364,6 @@ static const struct op_case {
     {"\"op\":\"attention_rollout\",\"source\":\"norm\"," IDS, AL_OK, NULL},
     {"\"op\":\"value_zeroing\"," IDS, AL_OK, NULL},
     {"\"op\":\"head_steps\",\"layer\":1,\"head\":1,\"query\":6,\"input_ids\":[5,17,42,9,33,8,71,2,64]", AL_OK, NULL},
-    {"\"op\":\"head_importance\",\"task\":\"brown_pos\"", AL_ERR_UNSUPPORTED, "language-model loss"},
-    {"\"op\":\"head_stats\",\"task\":\"brown_pos\"", AL_ERR_UNSUPPORTED, "causal language model"},
 };
 #define N_OPS (int)(sizeof k_ops / sizeof k_ops[0])
 

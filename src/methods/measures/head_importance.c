@@ -11,14 +11,14 @@
 #include "../../core/threadpool.h"
 #include "../../train/train.h"
 
-const char *const al_importance_loss_names[] = {"probe", "mlm", NULL}; /* the field tables publish it (src/api) */
+const char *const al_importance_loss_names[] = {"probe", "mlm", "lm", NULL}; /* the field tables publish it (src/api) */
 
 const char *al_importance_loss_name(al_importance_loss loss) {
-    return (unsigned)loss < 2 ? al_importance_loss_names[loss] : "?";
+    return (unsigned)loss < 3 ? al_importance_loss_names[loss] : "?";
 }
 
 int al_importance_loss_from_name(const char *name) {
-    for (int i = 0; name && i < 2; i++)
+    for (int i = 0; name && i < 3; i++)
         if (!strcmp(name, al_importance_loss_names[i])) return i;
     return -1;
 }
@@ -35,6 +35,7 @@ typedef struct worker {
     al_train_ctx *ctx;
     al_probe *probe;
     float *feats, *d_feats, *d_hidden; /* [L rows, S, D], the same, [S, 1, L, D] */
+    int32_t *next;                     /* [L] the LM loss's labels: the token after each position */
     int32_t *row_example, *row_pos, *row_labels;
 } worker;
 
@@ -58,7 +59,10 @@ static al_status one_example(job *j, worker *w, int x, al_error *err) {
     j->losses[x] = NAN;
     memset(j->grads + (size_t)x * j->NH, 0, sizeof(double) * (size_t)j->NH);
     int labelled = 0;
-    if (j->loss == AL_IMPORTANCE_MLM || in->token_task) {
+    if (j->loss == AL_IMPORTANCE_LM) { /* the pretraining loss's labels (train_lm.c) */
+        al_clm_labels(in->ids + at, in->mask + at, 1, L, w->next);
+        for (int t = 0; t < L; t++) labelled += w->next[t] != AL_IGNORE_INDEX;
+    } else if (j->loss == AL_IMPORTANCE_MLM || in->token_task) {
         for (int t = 0; t < L; t++) labelled += in->mask[at + t] && in->labels[at + t] != AL_IGNORE_INDEX;
     } else {
         labelled = in->labels[x] != AL_IGNORE_INDEX;
@@ -70,6 +74,9 @@ static al_status one_example(job *j, worker *w, int x, al_error *err) {
     float loss = 0.0f;
     if (!st && j->loss == AL_IMPORTANCE_MLM) {
         st = al_train_mlm_loss(w->ctx, in->labels + at, &loss, NULL, err);
+        if (!st) st = al_train_backward(w->ctx, NULL, err);
+    } else if (!st && j->loss == AL_IMPORTANCE_LM) {
+        st = al_train_lm_loss(w->ctx, w->next, &loss, NULL, err);
         if (!st) st = al_train_backward(w->ctx, NULL, err);
     } else if (!st) {
         const float *states[64];
@@ -105,7 +112,7 @@ static void free_workers(worker *w, int n) {
         al_train_ctx_free(w[i].ctx);
         al_probe_free(w[i].probe);
         free(w[i].feats), free(w[i].d_feats), free(w[i].d_hidden);
-        free(w[i].row_example), free(w[i].row_pos), free(w[i].row_labels);
+        free(w[i].row_example), free(w[i].row_pos), free(w[i].row_labels), free(w[i].next);
     }
     free(w);
 }
@@ -120,13 +127,20 @@ al_status al_head_importance_measure(al_model *model, const al_papa_inputs *in, 
         return al_err(err, AL_ERR_INVALID, "head importance: loss 'mlm' needs a model with an MLM head");
     if (loss == AL_IMPORTANCE_PROBE && !probe)
         return al_err(err, AL_ERR_INVALID, "head importance: loss 'probe' needs a probe");
+    if (loss == AL_IMPORTANCE_LM && !al_model_is_causal(model))
+        return al_err(err, AL_ERR_INVALID, "head importance: loss 'lm' needs a causal language model");
+    if (loss == AL_IMPORTANCE_LM) { /* the decoder layers' backward: GPT-2's (train_decoder.c) */
+        al_status st = al_train_check_family(model, "head importance with the language-model loss",
+                                             "; it runs on gpt2", err);
+        if (st) return st;
+    }
     if (in->n < 1) return al_err(err, AL_ERR_INVALID, "head importance: no examples");
     al_threadpool *pool = params ? params->pool : NULL;
     const int T = al_threadpool_size(pool);
     al_train_options opt = al_train_default_options();
     opt.training = 0;
     opt.weight_grads = 0; /* the encoder is frozen: gradients reach the head mask only */
-    opt.mlm_head = loss == AL_IMPORTANCE_MLM;
+    opt.mlm_head = loss == AL_IMPORTANCE_MLM || loss == AL_IMPORTANCE_LM; /* the LM head's rows and logits */
     /* every head MIX at lambda = 1 (a logit whose sigmoid is exactly 1.0f) with a zero constant: P = S */
     float *zeros = calloc((size_t)L * L, sizeof(float));
     al_head_policy *pol = calloc((size_t)NH, sizeof *pol);
@@ -142,6 +156,10 @@ al_status al_head_importance_measure(al_model *model, const al_papa_inputs *in, 
         if (st) break;
         float *theta = al_train_lambda_logits(w[i].ctx);
         for (int h = 0; h < NH; h++) theta[h] = 40.0f;
+        if (loss == AL_IMPORTANCE_LM && !(w[i].next = malloc(sizeof(int32_t) * (size_t)L))) {
+            st = al_err(err, AL_ERR_OOM, "head importance: out of memory for the next-token labels");
+            break;
+        }
         if (loss == AL_IMPORTANCE_PROBE) {
             al_probe_config pc = *al_probe_get_config(probe);
             pc.max_batch = 1;
@@ -195,7 +213,8 @@ al_status al_head_importance_measure(al_model *model, const al_papa_inputs *in, 
             }
         }
         if (!out->n_examples) st = al_err(err, AL_ERR_INVALID, "head importance: no example has a label%s",
-                                          loss == AL_IMPORTANCE_MLM ? " (no masked token)" : "");
+                                          loss == AL_IMPORTANCE_MLM ? " (no masked token)"
+                                          : loss == AL_IMPORTANCE_LM ? " (no text of two tokens to predict from)" : "");
         for (int h = 0; h < NH && !st; h++) {
             out->raw[h] /= out->n_examples;
             out->signed_sum[h] /= out->n_examples;

@@ -1,6 +1,6 @@
 /* head_importance.h: gradient head importance (Michel et al. 2019; docs/importance.md). A head mask xi
  * scales every head's output; I_h is the mean over examples of |dL(x)/dxi_h| at xi = 1, with L the loss
- * of a probe trained on the full model's features or the model's own MLM loss. The gradient comes from
+ * of a probe trained on the full model's features, the model's own MLM loss or a causal model's next-token loss. The gradient comes from
  * the training path's lambda hook: every head MIX at lambda = 1 with a zero constant computes the
  * standard head, and dL/dlambda there is dL/dxi (src/train/train.h). */
 #ifndef AL_METHODS_HEAD_IMPORTANCE_H
@@ -16,11 +16,12 @@
 typedef enum al_importance_loss {
     AL_IMPORTANCE_PROBE = 0, /* the probe's cross-entropy on the task's labels */
     AL_IMPORTANCE_MLM = 1,   /* the model's MLM head on masked tokens of the task's text */
+    AL_IMPORTANCE_LM = 2,    /* a causal model's next-token cross-entropy over the text's predicted positions */
 } al_importance_loss;
 
-const char *al_importance_loss_name(al_importance_loss loss); /* "probe", "mlm" */
+const char *al_importance_loss_name(al_importance_loss loss); /* "probe", "mlm", "lm" */
 int al_importance_loss_from_name(const char *name);          /* -1 when unknown */
-extern const char *const al_importance_loss_names[]; /* "probe", "mlm", NULL */
+extern const char *const al_importance_loss_names[]; /* "probe", "mlm", "lm", NULL */
 
 typedef struct al_head_importance {
     int n_layers, n_heads;
@@ -37,7 +38,10 @@ void al_head_importance_free(al_head_importance *r);
  * batching or thread count), the loss L(x) and dL(x)/dxi_h for every head. Loss PROBE: in is a task's
  * inputs (labels [n] or [n, L]) and probe a probe whose config matches the model and L (any max_batch).
  * Loss MLM: in->labels [n, L] hold the original token at masked positions and AL_IGNORE_INDEX elsewhere
- * (in->token_task is ignored), probe is NULL. The examples run on params->pool's threads. */
+ * (in->token_task is ignored), probe is NULL. Loss LM (a causal model whose layers' backward is built:
+ * al_train_check_family): an example's loss is the mean over its predicted positions (i and i + 1 both real, the
+ * label the token at i + 1: al_clm_labels) of the next-token cross-entropy, probe is NULL and in->labels unread.
+ * The examples run on params->pool's threads. */
 al_status al_head_importance_measure(al_model *model, const al_papa_inputs *in, al_importance_loss loss,
                                      const al_probe *probe, const al_forward_params *params,
                                      al_head_importance *out, al_error *err);

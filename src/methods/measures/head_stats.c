@@ -88,6 +88,17 @@ void al_head_stats_example_kind(const float *const *attn, int NL, int H, int L, 
         }
 }
 
+/* Row i's entropy over its real keys j <= i divided by ln k, k >= 2 the number of those keys (the bound the uniform
+ * row over them reaches): the one rule al_causal_entropy_example and al_causal_head_stats_example share. */
+static double causal_row_entropy(const float *row, const int32_t *mask, int i, int k) {
+    double ent = 0.0;
+    for (int j = 0; j <= i; j++) {
+        const double v = row[j];
+        if (mask[j] && v > 0.0) ent -= v * log(v);
+    }
+    return ent / log((double)k);
+}
+
 void al_causal_entropy_example(const float *attn, int H, int L, const int32_t *mask, double *out) {
     for (int h = 0; h < H; h++) {
         const float *A = attn + (size_t)h * L * L;
@@ -96,14 +107,69 @@ void al_causal_entropy_example(const float *attn, int H, int L, const int32_t *m
         for (int i = 0; i < L; i++) {
             if (!mask[i]) continue;
             if (++k < 2) continue; /* one key: the row is 1 there, its bound ln 1 = 0 */
-            double ent = 0.0;
-            for (int j = 0; j <= i; j++) {
-                const double v = A[(size_t)i * L + j];
-                if (mask[j] && v > 0.0) ent -= v * log(v);
-            }
-            sum += ent / log((double)k);
+            sum += causal_row_entropy(A + (size_t)i * L, mask, i, k);
             rows++;
         }
         out[h] = rows ? sum / rows : NAN;
     }
+}
+
+void al_causal_head_stats_example(const float *const *attn, int NL, int H, int L, const int32_t *mask,
+                                  const uint8_t *classes, const float *C, al_confidence_kind confidence, float *scratch,
+                                  double *out) {
+    const uint8_t skip = confidence == AL_CONFIDENCE_VOITA ? AL_KEY_SEP : 0;
+    int first = -1;
+    for (int t = 0; t < L && first < 0; t++)
+        if (mask[t]) first = t;
+    float maskf[4096];
+    float *mf = L <= 4096 ? maskf : NULL;
+    for (int t = 0; mf && t < L; t++) mf[t] = mask[t] ? 1.0f : 0.0f;
+    for (int l = 0; l < NL; l++)
+        for (int h = 0; h < H; h++) {
+            const float *A = attn[l] + (size_t)h * L * L;
+            double sum[AL_HS_N] = {0};
+            int rows = 0, js_rows = 0, k = 0; /* k: the real keys j <= i */
+            float *c = NULL;
+            if (C && mf) { /* the constant as the forward pass uses it on a causal head (attention.c) */
+                c = scratch;
+                memcpy(c, C + ((size_t)l * H + h) * L * L, sizeof(float) * (size_t)L * L);
+                al_head_drop_later_keys(c, L);
+                al_head_mask_and_normalize(c, mf, L);
+            }
+            for (int i = 0; i < L; i++) {
+                if (!mask[i]) continue;
+                if (++k < 2) continue; /* the first row: one key, entropy 0, confidence and first 1 by force */
+                const float *a = A + (size_t)i * L;
+                double mx = 0.0, cls = 0.0, sep = 0.0, punct = 0.0, sink = 0.0;
+                for (int j = 0; j <= i; j++) {
+                    if (!mask[j]) continue;
+                    const double v = a[j];
+                    if (v > mx && !(classes[j] & skip)) mx = v;
+                    if (classes[j] & AL_KEY_CLS) cls += v;
+                    if (classes[j] & AL_KEY_SEP) sep += v;
+                    if (classes[j] & AL_KEY_PUNCT) punct += v;
+                    if ((classes[j] & (AL_KEY_CLS | AL_KEY_SEP | AL_KEY_PUNCT)) || j == first) sink += v;
+                }
+                sum[AL_HS_ENTROPY] += causal_row_entropy(a, mask, i, k);
+                sum[AL_HS_CONFIDENCE] += mx;
+                sum[AL_HS_CLS] += cls;
+                sum[AL_HS_SEP] += sep;
+                sum[AL_HS_FIRST] += a[first];
+                sum[AL_HS_PUNCT] += punct;
+                sum[AL_HS_SINK] += sink;
+                rows++;
+                if (c) {
+                    const float *crow = c + (size_t)i * L;
+                    double mass = 0.0;
+                    for (int j = 0; j < L; j++) mass += crow[j];
+                    if (mass > 0.0) {
+                        sum[AL_HS_JS] += js_row(a, crow, mask, L);
+                        js_rows++;
+                    }
+                }
+            }
+            double *o = out + ((size_t)l * H + h) * AL_HS_N;
+            for (int s = 0; s < AL_HS_N; s++) o[s] = rows ? sum[s] / rows : NAN;
+            o[AL_HS_JS] = js_rows ? sum[AL_HS_JS] / js_rows : NAN;
+        }
 }

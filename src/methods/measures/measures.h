@@ -99,4 +99,17 @@ void al_head_stats_example_kind(const float *const *attn, int NL, int H, int L, 
  * row has two keys. In double, in a fixed order. */
 void al_causal_entropy_example(const float *attn, int H, int L, const int32_t *mask, double *out);
 
+/* A causal model's head statistics (docs/measures.md, "Causal decoders"), the encoder's al_head_stats_example_kind
+ * for rows that see k_i real keys j <= i: each statistic is the mean over the rows with k_i >= 2 (the first real
+ * row, whose one key takes all its mass, is left out of every statistic), the entropy of a row divided by ln k_i
+ * (al_causal_entropy_example's rule), the masses and the confidence over the keys j <= i as they are, js against
+ * the constant row as the forward pass uses it on a causal head (its entries after i dropped, then masked and
+ * normalised). Same arguments and layout as al_head_stats_example_kind; NAN where no row has two keys. */
+#define AL_CAUSAL_ROW_RULE                                                                                          \
+    "causal rows: each statistic over the rows that see at least 2 real keys (the first row is left out); a row's " \
+    "entropy divided by ln k_i, k_i the real keys j <= i"
+void al_causal_head_stats_example(const float *const *attn, int NL, int H, int L, const int32_t *mask,
+                                  const uint8_t *classes, const float *C, al_confidence_kind confidence, float *scratch,
+                                  double *out);
+
 #endif
