@@ -10,6 +10,7 @@
 //     a fresh page recomputes on that model, loaded beside the page's, and reproduces it;
 //   - a link naming a model the page does not embed: a link problem names papa_model, the result is shown but not
 //     recomputed, and the page works on.
+// Measured on the 2-core development machine with a load average of 12 to 15: 18 s, 39 s and 11 s, 77 s in all.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
