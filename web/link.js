@@ -146,7 +146,8 @@ export async function decodeFragment(hash) {
   }
 }
 
-const linkIntro = (list) => `Some of this link's settings were not used: ${list.join('; ')}.`;
+// The sentence that lists a link's refused settings (also for a setting refused later: link_sync.js's addLinkProblem).
+export const linkIntro = (list) => `Some of this link's settings were not used: ${list.join('; ')}.`;
 
 // The keys of the old query-string links; model, repo, rev and hub become the "model" object.
 const LEGACY_KEYS = ['text', 'pair', 'layer', 'head', 'view', 'merge', 'emode', 'pad', 'analysis', 'ds', 'size',

@@ -2,7 +2,7 @@
 // says on the page what a link holds when that matters: a local model named by its files' hashes, or
 // a state too long for a link (then the address holds no state rather than an older one).
 import { $, setError } from './dom.js';
-import { makeLink } from './link.js';
+import { linkIntro, makeLink } from './link.js';
 import { linkValues, onStateChange, state } from './state.js';
 
 export function pageAddress(loc = location) {
@@ -56,6 +56,15 @@ export function startLinkSync() {
   return api;
 }
 
+let shownProblems = [];
+
 export function showLinkProblems(problems) {
+  shownProblems = [...problems];
   setError($('link-error'), problems.length ? problems.join('\n') : null);
+}
+
+// A setting refused once the page knows more than a link's checks can (which models it embeds: the PAPA
+// panel's papa_model), said under the header with the link's other problems: "key: why (ignored)".
+export function addLinkProblem(problem) {
+  showLinkProblems([...shownProblems, linkIntro([problem])]);
 }

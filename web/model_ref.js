@@ -10,6 +10,8 @@ import { DEFAULT_HUB, validRepo } from './models.js';
 export const MAX_LOCAL_FILES = 64;
 const FILE_NAME = /^[\w][\w.+-]{0,199}$/;
 const SHA256 = /^[0-9a-f]{64}$/;
+// An embedded model's id (its models/index.json entry): the model key's and the PAPA panel's papa_model.
+export const EMBEDDED_ID = /^[\w.-]{1,100}$/;
 
 // Why a model reference is refused, or null.
 export function checkModelRef(m) {
@@ -18,7 +20,7 @@ export function checkModelRef(m) {
   const extra = (allowed) => Object.keys(m).find((k) => !allowed.includes(k));
   if (m.kind === 'embedded') {
     if (extra(['kind', 'id'])) return `unknown field "${extra(['kind', 'id'])}"`;
-    return typeof m.id === 'string' && /^[\w.-]{1,100}$/.test(m.id) ? null : 'the embedded model id is not an id';
+    return typeof m.id === 'string' && EMBEDDED_ID.test(m.id) ? null : 'the embedded model id is not an id';
   }
   if (m.kind === 'hub') {
     if (extra(['kind', 'repo', 'rev', 'base'])) return `unknown field "${extra(['kind', 'repo', 'rev', 'base'])}"`;

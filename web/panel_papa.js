@@ -4,15 +4,17 @@
 //     a link's files are asked for and checked, and a wrong file is refused;
 //   - progress for the whole sweep (papa_progress.js) with its stage and the time left, and Cancel;
 //   - figures (papa_charts.js, papa_table.js), each with a one-sentence caption;
-//   - the result's summary in the link (state key papa_result, papa_record.js): opening a link shows it
-//     at once ("from the link"), recomputes, and says "reproduced: identical" or where the numbers differ;
+//   - the result's summary in the link (state key papa_result, papa_record.js), and the embedded model it was
+//     computed on when that is not the page's (papa_model): opening a link shows it at once ("from the link"),
+//     recomputes on that model, and says "reproduced: identical" or where the numbers differ;
 //   - exports with provenance: JSON, CSV, and PNGs carrying it in text chunks (png_text.js);
 //   - one request on several models (the page's and every embedded one), side by side, and the panel's
 //     first example, which runs exactly that (docs/papa-page.md, "Comparing models");
 //   - stored examples (papa_examples.js): drawn at once, marked stored, with "verify by recomputing".
 import { mountComputePanel } from './compute_panel.js';
 import { $, el, setError, show } from './dom.js';
-import { formatSize } from './model_ref.js';
+import { addLinkProblem } from './link_sync.js';
+import { EMBEDDED_ID, formatSize } from './model_ref.js';
 import { hasWeights } from './models.js';
 import { comparisonChart, constantsGrid, fractionChart, lambdaHeatmap } from './papa_charts.js';
 import { EARLY_STAGES, SweepProgress } from './papa_progress.js';
@@ -31,7 +33,16 @@ import { linkBox, showVerdict } from './result_link.js';
 import { registerSection } from './sections.js';
 import { setState, state } from './state.js';
 
-const keys = { ...PAPA_KEYS, papa_result: { type: 'object', default: null, check: checkResult } };
+// papa_model: the embedded model the result was computed on when it is not the page's ('' for the page's
+// model), so a stored example of another model, or its verify run, keeps its result in the link and whoever
+// opens it recomputes on that model. Its form is checked here; whether the page embeds it, once the page
+// knows its models (restoreFromLink).
+const keys = {
+  ...PAPA_KEYS,
+  papa_result: { type: 'object', default: null, check: checkResult },
+  papa_model: { type: 'string', default: '', maxLength: 100, check: (v) => (v === '' || EMBEDDED_ID.test(v) ? null : 'not an embedded model id') },
+};
+const NO_RESULT = { papa_result: null, papa_model: '' };
 
 // The user's task files in this tab: { train: {name, text, record}, validation?: {...} }.
 const taskFiles = {};
@@ -41,7 +52,7 @@ let wanted = null;            // a link's task files still to be given: { expect
 let fromLink = null;          // a link's stored result, until the recompute compares with it
 const session = new Map();    // comparison across models: request key -> Map(model hash -> point)
 let presetTimes = [];         // the stored POS examples' index entries: the page preset's measured times
-let verifyOn = null;          // a stored result's model when it is not the page's: {label, entry} (one run)
+let recomputeOn = null;       // the next run recomputes a result of this embedded model (not the page's): its id
 
 // The panel's values that differ from their defaults, as the user gave them (exports name them).
 const settingsOf = (v) => Object.fromEntries(Object.entries(v).filter(([k, x]) => PAPA_KEYS[k] && x !== PAPA_KEYS[k].default));
@@ -146,7 +157,7 @@ function filesBox(ctx) {
       // other files: the settings (and so the link) name them, and an earlier result no longer applies
       if (taskFiles.train) {
         setState({ papa_files: { train: taskFiles.train.record, ...(taskFiles.validation ? { validation: taskFiles.validation.record } : {}) },
-                   papa_result: null });
+                   ...NO_RESULT });
       }
     }
     if (part === 'train') {
@@ -198,14 +209,27 @@ function requestKey(args) {
 
 const labelOf = (m) => (m.source?.kind === 'embedded' ? m.source.entry.id : m.label);
 
-// The models a run covers: the page's model first, then (scope "embedded") every other embedded model
-// with weights, loaded into the worker beside it when the run reaches it.
-function modelsToRun(v, c) {
+// The models a run covers, one rule for Run sweep, "verify by recomputing" and a link's recompute:
+//   on: the embedded model a result to recompute was computed on (a stored record's, or the link's papa_model),
+//       or null. When it is not the page's model, the run covers that model alone, loaded into the worker
+//       beside the page's; it throws when this page has no embedded model with weights by that id.
+//   otherwise: the page's model first, then (scope "embedded") every other embedded model with weights, loaded
+//       into the worker beside it when the run reaches it.
+function modelsToRun(v, c, on = null) {
   const m = c.models.current();
+  const currentEntry = m?.source?.kind === 'embedded' ? m.source.entry.id : null;
+  const others = c.models.embedded().filter(hasWeights);
+  if (on && on !== currentEntry) {
+    const entry = others.find((e) => e.id === on);
+    if (!entry) {
+      throw new Error(`the model "${on}" is not among this page's embedded models with weights ` +
+                      `(${others.map((e) => e.id).join(', ') || 'none'}): nothing to recompute the result with`);
+    }
+    return [{ label: entry.id, entry }];
+  }
   const here = { label: labelOf(m), modelId: m.modelId };
   if (v.papa_models !== 'embedded') return [here];
-  const currentEntry = m.source?.kind === 'embedded' ? m.source.entry.id : null;
-  return [here, ...c.models.embedded().filter(hasWeights).filter((e) => e.id !== currentEntry).map((e) => ({ label: e.id, entry: e }))];
+  return [here, ...others.filter((e) => e.id !== currentEntry).map((e) => ({ label: e.id, entry: e }))];
 }
 
 // The stored example closest to a request on a model (the same request, else the same task), or null.
@@ -289,10 +313,12 @@ function showLinkNote(view) {
   const { ctx, ui } = view;
   if (!ui) return;
   const sync = ctx.link;
+  const on = state.papa_model;
   ui.linkNote.textContent = !state.papa_result ? ''
     : sync?.refused ? `No link for this result: ${sync.refused}.`
     : `The address is this result\u2019s link (${sync?.length?.toLocaleString('en') ?? '?'} characters): it carries the settings, the ` +
-      'model and task hashes and the numbers\u2019 digest, so whoever opens it recomputes the sweep and sees whether it reproduces.' +
+      `model and task hashes and the numbers\u2019 digest${on ? `, and the embedded model the result was computed on (${on}, not the page\u2019s)` : ''}, ` +
+      `so whoever opens it recomputes the sweep${on ? ` on ${on}` : ''} and sees whether it reproduces.` +
       (state.model?.kind === 'hub' ? ' The model is a Hub repository: if its files change, the model hash tells.' : '');
 }
 
@@ -320,8 +346,8 @@ async function runSweeps(view, v, c, job) {
   }
   job.check();
   const args = buildRequest(v, m.modelId, task);
-  const models = verifyOn ? [verifyOn] : modelsToRun(v, c);
-  verifyOn = null;
+  const models = modelsToRun(v, c, recomputeOn);
+  recomputeOn = null;
   const meta = { modelLabel: models[0].label, modelRef: models[0].entry ? { kind: 'embedded', id: models[0].entry.id } : state.model,
                  modelId: models[0].modelId ?? null, onPageModel: !models[0].entry, taskFiles: v.papa_task === 'file' ? state.papa_files : null,
                  exportName: 'papa', comparison: null, preset: v.papa_preset, settings: settingsOf(v) };
@@ -448,11 +474,15 @@ async function drawResult(view, record, figures) {
   view.lastModelId = record.modelId ?? view.ctx.models.current()?.modelId;
   // The link: the recompute of a link's (or a stored example's) result says whether it reproduced it.
   if (fromLink && !record.stored) {
-    showVerdict(view.ui, compareResult(fromLink, r));
+    showVerdict(view.ui, compareResult(fromLink, r), record.onPageModel === false
+      ? `Recomputed on ${model}, the embedded model the result was computed on, loaded beside the page\u2019s model.`
+      : `Recomputed on ${model}, the page\u2019s model.`);
     fromLink = null;
   }
-  // the link carries the result when it is the page's model's (whoever opens it recomputes on that model)
-  setState({ papa_result: record.onPageModel === false ? null : compactResult(r) });
+  // the link carries the result and, when it is not the page's model's, the embedded model it was computed on
+  // (whoever opens it recomputes on that model); a result of another model that is not embedded stays out
+  const other = record.onPageModel === false ? (record.modelRef?.kind === 'embedded' ? record.modelRef.id : null) : '';
+  setState(other === null ? NO_RESULT : { papa_result: compactResult(r), papa_model: other });
   await view.ctx.link?.flush();
   showLinkNote(view);
   $('papa-export-csv').disabled = false;
@@ -468,7 +498,7 @@ function panelDefinition(view) {
     footnote: 'Heads are replaced by constant matrices (averaged over the training data, or data-free) in the order chosen; ' +
       'a probe is trained per seed on the frozen model\u2019s features (docs/papa.md). The sweep runs in the engine\u2019s worker.',
     controls,
-    touch: () => (state.papa_result ? { papa_result: null } : null),
+    touch: () => (state.papa_result || state.papa_model ? NO_RESULT : null),
     // The core refuses an order it does not build for the model's family and names the one that runs ("... use
     // orders random": docs/families.md); the page offers that run in one click.
     afterError(e, results) {
@@ -527,10 +557,11 @@ async function openStored(view, entries) {
   const cur = labelOf(view.ctx.models.current() ?? {});
   const main = records.find((r) => r.model === cur) ?? records[0];
   const at = entries[records.indexOf(main)];
-  setState({ ...valuesOf(main.settings), papa_models: records.length > 1 ? 'embedded' : 'current', papa_result: null });
+  setState({ ...valuesOf(main.settings), papa_models: records.length > 1 ? 'embedded' : 'current', ...NO_RESULT });
   api.controls.restore();
   api.refresh();
   fromLink = null;
+  recomputeOn = null;
   ui.stored.replaceChildren();
   ui.diffs.replaceChildren();
   ui.verdict.textContent = '';
@@ -548,19 +579,19 @@ async function openStored(view, entries) {
   $('papa-stored-note')?.scrollIntoView({ block: 'nearest' });
 }
 
-// "Verify by recomputing": the stored record's request runs again (on its model) and is compared with it
-// as a link's result is.
+// "Verify by recomputing": the stored record's request runs again (on its model: modelsToRun) and is compared
+// with it as a link's result is.
 function verify(view, record) {
   const { api, ui } = view;
-  fromLink = compactResult(record.reply);
-  if (!record.onPageModel) {
-    const entry = withWeights(view).find((e) => e.id === record.modelLabel);
-    if (!entry) {
-      api.setError(`The model ${record.modelLabel} is not among this page's embedded models: nothing to recompute with.`);
-      return;
-    }
-    verifyOn = { label: entry.id, entry };
+  const on = record.onPageModel ? null : record.modelRef.id;
+  try {
+    if (on) modelsToRun(state, view.ctx, on); // a model this page lacks is said before anything runs (the figures stay)
+  } catch (e) {
+    api.setError(`Verify: ${e.message}.`);
+    return;
   }
+  fromLink = compactResult(record.reply);
+  recomputeOn = on;
   ui.verdict.textContent = `verifying: recomputing the stored result on ${record.modelLabel}; it is compared number by number when done.`;
   ui.verdict.className = 'verdict pending';
   api.run();
@@ -644,7 +675,7 @@ function wireEvents(view, parts) {
       return;
     }
     // no stored result for these models: every setting at its default but those of COMPARE_EXAMPLE, run
-    setState({ ...valuesOf(COMPARE_EXAMPLE), papa_result: null });
+    setState({ ...valuesOf(COMPARE_EXAMPLE), ...NO_RESULT });
     api.controls.restore();
     api.refresh();
     api.run();
@@ -663,35 +694,60 @@ function wireEvents(view, parts) {
   api.refresh = () => {
     refresh();
     csv.disabled = !api.last;
-    // A result belongs to its model: another model makes the link's result stale.
+    // A result belongs to its model: another page model makes the link's result of the page's model stale (a
+    // result that names its embedded model, papa_model, stays: the link still says which model to recompute on).
     const cur = ctx.models.current();
-    if (api.last && cur && view.lastModelId && cur.modelId !== view.lastModelId && state.papa_result) setState({ papa_result: null });
+    if (api.last && cur && view.lastModelId && cur.modelId !== view.lastModelId && state.papa_result && !state.papa_model) {
+      setState({ papa_result: null });
+    }
   };
   ctx.on('models', api.refresh);
   // A setting changed before the recompute: the link's result no longer describes what will run.
   $('papa').addEventListener('change', (e) => {
     if (!fromLink || e.target.type === 'file') return;
     fromLink = null;
+    recomputeOn = null;
     view.ui.verdict.textContent = 'from the link, but the settings have changed since: the next run is not compared with these numbers.';
   });
 }
 
 // Restore from a link: a link with a result opens on it, scrolled to and focused, with a line saying what it is;
-// the recompute (autoRun) compares with it.
+// the recompute (autoRun) compares with it, on the embedded model the link names (papa_model) when it names one.
 function restoreFromLink(view) {
   const { ui } = view;
+  let checkModel = false;
   view.ctx.on('link', () => {
     fromLink = state.papa_result;
+    recomputeOn = fromLink && state.papa_model ? state.papa_model : null;
+    if (!fromLink && state.papa_model) setState({ papa_model: '' }); // names the model of no result
+    checkModel = !!recomputeOn;
     ui.diffs.replaceChildren();
     if (fromLink) {
-      ui.shared.textContent = 'You opened a shared PAPA result: its numbers are below. The page recomputes them once the model ' +
+      const where = recomputeOn ? ` on ${recomputeOn}, the embedded model they were computed on (loaded beside the page\u2019s model)` : '';
+      ui.shared.textContent = `You opened a shared PAPA result: its numbers are below. The page recomputes them${where} once the model ` +
         'is loaded and says whether every number reproduces.';
       ui.shared.hidden = false;
       ui.stored.replaceChildren(storedTable(fromLink));
-      ui.verdict.textContent = 'from the link: these numbers are the link\u2019s own; the page recomputes them once the model is loaded.';
+      ui.verdict.textContent = `from the link: these numbers are the link\u2019s own; the page recomputes them${where} once the model is loaded.`;
       ui.verdict.className = 'verdict pending';
       ui.box.scrollIntoView({ block: 'start' });
       ui.box.focus({ preventScroll: true });
+    }
+  });
+  // Once the page knows its embedded models (the first "models" after the link): a link naming a model this
+  // page does not embed is said with the link's other problems, and its result is shown but not recomputed.
+  view.ctx.on('models', () => {
+    if (!checkModel) return;
+    checkModel = false;
+    try {
+      modelsToRun(state, view.ctx, recomputeOn);
+    } catch (e) {
+      addLinkProblem(`papa_model: ${e.message} (ignored)`);
+      ui.verdict.textContent = `from the link, not recomputed: ${e.message}.`;
+      ui.verdict.className = 'verdict bad';
+      fromLink = null;
+      recomputeOn = null;
+      setState(NO_RESULT);
     }
   });
 }

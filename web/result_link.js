@@ -17,15 +17,18 @@ export function linkBox(prefix) {
   return { box, shared, verdict, stored, diffs, linkNote };
 }
 
-export function showVerdict(ui, cmp) {
+// ranOn: a sentence naming the model the recompute ran on, appended when given (the PAPA panel's result may
+// be another embedded model's than the page's).
+export function showVerdict(ui, cmp, ranOn = '') {
   ui.diffs.replaceChildren();
+  const where = ranOn ? ` ${ranOn}` : '';
   if (cmp.identical) {
-    ui.verdict.textContent = `reproduced: identical \u2014 every number and the digest (${cmp.digest.now}) equal the link's.`;
+    ui.verdict.textContent = `reproduced: identical \u2014 every number and the digest (${cmp.digest.now}) equal the link's.${where}`;
     ui.verdict.className = 'verdict ok';
     return;
   }
   ui.verdict.textContent = `not reproduced: ${cmp.problems.length ? cmp.problems.join('; ') : 'the digest matches but stored values differ'}` +
-    ` (${cmp.diffs.length} value${cmp.diffs.length === 1 ? '' : 's'} differ${cmp.diffs.length === 1 ? 's' : ''}). The page now shows the recomputed numbers.`;
+    ` (${cmp.diffs.length} value${cmp.diffs.length === 1 ? '' : 's'} differ${cmp.diffs.length === 1 ? 's' : ''}). The page now shows the recomputed numbers.${where}`;
   ui.verdict.className = 'verdict bad';
   ui.diffs.replaceChildren(...cmp.diffs.slice(0, 30).map((d) => el('li', { text: `${d.what}: ${d.stored} in the link, ${d.now} now` })),
                            ...(cmp.diffs.length > 30 ? [el('li', { text: `\u2026 and ${cmp.diffs.length - 30} more` })] : []));

@@ -73,6 +73,7 @@ function gen(seed) {
       train: { name: pick(['train.tsv', 'my data.csv', '\u00e9t\u00e9.jsonl']), size: int(0, 1e7), sha256: hex64() },
       ...(r() < 0.5 ? { validation: { name: 'dev.tsv', size: int(0, 1e6), sha256: hex64() } } : {}),
     }),
+    papa_model: () => pick(['', 'attnlab-mini-bert', 'x.y-z_1']),
     papa_result: () => (r() < 0.3 ? null : {
       v: 1, digest: `sha256:${hex64()}`, engine: '0.1.0', model: `sha256:${hex64()}`, task: `sha256:${hex64()}`,
       metric: pick(['token_accuracy', 'mcc']), labels: ['full', 'average all'], mean: [r(), r()], ci95: [r() / 10, r() / 10],
