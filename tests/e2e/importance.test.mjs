@@ -223,6 +223,9 @@ test('the importance panel: a grid per measure, the correlations, the overlap, t
   assert.match(png.toString('latin1'), /tEXtattnlab:provenance\0\{"engine"/);
   // the panel and its figures fit a phone's width
   await p.setViewportSize({ width: 390, height: 844 });
+  // the charts follow a resize a frame or more later (Chart.js watches its box): wait up to 5 s for the
+  // page to fit; a page that never fits fails below
+  await p.waitForFunction(() => document.scrollingElement.scrollWidth <= 390, null, { timeout: 5000 }).catch(() => {});
   const fit = await p.evaluate(() => ({
     scroll: document.scrollingElement.scrollWidth,
     boxes: [...document.querySelectorAll('#importance, #importance figure, #importance canvas, #importance .row')]
