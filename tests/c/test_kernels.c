@@ -258,18 +258,27 @@ static void test_gemm_rows_packed(al_rng *r) {
                     free(A), free(B), free(packed), free(rows);
                 }
     }
-    /* nn.Linear with its bias, as a generation step calls it. */
-    const int M = 1, N = 777, K = 389;
-    float *x = alloc_floats((size_t)K), *W = alloc_floats((size_t)N * K), *bias = alloc_floats((size_t)N);
-    float *packed = alloc_floats((size_t)N), *rows = alloc_floats((size_t)N);
-    fill_uniform(r, x, (size_t)K, -1, 1);
+    /* nn.Linear with its bias, as a generation step calls it: one thread packed against the in-place rows on 1 and
+     * 2 threads (the columns split over the pool: enough multiply-adds at one row for two tasks). */
+    const int N = 2053, K = 389;
+    al_threadpool *pool = NULL;
+    al_error err = {0};
+    CHECK(al_threadpool_new(2, &pool, &err) == AL_OK);
+    float *x = alloc_floats((size_t)4 * K), *W = alloc_floats((size_t)N * K), *bias = alloc_floats((size_t)N);
+    float *packed = alloc_floats((size_t)4 * N), *rows = alloc_floats((size_t)4 * N);
+    fill_uniform(r, x, (size_t)4 * K, -1, 1);
     fill_uniform(r, W, (size_t)N * K, -1, 1);
     fill_uniform(r, bias, (size_t)N, -1, 1);
-    const int rows_max = al_gemm_set_rows_max(0);
-    al_linear(M, N, K, x, W, bias, packed);
-    al_gemm_set_rows_max(rows_max);
-    al_linear(M, N, K, x, W, bias, rows);
-    CHECK_MSG(memcmp(packed, rows, (size_t)N * sizeof(float)) == 0, "linear M=1: the in-place rows differ");
+    for (int M = 1; M <= 4; M++)
+        for (int threads = 1; threads <= 2; threads++) {
+            const int rows_max = al_gemm_set_rows_max(0);
+            al_linear(M, N, K, x, W, bias, packed);
+            al_gemm_set_rows_max(rows_max);
+            al_linear_pool(threads == 2 ? pool : NULL, M, N, K, x, W, bias, rows);
+            CHECK_MSG(memcmp(packed, rows, (size_t)M * N * sizeof(float)) == 0,
+                      "linear M=%d on %d thread(s): the in-place rows differ from the packed driver", M, threads);
+        }
+    al_threadpool_free(pool);
     free(x), free(W), free(bias), free(packed), free(rows);
 }
 
