@@ -3,7 +3,7 @@
  * "Decoders").
  *
  *   bench_decoder MODEL_DIR [--threads 1,2] [--rounds R] [--lengths 128,512] [--prompt 128] [--new 64] [--gemm]
- *                 [--serve] [--check PREFIX]
+ *                 [--serve] [--check PREFIX] [--ab]
  *
  * One thread pool per count in --threads; each round runs every pool in turn. --serve instead reads commands on
  * stdin (serve_stdin below), which is how bench/decoder_compare.mjs interleaves this program with onnxruntime.
@@ -21,7 +21,13 @@
  *
  * --check PREFIX writes what decoder_compare.mjs checks onnxruntime against before timing: PREFIX.prefill.f32 (the
  * logits [L, V] of the first length's prefill), PREFIX.steps.f32 (the logits [4, V] of the prompt's last token and
- * the first 3 greedy steps) and PREFIX.ids.json (the 3 generated ids); then exits. */
+ * the first 3 greedy steps) and PREFIX.ids.json (the 3 generated ids); then exits.
+ *
+ * --ab times a generation step's two GEMM paths side by side (docs/speed.md, "One-token steps"): the packed driver
+ * (al_gemm_set_rows_max(0)) and B read in place (gemm_rows.c, the default). First the model's products for 1, 2 and 4
+ * rows (best of 7 calls each, the two paths call by call), then per round the prompt into the cache and `--new`
+ * greedy steps with the paths alternating step by step (which path takes the even steps swaps every round). It
+ * checks that both paths give the same logits bit for bit, and prints the load average (/proc/loadavg) per round. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +200,114 @@ static void write_check(bench *b, const char *prefix, int L, int prompt) {
     free(steps);
 }
 
+static double load_average(void) {
+    double l = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &l) != 1) l = -1;
+        fclose(f);
+    }
+    return l;
+}
+
+/* One product of M rows on one path: the best of 7 calls, the two paths alternating. */
+static void ab_gemm(al_threadpool *pool, int M, int N, int K, const char *what) {
+    float *A = malloc(sizeof(float) * (size_t)M * K), *B = malloc(sizeof(float) * (size_t)N * K);
+    float *C = malloc(sizeof(float) * (size_t)M * N);
+    if (!A || !B || !C) fail("gemm", NULL);
+    for (size_t i = 0; i < (size_t)M * K; i++) A[i] = (float)((i * 7919u) % 101) / 101.0f - 0.5f;
+    for (size_t i = 0; i < (size_t)N * K; i++) B[i] = (float)((i * 104729u) % 97) / 97.0f - 0.5f;
+    double best[2] = {1e30, 1e30};
+    for (int r = 0; r < 8; r++)
+        for (int path = 0; path < 2; path++) {
+            al_gemm_set_rows_max(path ? AL_GEMM_ROWS_MAX : 0);
+            double t = now_s();
+            al_gemm_nt_pool(pool, M, N, K, 1.0f, A, K, B, K, C, N, 0);
+            t = now_s() - t;
+            if (r > 0 && t < best[path]) best[path] = t; /* call 0 warms up */
+        }
+    al_gemm_set_rows_max(AL_GEMM_ROWS_MAX);
+    printf("{\"kind\":\"ab_gemm\",\"threads\":%d,\"what\":\"%s\",\"shape\":\"%dx%dx%d\",\"packed_us\":%.1f,"
+           "\"in_place_us\":%.1f,\"speedup\":%.2f,\"in_place_gbs\":%.2f,\"load\":%.2f}\n",
+           al_threadpool_size(pool), what, M, N, K, best[0] * 1e6, best[1] * 1e6, best[0] / best[1],
+           4.0 * N * K / best[1] * 1e-9, load_average());
+    fflush(stdout);
+    free(A), free(B), free(C);
+}
+
+/* The prompt into the cache, then n_new steps alternating the packed and in-place paths; returns the seconds of
+ * each path's steps in t[0] (packed) and t[1] (in place). */
+static void ab_steps(bench *b, int prompt, int n_new, int round, al_threadpool *pool) {
+    al_error err = {0};
+    const int V = b->c->vocab_size;
+    double t[2] = {0, 0};
+    int n[2] = {0, 0};
+    const double load0 = load_average();
+    al_kv_cache_reset(b->cache);
+    if (al_decode(b->model, b->cache, b->ids, prompt, pool, b->logits, NULL, &err) != AL_OK) fail("decode", &err);
+    int32_t next = argmax(b->logits + (size_t)(prompt - 1) * V, V);
+    for (int s = 0; s < n_new; s++) {
+        const int path = (s + round) % 2;
+        al_gemm_set_rows_max(path ? AL_GEMM_ROWS_MAX : 0);
+        double t0 = now_s();
+        if (al_decode(b->model, b->cache, &next, 1, pool, b->logits, NULL, &err) != AL_OK) fail("decode", &err);
+        t[path] += now_s() - t0;
+        n[path]++;
+        next = argmax(b->logits, V);
+    }
+    al_gemm_set_rows_max(AL_GEMM_ROWS_MAX);
+    const double ms[2] = {t[0] * 1e3 / (n[0] ? n[0] : 1), t[1] * 1e3 / (n[1] ? n[1] : 1)};
+    printf("{\"kind\":\"ab_steps\",\"round\":%d,\"threads\":%d,\"prompt\":%d,\"steps\":%d,\"packed_ms\":%.3f,"
+           "\"in_place_ms\":%.3f,\"speedup\":%.2f,\"packed_tok_s\":%.2f,\"in_place_tok_s\":%.2f,\"last_id\":%d,"
+           "\"load\":[%.2f,%.2f]}\n",
+           round, al_threadpool_size(pool), prompt, n_new, ms[0], ms[1], ms[0] / ms[1], 1e3 / ms[0], 1e3 / ms[1],
+           (int)next, load0, load_average());
+    fflush(stdout);
+}
+
+/* Both paths' logits for the prompt and 3 greedy steps, compared bit for bit. */
+static void ab_same_bits(bench *b, int prompt, al_threadpool *pool) {
+    al_error err = {0};
+    const int V = b->c->vocab_size;
+    float *runs[2];
+    int same = 1;
+    for (int path = 0; path < 2; path++) {
+        al_gemm_set_rows_max(path ? AL_GEMM_ROWS_MAX : 0);
+        runs[path] = malloc(sizeof(float) * 4 * (size_t)V);
+        if (!runs[path]) fail("buffers", NULL);
+        al_kv_cache_reset(b->cache);
+        if (al_decode(b->model, b->cache, b->ids, prompt, pool, b->logits, NULL, &err) != AL_OK) fail("decode", &err);
+        memcpy(runs[path], b->logits + (size_t)(prompt - 1) * V, sizeof(float) * (size_t)V);
+        for (int s = 0; s < 3; s++) {
+            int32_t id = argmax(runs[path] + (size_t)s * V, V);
+            if (al_decode(b->model, b->cache, &id, 1, pool, runs[path] + (size_t)(s + 1) * V, NULL, &err) != AL_OK)
+                fail("decode", &err);
+        }
+    }
+    al_gemm_set_rows_max(AL_GEMM_ROWS_MAX);
+    same = memcmp(runs[0], runs[1], sizeof(float) * 4 * (size_t)V) == 0;
+    printf("{\"kind\":\"ab_bits\",\"threads\":%d,\"same\":%s}\n", al_threadpool_size(pool), same ? "true" : "false");
+    fflush(stdout);
+    free(runs[0]), free(runs[1]);
+}
+
+static void ab(bench *b, int prompt, int n_new, int rounds) {
+    const al_config *c = b->c;
+    for (int p = 0; p < b->n_pools; p++) {
+        al_threadpool *pool = b->pools[p];
+        ab_same_bits(b, prompt, pool);
+        const int ms[3] = {1, 2, 4};
+        for (int i = 0; i < 3; i++) {
+            ab_gemm(pool, ms[i], al_attn_width(c), c->hidden_size, "query projection");
+            ab_gemm(pool, ms[i], c->intermediate_size, c->hidden_size, "FFN up");
+            ab_gemm(pool, ms[i], c->hidden_size, c->intermediate_size, "FFN down");
+            ab_gemm(pool, ms[i], c->vocab_size, c->hidden_size, "LM head");
+        }
+    }
+    for (int r = 0; r < rounds; r++)
+        for (int p = 0; p < b->n_pools; p++) ab_steps(b, prompt, n_new, r, b->pools[p]);
+}
+
 /* --serve: one command a line on stdin, so a driver can interleave this process's runs with other runners':
  * "prefill L THREADS", "warm L THREADS" (untimed), "generate PROMPT NEW THREADS", "gemm THREADS", "quit". */
 static void serve_stdin(bench *b) {
@@ -232,7 +346,7 @@ static int parse_list(const char *s, int *out, int max) {
 int main(int argc, char **argv) {
     const char *dir = NULL, *check = NULL;
     int thread_counts[4] = {1}, n_threads = 1, rounds = 1, prompt = 128, n_new = 64, gemm = 0, serve = 0;
-    int lengths[8] = {128, 512}, n_lengths = 2, bad = 0;
+    int lengths[8] = {128, 512}, n_lengths = 2, bad = 0, ab_paths = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) n_threads = parse_list(argv[++i], thread_counts, 4);
         else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = atoi(argv[++i]);
@@ -241,13 +355,14 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--new") == 0 && i + 1 < argc) n_new = atoi(argv[++i]);
         else if (strcmp(argv[i], "--gemm") == 0) gemm = 1;
         else if (strcmp(argv[i], "--serve") == 0) serve = 1;
+        else if (strcmp(argv[i], "--ab") == 0) ab_paths = 1;
         else if (strcmp(argv[i], "--check") == 0 && i + 1 < argc) check = argv[++i];
         else if (argv[i][0] != '-' && !dir) dir = argv[i];
         else bad = 1;
     }
     if (bad || !dir || n_threads < 1 || n_lengths < 1 || prompt < 1 || n_new < 0 || rounds < 1) {
         fprintf(stderr, "usage: bench_decoder MODEL_DIR [--threads 1,2] [--rounds R] [--lengths 128,512] [--prompt 128]"
-                        " [--new 64] [--gemm] [--serve] [--check PREFIX]\n");
+                        " [--new 64] [--gemm] [--serve] [--check PREFIX] [--ab]\n");
         return 2;
     }
     al_error err = {0};
@@ -280,6 +395,7 @@ int main(int argc, char **argv) {
 
     if (check) write_check(&b, check, lengths[0], prompt);
     else if (serve) serve_stdin(&b);
+    else if (ab_paths) ab(&b, prompt, n_new, rounds);
     else {
         for (int p = 0; p < b.n_pools; p++)
             if (gemm) gemm_rate(&b, b.pools[p]);

@@ -13,7 +13,8 @@
  * and C = C + alpha * tile for later blocks. Edge tiles go through a stack tile with the same
  * operations, so the result does not depend on where an entry sits, and is the same on every path.
  * The tile shape is free (it decides which entries are computed together, not how): the 8-lane
- * path (gemm_avx2.c) runs 6 x 16 tiles over the same packed panels. */
+ * path (gemm_avx2.c) runs 6 x 16 tiles over the same packed panels. A product of at most AL_GEMM_ROWS_MAX rows (a
+ * generation step) skips the packing and reads B in place with the same per-entry operations (gemm_rows.c). */
 #include <stddef.h>
 #include <string.h>
 
@@ -180,6 +181,15 @@ static void gemm_block(int M, int nc, int kc, const float *A, ptrdiff_t a_rs, pt
     }
 }
 
+/* Rows up to which the driver reads B in place (gemm_rows.c); al_gemm_set_rows_max changes it. */
+static int rows_max = AL_GEMM_ROWS_MAX;
+
+int al_gemm_set_rows_max(int max_rows) {
+    const int old = rows_max;
+    rows_max = max_rows < 0 ? 0 : max_rows > AL_GEMM_ROWS_MAX ? AL_GEMM_ROWS_MAX : max_rows;
+    return old;
+}
+
 static void gemm_driver(int M, int N, int K, float alpha, const float *A, ptrdiff_t a_rs,
                         ptrdiff_t a_cs, const float *B, ptrdiff_t b_rs, ptrdiff_t b_cs, float *C,
                         ptrdiff_t ldc, int accumulate) {
@@ -187,6 +197,17 @@ static void gemm_driver(int M, int N, int K, float alpha, const float *A, ptrdif
     if (K <= 0) {
         if (!accumulate)
             for (int i = 0; i < M; i++) memset(C + i * ldc, 0, (size_t)N * sizeof(float));
+        return;
+    }
+    /* A few rows (a generation step): packing B would cost more than the products; the same bits. */
+    if (M <= rows_max) {
+#if AL_KERNELS_HAVE_AVX2
+        if (al_kernels_use_avx2()) {
+            al_gemm_rows_avx2(M, N, K, alpha, A, a_rs, a_cs, B, b_rs, b_cs, C, ldc, accumulate);
+            return;
+        }
+#endif
+        al_gemm_rows_4(M, N, K, alpha, A, a_rs, a_cs, B, b_rs, b_cs, C, ldc, accumulate);
         return;
     }
     /* The 8-lane path keeps the packed panels and the per-entry operations; only its tile is larger. */

@@ -41,6 +41,13 @@ void al_gemm_tn_pool(al_threadpool *pool, int M, int N, int K, float alpha, cons
 void al_linear_pool(al_threadpool *pool, int M, int N, int K, const float *x, const float *W,
                     const float *bias, float *y);
 
+/* Products of at most AL_GEMM_ROWS_MAX rows of A (a generation step) read B in place instead of packing it
+ * (gemm_rows.c), with the same bits. al_gemm_set_rows_max lowers that bound (0: always pack; the default is
+ * AL_GEMM_ROWS_MAX) for tests and benchmarks comparing the two paths in one process; not while kernels run on other
+ * threads. Returns the previous bound. */
+#define AL_GEMM_ROWS_MAX 4
+int al_gemm_set_rows_max(int max_rows);
+
 /* In-place row softmax over `cols` entries of each of `rows` rows (row stride ld). */
 void al_softmax_rows(float *x, int rows, int cols, int ld);
 

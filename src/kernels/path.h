@@ -45,7 +45,15 @@ struct al_adam_rule;
 void al_adam_update_4(const struct al_adam_rule *r, float *params, float *m, float *v, const float *grads,
                       const unsigned char *decay, size_t n);
 
+/* gemm_rows.c: C = alpha * A B (+ C) for M <= AL_GEMM_ROWS_MAX rows with B read in place, in the packed driver's
+ * strided form (gemm.c); the same bits as the packed driver. */
+void al_gemm_rows_4(int M, int N, int K, float alpha, const float *A, ptrdiff_t a_rs, ptrdiff_t a_cs,
+                    const float *B, ptrdiff_t b_rs, ptrdiff_t b_cs, float *C, ptrdiff_t ldc, int accumulate);
+
 #if AL_KERNELS_HAVE_AVX2
+/* gemm_rows_avx2.c: the same on 8 lanes. */
+void al_gemm_rows_avx2(int M, int N, int K, float alpha, const float *A, ptrdiff_t a_rs, ptrdiff_t a_cs,
+                       const float *B, ptrdiff_t b_rs, ptrdiff_t b_cs, float *C, ptrdiff_t ldc, int accumulate);
 /* gemm_avx2.c: one packed block of B against all M rows of A (gemm_block.h). */
 void al_gemm_block_avx2(int M, int nc, int kc, const float *A, ptrdiff_t a_rs, ptrdiff_t a_cs,
                         const float *bp, float *C, ptrdiff_t ldc, float alpha, int add);

@@ -224,6 +224,64 @@ static void test_gemm_batch_invariance(al_rng *r) {
     free(A), free(B), free(C), free(row), free(blk);
 }
 
+/* A product of 1 to AL_GEMM_ROWS_MAX rows reads B in place (gemm_rows.c) instead of packing it: every entry of C,
+ * and the ld padding, must equal the packed driver's bit for bit, on shapes off every block (K past KC = 256 and
+ * not a multiple of 4, N not a multiple of the 8 or 16 column groups), with strides, alpha and accumulate. */
+static void test_gemm_rows_packed(al_rng *r) {
+    static const char *names[] = {"nt", "nn", "tn"};
+    static const int Ks[] = {1, 3, 7, 64, 255, 257, 300, 517};
+    static const int Ns[] = {1, 5, 9, 15, 17, 33, 131, 200};
+    for (int op = 0; op < 3; op++) {
+        gemm_fn fn = op == 0 ? al_gemm_nt : op == 1 ? al_gemm_nn : al_gemm_tn;
+        for (int M = 1; M <= 4; M++)
+            for (int ki = 0; ki < 8; ki++)
+                for (int ni = 0; ni < 8; ni++) {
+                    const int K = Ks[ki], N = Ns[ni], pad = (int)al_rng_below(r, 3);
+                    const int accumulate = (int)al_rng_below(r, 2);
+                    const float alpha = al_rng_uniform(r) < 0.5f ? 1.0f : (al_rng_uniform(r) - 0.5f) * 4.0f;
+                    int a_rows = op == 2 ? K : M, a_cols = op == 2 ? M : K;
+                    int b_rows = op == 0 ? N : K, b_cols = op == 0 ? K : N;
+                    int lda = a_cols + pad, ldb = b_cols + pad, ldc = N + pad;
+                    size_t na = (size_t)a_rows * lda, nb = (size_t)b_rows * ldb, nc = (size_t)M * ldc;
+                    float *A = alloc_floats(na), *B = alloc_floats(nb);
+                    float *packed = alloc_floats(nc), *rows = alloc_floats(nc);
+                    fill_uniform(r, A, na, -1.0f, 1.0f);
+                    fill_uniform(r, B, nb, -2.0f, 2.0f);
+                    fill_uniform(r, packed, nc, -3.0f, 3.0f);
+                    memcpy(rows, packed, nc * sizeof(float));
+                    const int rows_max = al_gemm_set_rows_max(0);
+                    fn(M, N, K, alpha, A, lda, B, ldb, packed, ldc, accumulate);
+                    al_gemm_set_rows_max(rows_max);
+                    fn(M, N, K, alpha, A, lda, B, ldb, rows, ldc, accumulate);
+                    CHECK_MSG(memcmp(packed, rows, nc * sizeof(float)) == 0, "gemm_%s M=%d N=%d K=%d pad=%d alpha=%g acc=%d: the in-place rows differ from the packed "
+                              "driver", names[op], M, N, K, pad, alpha, accumulate);
+                    free(A), free(B), free(packed), free(rows);
+                }
+    }
+    /* nn.Linear with its bias, as a generation step calls it: one thread packed against the in-place rows on 1 and
+     * 2 threads (the columns split over the pool: enough multiply-adds at one row for two tasks). */
+    const int N = 2053, K = 389;
+    al_threadpool *pool = NULL;
+    al_error err = {0};
+    CHECK(al_threadpool_new(2, &pool, &err) == AL_OK);
+    float *x = alloc_floats((size_t)4 * K), *W = alloc_floats((size_t)N * K), *bias = alloc_floats((size_t)N);
+    float *packed = alloc_floats((size_t)4 * N), *rows = alloc_floats((size_t)4 * N);
+    fill_uniform(r, x, (size_t)4 * K, -1, 1);
+    fill_uniform(r, W, (size_t)N * K, -1, 1);
+    fill_uniform(r, bias, (size_t)N, -1, 1);
+    for (int M = 1; M <= 4; M++)
+        for (int threads = 1; threads <= 2; threads++) {
+            const int rows_max = al_gemm_set_rows_max(0);
+            al_linear(M, N, K, x, W, bias, packed);
+            al_gemm_set_rows_max(rows_max);
+            al_linear_pool(threads == 2 ? pool : NULL, M, N, K, x, W, bias, rows);
+            CHECK_MSG(memcmp(packed, rows, (size_t)M * N * sizeof(float)) == 0,
+                      "linear M=%d on %d thread(s): the in-place rows differ from the packed driver", M, threads);
+        }
+    al_threadpool_free(pool);
+    free(x), free(W), free(bias), free(packed), free(rows);
+}
+
 static void test_linear(al_rng *r) {
     int M = 19, N = 35, K = 70;
     float *x = alloc_floats((size_t)M * K), *W = alloc_floats((size_t)N * K), *bias = alloc_floats((size_t)N);
@@ -449,6 +507,8 @@ int main(void) {
         test_layernorm(&r);
         test_activations(&r);
         print_checksum();
+        al_rng_seed(&r, 11);
+        test_gemm_rows_packed(&r);
     }
     return check_summary("kernels");
 }
