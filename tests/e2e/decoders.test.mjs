@@ -3,14 +3,15 @@
 // language-model panel's surprisal and top-k equal the CLI's, generation streams its tokens, cancels, opens a
 // token's attention and alternatives and is reproduced by its link, and bad input (an unsupported family, a
 // prompt longer than the positions, a generation over the limit) is the engine's error naming the field while
-// the page keeps working.
+// the page keeps working; the same model sharded on a localhost Hub look-alike opens by its name and reads the same.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { cli, launchChromium, linkUrl, modelReady, openUrl, root, skipReason, startServer, writeModelIndex } from './helpers.mjs';
+import { parseSafetensors, serializeSafetensors } from '../../wasm/safetensors.mjs';
+import { cli, launchChromium, linkUrl, modelReady, openUrl, root, skipReason, startMirror, startServer, writeModelIndex } from './helpers.mjs';
 
 const skip = skipReason || (!existsSync(cli) ? `no CLI at ${cli}` : false);
 const FIXTURE = path.join(root, 'tests/fixtures/decoder_tiny_gpt2');
@@ -18,6 +19,27 @@ const FILES = ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'];
 let work;
 let server;
 let browser;
+let mirror;
+let hubDir;
+const mirrorLog = [];
+
+// The fixture as the Hub ships larger models: its weights in two safetensors shards with their index.
+function shardedCopy(dir) {
+  mkdirSync(dir, { recursive: true });
+  for (const f of ['config.json', 'vocab.json', 'merges.txt']) copyFileSync(path.join(FIXTURE, f), path.join(dir, f));
+  const { tensors } = parseSafetensors(new Uint8Array(readFileSync(path.join(FIXTURE, 'model.safetensors'))));
+  const names = Object.keys(tensors).sort();
+  const half = Math.ceil(names.length / 2);
+  const shards = [names.slice(0, half), names.slice(half)];
+  const weightMap = {};
+  shards.forEach((list, i) => {
+    const file = `model-0000${i + 1}-of-00002.safetensors`;
+    writeFileSync(path.join(dir, file), serializeSafetensors(Object.fromEntries(list.map((n) => [n, tensors[n]]))));
+    for (const n of list) weightMap[n] = file;
+  });
+  writeFileSync(path.join(dir, 'model.safetensors.index.json'), JSON.stringify({ metadata: {}, weight_map: weightMap }));
+  return dir;
+}
 
 before(async () => {
   if (skip) return;
@@ -30,12 +52,15 @@ before(async () => {
   mkdirSync(mistral);
   writeFileSync(path.join(mistral, 'config.json'), JSON.stringify({ model_type: 'mistral', architectures: ['MistralForCausalLM'] }));
   server = await startServer({ AL_MODELS_DIR: models });
+  hubDir = shardedCopy(path.join(work, 'hub', 'test-org', 'tiny-gpt2-sharded'));
+  mirror = await startMirror(path.join(work, 'hub'), mirrorLog);
   browser = await launchChromium();
 });
 
 after(async () => {
   await browser?.close();
   server?.child.kill();
+  mirror?.close();
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
@@ -183,6 +208,33 @@ test('generation cancels; bad input is the engine\'s error naming the field and 
   await p.waitForFunction(() => !document.getElementById('model-error').hidden, null, { timeout: 30000 });
   assert.match(await p.textContent('#model-error'), /not a model family attnlab runs \(model_type "mistral"/);
   assert.equal(await p.evaluate(() => window.attnlab.app.modelId !== null), true);
+  assert.deepEqual(p.errors, []);
+  await p.close();
+});
+
+test('from the Hub: a sharded GPT-2 opens by its name, reads as a causal model and its language-model panel equals the CLI on the same folder', { skip }, async () => {
+  const p = await openPage();
+  await p.evaluate((base) => { document.getElementById('hub-base').value = base; }, `http://127.0.0.1:${mirror.address().port}`);
+  await p.fill('#hub-repo', 'test-org/tiny-gpt2-sharded');
+  await p.click('#hub-load');
+  await p.waitForFunction(() => /Loaded test-org\/tiny-gpt2-sharded/.test(document.getElementById('model-status').textContent) ||
+    !document.getElementById('model-error').hidden, null, { timeout: 60000 });
+  assert.equal(await p.isHidden('#model-error'), true, await p.textContent('#model-error'));
+  for (const f of ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors.index.json', 'model-00001-of-00002.safetensors',
+    'model-00002-of-00002.safetensors']) assert.ok(mirrorLog.includes(`/test-org/tiny-gpt2-sharded/resolve/main/${f}`), f);
+  assert.equal(await p.evaluate(() => window.attnlab.app.run?.causal ?? null), true);
+  assert.equal(await p.isVisible('#lm-panel'), true);
+  const text = 'The cat sat on the mat';
+  await p.fill('#lm-text', text);
+  await p.dispatchEvent('#lm-text', 'change');
+  assert.equal(await runPanel(p, 'lm', 'lm-panel'), '');
+  const page = await p.evaluate(() => window.attnlab.panels['lm-panel'].last.sequences[0]);
+  const ref = JSON.parse(execFileSync(cli, ['lm', hubDir, text, '--top_k', '5', '--json'], { encoding: 'utf8' })).sequences[0];
+  assert.deepEqual(page.ids, ref.ids);
+  page.surprisal_bits.forEach((b, i) => assert.ok(b === null ? ref.surprisal_bits[i] === null : close(b, ref.surprisal_bits[i]), `surprisal ${i}`));
+  assert.ok(close(page.summary.perplexity, ref.summary.perplexity));
+  // the shards hold the fixture's weights: the single-file model reads the same
+  assert.equal(ref.summary.perplexity, cliJson('lm', text, { top_k: 5 }).sequences[0].summary.perplexity);
   assert.deepEqual(p.errors, []);
   await p.close();
 });
