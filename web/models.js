@@ -6,8 +6,9 @@
 import { FAMILIES } from './engine_tables.js';
 
 export const DEFAULT_HUB = 'https://huggingface.co';
-// spm.model and added_tokens.json: DeBERTa-v2/v3's SentencePiece tokenizer (the core reads both: docs/families.md).
-const TOKENIZER_FILES = ['vocab.txt', 'tokenizer.json', 'spm.model', 'added_tokens.json', 'vocab.json', 'merges.txt',
+// spm.model and added_tokens.json: DeBERTa-v2/v3's SentencePiece tokenizer (the core reads both: docs/families.md);
+// tokenizer.model: Llama's SentencePiece BPE (docs/tokenizers.md).
+const TOKENIZER_FILES = ['vocab.txt', 'tokenizer.json', 'spm.model', 'tokenizer.model', 'added_tokens.json', 'vocab.json', 'merges.txt',
                          'tokenizer_config.json', 'special_tokens_map.json'];
 const CACHE_NAME = 'attnlab-models-v1';
 // The files that hold a model's weights, in the order a download tries them: one safetensors file, the
@@ -229,7 +230,7 @@ export async function readLocalFiles(fileList, onProgress = () => {}, { checkCon
   const byName = new Map(list.map((f) => [f.name.split('/').pop(), f]));
   if (!byName.has('config.json')) {
     throw new ModelSourceError('The files need a config.json (plus model.safetensors or pytorch_model.bin, and a ' +
-                               'tokenizer: vocab.txt, tokenizer.json, spm.model or vocab.json + merges.txt).');
+                               'tokenizer: vocab.txt, tokenizer.json, spm.model, tokenizer.model or vocab.json + merges.txt).');
   }
   // config.json first: a model of another family, or too large, is refused before the weights are read.
   const configBytes = await byName.get('config.json').arrayBuffer();

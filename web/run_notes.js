@@ -6,7 +6,7 @@ import { groupLabel, wordGroups } from './views.js';
 export const EMPTY_TEXT = 'Type a sentence first: an empty text gives the model only its two special tokens ' +
   '[CLS] and [SEP], so there is no attention between words to show.';
 
-export const NO_TOKENIZER = 'This model has no tokenizer files (vocab.txt, tokenizer.json, spm.model, or vocab.json ' +
+export const NO_TOKENIZER = 'This model has no tokenizer files (vocab.txt, tokenizer.json, spm.model, tokenizer.model, or vocab.json ' +
   'with merges.txt), so it cannot read text. Load them together with config.json and the weights.';
 
 export const isEmptyText = (text, pair) => !text.trim() && (pair === null || !pair.trim());

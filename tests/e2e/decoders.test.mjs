@@ -3,7 +3,9 @@
 // language-model panel's surprisal and top-k equal the CLI's, generation streams its tokens, cancels, opens a
 // token's attention and alternatives and is reproduced by its link, and bad input (an unsupported family, a
 // prompt longer than the positions, a generation over the limit) is the engine's error naming the field while
-// the page keeps working; the same model sharded on a localhost Hub look-alike opens by its name and reads the same.
+// the page keeps working; the same model sharded on a localhost Hub look-alike opens by its name and reads the same;
+// a Llama with Llama 2's tokenizer.model (from ../shared/decoders, as tests/c/test_decoder_tokenizers.c reads it;
+// skipped without it) opens from the Hub and tokenizes as the CLI does, <s> added.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -21,6 +23,38 @@ let server;
 let browser;
 let mirror;
 let hubDir;
+let llamaDir = null;
+const SPM = path.join(process.env.AL_DECODERS || path.join(root, '../shared/decoders'), 'llama-spm/tokenizer.model');
+
+// A one-layer Llama with Llama 2's 32,000-piece vocabulary (grouped-query: 2 query heads over 1 key/value head),
+// random weights from a seeded generator, and the real tokenizer.model.
+function tinyLlama(dir) {
+  mkdirSync(dir, { recursive: true });
+  const V = 32000, D = 16, H = 2, KV = 1, hd = 8, I = 32;
+  writeFileSync(path.join(dir, 'config.json'), JSON.stringify({
+    architectures: ['LlamaForCausalLM'], model_type: 'llama', vocab_size: V, hidden_size: D, intermediate_size: I,
+    num_hidden_layers: 1, num_attention_heads: H, num_key_value_heads: KV, head_dim: hd, hidden_act: 'silu',
+    max_position_embeddings: 64, rms_norm_eps: 1e-5, rope_theta: 10000, rope_scaling: null, attention_bias: false,
+    mlp_bias: false, tie_word_embeddings: true, bos_token_id: 1, eos_token_id: 2 }));
+  let x = 12345;
+  const rand = (n) => Float32Array.from({ length: n }, () => {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    return ((x >>> 8) / 16777216 - 0.5) * 0.2;
+  });
+  const ones = (n) => new Float32Array(n).fill(1);
+  const t = (shape, data) => ({ dtype: 'F32', shape, data });
+  const L0 = 'model.layers.0.';
+  writeFileSync(path.join(dir, 'model.safetensors'), serializeSafetensors({
+    'model.embed_tokens.weight': t([V, D], rand(V * D)), 'model.norm.weight': t([D], ones(D)),
+    [`${L0}input_layernorm.weight`]: t([D], ones(D)), [`${L0}post_attention_layernorm.weight`]: t([D], ones(D)),
+    [`${L0}self_attn.q_proj.weight`]: t([H * hd, D], rand(H * hd * D)), [`${L0}self_attn.k_proj.weight`]: t([KV * hd, D], rand(KV * hd * D)),
+    [`${L0}self_attn.v_proj.weight`]: t([KV * hd, D], rand(KV * hd * D)), [`${L0}self_attn.o_proj.weight`]: t([D, H * hd], rand(D * H * hd)),
+    [`${L0}mlp.gate_proj.weight`]: t([I, D], rand(I * D)), [`${L0}mlp.up_proj.weight`]: t([I, D], rand(I * D)),
+    [`${L0}mlp.down_proj.weight`]: t([D, I], rand(D * I)),
+  }));
+  copyFileSync(SPM, path.join(dir, 'tokenizer.model'));
+  return dir;
+}
 const mirrorLog = [];
 
 // The fixture as the Hub ships larger models: its weights in two safetensors shards with their index.
@@ -53,6 +87,7 @@ before(async () => {
   writeFileSync(path.join(mistral, 'config.json'), JSON.stringify({ model_type: 'mistral', architectures: ['MistralForCausalLM'] }));
   server = await startServer({ AL_MODELS_DIR: models });
   hubDir = shardedCopy(path.join(work, 'hub', 'test-org', 'tiny-gpt2-sharded'));
+  if (existsSync(SPM)) llamaDir = tinyLlama(path.join(work, 'hub', 'test-org', 'tiny-llama-spm'));
   mirror = await startMirror(path.join(work, 'hub'), mirrorLog);
   browser = await launchChromium();
 });
@@ -235,6 +270,29 @@ test('from the Hub: a sharded GPT-2 opens by its name, reads as a causal model a
   assert.ok(close(page.summary.perplexity, ref.summary.perplexity));
   // the shards hold the fixture's weights: the single-file model reads the same
   assert.equal(ref.summary.perplexity, cliJson('lm', text, { top_k: 5 }).sequences[0].summary.perplexity);
+  assert.deepEqual(p.errors, []);
+  await p.close();
+});
+
+test('from the Hub: a Llama with its SentencePiece tokenizer.model tokenizes as the CLI does, <s> added', { skip: skip || (!existsSync(SPM) && `no ${SPM}`) }, async () => {
+  const p = await openPage();
+  await p.evaluate((base) => { document.getElementById('hub-base').value = base; }, `http://127.0.0.1:${mirror.address().port}`);
+  await p.fill('#hub-repo', 'test-org/tiny-llama-spm');
+  await p.click('#hub-load');
+  await p.waitForFunction(() => /Loaded test-org\/tiny-llama-spm/.test(document.getElementById('model-status').textContent) ||
+    !document.getElementById('model-error').hidden, null, { timeout: 60000 });
+  assert.equal(await p.isHidden('#model-error'), true, await p.textContent('#model-error'));
+  assert.ok(mirrorLog.includes('/test-org/tiny-llama-spm/resolve/main/tokenizer.model'));
+  const text = 'Hello world, the caf\u00e9 is open\u2014\u00bfno?';
+  await p.fill('#lm-text', text);
+  await p.dispatchEvent('#lm-text', 'change');
+  assert.equal(await runPanel(p, 'lm', 'lm-panel'), '');
+  const page = await p.evaluate(() => window.attnlab.panels['lm-panel'].last.sequences[0]);
+  const ref = JSON.parse(execFileSync(cli, ['lm', llamaDir, text, '--top_k', '5', '--json'], { encoding: 'utf8' })).sequences[0];
+  assert.deepEqual(page.ids, ref.ids);
+  assert.equal(page.ids[0], 1, 'Llama\'s tokenizer adds <s> (id 1)');
+  assert.ok(close(page.summary.perplexity, ref.summary.perplexity));
+  assert.match(await p.textContent('#lm-added'), /<s>/);
   assert.deepEqual(p.errors, []);
   await p.close();
 });
