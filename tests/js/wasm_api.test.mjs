@@ -257,6 +257,19 @@ test('bytes JavaScript cannot copy into WASM memory get the core\'s error: size 
   const relative = api.run({ op: 'check_config', config: JSON.stringify({ ...JSON.parse(config), hidden_size: 64, num_hidden_layers: 2,
                                                                           intermediate_size: 128, position_embedding_type: 'relative_key' }) }).reply;
   assert.match(relative.error?.message ?? '', /position_embedding_type/);
+  // decoders (docs/decoders.md, "Memory"): TinyLlama-1.1B's shape is refused by size, Qwen2.5-0.5B's fits
+  const llama = { model_type: 'llama', hidden_size: 2048, intermediate_size: 5632, num_hidden_layers: 22, num_attention_heads: 32,
+                  num_key_value_heads: 4, vocab_size: 32000, max_position_embeddings: 2048, hidden_act: 'silu', rms_norm_eps: 1e-5,
+                  rope_theta: 10000, tie_word_embeddings: false };
+  const tiny = api.run({ op: 'check_config', config: JSON.stringify(llama) }).reply;
+  assert.equal(tiny.error?.code, 'out_of_memory', JSON.stringify(tiny));
+  assert.match(tiny.error.message, /^config\.json: .*needs [\d.,]+ [MG]B of memory; memory limit 4,096 MB \(WebAssembly maximum\)/);
+  const qwen = api.run({ op: 'check_config', config: JSON.stringify({ ...llama, model_type: 'qwen2', hidden_size: 896, intermediate_size: 4864,
+    num_hidden_layers: 24, num_attention_heads: 14, num_key_value_heads: 2, vocab_size: 151936, tie_word_embeddings: true,
+    rope_theta: 1000000, max_position_embeddings: 32768, use_sliding_window: false, sliding_window: 32768, max_window_layers: 21 }) }).reply;
+  assert.equal(qwen.error, undefined, JSON.stringify(qwen));
+  assert.equal(qwen.arch, 'qwen2');
+  assert.ok(qwen.bytes_needed < qwen.memory_limit, JSON.stringify(qwen));
 });
 
 test('every handle is released', { skip: missing ?? false }, () => {
