@@ -105,6 +105,10 @@ test('local files: a DeBERTa-v3 folder gives its spm.model and added_tokens.json
   const got = await readLocalFiles([file('config.json', config), file('model.safetensors', 'w'), file('spm.model', 's'),
                                     file('added_tokens.json', '{"[MASK]": 128000}'), file('README.md', '# card')]);
   assert.deepEqual(Object.keys(got.files).sort(), ['added_tokens.json', 'config.json', 'model.safetensors', 'spm.model']);
-  // without config.json the message lists spm.model among the tokenizer files
-  await assert.rejects(readLocalFiles([file('spm.model', 's')]), /tokenizer: vocab\.txt, tokenizer\.json, spm\.model or vocab\.json/);
+  // without config.json the message lists spm.model and Llama's tokenizer.model among the tokenizer files
+  await assert.rejects(readLocalFiles([file('spm.model', 's')]), /tokenizer: vocab\.txt, tokenizer\.json, spm\.model, tokenizer\.model or vocab\.json/);
+  // a Llama folder: its SentencePiece tokenizer.model goes to the core
+  const llama = await readLocalFiles([file('config.json', JSON.stringify({ model_type: 'llama' })), file('model.safetensors', 'w'),
+                                      file('tokenizer.model', 's'), file('README.md', '# card')]);
+  assert.deepEqual(Object.keys(llama.files).sort(), ['config.json', 'model.safetensors', 'tokenizer.model']);
 });
