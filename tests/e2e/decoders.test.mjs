@@ -13,7 +13,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync,
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseSafetensors, serializeSafetensors } from '../../wasm/safetensors.mjs';
-import { cli, launchChromium, linkUrl, modelReady, openUrl, root, skipReason, startMirror, startServer, writeModelIndex } from './helpers.mjs';
+import { cli, launchChromium, linkUrl, loadFromHub, modelReady, openUrl, root, skipReason, startMirror, startServer, writeModelIndex } from './helpers.mjs';
 
 const skip = skipReason || (!existsSync(cli) ? `no CLI at ${cli}` : false);
 const FIXTURE = path.join(root, 'tests/fixtures/decoder_tiny_gpt2');
@@ -119,6 +119,14 @@ async function runPanel(p, prefix, panel) {
   return p.evaluate((pre) => { const e = document.getElementById(`${pre}-error`); return e.hidden ? '' : e.textContent; }, prefix);
 }
 
+// The language-model panel reads text; returns its sequence (the panel's error line must stay empty).
+async function readText(p, text) {
+  await p.fill('#lm-text', text);
+  await p.dispatchEvent('#lm-text', 'change');
+  assert.equal(await runPanel(p, 'lm', 'lm-panel'), '');
+  return p.evaluate(() => window.attnlab.panels['lm-panel'].last.sequences[0]);
+}
+
 test('the explorer draws a causal head\'s later keys as "cannot see", not as 0', { skip }, async () => {
   const p = await openPage();
   const run = await p.evaluate(() => ({ causal: window.attnlab.app.run.causal, n: window.attnlab.app.run.n }));
@@ -156,10 +164,7 @@ test('a decoder\'s page lists its language-model and generation sections; #gener
 test('the language-model panel: surprisal, top-k and perplexity equal the CLI\'s; tokens read as text', { skip }, async () => {
   const p = await openPage();
   const text = 'Hello world, the cat';
-  await p.fill('#lm-text', text);
-  await p.dispatchEvent('#lm-text', 'change');
-  assert.equal(await runPanel(p, 'lm', 'lm-panel'), '');
-  const page = await p.evaluate(() => window.attnlab.panels['lm-panel'].last.sequences[0]);
+  const page = await readText(p, text);
   const ref = cliJson('lm', text, { top_k: 5 }).sequences[0];
   assert.deepEqual(page.ids, ref.ids);
   page.surprisal_bits.forEach((b, i) => assert.ok(b === null ? ref.surprisal_bits[i] === null : close(b, ref.surprisal_bits[i]), `surprisal ${i}`));
@@ -249,21 +254,14 @@ test('generation cancels; bad input is the engine\'s error naming the field and 
 
 test('from the Hub: a sharded GPT-2 opens by its name, reads as a causal model and its language-model panel equals the CLI on the same folder', { skip }, async () => {
   const p = await openPage();
-  await p.evaluate((base) => { document.getElementById('hub-base').value = base; }, `http://127.0.0.1:${mirror.address().port}`);
-  await p.fill('#hub-repo', 'test-org/tiny-gpt2-sharded');
-  await p.click('#hub-load');
-  await p.waitForFunction(() => /Loaded test-org\/tiny-gpt2-sharded/.test(document.getElementById('model-status').textContent) ||
-    !document.getElementById('model-error').hidden, null, { timeout: 60000 });
+  await loadFromHub(p, `http://127.0.0.1:${mirror.address().port}`, 'test-org/tiny-gpt2-sharded');
   assert.equal(await p.isHidden('#model-error'), true, await p.textContent('#model-error'));
   for (const f of ['config.json', 'vocab.json', 'merges.txt', 'model.safetensors.index.json', 'model-00001-of-00002.safetensors',
     'model-00002-of-00002.safetensors']) assert.ok(mirrorLog.includes(`/test-org/tiny-gpt2-sharded/resolve/main/${f}`), f);
   assert.equal(await p.evaluate(() => window.attnlab.app.run?.causal ?? null), true);
   assert.equal(await p.isVisible('#lm-panel'), true);
   const text = 'The cat sat on the mat';
-  await p.fill('#lm-text', text);
-  await p.dispatchEvent('#lm-text', 'change');
-  assert.equal(await runPanel(p, 'lm', 'lm-panel'), '');
-  const page = await p.evaluate(() => window.attnlab.panels['lm-panel'].last.sequences[0]);
+  const page = await readText(p, text);
   const ref = JSON.parse(execFileSync(cli, ['lm', hubDir, text, '--top_k', '5', '--json'], { encoding: 'utf8' })).sequences[0];
   assert.deepEqual(page.ids, ref.ids);
   page.surprisal_bits.forEach((b, i) => assert.ok(b === null ? ref.surprisal_bits[i] === null : close(b, ref.surprisal_bits[i]), `surprisal ${i}`));
@@ -276,18 +274,11 @@ test('from the Hub: a sharded GPT-2 opens by its name, reads as a causal model a
 
 test('from the Hub: a Llama with its SentencePiece tokenizer.model tokenizes as the CLI does, <s> added', { skip: skip || (!existsSync(SPM) && `no ${SPM}`) }, async () => {
   const p = await openPage();
-  await p.evaluate((base) => { document.getElementById('hub-base').value = base; }, `http://127.0.0.1:${mirror.address().port}`);
-  await p.fill('#hub-repo', 'test-org/tiny-llama-spm');
-  await p.click('#hub-load');
-  await p.waitForFunction(() => /Loaded test-org\/tiny-llama-spm/.test(document.getElementById('model-status').textContent) ||
-    !document.getElementById('model-error').hidden, null, { timeout: 60000 });
+  await loadFromHub(p, `http://127.0.0.1:${mirror.address().port}`, 'test-org/tiny-llama-spm');
   assert.equal(await p.isHidden('#model-error'), true, await p.textContent('#model-error'));
   assert.ok(mirrorLog.includes('/test-org/tiny-llama-spm/resolve/main/tokenizer.model'));
   const text = 'Hello world, the caf\u00e9 is open\u2014\u00bfno?';
-  await p.fill('#lm-text', text);
-  await p.dispatchEvent('#lm-text', 'change');
-  assert.equal(await runPanel(p, 'lm', 'lm-panel'), '');
-  const page = await p.evaluate(() => window.attnlab.panels['lm-panel'].last.sequences[0]);
+  const page = await readText(p, text);
   const ref = JSON.parse(execFileSync(cli, ['lm', llamaDir, text, '--top_k', '5', '--json'], { encoding: 'utf8' })).sequences[0];
   assert.deepEqual(page.ids, ref.ids);
   assert.equal(page.ids[0], 1, 'Llama\'s tokenizer adds <s> (id 1)');

@@ -19,7 +19,7 @@ import path from 'node:path';
 import { parseSafetensors, serializeSafetensors } from '../../wasm/safetensors.mjs';
 import { makeWideModel } from './make_test_model.mjs';
 import { spmModel, textOf, unigramJson } from './family_tokenizers.mjs';
-import { distinctColours, launchChromium, newContext, newPage, root, runText, setControls, skipReason, startMirror, startServer, waitIdle, writeModelIndex } from './helpers.mjs';
+import { distinctColours, launchChromium, loadFromHub, newContext, newPage, root, runText, setControls, skipReason, startMirror, startServer, waitIdle, writeModelIndex } from './helpers.mjs';
 
 const skip = skipReason || (!existsSync(path.join(root, 'build/data/tasks/pos.jsonl')) ? 'no built-in tasks (build/data/tasks)' : false);
 const golden = (dir) => path.join(root, 'tests/golden', dir);
@@ -239,11 +239,7 @@ test('DeBERTa-v3 with spm.model, from local files and from the (localhost) Hub',
   assert.ok((await distinctColours(p, '#heatmap')) > 5, 'the heatmap is drawn');
 
   // the Hub: spm.model is among the files downloaded
-  await p.evaluate((base) => { document.getElementById('hub-base').value = base; }, mirrorBase);
-  await p.fill('#hub-repo', 'test-org/deberta-v3-tiny');
-  await p.click('#hub-load');
-  await p.waitForFunction(() => /Loaded test-org\/deberta-v3-tiny/.test(document.getElementById('model-status').textContent) ||
-    !document.getElementById('model-error').hidden, null, { timeout: 60000 });
+  await loadFromHub(p, mirrorBase, 'test-org/deberta-v3-tiny');
   assert.equal(await p.isHidden('#model-error'), true, await p.textContent('#model-error'));
   assert.ok(mirrorLog.includes('/test-org/deberta-v3-tiny/resolve/main/spm.model'));
   assert.match(await p.textContent('#model-info'), /deberta-v2 .*unigram, 100 tokens/is);

@@ -131,6 +131,16 @@ export async function openUrl(browser, url) {
   return p;
 }
 
+// Loads repo from a Hub look-alike at base (startMirror) through the model card's Hub form; resolves once it is
+// loaded or the card shows an error (the caller asserts which).
+export async function loadFromHub(p, base, repo) {
+  await p.evaluate((b) => { document.getElementById('hub-base').value = b; }, base);
+  await p.fill('#hub-repo', repo);
+  await p.click('#hub-load');
+  await p.waitForFunction((r) => document.getElementById('model-status').textContent.includes(`Loaded ${r}`) ||
+    !document.getElementById('model-error').hidden, repo, { timeout: 60000 });
+}
+
 // Waits until the latest run finished and every thumbnail of it is drawn.
 export async function waitIdle(p, timeout = 30000) {
   await p.waitForFunction(() => {
