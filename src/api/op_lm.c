@@ -10,10 +10,13 @@
 
 #include "../core/det_math.h"
 #include "../core/error.h"
+#include "../methods/lm/lm_corpus.h"
 #include "../methods/lm/lm_score.h"
 #include "attention_parts.h"
 
 #define LN2 0.69314718055994530942
+/* Windows per forward when scoring a corpus (the bits do not depend on it: lm_corpus.h). */
+#define LM_CORPUS_BATCH 8
 
 const al_req_field al_fields_lm_own[] = {
     AL_F_INT("top_k", 0, 100, "5", "the most probable next tokens to list at each position"),
@@ -158,10 +161,6 @@ static al_status run_sequences(al_op_ctx *ctx, const al_api_model *m, int top_k,
     return st;
 }
 
-/* The corpus's documents: JSONL lines' "text" when every non-blank line is a JSON object, else paragraphs
- * separated by blank lines. Each is a malloc'd string; *n_docs of them. */
-static al_status split_documents(const char *corpus, const char *name, char ***docs, int *n_docs, al_error *err);
-
 al_status al_op_lm(al_op_ctx *ctx, al_error *err) {
     const al_api_model *m;
     int top_k;
@@ -179,132 +178,32 @@ al_status al_op_lm(al_op_ctx *ctx, al_error *err) {
     if (!tok) return al_err(err, AL_ERR_INVALID, "request: field 'corpus': model '%s' has no tokenizer files", m->id);
     al_op_warn_unknown(ctx);
     const char *label = corpus_name ? corpus_name : "corpus";
-    char **docs = NULL;
-    int n_docs = 0;
-    if ((st = split_documents(corpus, label, &docs, &n_docs, err))) return st;
-    const int W = al_api_max_tokens(m->model);
-    double *nll_sum = calloc((size_t)n_docs + 1, sizeof(double));
-    long long *count = calloc((size_t)n_docs + 1, sizeof(long long));
-    if (!nll_sum || !count) st = al_err(err, AL_ERR_OOM, "lm: out of memory");
-    int windows = 0;
+    al_lm_corpus c;
+    if ((st = al_lm_corpus_build(m->model, corpus, label, al_api_max_tokens(m->model), &c, err))) return st;
+    al_lm_corpus_loss loss = {0};
+    st = al_lm_corpus_loss_new(&c, &loss, err);
     al_forward_params p = al_forward_default_params();
     p.pool = ctx->session->pool;
     p.cancel = ctx->params->cancel;
-    for (int d = 0; !st && d < n_docs; d++) {
-        al_encoding enc = {0};
-        al_encode_options opt = al_encode_default_options();
-        if ((st = al_tokenizer_encode(tok, docs[d], NULL, &opt, &enc, err))) {
-            char where[96];
-            snprintf(where, sizeof where, "%s: document %d", label, d + 1);
-            st = al_err_prefix(err, where);
-            break;
-        }
-        /* windows of W tokens, each predicting its tokens after the first */
-        for (int at = 0; !st && at + 1 < enc.n_tokens; at += W) {
-            const int len = enc.n_tokens - at < W ? enc.n_tokens - at : W;
-            if (len < 2) break;
-            const int32_t *wid = enc.ids + at;
-            lm_batch batch = {0};
-            al_lm_rows rows = {0};
-            st = batch_make(m->model, 1, &wid, &len, &batch, err);
-            if (!st) st = al_lm_rows_new(1, batch.L, 0, &rows, err);
-            al_batch fb = {1, batch.L, batch.ids, batch.mask, NULL, NULL};
-            if (!st) st = al_lm_score(m->model, &fb, &p, &rows, err);
-            for (int i = 0; !st && i + 1 < len; i++) nll_sum[d] += rows.nll[i], count[d]++;
-            al_lm_rows_free(&rows);
-            batch_free(&batch);
-            windows++;
-        }
-        al_encoding_free(&enc);
-        al_api_progress(ctx->params, "lm", (double)(d + 1) / n_docs);
-    }
+    p.progress = ctx->params->progress;
+    p.progress_user = ctx->params->progress_user;
+    if (!st) st = al_lm_corpus_score(m->model, &c, &p, LM_CORPUS_BATCH, &loss, err);
     al_reply_builder *rb = ctx->rb;
     if (!st) {
         al_rb_str(rb, rb->root, "model", m->id);
         al_rb_str(rb, rb->root, "corpus_name", label);
-        al_rb_num(rb, rb->root, "window", W);
-        al_rb_num(rb, rb->root, "windows", windows);
+        al_rb_num(rb, rb->root, "window", c.window);
+        al_rb_num(rb, rb->root, "windows", c.n_windows);
         cJSON *per = al_rb_add(rb, rb->root, "documents", cJSON_CreateArray());
-        for (int d = 0; per && d < n_docs; d++) {
+        for (int d = 0; per && d < c.n_docs; d++) {
             cJSON *o = al_rb_add(rb, per, NULL, cJSON_CreateObject());
-            al_rb_num(rb, o, "tokens_predicted", (double)count[d]);
-            al_rb_num(rb, o, "bits_per_token", count[d] ? bits(nll_sum[d] / (double)count[d]) : NAN);
+            const long long n = loss.doc_tokens[d];
+            al_rb_num(rb, o, "tokens_predicted", (double)n);
+            al_rb_num(rb, o, "bits_per_token", n ? bits(loss.doc_nll[d] / (double)n) : NAN);
         }
-        al_lm_summary all;
-        al_lm_summarize(nll_sum, count, n_docs, &all);
-        put_summary(rb, al_rb_add(rb, rb->root, "summary", cJSON_CreateObject()), &all);
+        put_summary(rb, al_rb_add(rb, rb->root, "summary", cJSON_CreateObject()), &loss.summary);
     }
-    for (int d = 0; d < n_docs; d++) free(docs[d]);
-    free(docs), free(nll_sum), free(count);
-    return st;
-}
-
-static int is_blank(const char *s, const char *e) {
-    for (; s < e; s++)
-        if (*s != ' ' && *s != '\t' && *s != '\r') return 0;
-    return 1;
-}
-
-static al_status push_doc(char ***docs, int *n, const char *s, size_t len, al_error *err) {
-    char **grown = realloc(*docs, sizeof(char *) * (size_t)(*n + 1));
-    char *d = malloc(len + 1);
-    if (grown) *docs = grown;
-    if (!grown || !d) return free(d), al_err(err, AL_ERR_OOM, "lm: out of memory for the corpus");
-    memcpy(d, s, len);
-    d[len] = 0;
-    (*docs)[(*n)++] = d;
-    return AL_OK;
-}
-
-static al_status split_documents(const char *corpus, const char *name, char ***docs, int *n_docs, al_error *err) {
-    *docs = NULL;
-    *n_docs = 0;
-    /* JSONL when the first non-blank line starts with '{' */
-    const char *p = corpus;
-    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
-    al_status st = AL_OK;
-    if (*p == '{') {
-        int line = 0;
-        for (const char *s = corpus; *s && !st;) {
-            const char *e = strchr(s, '\n');
-            if (!e) e = s + strlen(s);
-            line++;
-            if (!is_blank(s, e)) {
-                cJSON *obj = cJSON_ParseWithLength(s, (size_t)(e - s));
-                const cJSON *text = obj ? cJSON_GetObjectItemCaseSensitive(obj, "text") : NULL;
-                if (!cJSON_IsString(text))
-                    st = al_err(err, AL_ERR_FORMAT, "%s: line %d: %s", name, line,
-                                obj ? "no string field \"text\"" : "not a JSON object");
-                else
-                    st = push_doc(docs, n_docs, text->valuestring, strlen(text->valuestring), err);
-                cJSON_Delete(obj);
-            }
-            s = *e ? e + 1 : e;
-        }
-    } else { /* paragraphs: runs of non-blank lines */
-        const char *start = NULL, *end = NULL;
-        for (const char *s = corpus;; ) {
-            const char *e = strchr(s, '\n');
-            if (!e) e = s + strlen(s);
-            if (is_blank(s, e)) {
-                if (start && (st = push_doc(docs, n_docs, start, (size_t)(end - start), err))) break;
-                start = NULL;
-            } else {
-                if (!start) start = s;
-                end = e;
-            }
-            if (!*e) {
-                if (start) st = push_doc(docs, n_docs, start, (size_t)(end - start), err);
-                break;
-            }
-            s = e + 1;
-        }
-    }
-    if (!st && *n_docs == 0) st = al_err(err, AL_ERR_INVALID, "%s: no document (no text between blank lines)", name);
-    if (st) {
-        for (int d = 0; d < *n_docs; d++) free((*docs)[d]);
-        free(*docs);
-        *docs = NULL, *n_docs = 0;
-    }
+    al_lm_corpus_loss_free(&loss);
+    al_lm_corpus_free(&c);
     return st;
 }

@@ -3,7 +3,8 @@
  * log-softmax (recomputed here in double with libm: within 1e-5 bits), a corpus's cross-entropy is the token-weighted
  * mean of its documents' with an interval around it, the greedy continuation is the argmax of a whole forward at
  * every step, a seeded sample repeats and is the same on 1 and 3 threads, progress streams every token, and bad
- * requests are refused naming the field. */
+ * requests are refused naming the field. A corpus's loss (lm_corpus.c) has the same bits in batches of any size,
+ * and its loss by position adds up to its documents' loss. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "cJSON.h"
 #include "check.h"
 #include "session_request.h"
+#include "methods/lm/lm_corpus.h"
 
 #define TINY "tests/fixtures/decoder_tiny_gpt2"
 
@@ -215,7 +217,38 @@ static void test_encoder_refused(void) {
     al_session_free(s);
 }
 
+/* A corpus's windows scored one at a time and three at a time: the same bits, per document and per position; the
+ * positions' sums are the documents' sums. One document is longer than the 64-token window. */
+static void test_corpus_batches(void) {
+    al_error err;
+    al_model *m = NULL;
+    CHECK(al_model_load_dir(TINY, &m, &err) == AL_OK);
+    char text[4096] = "A short one.\n\nThe second document runs over\ntwo lines.\n\nx\n\n";
+    for (int i = 0; i < 40; i++) strcat(text, "Words after words make a long document. ");
+    al_lm_corpus c;
+    CHECK_MSG(al_lm_corpus_build(m, text, "t.txt", 64, &c, &err) == AL_OK, "%s", err.message);
+    CHECK(c.n_docs == 4 && c.n_windows >= 5 && c.window == 64);
+    al_lm_corpus_loss one, three;
+    CHECK(al_lm_corpus_loss_new(&c, &one, &err) == AL_OK && al_lm_corpus_loss_new(&c, &three, &err) == AL_OK);
+    CHECK(al_lm_corpus_score(m, &c, NULL, 1, &one, &err) == AL_OK);
+    CHECK(al_lm_corpus_score(m, &c, NULL, 3, &three, &err) == AL_OK);
+    CHECK(memcmp(one.doc_nll, three.doc_nll, sizeof(double) * 4) == 0);
+    CHECK(memcmp(one.pos_nll, three.pos_nll, sizeof(double) * 64) == 0);
+    CHECK(one.doc_tokens[2] == 0); /* "x" is one token: a document that predicts nothing */
+    double by_doc = 0.0, by_pos = 0.0;
+    long long n_doc = 0, n_pos = 0;
+    for (int d = 0; d < 4; d++) by_doc += one.doc_nll[d], n_doc += one.doc_tokens[d];
+    for (int i = 0; i < 64; i++) by_pos += one.pos_nll[i], n_pos += one.pos_tokens[i];
+    CHECK(n_doc == n_pos && n_doc == one.summary.tokens && one.pos_tokens[63] == 0);
+    CHECK_NEAR(by_doc, by_pos, 1e-9 * by_doc);
+    CHECK(al_lm_corpus_build(m, text, "t.txt", 1, &c, &err) == AL_ERR_INVALID); /* c is left empty */
+    al_lm_corpus_loss_free(&one), al_lm_corpus_loss_free(&three);
+    al_lm_corpus_free(&c);
+    al_model_free(m);
+}
+
 int main(void) {
+    test_corpus_batches();
     test_lm();
     test_generate();
     test_encoder_refused();
