@@ -164,6 +164,11 @@ al_status al_decoder_common(const cJSON *root, const char *file, al_config *c, a
  * config_fields): key/value heads, head size, rotary columns and base, window, residual, norm, MLP, tied head. */
 int al_decoder_hash_fields(const al_config *c, char *buf, size_t size);
 cJSON *al_decoder_config_fields(const al_config *c);
+/* What every causal language model's descriptor says alike (docs/decoders.md, "How attnlab runs them"): no token
+ * types or projection, its own config fields, causal. A descriptor lists this, then what its family does. */
+#define AL_DECODER_FAMILY_COMMON                                                                                     \
+    .token_types = 0, .projection = 0, .mlm_act = AL_MLM_ACT_CONFIG, .mlm_width = AL_MLM_WIDTH_HIDDEN,               \
+    .hash_fields = al_decoder_hash_fields, .config_fields = al_decoder_config_fields, .causal = 1
 
 /* al_config_parse (config.c), told what to do when config.json names no family (neither model_type nor an
  * architectures entry that names one): decided_arch >= 0 is the family to use, decided_rule saying why (the

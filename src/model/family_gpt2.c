@@ -72,20 +72,14 @@ static const al_tensor_name head_rows[] = {
 static const al_tensor_rows head_part = AL_ROWS(head_rows);
 
 const al_family al_family_gpt2 = {
+    AL_DECODER_FAMILY_COMMON,
     .name = "gpt2",
     .model_types = model_types,
     .class_prefixes = class_prefixes,
     .prefix = "transformer.",
     .read_config = read_config,
     .tensors = {&embedding_part, &layer_part, &head_part},
-    .token_types = 0,
-    .projection = 0,
     .positions = AL_POS_ABSOLUTE,
     .scores = &al_rule_causal_dot,
-    .mlm_act = AL_MLM_ACT_CONFIG,
-    .mlm_width = AL_MLM_WIDTH_HIDDEN,
     .layers = &al_layer_decoder_sequential,
-    .hash_fields = al_decoder_hash_fields,
-    .config_fields = al_decoder_config_fields,
-    .causal = 1,
 };

@@ -86,21 +86,15 @@ static const al_tensor_name head_rows[] = {
 static const al_tensor_rows head_part = AL_ROWS(head_rows);
 
 const al_family al_family_gpt_neox = {
+    AL_DECODER_FAMILY_COMMON,
     .name = "gpt_neox",
     .model_types = model_types,
     .class_prefixes = class_prefixes,
     .prefix = "gpt_neox.",
     .read_config = read_config,
     .tensors = {&embedding_part, &layer_part, &head_part},
-    .token_types = 0,
-    .projection = 0,
     .positions = AL_POS_ROTARY,
     .scores = &al_rule_causal_rotary,
-    .mlm_act = AL_MLM_ACT_CONFIG,
-    .mlm_width = AL_MLM_WIDTH_HIDDEN,
     .layers = &al_layer_decoder_sequential,
     .layers_of = layers_of,
-    .hash_fields = al_decoder_hash_fields,
-    .config_fields = al_decoder_config_fields,
-    .causal = 1,
 };

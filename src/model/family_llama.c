@@ -81,20 +81,14 @@ static const al_tensor_name head_rows[] = {
 const al_tensor_rows al_llama_head_rows = AL_ROWS(head_rows);
 
 const al_family al_family_llama = {
+    AL_DECODER_FAMILY_COMMON,
     .name = "llama",
     .model_types = model_types,
     .class_prefixes = class_prefixes,
     .prefix = "model.",
     .read_config = read_config,
     .tensors = {&al_llama_embedding_rows, &al_llama_layer_rows, &al_llama_head_rows},
-    .token_types = 0,
-    .projection = 0,
     .positions = AL_POS_ROTARY,
     .scores = &al_rule_causal_rotary,
-    .mlm_act = AL_MLM_ACT_CONFIG,
-    .mlm_width = AL_MLM_WIDTH_HIDDEN,
     .layers = &al_layer_decoder_sequential,
-    .hash_fields = al_decoder_hash_fields,
-    .config_fields = al_decoder_config_fields,
-    .causal = 1,
 };

@@ -176,6 +176,34 @@ void al_fwd_activate_pool(al_threadpool *pool, al_act act, float *x, size_t n) {
     al_threadpool_for(pool, parts, act_task, &j);
 }
 
+/* act(u) * g over rows of [u | g] (width 2I), u replaced in place, rows cut over the pool's threads: elementwise,
+ * so any cut gives the same bits. */
+typedef struct glu_job {
+    al_act act;
+    float *ug;
+    int rows, I;
+} glu_job;
+
+static void glu_task(void *arg, int t, int n_tasks, int thread) {
+    (void)thread;
+    const glu_job *j = arg;
+    const int r0 = (int)((long long)t * j->rows / n_tasks), r1 = (int)((long long)(t + 1) * j->rows / n_tasks);
+    for (int r = r0; r < r1; r++) {
+        float *u = j->ug + (size_t)r * 2 * j->I;
+        const float *g = u + j->I;
+        al_fwd_activate(j->act, u, (size_t)j->I);
+        for (int i = 0; i < j->I; i++) u[i] *= g[i];
+    }
+}
+
+void al_fwd_glu_pool(al_threadpool *pool, al_act act, float *ug, int rows, int I) {
+    glu_job j = {act, ug, rows, I};
+    int parts = al_threadpool_parts(pool, (double)rows * I, 16384.0);
+    if (parts > rows) parts = rows;
+    if (parts < 1) parts = 1;
+    al_threadpool_for(pool, parts, glu_task, &j);
+}
+
 int al_fwd_ffn_width(const al_config *c) {
     return c->intermediate_size * al_layer_rule_of(c)->ffn_factor; /* 2: input and gate side by side */
 }

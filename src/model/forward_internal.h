@@ -57,6 +57,9 @@ void al_fwd_lm_rows(const al_model *m, al_threadpool *pool, const float *x, int 
  * runs over the pool's threads. */
 void al_fwd_activate(al_act act, float *x, size_t n);
 void al_fwd_activate_pool(al_threadpool *pool, al_act act, float *x, size_t n);
+/* The gated feed-forward's act(u) * g over rows of [u | g] (width 2I), u replaced in place (ModernBERT's and
+ * Llama's), rows cut over the pool's threads. */
+void al_fwd_glu_pool(al_threadpool *pool, al_act act, float *ug, int rows, int I);
 al_status al_fwd_positions(const al_config *c, const al_batch *batch, int32_t *pos, al_error *err);
 
 /* Embedding output of sequences [b0, b0 + n_seqs) into x [n_seqs * L, D]: word + type + position,

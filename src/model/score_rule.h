@@ -110,5 +110,9 @@ void al_steps_put(float *dst, int j, float v);
 /* The softmax over the keys not excluded (mask_add 0; the others already packed to weights' front, n_allowed of
  * them), spread back with zeros, as the forward's excluding rules. */
 void al_steps_softmax_excluding(float *weights, const float *mask_add, int n_allowed, int L);
+/* The plain-product rules' last step: per key j the raw and scaled products (the forward's kernel and factor
+ * inv_sqrt), no relative terms, j excluded where excluded(st, j, rule) says so, then the softmax over the others. */
+typedef int (*al_steps_excluded_fn)(const al_score_steps *st, int j, const void *rule);
+void al_steps_plain_scores(al_score_steps *st, float inv_sqrt, al_steps_excluded_fn excluded, const void *rule);
 
 #endif

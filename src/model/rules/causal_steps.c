@@ -12,6 +12,11 @@
 #include "../score_rule.h"
 #include "causal_steps.h"
 
+/* A pad key, a later key, or one outside the window (*rule, 0: none) is excluded, as causal_rows.c excludes it. */
+static int excluded(const al_score_steps *st, int j, const void *rule) {
+    return !st->mask[j] || !al_causal_key_allowed(st->token, j, NULL, st->pos, *(const int *)rule);
+}
+
 void al_causal_steps(al_score_steps *st, int window, int rot, double base) {
     const al_config *c = &st->model->config;
     const al_layer_weights *lw = &st->model->w.layers[st->layer];
@@ -31,17 +36,5 @@ void al_causal_steps(al_score_steps *st, int window, int rot, double base) {
     }
     const float inv_sqrt = 1.0f / sqrtf((float)dh); /* the forward's factor */
     st->scale = inv_sqrt;
-    int n_allowed = 0;
-    for (int j = 0; j < L; j++) {
-        const float *k = st->keys + (size_t)j * dh;
-        st->scores[j] = al_steps_dot(st->query, k, dh);
-        al_gemm_nt(1, 1, dh, inv_sqrt, st->query, dh, k, dh, &st->scaled[j], 1, 0); /* as the forward */
-        const int excluded = !st->mask[j] || !al_causal_key_allowed(query, j, NULL, pos, window);
-        al_steps_put(st->c2c, j, 0.0f), al_steps_put(st->c2p, j, 0.0f), al_steps_put(st->p2c, j, 0.0f);
-        al_steps_put(st->rel_bucket, j, (float)(query - j));
-        al_steps_put(st->excluded, j, (float)excluded);
-        st->mask_add[j] = excluded ? -FLT_MAX : 0.0f;
-        if (!excluded) st->weights[n_allowed++] = st->scaled[j]; /* packed to the front, as the forward */
-    }
-    al_steps_softmax_excluding(st->weights, st->mask_add, n_allowed, L);
+    al_steps_plain_scores(st, inv_sqrt, excluded, &window);
 }

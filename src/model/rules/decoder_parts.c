@@ -12,25 +12,6 @@ void al_dec_norm(const al_config *c, const float *g, const float *b, const float
     else al_layernorm(x, y, rows, c->hidden_size, g, b, c->layer_norm_eps);
 }
 
-/* act(u) * g over rows of [u | g] (width 2I), u replaced in place. */
-typedef struct glu_job {
-    al_act act;
-    float *ug;
-    int rows, I;
-} glu_job;
-
-static void glu_task(void *arg, int t, int n_tasks, int thread) {
-    (void)thread;
-    const glu_job *j = arg;
-    const int r0 = (int)((long long)t * j->rows / n_tasks), r1 = (int)((long long)(t + 1) * j->rows / n_tasks);
-    for (int r = r0; r < r1; r++) {
-        float *u = j->ug + (size_t)r * 2 * j->I;
-        const float *g = u + j->I;
-        al_fwd_activate(j->act, u, (size_t)j->I);
-        for (int i = 0; i < j->I; i++) u[i] *= g[i];
-    }
-}
-
 void al_dec_mlp(const al_model *m, int l, al_threadpool *pool, const float *in, float *out, int rows, float *wide) {
     const al_config *c = &m->config;
     const al_layer_weights *lw = &m->w.layers[l];
@@ -39,11 +20,7 @@ void al_dec_mlp(const al_model *m, int l, al_threadpool *pool, const float *in, 
         /* gate into the first I columns, up into the next I: act(gate) * up, then down */
         al_gemm_nt_pool(pool, rows, I, D, 1.0f, in, D, lw->ff_in_w, D, wide, 2 * I, 0);
         al_gemm_nt_pool(pool, rows, I, D, 1.0f, in, D, lw->ff_up_w, D, wide + I, 2 * I, 0);
-        glu_job j = {c->act, wide, rows, I};
-        int parts = al_threadpool_parts(pool, (double)rows * I, 16384.0);
-        if (parts > rows) parts = rows;
-        if (parts < 1) parts = 1;
-        al_threadpool_for(pool, parts, glu_task, &j);
+        al_fwd_glu_pool(pool, c->act, wide, rows, I);
         al_gemm_nt_pool(pool, rows, D, I, 1.0f, wide, 2 * I, lw->ff_out_w, I, out, D, 0);
         if (lw->ff_out_b)
             for (int r = 0; r < rows; r++)

@@ -9,25 +9,6 @@
 #include "../../kernels/kernels.h"
 #include "../layer_rule.h"
 
-/* act(u) * g over rows of [u | g] (width 2I), u replaced in place: elementwise, so any cut of the rows
- * gives the same bits. */
-typedef struct glu_job {
-    al_act act;
-    float *ug;
-    int rows, I;
-} glu_job;
-
-static void glu_task(void *arg, int t, int n_tasks, int thread) {
-    const glu_job *j = arg;
-    const int r0 = (int)((long long)t * j->rows / n_tasks), r1 = (int)((long long)(t + 1) * j->rows / n_tasks);
-    for (int r = r0; r < r1; r++) {
-        float *u = j->ug + (size_t)r * 2 * j->I;
-        const float *g = u + j->I;
-        al_fwd_activate(j->act, u, (size_t)j->I);
-        for (int i = 0; i < j->I; i++) u[i] *= g[i];
-    }
-}
-
 static void layer_tail(const al_model *m, int l, al_threadpool *pool, const float *ctx, float *x, int rows, float *tmp,
                        float *wide);
 
@@ -60,10 +41,7 @@ static void layer_tail(const al_model *m, int l, al_threadpool *pool, const floa
 
     al_layernorm(x, tmp, rows, D, lw->ln_ffn_g, NULL, eps);
     al_linear_pool(pool, rows, 2 * I, D, tmp, lw->ff_in_w, NULL, wide); /* wide [rows, 2I] */
-    glu_job j = {c->act, wide, rows, I};
-    int parts = al_threadpool_parts(pool, (double)rows * I, 16384.0);
-    if (parts > rows) parts = rows;
-    al_threadpool_for(pool, parts, glu_task, &j);
+    al_fwd_glu_pool(pool, c->act, wide, rows, I);
     al_gemm_nt_pool(pool, rows, D, I, 1.0f, wide, 2 * I, lw->ff_out_w, I, tmp, D, 0);
     al_layer_add_inplace(x, tmp, n);
 

@@ -77,6 +77,12 @@ static al_status check(const al_config *c, const char *family, al_error *err) {
     return AL_OK;
 }
 
+/* A pad key or one outside the window is excluded, as rotate_qk's mask excludes it. */
+static int excluded(const al_score_steps *st, int j, const void *rule) {
+    (void)rule;
+    return !st->mask[j] || (st->window >= 0 && abs(st->pos[st->token] - st->pos[j]) > st->window);
+}
+
 /* head_steps: the forward's kernels for the projections and products, the same turn as rotate_qk for one head,
  * pad keys and keys outside the window excluded (-FLT_MAX). */
 static void steps(al_score_steps *st) {
@@ -94,19 +100,7 @@ static void steps(al_score_steps *st) {
     const float scale = sqrtf((float)dh);
     const float inv_sqrt = 1.0f / sqrtf((float)dh); /* the forward's factor */
     st->scale = 1.0f / scale;
-    int n_allowed = 0;
-    for (int j = 0; j < L; j++) {
-        const float *k = st->keys + (size_t)j * dh;
-        st->scores[j] = al_steps_dot(st->query, k, dh);
-        al_gemm_nt(1, 1, dh, inv_sqrt, st->query, dh, k, dh, &st->scaled[j], 1, 0); /* as the forward */
-        const int excluded = !st->mask[j] || (st->window >= 0 && abs(pos[query] - pos[j]) > st->window);
-        al_steps_put(st->c2c, j, 0.0f), al_steps_put(st->c2p, j, 0.0f), al_steps_put(st->p2c, j, 0.0f);
-        al_steps_put(st->rel_bucket, j, (float)(query - j));
-        al_steps_put(st->excluded, j, (float)excluded);
-        st->mask_add[j] = excluded ? -FLT_MAX : 0.0f;
-        if (!excluded) st->weights[n_allowed++] = st->scaled[j]; /* packed to the front, as the forward */
-    }
-    al_steps_softmax_excluding(st->weights, st->mask_add, n_allowed, L);
+    al_steps_plain_scores(st, inv_sqrt, excluded, NULL);
 }
 
 const al_score_rule al_rule_rotary_window = {
