@@ -1,5 +1,6 @@
 /* checkpoint.c: a pretrained encoder as a Hugging Face BertForMaskedLM directory (config.json,
- * model.safetensors with HF names, vocab.txt, tokenizer_config.json, special_tokens_map.json), and
+ * model.safetensors with HF names, vocab.txt, tokenizer_config.json, special_tokens_map.json; a decoder's
+ * GPT2LMHeadModel directory holds tokenizer.json instead of vocab.txt), and
  * resumable checkpoints (the same files plus optimizer.safetensors: AdamW moments and the step). */
 #include <errno.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "../model/model_internal.h"
 #include "../model/tensor_list.h"
 #include "../model/weights.h"
+#include "../text/wordpiece_json.h"
 #include "cJSON.h"
 #include "pretrain.h"
 #include "train.h"
@@ -145,30 +147,61 @@ static al_status write_text(const char *dir, const char *name, const char *text,
     return bad ? al_err(err, AL_ERR_IO, "%s: write failed", path) : AL_OK;
 }
 
-static al_status copy_file(const char *from, const char *dir, const char *name, al_error *err) {
+/* A whole file into *buf (malloc'd, *len bytes). */
+static al_status read_all(const char *from, char **buf, size_t *len, al_error *err) {
     FILE *f = fopen(from, "rb");
     if (!f) return al_err(err, AL_ERR_IO, "%s: cannot read: %s", from, strerror(errno));
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
+    size_t cap = 0;
+    *buf = NULL, *len = 0;
     for (;;) {
-        if (len + 65536 > cap) {
-            cap = (len + 65536) * 2;
-            char *nb = realloc(buf, cap);
+        if (*len + 65536 > cap) {
+            cap = (*len + 65536) * 2;
+            char *nb = realloc(*buf, cap);
             if (!nb) {
-                free(buf);
+                free(*buf), *buf = NULL;
                 fclose(f);
                 return al_err(err, AL_ERR_OOM, "%s: out of memory", from);
             }
-            buf = nb;
+            *buf = nb;
         }
-        size_t r = fread(buf + len, 1, cap - len, f);
-        len += r;
+        size_t r = fread(*buf + *len, 1, cap - *len, f);
+        *len += r;
         if (r == 0) break;
     }
     fclose(f);
-    al_status st = write_text(dir, name, buf ? buf : "", len, err);
+    return AL_OK;
+}
+
+static al_status copy_file(const char *from, const char *dir, const char *name, al_error *err) {
+    char *buf;
+    size_t len;
+    al_status st = read_all(from, &buf, &len, err);
+    if (!st) st = write_text(dir, name, buf ? buf : "", len, err);
     free(buf);
     return st;
+}
+
+/* A causal model's tokenizer: the vocabulary as tokenizer.json without a post-processor (nothing added around a
+ * text), [SEP] as the end of text and the pad (docs/decoder_pretraining.md, "Data and tokenizer"). */
+static al_status write_decoder_tokenizer(const char *dir, const al_model *model, const char *vocab_path,
+                                         al_error *err) {
+    char *vocab = NULL, *json = NULL;
+    size_t len = 0;
+    al_status st = vocab_path ? read_all(vocab_path, &vocab, &len, err) : AL_OK;
+    if (!st && vocab_path) st = al_wordpiece_tokenizer_json(vocab ? vocab : "", len, vocab_path, &json, err);
+    if (!st && json) st = write_text(dir, "tokenizer.json", json, strlen(json), err);
+    free(vocab), free(json);
+    if (st) return st;
+    static const char tok_cfg[] =
+        "{\n  \"tokenizer_class\": \"PreTrainedTokenizerFast\",\n  \"model_max_length\": %d,\n"
+        "  \"bos_token\": \"[SEP]\",\n  \"eos_token\": \"[SEP]\",\n  \"pad_token\": \"[SEP]\",\n"
+        "  \"unk_token\": \"[UNK]\"\n}\n";
+    char buf[400];
+    int n = snprintf(buf, sizeof buf, tok_cfg, model->config.max_position_embeddings);
+    if ((st = write_text(dir, "tokenizer_config.json", buf, (size_t)n, err))) return st;
+    static const char specials[] = "{\n  \"bos_token\": \"[SEP]\",\n  \"eos_token\": \"[SEP]\",\n  \"pad_token\": "
+                                   "\"[SEP]\",\n  \"unk_token\": \"[UNK]\"\n}\n";
+    return write_text(dir, "special_tokens_map.json", specials, sizeof specials - 1, err);
 }
 
 al_status al_save_hf_model(const char *dir, const al_model *model, const char *vocab_path, float hidden_dropout,
@@ -200,6 +233,7 @@ al_status al_save_hf_model(const char *dir, const al_model *model, const char *v
     al_weights_file_tensors_free(t, n_model);
     free(t);
     if (st) return st;
+    if (al_model_is_causal(model)) return write_decoder_tokenizer(dir, model, vocab_path, err);
     if (vocab_path && (st = copy_file(vocab_path, dir, "vocab.txt", err))) return st;
     static const char tok_cfg[] =
         "{\n  \"tokenizer_class\": \"BertTokenizer\",\n  \"do_lower_case\": true,\n  \"strip_accents\": null,\n"

@@ -201,14 +201,36 @@ static void refuses_llama(void) {
     al_model_free(m);
 }
 
+/* A vocab.txt of V tokens: BERT's five bracketed tokens first, then words and continuations. */
+static const char *write_vocab(void) {
+    static const char *path = "build/test_decoder_train_vocab.txt";
+    FILE *f = fopen(path, "wb");
+    if (!f) return NULL;
+    fputs("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\ncat\n##s\nsat\n.\n", f);
+    for (int i = 10; i < V; i++) fprintf(f, "w%d\n", i);
+    fclose(f);
+    return path;
+}
+
 static void round_trip(al_model *m) {
     al_error err;
     const char *dir = "build/test_decoder_train_hf";
-    CHECK(al_save_hf_model(dir, m, NULL, 0.1f, 0.0f, NULL, &err) == AL_OK);
+    CHECK(al_save_hf_model(dir, m, write_vocab(), 0.1f, 0.0f, NULL, &err) == AL_OK);
+    /* the tokenizer is tokenizer.json without a post-processor: a text gets no [CLS] or [SEP] around it */
+    FILE *vocab_txt = fopen("build/test_decoder_train_hf/vocab.txt", "rb");
+    CHECK(vocab_txt == NULL);
+    if (vocab_txt) fclose(vocab_txt);
     al_model *back = NULL;
     CHECK_MSG(al_model_load_dir(dir, &back, &err) == AL_OK, "%s", err.message);
     if (!back) return;
     CHECK(al_model_is_causal(back));
+    const al_tokenizer *tok = al_model_tokenizer(back);
+    al_encoding enc = {0};
+    al_encode_options opt = al_encode_default_options();
+    CHECK(tok && al_tokenizer_encode(tok, "The cats sat.", NULL, &opt, &enc, &err) == AL_OK);
+    const int32_t want[] = {5, 6, 7, 8, 9};
+    CHECK(enc.n_tokens == 5 && memcmp(enc.ids, want, sizeof want) == 0);
+    al_encoding_free(&enc);
     CHECK(back->n_floats == m->n_floats);
     CHECK(back->n_floats == m->n_floats && memcmp(back->storage, m->storage, sizeof(float) * m->n_floats) == 0);
     al_model_free(back);

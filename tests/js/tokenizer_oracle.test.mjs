@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { PreTrainedTokenizer } from '@huggingface/transformers';
 import { HARD_STRINGS, HARD_PAIRS } from './hard_strings.mjs';
 import { TOOL, runTool } from './tool_tokenize.mjs';
+import { spawnSync } from 'node:child_process';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 // bert-base-uncased's WordPiece vocabulary, which the larger embedded model uses (its model card).
@@ -259,5 +260,36 @@ test('DeBERTa-v3: a Unigram tokenizer.json built from spm.model gives the ids of
     } finally {
       fs.rmSync(jsonDir, { recursive: true });
       fs.rmSync(spmDir, { recursive: true });
+    }
+  });
+
+// The embedded decoder's tokenizer (docs/decoder_pretraining.md, "Data and tokenizer"): attnlab-mini-bert's WordPiece
+// vocabulary written as tokenizer.json without a post-processor by the checkpoint writer's function
+// (src/text/wordpiece_json.c, through tests/c/tool_wordpiece_json.c). attnlab and the HF JS tokenizer read it alike,
+// and neither adds [CLS] or [SEP] around a text.
+test('a decoder tokenizer.json from attnlab-mini-bert\'s vocab.txt: no special tokens added, as the HF JS tokenizer reads it',
+  { skip }, () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-dec-wp-'));
+    try {
+      const writer = path.join(path.dirname(TOOL), 'tool_wordpiece_json');
+      const res = spawnSync(writer, [path.join(ROOT, 'models/attnlab-mini-bert/vocab.txt'), dir], { encoding: 'utf8' });
+      assert.equal(res.status, 0, res.stderr);
+      const json = JSON.parse(fs.readFileSync(path.join(dir, 'tokenizer.json'), 'utf8'));
+      assert.equal(json.post_processor, null);
+      const js = new PreTrainedTokenizer(json, {});
+      const ours = runTool(dir, HARD_STRINGS.map((text) => ({ text })));
+      const failures = [];
+      HARD_STRINGS.forEach((text, i) => {
+        const want = js._encode_plus(text, { add_special_tokens: true }).input_ids.map(Number);
+        if (ours[i].error || JSON.stringify(ours[i].ids) !== JSON.stringify(want)) failures.push({ text, want, ours: ours[i].error ?? ours[i].ids });
+      });
+      console.log(`decoder WordPiece tokenizer.json: ${HARD_STRINGS.length - failures.length}/${HARD_STRINGS.length} strings agree`);
+      for (const f of failures.slice(0, 5)) console.log('  differs:', JSON.stringify(f));
+      assert.deepEqual(failures, []);
+      const [plain] = runTool(dir, [{ text: 'The man walked into the room.' }]);
+      const cls = json.model.vocab['[CLS]'], sep = json.model.vocab['[SEP]'];
+      assert.ok(plain.ids.length >= 6 && !plain.ids.includes(cls) && !plain.ids.includes(sep), JSON.stringify(plain.ids));
+    } finally {
+      fs.rmSync(dir, { recursive: true });
     }
   });
