@@ -33,9 +33,10 @@ static const struct command_usage {
               "                [--heldout TEXT.txt]\n"
               "      learns a WordPiece vocabulary (BPE-style merges, \"##\" continuations); --heldout reports\n"
               "      the [UNK] rate of another text under it\n"},
-    {"export", "  attnlab export MODEL_DIR OUT_DIR [--dtype F16|F32] [--shard-mb N]\n"
-               "      writes a BERT model again in Hugging Face layout: weights as float16 (round to nearest\n"
-               "      even) or float32, in shards of at most N MB with an index; config and tokenizer files copied\n"},
+    {"export", "  attnlab export MODEL_DIR OUT_DIR [--dtype F16|F32] [--shard-mb N] [--vocab vocab.txt]\n"
+               "      writes a model again in Hugging Face layout: weights as float16 (round to nearest even) or\n"
+               "      float32, in shards of at most N MB with an index; config and tokenizer files copied; --vocab\n"
+               "      gives a decoder checkpoint its tokenizer.json from its training vocabulary\n"},
     {"findings", "  attnlab findings REPLY.json\n"
                  "      the head_agreement op's rule (docs/findings.md) applied again to a reply's Spearman matrix and\n"
                  "      overlaps (its \"measures\" with id, words and least; \"shape\"; \"spearman\"; \"least\"), and\n"
@@ -1186,11 +1187,12 @@ static int cmd_findings(int argc, char **argv) {
 
 static int cmd_export(int argc, char **argv) {
     if (argc < 3) return usage_error("%s", "export needs MODEL_DIR and OUT_DIR");
-    const char *src = argv[1], *dst = argv[2], *dtype = "F16";
+    const char *src = argv[1], *dst = argv[2], *dtype = "F16", *vocab = NULL;
     double shard_mb = 0.0;
     for (int i = 3; i < argc; i++) {
         if (i + 1 >= argc) return usage_error("option '%s' needs a value", argv[i]);
         if (strcmp(argv[i], "--dtype") == 0) dtype = argv[++i];
+        else if (strcmp(argv[i], "--vocab") == 0) vocab = argv[++i];
         else if (strcmp(argv[i], "--shard-mb") == 0) shard_mb = atof(argv[++i]);
         else return usage_error("unknown export option '%s'", argv[i]);
     }
@@ -1201,7 +1203,12 @@ static int cmd_export(int argc, char **argv) {
     if (!fs) return fail("out of memory");
     al_status s = al_fileset_add_dir(fs, src, &err);
     if (!s) s = al_model_load(fs, &model, &err);
+    if (!s && vocab && !al_model_is_causal(model))
+        s = al_err(&err, AL_ERR_INVALID, "--vocab: %s is not a causal language model (its tokenizer files travel "
+                   "with it)", src);
     if (!s) s = al_export_weights(dst, model, dtype, (size_t)(shard_mb * 1048576.0), &err);
+    /* a decoder checkpoint's tokenizer from its training vocabulary (docs/decoder_pretraining.md) */
+    if (!s && vocab) s = al_save_decoder_tokenizer(dst, model, vocab, &err);
     /* config and tokenizer files travel unchanged */
     const char *keep[9] = {"config.json"};
     const int n_tok = fs ? al_tokenizer_files(fs, keep + 1, 8) : 0;

@@ -183,8 +183,8 @@ static al_status copy_file(const char *from, const char *dir, const char *name, 
 
 /* A causal model's tokenizer: the vocabulary as tokenizer.json without a post-processor (nothing added around a
  * text), [SEP] as the end of text and the pad (docs/decoder_pretraining.md, "Data and tokenizer"). */
-static al_status write_decoder_tokenizer(const char *dir, const al_model *model, const char *vocab_path,
-                                         al_error *err) {
+al_status al_save_decoder_tokenizer(const char *dir, const al_model *model, const char *vocab_path,
+                                    al_error *err) {
     char *vocab = NULL, *json = NULL;
     size_t len = 0;
     al_status st = vocab_path ? read_all(vocab_path, &vocab, &len, err) : AL_OK;
@@ -233,7 +233,7 @@ al_status al_save_hf_model(const char *dir, const al_model *model, const char *v
     al_weights_file_tensors_free(t, n_model);
     free(t);
     if (st) return st;
-    if (al_model_is_causal(model)) return write_decoder_tokenizer(dir, model, vocab_path, err);
+    if (al_model_is_causal(model)) return al_save_decoder_tokenizer(dir, model, vocab_path, err);
     if (vocab_path && (st = copy_file(vocab_path, dir, "vocab.txt", err))) return st;
     static const char tok_cfg[] =
         "{\n  \"tokenizer_class\": \"BertTokenizer\",\n  \"do_lower_case\": true,\n  \"strip_accents\": null,\n"

@@ -252,6 +252,10 @@ al_status al_gpt2_config(int vocab_size, int hidden_size, int n_layers, int n_he
  * BertForMaskedLM) adds the sentence-order head (train.h: al_sop_head) as bert.pooler.dense.* and
  * cls.seq_relationship.*, and the config names BertForPreTraining. attnlab's loader keeps the encoder and the
  * MLM head and skips those four tensors (so `attnlab export` does not carry them). */
+/* A causal model's tokenizer files into dir: the WordPiece vocabulary vocab_path (NULL: none) as tokenizer.json with
+ * no post-processor, tokenizer_config.json and special_tokens_map.json with [SEP] as end of text and pad
+ * (docs/decoder_pretraining.md, "Data and tokenizer"). al_save_hf_model writes them for a causal model. */
+al_status al_save_decoder_tokenizer(const char *dir, const al_model *model, const char *vocab_path, al_error *err);
 al_status al_save_hf_model(const char *dir, const al_model *model, const char *vocab_path, float hidden_dropout,
                            float attention_dropout, float *sop_head, al_error *err);
 /* A checkpoint: the HF files (config.json with the run's dropouts, as the final files have them) plus

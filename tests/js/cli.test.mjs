@@ -369,3 +369,21 @@ test('--threads N sets the session\'s threads; bad values and commands without a
     assert.match(r.stderr, /^attnlab: .*threads/);
   }
 });
+
+test('export --vocab gives a decoder checkpoint its tokenizer.json (no special tokens), refused for an encoder', opts, () => {
+  const gpt2 = path.join(root, 'tests/golden/decoders/gpt2');
+  const out = path.join(work, 'gpt2-f16');
+  const vocab = path.join(work, 'bert/vocab.txt');
+  let r = run('export', gpt2, out, '--vocab', vocab);
+  assert.equal(r.code, 0, r.stderr);
+  const tok = JSON.parse(readFileSync(path.join(out, 'tokenizer.json'), 'utf8'));
+  assert.equal(tok.post_processor, null);
+  assert.equal(tok.model.vocab.cat, 6);
+  assert.equal(JSON.parse(readFileSync(path.join(out, 'tokenizer_config.json'), 'utf8')).eos_token, '[SEP]');
+  r = run('tokenize', out, 'the cat sat', '--json');
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout).ids, [5, 6, 7]);
+  r = run('export', modelDir, path.join(work, 'bert-f16'), '--vocab', vocab);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /--vocab: .* is not a causal language model/);
+});
