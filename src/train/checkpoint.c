@@ -181,6 +181,30 @@ static al_status copy_file(const char *from, const char *dir, const char *name, 
     return st;
 }
 
+/* tokenizer_config.json (cfg_format: its text with %d for model_max_length) and special_tokens_map.json. An encoder's
+ * is BERT's WordPiece with its [CLS]/[SEP] template; a decoder's reads tokenizer.json and adds nothing. */
+#define BERT_TOKENIZER_CONFIG                                                                                       \
+    "{\n  \"tokenizer_class\": \"BertTokenizer\",\n  \"do_lower_case\": true,\n  \"strip_accents\": null,\n"            \
+    "  \"tokenize_chinese_chars\": true,\n  \"model_max_length\": %d,\n  \"unk_token\": \"[UNK]\",\n"                  \
+    "  \"sep_token\": \"[SEP]\",\n  \"pad_token\": \"[PAD]\",\n  \"cls_token\": \"[CLS]\",\n"                         \
+    "  \"mask_token\": \"[MASK]\"\n}\n"
+#define BERT_SPECIALS                                                                                               \
+    "{\n  \"unk_token\": \"[UNK]\",\n  \"sep_token\": \"[SEP]\",\n  \"pad_token\": \"[PAD]\",\n  \"cls_token\": \"[CLS]\",\n" \
+    "  \"mask_token\": \"[MASK]\"\n}\n"
+#define DECODER_TOKENIZER_CONFIG                                                                                    \
+    "{\n  \"tokenizer_class\": \"PreTrainedTokenizerFast\",\n  \"model_max_length\": %d,\n"                          \
+    "  \"bos_token\": \"[SEP]\",\n  \"eos_token\": \"[SEP]\",\n  \"pad_token\": \"[SEP]\",\n  \"unk_token\": \"[UNK]\"\n}\n"
+#define DECODER_SPECIALS                                                                                            \
+    "{\n  \"bos_token\": \"[SEP]\",\n  \"eos_token\": \"[SEP]\",\n  \"pad_token\": \"[SEP]\",\n  \"unk_token\": \"[UNK]\"\n}\n"
+
+static al_status write_tokenizer_config(const char *dir, const al_model *model, const char *cfg_format,
+                                        const char *specials, al_error *err) {
+    char buf[600];
+    const int n = snprintf(buf, sizeof buf, cfg_format, model->config.max_position_embeddings);
+    al_status st = write_text(dir, "tokenizer_config.json", buf, (size_t)n, err);
+    return st ? st : write_text(dir, "special_tokens_map.json", specials, strlen(specials), err);
+}
+
 /* A causal model's tokenizer: the vocabulary as tokenizer.json without a post-processor (nothing added around a
  * text), [SEP] as the end of text and the pad (docs/decoder_pretraining.md, "Data and tokenizer"). */
 al_status al_save_decoder_tokenizer(const char *dir, const al_model *model, const char *vocab_path,
@@ -192,16 +216,7 @@ al_status al_save_decoder_tokenizer(const char *dir, const al_model *model, cons
     if (!st && json) st = write_text(dir, "tokenizer.json", json, strlen(json), err);
     free(vocab), free(json);
     if (st) return st;
-    static const char tok_cfg[] =
-        "{\n  \"tokenizer_class\": \"PreTrainedTokenizerFast\",\n  \"model_max_length\": %d,\n"
-        "  \"bos_token\": \"[SEP]\",\n  \"eos_token\": \"[SEP]\",\n  \"pad_token\": \"[SEP]\",\n"
-        "  \"unk_token\": \"[UNK]\"\n}\n";
-    char buf[400];
-    int n = snprintf(buf, sizeof buf, tok_cfg, model->config.max_position_embeddings);
-    if ((st = write_text(dir, "tokenizer_config.json", buf, (size_t)n, err))) return st;
-    static const char specials[] = "{\n  \"bos_token\": \"[SEP]\",\n  \"eos_token\": \"[SEP]\",\n  \"pad_token\": "
-                                   "\"[SEP]\",\n  \"unk_token\": \"[UNK]\"\n}\n";
-    return write_text(dir, "special_tokens_map.json", specials, sizeof specials - 1, err);
+    return write_tokenizer_config(dir, model, DECODER_TOKENIZER_CONFIG, DECODER_SPECIALS, err);
 }
 
 al_status al_save_hf_model(const char *dir, const al_model *model, const char *vocab_path, float hidden_dropout,
@@ -235,17 +250,7 @@ al_status al_save_hf_model(const char *dir, const al_model *model, const char *v
     if (st) return st;
     if (al_model_is_causal(model)) return al_save_decoder_tokenizer(dir, model, vocab_path, err);
     if (vocab_path && (st = copy_file(vocab_path, dir, "vocab.txt", err))) return st;
-    static const char tok_cfg[] =
-        "{\n  \"tokenizer_class\": \"BertTokenizer\",\n  \"do_lower_case\": true,\n  \"strip_accents\": null,\n"
-        "  \"tokenize_chinese_chars\": true,\n  \"model_max_length\": %d,\n  \"unk_token\": \"[UNK]\",\n"
-        "  \"sep_token\": \"[SEP]\",\n  \"pad_token\": \"[PAD]\",\n  \"cls_token\": \"[CLS]\",\n"
-        "  \"mask_token\": \"[MASK]\"\n}\n";
-    char buf[600];
-    int len = snprintf(buf, sizeof buf, tok_cfg, model->config.max_position_embeddings);
-    if ((st = write_text(dir, "tokenizer_config.json", buf, (size_t)len, err))) return st;
-    static const char specials[] = "{\n  \"unk_token\": \"[UNK]\",\n  \"sep_token\": \"[SEP]\",\n  \"pad_token\": "
-                                   "\"[PAD]\",\n  \"cls_token\": \"[CLS]\",\n  \"mask_token\": \"[MASK]\"\n}\n";
-    return write_text(dir, "special_tokens_map.json", specials, sizeof specials - 1, err);
+    return write_tokenizer_config(dir, model, BERT_TOKENIZER_CONFIG, BERT_SPECIALS, err);
 }
 
 al_status al_checkpoint_save(const char *dir, const al_model *model, float hidden_dropout, float attention_dropout,
