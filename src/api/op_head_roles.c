@@ -5,8 +5,9 @@
  *    "texts" | "input_ids"?, "max_length"?, "add_special_tokens"?}
  *   -> "inputs" {sequences, length, seed, offset, start_token, vocabulary, texts}; "ids" [R][offset + 2 n] the
  *      repeated random sequences drawn; "repeat" {induction, duplicate_token, previous_token, sink} and, with texts,
- *      "text" {previous_token, sink}: per role the [NL][H] score, chance, effect, p, p_holm, units above and below
- *      their chance, the heads with the role [[l, h], ...], its verdict, units and min_units; "repeat_loss": the mean
+ *      "text" {previous_token, sink}: per role the [NL][H] score, chance, effect, ratio, p, p_holm, units above and
+ *      below their chance, the heads with the role [[l, h], ...] and the weak ones (significant, below twice their
+ *      chance), its verdict, units and min_units; "repeat_loss": the mean
  *      next-token loss in bits on the first copy and on the second, and their difference, each with a 95% interval
  *      over the sequences; "rule", "digest".
  * Every sequence and every text runs alone (a batch of one, no padding), once for its attentions and once through
@@ -86,6 +87,16 @@ static void put_grid(al_reply_builder *rb, cJSON *obj, const char *key, const do
     }
 }
 
+/* The heads (l, h) whose flag is set, as [[l, h], ...]. */
+static void put_heads(al_reply_builder *rb, cJSON *obj, const char *key, const int *flag, int NH, int H) {
+    cJSON *heads = al_rb_add(rb, obj, key, cJSON_CreateArray());
+    for (int k = 0; heads && k < NH; k++) {
+        if (!flag[k]) continue;
+        const int32_t lh[2] = {k / H, k % H};
+        al_rb_int_array(rb, heads, NULL, lh, 2);
+    }
+}
+
 /* One source's roles (first .. AL_ROLE_N - 1) into obj, and into the digest. */
 static al_status put_roles(al_reply_builder *rb, cJSON *obj, const role_units *units, int first, int NL, int H,
                            al_sha256 *d, int source, al_error *err) {
@@ -104,12 +115,9 @@ static al_status put_roles(al_reply_builder *rb, cJSON *obj, const role_units *u
         put_grid(rb, o, "p_holm", f.p_holm, NULL, NL, H);
         put_grid(rb, o, "above", NULL, f.above, NL, H);
         put_grid(rb, o, "below", NULL, f.below, NL, H);
-        cJSON *heads = al_rb_add(rb, o, "heads", cJSON_CreateArray());
-        for (int k = 0; heads && k < NH; k++) {
-            if (!f.has_role[k]) continue;
-            const int32_t lh[2] = {k / H, k % H};
-            al_rb_int_array(rb, heads, NULL, lh, 2);
-        }
+        put_grid(rb, o, "ratio", f.ratio, NULL, NL, H);
+        put_heads(rb, o, "heads", f.has_role, NH, H);
+        put_heads(rb, o, "weak_heads", f.weak, NH, H);
         al_rb_str(rb, o, "verdict", f.verdict);
         al_rb_num(rb, o, "units", f.units);
         al_rb_num(rb, o, "min_units", f.min_units);
@@ -244,8 +252,10 @@ al_status al_op_head_roles(al_op_ctx *ctx, al_error *err) {
         for (size_t i = 0; i < (size_t)R * L; i++) al_digest_line(&d, "id %.0f %.17g\n", (double)i, ids[i]);
         al_rb_str(rb, rb->root, "rule", "per head: each unit's score against its chance (uniform attention over the "
                                         "keys its rows read), a one-sided exact sign test over the units, Holm across "
-                                        "the heads of the role, alpha 0.05 (docs/findings.md, \"Head roles\")");
+                                        "the heads of the role, alpha 0.05; the role when significant and the score "
+                                        "is at least twice its chance (docs/findings.md, \"Head roles\")");
         al_rb_num(rb, rb->root, "alpha", AL_FINDING_ALPHA);
+        al_rb_num(rb, rb->root, "min_ratio", AL_ROLE_MIN_RATIO);
         st = put_roles(rb, al_rb_add(rb, rb->root, "repeat", cJSON_CreateObject()), &rep, 0, NL, H, &d, 0, err);
     }
     if (!st && T > 0)

@@ -171,15 +171,15 @@ static void check_rule(void) {
     CHECK_NEAR(al_sign_test_p(20, 15), 21700.0 / 1048576.0, 1e-16); /* C(20,15..20) = 15504+4845+1140+190+20+1 */
     CHECK(al_sign_test_p(0, 0) == 1.0 && al_sign_test_p(5, 0) == 1.0);
     CHECK_NEAR(al_sign_test_p(400, 400), ldexp(1.0, -400), ldexp(1.0, -440));
-    /* 12 units, 4 heads: head 0 above its chance in every unit, head 1 in 9 of 12, head 2 tied everywhere, head 3
-     * below */
-    enum { U = 12, K = 4 };
+    /* 12 units, 5 heads: head 0 at three times its chance in every unit, head 1 above in 9 of 12, head 2 tied
+     * everywhere, head 3 below, head 4 just above in every unit (significant, below twice its chance: weak) */
+    enum { U = 12, K = 5 };
     double score[U * K], chance[U * K];
     for (int u = 0; u < U; u++)
         for (int k = 0; k < K; k++) {
-            chance[u * K + k] = 1.0 / (u + 2);
-            const double d = k == 0 ? 0.1 : k == 1 ? (u < 9 ? 0.05 : -0.05) : k == 2 ? 0.0 : -0.02;
-            score[u * K + k] = chance[u * K + k] + d;
+            const double c = chance[u * K + k] = 1.0 / (u + 2);
+            score[u * K + k] = k == 0 ? 3.0 * c : k == 1 ? c + (u < 9 ? 0.05 : -0.05) : k == 2 ? c : k == 3 ? c - 0.02
+                                                                                                           : c + 0.01;
         }
     al_role_finding f;
     al_error err = {0};
@@ -187,10 +187,17 @@ static void check_rule(void) {
     CHECK_NEAR(f.p[0], 1.0 / 4096.0, 1e-16);
     CHECK_NEAR(f.p[1], 299.0 / 4096.0, 1e-16); /* C(12,9..12) = 220 + 66 + 12 + 1 */
     CHECK(f.p[2] == 1.0 && f.above[2] == 0 && f.below[2] == 0);
-    CHECK_NEAR(f.p_holm[0], 4.0 / 4096.0, 1e-16);
-    CHECK(f.has_role[0] && !f.has_role[1] && !f.has_role[2] && !f.has_role[3] && f.n_found == 1);
-    CHECK(!strcmp(f.verdict, "found") && f.min_units == 7); /* 4 x 2^-7 < 0.05 <= 4 x 2^-6 */
-    CHECK_NEAR(f.effect[0], 0.1, 1e-12);
+    CHECK_NEAR(f.p_holm[0], 5.0 / 4096.0, 1e-16);
+    CHECK_NEAR(f.p_holm[4], 5.0 / 4096.0, 1e-16);
+    CHECK_NEAR(f.ratio[0], 3.0, 1e-12);
+    CHECK(f.has_role[0] && !f.has_role[1] && !f.has_role[2] && !f.has_role[3] && !f.has_role[4] && f.n_found == 1);
+    CHECK(f.weak[4] && !f.weak[0] && !f.weak[1] && f.n_weak == 1);
+    CHECK(!strcmp(f.verdict, "found") && f.min_units == 7); /* 5 x 2^-7 < 0.05 <= 5 x 2^-6 */
+    al_role_finding_free(&f);
+    /* head 0 alone is tied to its chance: head 4 is all the significance left */
+    for (int u = 0; u < U; u++) score[u * K] = chance[u * K];
+    CHECK(al_role_finding_make(score, chance, U, K, K, &f, &err) == AL_OK);
+    CHECK_MSG(!strcmp(f.verdict, "weak_only") && f.n_found == 0 && f.n_weak == 1, "weak only: %s", f.verdict);
     al_role_finding_free(&f);
     CHECK(al_role_finding_make(score, chance, 6, K, K, &f, &err) == AL_OK);
     CHECK_MSG(!strcmp(f.verdict, "too_few_units") && f.n_found == 0, "6 units: %s", f.verdict);

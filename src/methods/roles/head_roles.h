@@ -53,15 +53,18 @@ al_status al_roles_unit(const al_config *c, const float *attn, int L, int offset
 
 /* The rule of docs/findings.md ("Head roles") over U units and the n_heads heads of one role: per head, the units'
  * differences d_u = score_u - chance_u (NAN units left out), a one-sided exact sign test (ties left out), Holm
- * across the heads, alpha AL_FINDING_ALPHA; the effect (mean d) beside it. */
+ * across the heads, alpha AL_FINDING_ALPHA; a head has the role when it is significant and its mean score is at
+ * least AL_ROLE_MIN_RATIO times its mean chance, and is "weak" when significant below that. */
+#define AL_ROLE_MIN_RATIO 2.0
 typedef struct al_role_finding {
     int n_heads, units; /* units: those with a score */
     int min_units;      /* the fewest units with which a head could reach p_holm < alpha */
-    const char *verdict; /* "found", "none", "too_few_units" */
-    double *score, *chance, *effect, *p, *p_holm; /* [n_heads]: means over the units; effect = score - chance */
-    int *above, *below;                           /* [n_heads] units above / below their chance */
-    int *has_role;                                /* [n_heads] */
-    int n_found;
+    const char *verdict; /* "found", "weak_only", "none", "too_few_units" */
+    double *score, *chance, *effect, *ratio, *p, *p_holm; /* [n_heads]: means over the units; effect = score - chance,
+                                                           * ratio = score / chance (NAN when chance is 0) */
+    int *above, *below;                                   /* [n_heads] units above / below their chance */
+    int *has_role, *weak;                                 /* [n_heads] */
+    int n_found, n_weak;
 } al_role_finding;
 
 /* score and chance [U, stride], head k of unit u at u * stride + k. */

@@ -1,6 +1,6 @@
 /* role_finding.c: which heads have a role (head_roles.h), by the rule of docs/findings.md ("Head roles"): each
  * unit's score against its own chance, a one-sided exact sign test over the units (the independent repeats or
- * texts), Holm across the heads of the role, alpha 0.05, the effect beside it. */
+ * texts), Holm across the heads of the role, alpha 0.05, and the effect: the score at least twice its chance. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +23,12 @@ al_status al_role_finding_make(const double *score, const double *chance, int U,
     const size_t n = (size_t)(n_heads > 0 ? n_heads : 1);
     out->n_heads = n_heads;
     out->score = calloc(n, sizeof(double)), out->chance = calloc(n, sizeof(double));
-    out->effect = calloc(n, sizeof(double)), out->p = calloc(n, sizeof(double)), out->p_holm = calloc(n, sizeof(double));
-    out->above = calloc(n, sizeof(int)), out->below = calloc(n, sizeof(int)), out->has_role = calloc(n, sizeof(int));
-    if (!out->score || !out->chance || !out->effect || !out->p || !out->p_holm || !out->above || !out->below ||
-        !out->has_role) {
+    out->effect = calloc(n, sizeof(double)), out->ratio = calloc(n, sizeof(double));
+    out->p = calloc(n, sizeof(double)), out->p_holm = calloc(n, sizeof(double));
+    out->above = calloc(n, sizeof(int)), out->below = calloc(n, sizeof(int));
+    out->has_role = calloc(n, sizeof(int)), out->weak = calloc(n, sizeof(int));
+    if (!out->score || !out->chance || !out->effect || !out->ratio || !out->p || !out->p_holm || !out->above ||
+        !out->below || !out->has_role || !out->weak) {
         al_role_finding_free(out);
         return al_err(err, AL_ERR_OOM, "head_roles: out of memory for %d heads", n_heads);
     }
@@ -44,20 +46,25 @@ al_status al_role_finding_make(const double *score, const double *chance, int U,
         out->score[k] = units ? s / units : NAN;
         out->chance[k] = units ? c / units : NAN;
         out->effect[k] = units ? (s - c) / units : NAN;
+        out->ratio[k] = units && c > 0.0 ? s / c : NAN;
         out->p[k] = units ? al_sign_test_p(out->above[k] + out->below[k], out->above[k]) : NAN;
     }
     al_holm(out->p, n_heads, out->p_holm);
     out->min_units = fewest_units(n_heads);
     for (int k = 0; k < n_heads; k++) {
-        out->has_role[k] = out->p_holm[k] < AL_FINDING_ALPHA; /* NAN compares false */
+        const int significant = out->p_holm[k] < AL_FINDING_ALPHA; /* NAN compares false */
+        out->has_role[k] = significant && out->ratio[k] >= AL_ROLE_MIN_RATIO;
+        out->weak[k] = significant && !out->has_role[k];
         out->n_found += out->has_role[k];
+        out->n_weak += out->weak[k];
     }
-    out->verdict = out->units < out->min_units ? "too_few_units" : out->n_found ? "found" : "none";
+    out->verdict = out->units < out->min_units ? "too_few_units" : out->n_found ? "found" : out->n_weak ? "weak_only"
+                                                                                                      : "none";
     return AL_OK;
 }
 
 void al_role_finding_free(al_role_finding *f) {
-    free(f->score), free(f->chance), free(f->effect), free(f->p), free(f->p_holm);
-    free(f->above), free(f->below), free(f->has_role);
+    free(f->score), free(f->chance), free(f->effect), free(f->ratio), free(f->p), free(f->p_holm);
+    free(f->above), free(f->below), free(f->has_role), free(f->weak);
     memset(f, 0, sizeof *f);
 }

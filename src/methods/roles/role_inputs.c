@@ -9,10 +9,12 @@
 #include "head_roles.h"
 
 /* The token the tokenizer puts before any text when it adds its special tokens (Llama's <s>), or -1: the first
- * token of a one-letter text, when it is a special one. */
+ * token of a one-letter text, when it is a special one. A WordPiece vocabulary's [CLS] is none: a decoder trained
+ * with one (the embedded decoder) reads its text without special tokens and has never seen [CLS]
+ * (docs/decoder_pretraining.md, "Data and tokenizer"). */
 static al_status start_token(const al_tokenizer *tok, int *start, al_error *err) {
     *start = -1;
-    if (!tok) return AL_OK;
+    if (!tok || al_tokenizer_get_kind(tok) == AL_TOK_WORDPIECE) return AL_OK;
     al_encoding enc = {0};
     al_encode_options opt = al_encode_default_options();
     opt.add_special_tokens = 1;
