@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/memory.h"
 #include "../methods/lm/lm_score.h"
 #include "../methods/measures/finding_stats.h"
 #include "../methods/probes/metrics.h"
@@ -204,11 +205,15 @@ al_status al_op_head_roles(al_op_ctx *ctx, al_error *err) {
     for (int t = 0; t < T; t++)
         if (in.examples[t].n > longest) longest = in.examples[t].n;
     role_units rep = {0}, txt = {0};
+    char what[96];
+    snprintf(what, sizeof what, "head_roles: attentions [%d, %d, %d, %d] of the longest unit", NL, H, longest, longest);
+    st = al_memory_check((uint64_t)sizeof(float) * NH * (uint64_t)longest * longest, what, err);
     int32_t *ids = malloc(sizeof(int32_t) * (size_t)R * L);
-    float *attn = malloc(sizeof(float) * (size_t)NH * longest * longest), *nll = malloc(sizeof(float) * (size_t)L);
+    float *attn = st ? NULL : malloc(sizeof(float) * (size_t)NH * longest * longest);
+    float *nll = malloc(sizeof(float) * (size_t)L);
     double *first = malloc(sizeof(double) * (size_t)R), *second = malloc(sizeof(double) * (size_t)R);
     double *drop = malloc(sizeof(double) * (size_t)R);
-    if (!ids || !attn || !nll || !first || !second || !drop)
+    if (!st && (!ids || !attn || !nll || !first || !second || !drop))
         st = al_err(err, AL_ERR_OOM, "head_roles: out of memory for %d layers x %d heads of %d x %d", NL, H, longest,
                     longest);
     if (!st) st = units_new(R, NH, &rep, err);
