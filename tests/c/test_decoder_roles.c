@@ -282,6 +282,20 @@ static void check_refusals(al_session *s) {
               "one sequence: %.300s", reply.json);
     cJSON_Delete(r);
     al_reply_free(&reply);
+    /* a GPT-2 tokenizer puts nothing first; the config's pad id (580, from eos_token_id) is not drawn; texts through
+     * the tokenizer are units of their own */
+    cJSON_Delete(run(s, "{\"op\":\"load_model\",\"model\":\"tiny\",\"path\":\"tests/fixtures/decoder_tiny_gpt2\"}",
+                     AL_OK, &reply));
+    al_reply_free(&reply);
+    r = run(s, "{\"op\":\"head_roles\",\"model\":\"tiny\",\"sequences\":2,\"texts\":[\"The cat sat on the mat.\","
+               "\"A dog ran.\"]}", AL_OK, &reply);
+    const cJSON *in = item(r, "inputs"), *sink = item(item(r, "text"), "sink");
+    CHECK_MSG(item(in, "offset")->valuedouble == 0 && item(in, "vocabulary")->valuedouble == 580 &&
+                  item(in, "texts")->valuedouble == 2 && item(sink, "units")->valuedouble == 2 &&
+                  !item(item(r, "text"), "induction"),
+              "tiny GPT-2: %.300s", reply.json);
+    cJSON_Delete(r);
+    al_reply_free(&reply);
 }
 
 int main(void) {

@@ -19,8 +19,8 @@ extern const char *const al_role_names[AL_ROLE_N]; /* "induction", "duplicate_to
 
 /* ------------------------------------------------------------ the repeated random sequences (role_inputs.c) */
 
-/* What a repeated sequence draws from: the ids below the model's vocabulary size that are ordinary tokens (with a
- * tokenizer: not al_tokenizer_is_special; without one: every id but the config's pad id), and the start token the
+/* What a repeated sequence draws from: the ids below the model's vocabulary size (and the tokenizer's) but the
+ * config's pad id that are ordinary tokens (not al_tokenizer_is_special, with a tokenizer), and the start token the
  * tokenizer puts first (Llama's <s>), kept first in every sequence; -1 when it adds none. */
 typedef struct al_roles_vocab {
     int32_t *ids;

@@ -36,7 +36,7 @@ al_status al_roles_vocab_make(const al_model *model, al_roles_vocab *out, al_err
     out->ids = malloc(sizeof(int32_t) * (size_t)(V > 0 ? V : 1));
     if (!out->ids) return al_err(err, AL_ERR_OOM, "head_roles: out of memory for a vocabulary of %d", V);
     for (int id = 0; id < V; id++)
-        if (tok ? !al_tokenizer_is_special(tok, id) : id != c->pad_token_id) out->ids[out->n++] = id;
+        if (id != c->pad_token_id && !(tok && al_tokenizer_is_special(tok, id))) out->ids[out->n++] = id;
     if (out->n < 2) {
         al_roles_vocab_free(out);
         return al_err(err, AL_ERR_INVALID, "request: field 'model': %d ordinary tokens to draw random sequences "
