@@ -133,9 +133,9 @@ static al_status put_roles(al_reply_builder *rb, cJSON *obj, const role_units *u
     return AL_OK;
 }
 
-/* A mean over the sequences in bits with its 95% interval. */
-static al_status put_mean(al_reply_builder *rb, cJSON *obj, const char *key, const double *nats, int R, al_sha256 *d,
-                          al_error *err) {
+/* A mean over the sequences in bits with its 95% interval; the digest's line numbered `line`. */
+static al_status put_mean(al_reply_builder *rb, cJSON *obj, const char *key, const double *nats, int R, int line,
+                          al_sha256 *d, al_error *err) {
     double *bits = malloc(sizeof(double) * (size_t)R);
     if (!bits) return al_err(err, AL_ERR_OOM, "head_roles: out of memory");
     for (int r = 0; r < R; r++) bits[r] = nats[r] / LN2;
@@ -151,7 +151,7 @@ static al_status put_mean(al_reply_builder *rb, cJSON *obj, const char *key, con
         al_rb_add(rb, ci, NULL, cJSON_CreateNumber(s.mean - s.half_width));
         al_rb_add(rb, ci, NULL, cJSON_CreateNumber(s.mean + s.half_width));
     }
-    al_digest_line(d, "loss %.0f %.17g\n", (double)key[0], s.mean);
+    al_digest_line(d, "loss %.0f %.17g\n", (double)line, s.mean);
     return AL_OK;
 }
 
@@ -269,9 +269,9 @@ al_status al_op_head_roles(al_op_ctx *ctx, al_error *err) {
     if (!st) {
         cJSON *lo = al_rb_add(rb, rb->root, "repeat_loss", cJSON_CreateObject());
         al_rb_num(rb, lo, "tokens_per_copy", n - 1);
-        st = put_mean(rb, lo, "first_bits", first, R, &d, err);
-        if (!st) st = put_mean(rb, lo, "second_bits", second, R, &d, err);
-        if (!st) st = put_mean(rb, lo, "drop_bits", drop, R, &d, err);
+        st = put_mean(rb, lo, "first_bits", first, R, 0, &d, err);
+        if (!st) st = put_mean(rb, lo, "second_bits", second, R, 1, &d, err);
+        if (!st) st = put_mean(rb, lo, "drop_bits", drop, R, 2, &d, err);
         if (!st)
             al_rb_str(rb, lo, "interval", R >= 2 ? "95%, Student t over the sequences" : "none: one sequence");
     }

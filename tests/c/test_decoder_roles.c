@@ -28,7 +28,7 @@ static const char *const k_variants[] = {"gpt2",   "gpt2_prefixed", "llama_gqa",
 #define R 4
 #define N 8
 #define SEED 7
-#define PINNED_DIGEST 0x4f40cf5254846504ull /* FNV-1a over every variant's reply digest */
+#define PINNED_DIGEST 0xd69bfee4150d9d1cull /* FNV-1a over every variant's reply digest */
 
 static uint64_t g_digest = 14695981039346656037ull;
 static double g_score, g_chance, g_loss;
