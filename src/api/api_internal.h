@@ -212,10 +212,11 @@ al_status al_op_check_config(al_op_ctx *ctx, al_error *err); /* op_check_config.
 al_status al_op_head_steps(al_op_ctx *ctx, al_error *err);  /* op_head_steps.c */
 al_status al_op_lm(al_op_ctx *ctx, al_error *err);          /* op_lm.c */
 al_status al_op_generate(al_op_ctx *ctx, al_error *err);    /* op_generate.c */
+al_status al_op_head_roles(al_op_ctx *ctx, al_error *err);  /* op_head_roles.c */
 /* The ops' own fields, each beside its handler. */
 extern const al_req_field al_fields_load_model[], al_fields_attention_own[], al_fields_papa_own[],
     al_fields_papa_merge_own[], al_fields_importance_own[], al_fields_check_config_own[], al_fields_head_steps_own[],
-    al_fields_lm_own[], al_fields_generate_own[];
+    al_fields_lm_own[], al_fields_generate_own[], al_fields_head_roles_own[];
 /* The effective-attention and analysis ops: op_analysis.h. */
 
 /* ------------------------------------------------------------ shared by several ops (api_shared.c) */

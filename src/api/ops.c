@@ -69,6 +69,10 @@ static const al_api_op k_ops[] = {
     {"generate", al_op_generate, "a causal model continues a prompt, greedy or sampled (temperature, top-k, top-p, seed), "
                                  "with a key/value cache; tokens stream through progress", 1,
      {al_fields_model, al_fields_ids, al_fields_generate_own}},
+    {"head_roles", al_op_head_roles, "a causal model's induction, duplicate-token, previous-token and sink heads: scores "
+                                     "on repeated random sequences (and texts) against chance, which heads have the role, "
+                                     "and the loss drop on the repeat", 1,
+     {al_fields_model, al_fields_texts, al_fields_ids, al_fields_encode, al_fields_head_roles_own}},
     {"check_config", al_op_check_config, "whether a config.json is a model this core runs and has the memory for", 1,
      {al_fields_check_config_own}},
 };

@@ -27,6 +27,8 @@ enum {
     AL_SEED_RANK_STEP_DROPOUT = 0xD0,    /* the lambda ranking: the step's encoder dropout seed (index = step) */
     /* generation (src/methods/lm/sampler.c): the draws of a sampled continuation, one generator (index 0) */
     AL_SEED_GENERATE = 0x6E7,
+    /* the head roles' repeated random sequences (src/methods/roles/role_inputs.c): sequence r's draws (index = r) */
+    AL_SEED_HEAD_ROLES = 0x201E,
 };
 
 /* The probe's streams in al_probe_fit (docs/probes.md, "Training"): per epoch one shuffles the examples

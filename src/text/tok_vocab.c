@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tok_internal.h"
+#include "tok_special.h"
 
 int al_tok_set_token(al_tokenizer *tok, const char *token, size_t len, int id) {
     if (id < 0) return -1;
@@ -111,3 +112,19 @@ int al_tokenizer_token_to_id(const al_tokenizer *tok, const char *token) {
 }
 
 al_special_ids al_tokenizer_special_ids(const al_tokenizer *tok) { return tok->specials; }
+
+int al_tokenizer_is_special(const al_tokenizer *tok, int id) {
+    if (!tok || id < 0 || id >= tok->vocab_size || !tok->vocab[id]) return 1; /* a hole is no token */
+    const al_special_ids *s = &tok->specials;
+    if (id == s->cls || id == s->sep || id == s->pad || id == s->mask || id == s->unk || id == tok->bos ||
+        id == tok->eos)
+        return 1;
+    for (int i = 0; i < tok->n_added; i++)
+        if (tok->added[i].id == id && tok->added[i].special) return 1;
+    /* SentencePiece marks its own: <s>, </s> are control pieces, <unk> the unknown one */
+    if (tok->piece_type && id < tok->n_pieces) {
+        const int t = tok->piece_type[id];
+        return t == AL_SPM_CONTROL || t == AL_SPM_UNKNOWN || t == AL_SPM_UNUSED;
+    }
+    return 0;
+}

@@ -1,5 +1,5 @@
 /* finding_stats.c: permutation p-values of Spearman's rho, Holm's correction, the hypergeometric tail of an
- * overlap (finding_stats.h, docs/findings.md). */
+ * overlap, the sign test (finding_stats.h, docs/findings.md). */
 #include "finding_stats.h"
 
 #include <math.h>
@@ -146,6 +146,27 @@ double al_overlap_p(int n, int k, int shared) {
         t *= (double)x * (double)(n - 2 * k + x) / ((double)(k - x + 1) * (k - x + 1));
         total += t;
         if (x - 1 >= shared) tail += t;
+    }
+    return tail / total;
+}
+
+double al_sign_test_p(int m, int above) {
+    if (m <= 0 || above <= 0) return 1.0;
+    if (above > m) return 0.0;
+    /* C(m, x) relative to the mode's (x = m / 2, term 1), outwards, so nothing overflows: P(x + 1) / P(x) =
+     * (m - x) / (x + 1) */
+    const int mode = m / 2;
+    double total = 1.0, tail = mode >= above ? 1.0 : 0.0, t = 1.0;
+    for (int x = mode; x < m; x++) {
+        t *= (double)(m - x) / (double)(x + 1);
+        total += t;
+        if (x + 1 >= above) tail += t;
+    }
+    t = 1.0;
+    for (int x = mode; x > 0; x--) {
+        t *= (double)x / (double)(m - x + 1);
+        total += t;
+        if (x - 1 >= above) tail += t;
     }
     return tail / total;
 }

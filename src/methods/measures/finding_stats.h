@@ -1,8 +1,8 @@
 /* finding_stats.h: the statistics behind the finding sentences (docs/findings.md): the permutation
  * distribution of Spearman's rho under "the two rankings are unrelated", Holm's step-down correction across
- * the measures compared, and the hypergeometric chance of two sets of k heads sharing s or more. Pure
- * arithmetic in double (no libm beyond sqrt), seeded by al_rng, so the native and WASM builds give the same
- * bits. Not public. */
+ * the measures compared, the hypergeometric chance of two sets of k heads sharing s or more, and the sign test
+ * of the head roles. Pure arithmetic in double (no libm beyond sqrt), seeded by al_rng, so the native and WASM
+ * builds give the same bits. Not public. */
 #ifndef AL_METHODS_FINDING_STATS_H
 #define AL_METHODS_FINDING_STATS_H
 
@@ -41,5 +41,9 @@ void al_holm(const double *p, int m, double *adjusted);
 
 /* P(X >= shared) for X hypergeometric: two sets of k drawn from n heads at random. Expected k^2 / n. */
 double al_overlap_p(int n, int k, int shared);
+
+/* The one-sided exact sign test: P(X >= above) for X binomial(m, 1/2), the chance that `above` or more of m units
+ * (ties left out before) fall above their chance level when each is as likely above as below. m <= 0: 1. */
+double al_sign_test_p(int m, int above);
 
 #endif
