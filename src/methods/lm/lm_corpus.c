@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "../../core/error.h"
-#include "../../model/head_policy.h"
 #include "cJSON.h"
 
 static int is_blank(const char *s, const char *e) {
@@ -169,43 +168,6 @@ al_status al_lm_corpus_loss_new(const al_lm_corpus *c, al_lm_corpus_loss *out, a
     return AL_OK;
 }
 
-/* The policies of a batch of L tokens when params' carry constants [W, W] (lm_corpus.h): a copy of them whose
- * constants point at their top-left [L, L] blocks, cropped into room (one [W, W] per policy with a constant). */
-typedef struct cropped_policies {
-    int n;                 /* NL * H, 0 without constants */
-    al_head_policy *pol;   /* [n] */
-    float *room;           /* [constants, W, W] */
-} cropped_policies;
-
-static al_status crop_new(const al_model *model, const al_head_policy *pol, int W, cropped_policies *cp,
-                          al_error *err) {
-    memset(cp, 0, sizeof *cp);
-    const al_config *cfg = al_model_config(model);
-    const int n = cfg->n_layers * cfg->n_heads;
-    int n_const = 0;
-    for (int i = 0; pol && i < n; i++) n_const += al_head_mode_needs_constant(pol[i].mode) && pol[i].constant;
-    if (!n_const) return AL_OK;
-    cp->n = n;
-    cp->pol = malloc(sizeof(al_head_policy) * (size_t)n);
-    cp->room = malloc(sizeof(float) * (size_t)n_const * W * W);
-    if (!cp->pol || !cp->room) {
-        free(cp->pol), free(cp->room);
-        return al_err(err, AL_ERR_OOM, "lm: out of memory for %d constant matrices [%d, %d]", n_const, W, W);
-    }
-    return AL_OK;
-}
-
-static void crop_to(cropped_policies *cp, const al_head_policy *pol, int W, int L) {
-    float *at = cp->room;
-    for (int i = 0; i < cp->n; i++) {
-        cp->pol[i] = pol[i];
-        if (!al_head_mode_needs_constant(pol[i].mode) || !pol[i].constant) continue;
-        for (int r = 0; r < L; r++) memcpy(at + (size_t)r * L, pol[i].constant + (size_t)r * W, sizeof(float) * (size_t)L);
-        cp->pol[i].constant = at;
-        at += (size_t)W * W;
-    }
-}
-
 al_status al_lm_corpus_score(const al_model *model, const al_lm_corpus *c, const al_forward_params *params,
                              int batch_size, al_lm_corpus_loss *out, al_error *err) {
     const int W = c->window, B = batch_size < 1 ? 1 : batch_size;
@@ -219,14 +181,13 @@ al_status al_lm_corpus_score(const al_model *model, const al_lm_corpus *c, const
     p.progress = NULL;
     int32_t *mask = malloc(sizeof(int32_t) * (size_t)B * W);
     al_lm_rows rows = {0};
-    cropped_policies cp;
-    al_status st = crop_new(model, p.policies, W, &cp, err);
-    if (!st) st = mask ? al_lm_rows_new(B, W, 0, &rows, err) : al_err(err, AL_ERR_OOM, "lm: out of memory");
+    al_status st = mask ? al_lm_rows_new(B, W, 0, &rows, err) : al_err(err, AL_ERR_OOM, "lm: out of memory");
     for (int w0 = 0; !st && w0 < c->n_windows; w0 += B) {
         const int nb = c->n_windows - w0 < B ? c->n_windows - w0 : B;
-        int L = 1; /* the batch's longest window */
+        int L = 1; /* the batch's longest window; with head policies W, the size of their constant matrices */
         for (int b = 0; b < nb; b++)
             if (c->len[w0 + b] > L) L = c->len[w0 + b];
+        if (p.policies) L = W;
         int32_t *ids = malloc(sizeof(int32_t) * (size_t)nb * L);
         if (!ids) {
             st = al_err(err, AL_ERR_OOM, "lm: out of memory for a batch of %d windows", nb);
@@ -238,7 +199,6 @@ al_status al_lm_corpus_score(const al_model *model, const al_lm_corpus *c, const
                 mask[(size_t)b * L + i] = i < c->len[w0 + b];
             }
         al_batch fb = {nb, L, ids, mask, NULL, NULL};
-        if (cp.n) crop_to(&cp, params->policies, W, L), p.policies = cp.pol;
         st = al_lm_score(model, &fb, &p, &rows, err);
         for (int b = 0; !st && b < nb; b++) {
             const int d = c->doc[w0 + b];
@@ -254,6 +214,5 @@ al_status al_lm_corpus_score(const al_model *model, const al_lm_corpus *c, const
     if (!st) al_lm_summarize(out->doc_nll, out->doc_tokens, c->n_docs, &out->summary);
     al_lm_rows_free(&rows);
     free(mask);
-    free(cp.pol), free(cp.room);
     return st;
 }
