@@ -86,7 +86,6 @@ static al_status validate(const al_model *m, const al_batch *batch, const al_for
             return al_err(err, AL_ERR_INVALID, "forward: key_window needs a causal model; %s is an encoder",
                           al_arch_name(c->arch));
     }
-
     if (out && out->mlm_logits && !m->w.mlm_decoder_w)
         return al_err(err, AL_ERR_INVALID, "forward: mlm_logits requested but the model has no MLM head");
     if (out && out->lm_logits && !m->w.lm_head_w)
