@@ -282,6 +282,15 @@ typedef struct al_forward_params {
     int pad_rows;                   /* with skip_pads, 1: the linear layers run on the packed batch's pads too,
                                      * as before docs/speed.md's real rows (the same bits, slower; tests and
                                      * benchmarks compare). Default 0. */
+    /* Causal models only (docs/decoders.md, "Dropped attention blocks" and "Window and sinks"); the defaults (NULL,
+     * 0) change nothing. */
+    const unsigned char *attn_dropped; /* [NL] or NULL: 1 leaves layer l's attention block out, its output
+                                        * projection's bias included, so the residual passes through (sequential
+                                        * rule: x stays x before the MLP; GPT-NeoX's parallel rule: x + mlp(norm2 x));
+                                        * the layer's attentions and values come out 0 */
+    int key_window; /* > 0: StreamingLLM's window and sinks on top of the family's rules: query i reads key j <= i
+                     * only when pos_i - pos_j < key_window or pos_j < key_sinks; 0: every earlier key */
+    int key_sinks;  /* with key_window: the first positions every query keeps (0: plain window attention) */
 } al_forward_params;
 
 al_forward_params al_forward_default_params(void);

@@ -148,6 +148,7 @@ extern const al_req_field al_fields_texts[];      /* texts, text_pairs */
 extern const al_req_field al_fields_ids[];        /* input_ids */
 extern const al_req_field al_fields_encode[];     /* max_length, add_special_tokens */
 extern const al_req_field al_fields_pad[];        /* pad_to */
+extern const al_req_field al_fields_corpus[];     /* corpus, corpus_name: a causal model's corpus (corpus_reply.h) */
 extern const al_req_field al_fields_task[];       /* an experiment's task: task, task_jsonl, ..., import.* */
 extern const al_req_field al_fields_sweep[];      /* preset, L, layout, max_train, batch_size, memory_mb */
 extern const al_req_field al_fields_sweep_data[]; /* max_validation, constants_examples */
@@ -213,10 +214,13 @@ al_status al_op_head_steps(al_op_ctx *ctx, al_error *err);  /* op_head_steps.c *
 al_status al_op_lm(al_op_ctx *ctx, al_error *err);          /* op_lm.c */
 al_status al_op_generate(al_op_ctx *ctx, al_error *err);    /* op_generate.c */
 al_status al_op_head_roles(al_op_ctx *ctx, al_error *err);  /* op_head_roles.c */
+al_status al_op_layers(al_op_ctx *ctx, al_error *err);      /* op_layers.c */
+al_status al_op_streaming(al_op_ctx *ctx, al_error *err);   /* op_streaming.c */
 /* The ops' own fields, each beside its handler. */
 extern const al_req_field al_fields_load_model[], al_fields_attention_own[], al_fields_papa_own[],
     al_fields_papa_merge_own[], al_fields_importance_own[], al_fields_check_config_own[], al_fields_head_steps_own[],
-    al_fields_lm_own[], al_fields_generate_own[], al_fields_head_roles_own[];
+    al_fields_lm_own[], al_fields_generate_own[], al_fields_head_roles_own[], al_fields_layers_own[],
+    al_fields_streaming_own[];
 /* The effective-attention and analysis ops: op_analysis.h. */
 
 /* ------------------------------------------------------------ shared by several ops (api_shared.c) */

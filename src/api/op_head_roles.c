@@ -2,7 +2,7 @@
  * causal model's induction, duplicate-token, previous-token and sink heads.
  *
  *   {"op": "head_roles", "model", "sequences"?: R, "length"?: n, "seed"?,
- *    "texts" | "input_ids"?, "max_length"?, "add_special_tokens"?}
+ *    "texts" | "input_ids" | "corpus"?, "corpus_name"?, "max_length"?, "add_special_tokens"?}
  *   -> "inputs" {sequences, length, seed, offset, start_token, vocabulary, texts}; "ids" [R][offset + 2 n] the
  *      repeated random sequences drawn; "repeat" {induction, duplicate_token, previous_token, sink} and, with texts,
  *      "text" {previous_token, sink}: per role the [NL][H] score, chance, effect, ratio, p, p_holm, units above and
@@ -12,8 +12,9 @@
  *      over the sequences; "rule", "digest".
  * Every sequence and every text runs alone (a batch of one, no padding), once for its attentions and once through
  * the language-model head (lm_score.h).
- * A corpus (the lm op's "corpus") is not read yet: the function that splits one into documents still lives in
- * op_lm.c and is moving to src/methods/lm/lm_corpus.c; give its documents as "texts" meanwhile. */
+ * A corpus (the lm op's "corpus": a text file's documents or JSONL "text" fields, src/methods/lm/lm_corpus.h) gives
+ * one text unit per document, its first window of the model's positions: documents are the independent units, as
+ * in the lm op's interval. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include "../methods/probes/metrics.h"
 #include "../methods/roles/head_roles.h"
 #include "attention_parts.h"
+#include "corpus_reply.h"
 #include "reply_digest.h"
 
 #define LN2 0.69314718055994530942
@@ -187,23 +189,39 @@ al_status al_op_head_roles(al_op_ctx *ctx, al_error *err) {
     if (!st) st = al_req_int(ctx->req, "max_length", "max_length", 0, 0, 1, 1 << 24, &max_length, err);
     if (!st) st = al_req_bool(ctx->req, "add_special_tokens", "add_special_tokens", 1, &add_special, err);
     al_api_inputs in = {0};
-    /* natural text is optional, and one text is one unit, never enough: "texts" (no "text", so the CLI needs none) */
+    al_lm_corpus corpus = {0};
+    const char *corpus_label = NULL;
+    /* natural text is optional, and one text is one unit, never enough: "texts" (no "text", so the CLI needs none)
+     * or a corpus's documents */
     const int has_texts = present(ctx->req, "texts") || present(ctx->req, "input_ids");
+    const int has_corpus = present(ctx->req, "corpus");
+    if (!st && has_texts && has_corpus)
+        st = al_err(err, AL_ERR_INVALID, "request: field 'corpus': give either texts or a corpus, not both");
     if (!st && has_texts) {
         al_api_limits lim;
         st = al_api_limits_make(model, 0, max_length, 0, NULL, &lim, err);
         if (!st) st = al_api_read_inputs(ctx, model, add_special, &lim, &in, err);
     }
+    if (!st && has_corpus) st = al_api_read_corpus(ctx, m, &corpus, &corpus_label, err);
     if (st) {
         al_roles_vocab_free(&vocab);
         return st;
     }
     al_op_warn_unknown(ctx);
+    /* the text units: the texts, or each document's first window */
+    int T = in.n_seqs;
+    const int32_t **text_ids = malloc(sizeof(*text_ids) * (size_t)(in.n_seqs + corpus.n_windows + 1));
+    int *text_n = malloc(sizeof(int) * (size_t)(in.n_seqs + corpus.n_windows + 1));
+    if (!text_ids || !text_n) st = al_err(err, AL_ERR_OOM, "head_roles: out of memory");
+    for (int t = 0; !st && t < in.n_seqs; t++) text_ids[t] = in.examples[t].ids, text_n[t] = in.examples[t].n;
+    for (int w = 0; !st && w < corpus.n_windows; w++)
+        if (w == 0 || corpus.doc[w] != corpus.doc[w - 1])
+            text_ids[T] = corpus.ids + (size_t)w * corpus.window, text_n[T++] = corpus.len[w];
 
-    const int NL = c->n_layers, H = c->n_heads, NH = NL * H, L = offset + 2 * n, T = in.n_seqs;
+    const int NL = c->n_layers, H = c->n_heads, NH = NL * H, L = offset + 2 * n;
     int longest = L;
-    for (int t = 0; t < T; t++)
-        if (in.examples[t].n > longest) longest = in.examples[t].n;
+    for (int t = 0; !st && t < T; t++)
+        if (text_n[t] > longest) longest = text_n[t];
     role_units rep = {0}, txt = {0};
     char what[96];
     snprintf(what, sizeof what, "head_roles: attentions [%d, %d, %d, %d] of the longest unit", NL, H, longest, longest);
@@ -233,7 +251,7 @@ al_status al_op_head_roles(al_op_ctx *ctx, al_error *err) {
         al_api_progress(ctx->params, "head_roles", (double)(r + 1) / (R + T));
     }
     for (int t = 0; !st && t < T; t++) {
-        st = run_unit(model, &p, in.examples[t].ids, in.examples[t].n, 0, 0, attn, &txt, t, NULL, err);
+        st = run_unit(model, &p, text_ids[t], text_n[t], 0, 0, attn, &txt, t, NULL, err);
         al_api_progress(ctx->params, "head_roles", (double)(R + t + 1) / (R + T));
     }
 
@@ -252,6 +270,7 @@ al_status al_op_head_roles(al_op_ctx *ctx, al_error *err) {
         al_rb_add(rb, io, "start_token", offset ? cJSON_CreateNumber(vocab.start) : cJSON_CreateNull());
         al_rb_num(rb, io, "vocabulary", vocab.n);
         al_rb_num(rb, io, "texts", T);
+        if (corpus_label) al_rb_str(rb, io, "corpus_name", corpus_label);
         cJSON *ia = al_rb_add(rb, rb->root, "ids", cJSON_CreateArray());
         for (int r = 0; ia && r < R; r++) al_rb_int_array(rb, ia, NULL, ids + (size_t)r * L, L);
         for (size_t i = 0; i < (size_t)R * L; i++) al_digest_line(&d, "id %.0f %.17g\n", (double)i, ids[i]);
@@ -283,7 +302,9 @@ al_status al_op_head_roles(al_op_ctx *ctx, al_error *err) {
     al_api_progress(ctx->params, "head_roles", 1.0);
     units_free(&rep), units_free(&txt);
     free(ids), free(attn), free(nll), free(first), free(second), free(drop);
+    free(text_ids), free(text_n);
     al_api_inputs_free(&in);
+    al_lm_corpus_free(&corpus);
     al_roles_vocab_free(&vocab);
     return st;
 }

@@ -13,6 +13,7 @@
 #include "../methods/lm/lm_corpus.h"
 #include "../methods/lm/lm_score.h"
 #include "attention_parts.h"
+#include "corpus_reply.h"
 
 #define LN2 0.69314718055994530942
 /* Windows per forward when scoring a corpus (the bits do not depend on it: lm_corpus.h). */
@@ -20,9 +21,6 @@
 
 const al_req_field al_fields_lm_own[] = {
     AL_F_INT("top_k", 0, 100, "5", "the most probable next tokens to list at each position"),
-    AL_F_STRING("corpus", NULL, "a text file's contents (documents separated by blank lines) or JSONL lines with "
-                                "\"text\": scored as a corpus, instead of text"),
-    AL_F_STRING("corpus_name", NULL, "the corpus file's name, for the reply"),
     AL_F_END,
 };
 
@@ -58,25 +56,6 @@ static al_status batch_make(const al_model *model, int B, const int32_t *const *
 static void batch_free(lm_batch *b) { free(b->ids), free(b->mask); }
 
 static double bits(double nats) { return nats / LN2; }
-
-/* The summary object: documents, tokens, cross-entropy in nats and bits with the interval, perplexity. */
-static void put_summary(al_reply_builder *rb, cJSON *obj, const al_lm_summary *s) {
-    al_rb_num(rb, obj, "documents", s->documents);
-    al_rb_num(rb, obj, "tokens_predicted", (double)s->tokens);
-    al_rb_num(rb, obj, "cross_entropy_nats", s->nats);
-    al_rb_num(rb, obj, "bits_per_token", bits(s->nats));
-    al_rb_num(rb, obj, "perplexity", al_det_exp(s->nats));
-    if (s->documents >= 2 && isfinite(s->lo)) {
-        cJSON *ci = al_rb_add(rb, obj, "bits_per_token_ci95", cJSON_CreateArray());
-        al_rb_add(rb, ci, NULL, cJSON_CreateNumber(bits(s->lo)));
-        al_rb_add(rb, ci, NULL, cJSON_CreateNumber(bits(s->hi)));
-        cJSON *pi = al_rb_add(rb, obj, "perplexity_ci95", cJSON_CreateArray());
-        al_rb_add(rb, pi, NULL, cJSON_CreateNumber(al_det_exp(s->lo)));
-        al_rb_add(rb, pi, NULL, cJSON_CreateNumber(al_det_exp(s->hi)));
-    }
-    al_rb_str(rb, obj, "interval", s->documents >= 2 ? "95%, ratio estimator over documents, Student t"
-                                                      : "none: one document");
-}
 
 /* Texts or ids: every position's prediction in the reply. */
 static al_status run_sequences(al_op_ctx *ctx, const al_api_model *m, int top_k, al_error *err) {
@@ -146,12 +125,12 @@ static al_status run_sequences(al_op_ctx *ctx, const al_api_model *m, int top_k,
         count[b] = n[b] - 1;
         al_lm_summary one;
         al_lm_summarize(&nll_sum[b], &count[b], 1, &one);
-        put_summary(rb, al_rb_add(rb, obj, "summary", cJSON_CreateObject()), &one);
+        al_api_put_lm_summary(rb, al_rb_add(rb, obj, "summary", cJSON_CreateObject()), &one);
     }
     if (!st) {
         al_lm_summary all;
         al_lm_summarize(nll_sum, count, B, &all);
-        put_summary(rb, al_rb_add(rb, rb->root, "summary", cJSON_CreateObject()), &all);
+        al_api_put_lm_summary(rb, al_rb_add(rb, rb->root, "summary", cJSON_CreateObject()), &all);
     }
     al_api_progress(ctx->params, "lm", 1.0);
     free(nll_sum), free(count), free(ids), free(n);
@@ -164,22 +143,17 @@ static al_status run_sequences(al_op_ctx *ctx, const al_api_model *m, int top_k,
 al_status al_op_lm(al_op_ctx *ctx, al_error *err) {
     const al_api_model *m;
     int top_k;
-    const char *corpus, *corpus_name;
+    const char *corpus;
     al_status st = al_req_model(ctx->session, ctx->req, &m, err);
     if (!st) st = al_req_int(ctx->req, "top_k", "top_k", 0, 5, 0, 100, &top_k, err);
     if (!st) st = al_req_string(ctx->req, "corpus", "corpus", 0, &corpus, err);
-    if (!st) st = al_req_string(ctx->req, "corpus_name", "corpus_name", 0, &corpus_name, err);
     if (st) return st;
-    if (!al_model_is_causal(m->model))
-        return al_err(err, AL_ERR_INVALID, "request: field 'model': '%s' is %s, not a causal language model (gpt2, "
-                      "llama, qwen2, gpt_neox)", m->id, al_arch_name(al_model_config(m->model)->arch));
+    if ((st = al_api_require_causal(m, err))) return st;
     if (!corpus) return run_sequences(ctx, m, top_k, err);
-    const al_tokenizer *tok = al_model_tokenizer(m->model);
-    if (!tok) return al_err(err, AL_ERR_INVALID, "request: field 'corpus': model '%s' has no tokenizer files", m->id);
     al_op_warn_unknown(ctx);
-    const char *label = corpus_name ? corpus_name : "corpus";
+    const char *label;
     al_lm_corpus c;
-    if ((st = al_lm_corpus_build(m->model, corpus, label, al_api_max_tokens(m->model), &c, err))) return st;
+    if ((st = al_api_read_corpus(ctx, m, &c, &label, err))) return st;
     al_lm_corpus_loss loss = {0};
     st = al_lm_corpus_loss_new(&c, &loss, err);
     al_forward_params p = al_forward_default_params();
@@ -201,7 +175,7 @@ al_status al_op_lm(al_op_ctx *ctx, al_error *err) {
             al_rb_num(rb, o, "tokens_predicted", (double)n);
             al_rb_num(rb, o, "bits_per_token", n ? bits(loss.doc_nll[d] / (double)n) : NAN);
         }
-        put_summary(rb, al_rb_add(rb, rb->root, "summary", cJSON_CreateObject()), &loss.summary);
+        al_api_put_lm_summary(rb, al_rb_add(rb, rb->root, "summary", cJSON_CreateObject()), &loss.summary);
     }
     al_lm_corpus_loss_free(&loss);
     al_lm_corpus_free(&c);

@@ -65,14 +65,21 @@ static const al_api_op k_ops[] = {
      {al_fields_model, AL_FIELDS_SEQUENCES}},
     {"lm", al_op_lm, "a causal model's next-token predictions: surprisal, entropy and top-k per position; perplexity with "
                      "a 95% interval over documents", 1,
-     {al_fields_model, AL_FIELDS_SEQUENCES, al_fields_lm_own}},
+     {al_fields_model, AL_FIELDS_SEQUENCES, al_fields_lm_own, al_fields_corpus}},
     {"generate", al_op_generate, "a causal model continues a prompt, greedy or sampled (temperature, top-k, top-p, seed), "
                                  "with a key/value cache; tokens stream through progress", 1,
      {al_fields_model, al_fields_ids, al_fields_generate_own}},
     {"head_roles", al_op_head_roles, "a causal model's induction, duplicate-token, previous-token and sink heads: scores "
                                      "on repeated random sequences (and texts) against chance, which heads have the role, "
                                      "and the loss drop on the repeat", 1,
-     {al_fields_model, al_fields_texts, al_fields_ids, al_fields_encode, al_fields_head_roles_own}},
+     {al_fields_model, al_fields_texts, al_fields_ids, al_fields_encode, al_fields_corpus, al_fields_head_roles_own}},
+    {"layers", al_op_layers, "a causal model's attention blocks dropped (He et al. 2024): each block's input-output "
+                             "similarity over a corpus, perplexity with 0 .. NL blocks dropped most similar first, each "
+                             "dropped alone and each layer made constant", 1,
+     {al_fields_model, al_fields_corpus, al_fields_layers_own}},
+    {"streaming", al_op_streaming, "StreamingLLM's test on a causal model: loss by position over a corpus with full "
+                                   "attention, a window of recent keys, and the window with the first tokens as sinks", 1,
+     {al_fields_model, al_fields_corpus, al_fields_streaming_own}},
     {"check_config", al_op_check_config, "whether a config.json is a model this core runs and has the memory for", 1,
      {al_fields_check_config_own}},
 };

@@ -44,6 +44,13 @@ const al_req_field al_fields_encode[] = {
     AL_F_END,
 };
 
+const al_req_field al_fields_corpus[] = {
+    AL_F_STRING("corpus", NULL, "a text file's contents (documents separated by blank lines) or JSONL lines with "
+                                "\"text\": the corpus to score (lm: instead of text)"),
+    AL_F_STRING("corpus_name", NULL, "the corpus file's name, for the reply"),
+    AL_F_END,
+};
+
 const al_req_field al_fields_pad[] = {
     AL_F_INT("pad_to", 1, 1 << 24, NULL, "pad every sequence to this many positions"),
     AL_F_END,

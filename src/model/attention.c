@@ -241,6 +241,7 @@ void al_fwd_attention(const al_model *m, int layer, const al_head_policy *polici
     heads_job j = {policies, mask, s, attn_out, values_out, L, H, A, dh, al_head_layer_is_static(policies, H),
                    s->n_seqs * H, al_family_of(c)->causal, rule,
                    al_score_layer_begin(c, layer, s->rel_row, s->pos_q, s->pos_k)};
+    j.ly.key_window = s->key_window, j.ly.key_sinks = s->key_sinks; /* the caller's window and sinks (causal_rows.c) */
     /* per pair about 2 L^2 dh multiply-adds (Q K^T and P V) */
     int parts = al_threadpool_parts(s->pool, (double)j.n_pairs * 2.0 * L * L * dh, 1 << 17);
     if (parts > j.n_pairs) parts = j.n_pairs;

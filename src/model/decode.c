@@ -93,7 +93,7 @@ static void attend(const al_model *m, al_kv_cache *kc, int l, int p0, int n, scr
     const al_config *c = &m->config;
     const int H = c->n_heads, dh = c->head_dim, A = al_attn_width(c), KVW = al_kv_width(c), T = p0 + n;
     const int group = H / al_kv_heads(c);
-    const int window = al_score_layer_begin(c, l, NULL, NULL, NULL).window;
+    const al_causal_keys keys = {NULL, kc->pos, al_score_layer_begin(c, l, NULL, NULL, NULL).window, 0, 0};
     float *K = kc->keys + (size_t)l * kc->max_tokens * KVW, *Vc = kc->values + (size_t)l * kc->max_tokens * KVW;
     for (int r = 0; r < n; r++) {
         memcpy(K + (size_t)(p0 + r) * KVW, s->k + (size_t)r * A, sizeof(float) * (size_t)KVW);
@@ -102,7 +102,7 @@ static void attend(const al_model *m, al_kv_cache *kc, int l, int p0, int n, scr
     for (int h = 0; h < H; h++) {
         const int kv = (h / group) * dh;
         al_gemm_nt(n, T, dh, 1.0f / sqrtf((float)dh), s->q + (size_t)h * dh, A, K + kv, KVW, s->scores, T, 0);
-        for (int r = 0; r < n; r++) al_causal_softmax_row(s->scores + (size_t)r * T, T, p0 + r, NULL, kc->pos, window);
+        for (int r = 0; r < n; r++) al_causal_softmax_row(s->scores + (size_t)r * T, T, p0 + r, &keys);
         al_gemm_nn(n, dh, T, 1.0f, s->scores, T, Vc + kv, KVW, s->ctx + (size_t)h * dh, A, 0);
         if (attn) memcpy(attn + (size_t)h * n * T, s->scores, sizeof(float) * (size_t)n * T);
     }

@@ -73,6 +73,18 @@ static al_status validate(const al_model *m, const al_batch *batch, const al_for
     if (params) {
         al_status st = al_head_policies_check(params->policies, c->n_layers, c->n_heads, L, "forward", err);
         if (st) return st;
+        const int causal = al_family_of(c)->causal;
+        /* the layer rules and key rules of docs/decoders.md ("Dropped attention blocks", "Window and sinks") are
+         * the decoders' */
+        if (params->attn_dropped && !causal)
+            return al_err(err, AL_ERR_INVALID, "forward: attn_dropped needs a causal model; %s is an encoder",
+                          al_arch_name(c->arch));
+        if (params->key_window < 0 || params->key_sinks < 0 || (params->key_sinks > 0 && params->key_window <= 0))
+            return al_err(err, AL_ERR_INVALID, "forward: key_window %d and key_sinks %d must be >= 0, and sinks need a "
+                          "window", params->key_window, params->key_sinks);
+        if (params->key_window > 0 && !causal)
+            return al_err(err, AL_ERR_INVALID, "forward: key_window needs a causal model; %s is an encoder",
+                          al_arch_name(c->arch));
     }
     if (out && out->mlm_logits && !m->w.mlm_decoder_w)
         return al_err(err, AL_ERR_INVALID, "forward: mlm_logits requested but the model has no MLM head");
@@ -87,12 +99,13 @@ typedef struct workspace {
     float *logits;    /* [chunk rows, V]  packed batches' MLM logits before they are written back */
     float *mask;      /* [B, L]   attention mask as 1/0 floats */
     float *x;         /* [B, L, D] hidden states of the whole batch, updated layer by layer */
+    float *res;       /* [B, L, D] a causal layer's x + attention (al_forward_residual), or NULL */
     al_fwd_scratch s; /* one chunk's scratch, see forward_internal.h */
 } workspace;
 
 /* Carves every tensor (src/core/carve.h); with cv->base == NULL it only measures. */
 static void layout(al_carver *cv, const al_model *m, int B, int L, int L_out, int chunk_seqs, int n_threads, int packed,
-                   int real_rows, int want_logits, workspace *ws) {
+                   int real_rows, int want_logits, int want_res, workspace *ws) {
     const al_config *c = &m->config;
     const size_t BL = (size_t)B * L, rows = (size_t)chunk_seqs * L, D = (size_t)c->hidden_size;
     const size_t A = (size_t)al_attn_width(c); /* q, k, v and ctx: the heads' width (D but in some decoders) */
@@ -102,6 +115,7 @@ static void layout(al_carver *cv, const al_model *m, int B, int L, int L_out, in
     ws->pos = al_carve_i32(cv, BL);
     ws->mask = al_carve(cv, BL);
     ws->x = al_carve_rows(cv, BL, D);
+    ws->res = want_res ? al_carve_rows(cv, BL, D) : NULL;
     ws->s.n_seqs = chunk_seqs;
     ws->s.q = al_carve_rows(cv, rows, A);
     ws->s.k = al_carve_rows(cv, rows, A);
@@ -223,6 +237,7 @@ static void layer_chunk(const al_model *m, int l, const al_head_policy *policies
     }
     al_layer_rule_of(&m->config)->layer(m, l, policies, x, mask, L, s, attn_out, values_out); /* rules/layer_*.c */
     if (s->n_rows < rows) al_rows_expand(x, row_bytes, s->row_of, s->n_rows, rows);
+    if (s->n_rows < rows && s->attn_residual) al_rows_expand(s->attn_residual, row_bytes, s->row_of, s->n_rows, rows);
 }
 
 void al_fwd_layer_tail(const al_model *m, int l, al_threadpool *pool, const float *ctx, float *x, int rows, float *tmp,
@@ -246,9 +261,10 @@ void al_fwd_lm_rows(const al_model *m, al_threadpool *pool, const float *x, int 
 
 static int cancelled(const al_forward_params *p) { return p && p->cancel && *p->cancel; }
 
-/* The forward pass over batch (packed or not: map NULL). Outputs are in the caller's layout of length L_out. */
+/* The forward pass over batch (packed or not: map NULL). Outputs (and residual, al_forward_residual's) are in the
+ * caller's layout of length L_out. */
 static al_status forward_rows(const al_model *model, const al_batch *batch, const al_forward_params *params,
-                              al_forward_outputs *out, const int32_t *map, int L_out, al_error *err) {
+                              al_forward_outputs *out, float *residual, const int32_t *map, int L_out, al_error *err) {
     al_status st;
     const al_config *c = &model->config;
     const int B = batch->n_seqs, L = batch->seq_len, NL = c->n_layers, H = c->n_heads, D = c->hidden_size;
@@ -266,7 +282,7 @@ static al_status forward_rows(const al_model *model, const al_batch *batch, cons
     const int n_threads = al_threadpool_size(pool);
     workspace ws;
     al_carver cv = {NULL, 0};
-    layout(&cv, model, B, L, L_out, chunk_seqs, n_threads, map != NULL, !(params && params->pad_rows), out->mlm_logits || out->lm_logits, &ws);
+    layout(&cv, model, B, L, L_out, chunk_seqs, n_threads, map != NULL, !(params && params->pad_rows), out->mlm_logits || out->lm_logits, residual != NULL, &ws);
     char what[96];
     snprintf(what, sizeof what, "forward: the workspace for batch [%d, %d]", B, L_out);
     st = al_memory_check(al_carve_bytes(&cv), what, err); /* refuses too what size_t cannot hold */
@@ -277,9 +293,11 @@ static al_status forward_rows(const al_model *model, const al_batch *batch, cons
         return al_err(err, AL_ERR_OOM, "forward: out of memory allocating %zu MB of workspace for batch [%d, %d]",
                       n_floats * sizeof(float) >> 20, B, L);
     cv = (al_carver){mem, 0};
-    layout(&cv, model, B, L, L_out, chunk_seqs, n_threads, map != NULL, !(params && params->pad_rows), out->mlm_logits || out->lm_logits, &ws);
+    layout(&cv, model, B, L, L_out, chunk_seqs, n_threads, map != NULL, !(params && params->pad_rows), out->mlm_logits || out->lm_logits, residual != NULL, &ws);
     ws.s.pool = pool;
     ws.s.L_out = L_out;
+    ws.s.key_window = params ? params->key_window : 0;
+    ws.s.key_sinks = params ? params->key_sinks : 0;
 
     st = al_fwd_positions(c, batch, ws.pos, err);
     if (st != AL_OK) goto done;
@@ -299,15 +317,26 @@ static al_status forward_rows(const al_model *model, const al_batch *batch, cons
             goto done;
         }
         const al_head_policy *pol = params && params->policies ? params->policies + (size_t)l * H : NULL;
+        ws.s.attn_dropped = params && params->attn_dropped && params->attn_dropped[l];
+        if (ws.s.attn_dropped) { /* a left-out block's attentions and values are 0, like a zero head's */
+            if (out->attentions) memset(out->attentions + (size_t)l * B * H * L_out * L_out, 0,
+                                        sizeof(float) * (size_t)B * H * L_out * L_out);
+            if (out->values) memset(out->values + (size_t)l * B * H * L_out * c->head_dim, 0,
+                                    sizeof(float) * (size_t)B * H * L_out * c->head_dim);
+        }
         for (int b0 = 0; b0 < B; b0 += chunk_seqs) {
             int nb = B - b0 < chunk_seqs ? B - b0 : chunk_seqs;
             ws.s.n_seqs = nb;
             ws.s.map = map ? map + (size_t)b0 * L : NULL;
             ws.s.pos = ws.pos + (size_t)b0 * L;
-            float *attn = out->attentions ? out->attentions + ((size_t)l * B + b0) * H * L_out * L_out : NULL;
-            float *vals = out->values ? out->values + ((size_t)l * B + b0) * H * L_out * c->head_dim : NULL;
+            ws.s.attn_residual = ws.res ? ws.res + (size_t)b0 * L * D : NULL;
+            float *attn = out->attentions && !ws.s.attn_dropped
+                              ? out->attentions + ((size_t)l * B + b0) * H * L_out * L_out : NULL;
+            float *vals = out->values && !ws.s.attn_dropped
+                              ? out->values + ((size_t)l * B + b0) * H * L_out * c->head_dim : NULL;
             layer_chunk(model, l, pol, ws.x + (size_t)b0 * L * D, ws.mask + (size_t)b0 * L, L, &ws.s, attn, vals);
         }
+        if (residual) store_rows(residual + (size_t)l * layer_hidden, ws.res, map, B, L, L_out, (size_t)D);
         if (out->hidden_states)
             store_rows(out->hidden_states + (size_t)(l + 1) * layer_hidden, ws.x, map, B, L, L_out, (size_t)D);
         if (params && params->progress) params->progress(params->progress_user, "forward", (double)(l + 1) / NL);
@@ -399,17 +428,25 @@ static int pack(const al_model *m, const al_batch *batch, packing *pk, al_status
     return 1;
 }
 
-al_status al_forward(const al_model *model, const al_batch *batch, const al_forward_params *params,
-                     al_forward_outputs *out, al_error *err) {
+al_status al_forward_residual(const al_model *model, const al_batch *batch, const al_forward_params *params,
+                              al_forward_outputs *out, float *residual, al_error *err) {
     al_status st = validate(model, batch, params, out, err);
     if (st != AL_OK) return st;
+    if (residual && !al_family_of(&model->config)->causal)
+        return al_err(err, AL_ERR_INVALID, "forward: the attention blocks' residual needs a causal model; %s is an "
+                      "encoder", al_arch_name(model->config.arch));
     packing pk;
     if (!params || !params->skip_pads || !pack(model, batch, &pk, &st, err))
-        return st ? st : forward_rows(model, batch, params, out, NULL, batch->seq_len, err);
+        return st ? st : forward_rows(model, batch, params, out, residual, NULL, batch->seq_len, err);
     al_batch packed = {batch->n_seqs, pk.Lp, pk.ids, pk.mask, batch->type_ids ? pk.types : NULL, pk.pos};
-    st = forward_rows(model, &packed, params, out, pk.map, batch->seq_len, err);
+    st = forward_rows(model, &packed, params, out, residual, pk.map, batch->seq_len, err);
     free(pk.mem);
     return st;
+}
+
+al_status al_forward(const al_model *model, const al_batch *batch, const al_forward_params *params,
+                     al_forward_outputs *out, al_error *err) {
+    return al_forward_residual(model, batch, params, out, NULL, err);
 }
 
 al_status al_forward_embeddings(const al_model *model, const al_batch *batch, float *x, al_error *err) {

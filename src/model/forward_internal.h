@@ -44,7 +44,20 @@ typedef struct al_fwd_scratch {
     float *rel_work;    /* [n_threads, the rule's head_scratch]  per thread */
     size_t rel_work_size;
     const int32_t *pos; /* [n_seqs, L] the chunk's position ids (rotary positions and windows) */
+    /* Causal models (al_forward_params): the caller's window-and-sinks rule (causal_rows.c), whether the current
+     * layer's attention block is left out, and where the layer writes x + attention for the chunk's n_rows rows
+     * (compact like x; NULL: not asked). */
+    int key_window, key_sinks;
+    int attn_dropped;
+    float *attn_residual;
 } al_fwd_scratch;
+
+/* al_forward, and for a causal model residual [NL, B, L, D] (NULL: not asked): the residual stream after each layer's
+ * attention block, x + attention with x the layer's input (under GPT-NeoX's parallel rule the same sum, though its
+ * MLP reads x; x itself when the block is dropped): what docs/decoders.md's block similarity compares with
+ * hidden_states[l]. */
+al_status al_forward_residual(const al_model *model, const al_batch *batch, const al_forward_params *params,
+                              al_forward_outputs *out, float *residual, al_error *err);
 
 /* Position ids [B, L] for the batch: given ones checked against max_position_embeddings, else the
  * family default (array index; RoBERTa: cumsum over input_ids != pad, times that mask, plus pad). */

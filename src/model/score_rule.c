@@ -13,6 +13,6 @@ int al_score_table_rows(const al_config *c) {
 al_score_layer al_score_layer_begin(const al_config *c, int layer, const int32_t *rel_row, const float *pos_q,
                                     const float *pos_k) {
     const al_score_rule *r = al_score_rule_of(c);
-    const al_score_layer ly = {c, layer, r->window ? r->window(c, layer) : -1, rel_row, pos_q, pos_k};
+    const al_score_layer ly = {c, layer, r->window ? r->window(c, layer) : -1, 0, 0, rel_row, pos_q, pos_k};
     return ly;
 }

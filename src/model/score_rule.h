@@ -17,6 +17,7 @@ typedef struct al_score_layer {
     const al_config *c;
     int layer;
     int window;                 /* the rule's window of the layer (rotary_window: -1 global), else -1 */
+    int key_window, key_sinks;  /* causal rules: the caller's window-and-sinks rule (al_forward_params), 0: none */
     const int32_t *rel_row;     /* relative rules: the table row of each distance d = i - j at d + L_out - 1 */
     const float *pos_q, *pos_k; /* relative rules: the layer's query / key projections of the table [rows, D] */
 } al_score_layer;
@@ -86,11 +87,22 @@ typedef struct al_score_rule {
 extern const al_score_rule al_rule_scaled_dot, al_rule_disentangled, al_rule_rotary_window, al_rule_causal_dot,
     al_rule_causal_rotary;
 
-/* Causal rows (rules/causal_rows.c): whether query i reads key j (j <= i, a real key when mask is given, and
- * pos[i] - pos[j] < window when window > 0), and row i's softmax over its allowed keys among n_keys scores in
- * place, zeros elsewhere. The causal rules and the key/value cache (decode.c) share them. */
-int al_causal_key_allowed(int i, int j, const float *mask, const int32_t *pos, int window);
-void al_causal_softmax_row(float *row, int n_keys, int i, const float *mask, const int32_t *pos, int window);
+/* Causal rows (rules/causal_rows.c): which keys a causal query reads, in one rule the causal score rules, head_steps
+ * and the key/value cache (decode.c) share: j <= i, a real key (mask, when given), pos[i] - pos[j] < window in a
+ * layer with the family's window (window > 0), and, with the caller's window-and-sinks rule (recent > 0),
+ * pos[i] - pos[j] < recent or pos[j] < sinks. al_causal_softmax_row is row i's softmax over its allowed keys among
+ * n_keys scores in place, zeros elsewhere. */
+typedef struct al_causal_keys {
+    const float *mask;  /* [n_keys] 1 real, 0 pad; NULL: all real */
+    const int32_t *pos; /* [n_keys] the position ids */
+    int window;         /* the family's window of the layer (Qwen2's sliding window); <= 0: none */
+    int recent, sinks;  /* al_forward_params' key_window and key_sinks; recent <= 0: none */
+} al_causal_keys;
+int al_causal_key_allowed(const al_causal_keys *keys, int i, int j);
+void al_causal_softmax_row(float *row, int n_keys, int i, const al_causal_keys *keys);
+/* A causal rule's keys for one head of a layer (the layer's window and the caller's rule, the head's mask and
+ * positions). */
+al_causal_keys al_causal_keys_of(const al_score_layer *ly, const al_score_head *hd);
 
 /* The family's rule, and its table rows (0 without a table). */
 const al_score_rule *al_score_rule_of(const al_config *c);

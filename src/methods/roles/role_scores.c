@@ -32,14 +32,14 @@ al_status al_roles_unit(const al_config *c, const float *attn, int L, int offset
     for (int role = 0; role < AL_ROLE_N; role++) {
         const role_rows rr = rows_of((al_role)role, L, offset, n);
         for (int l = 0; l < NL; l++) {
-            const int window = al_score_layer_begin(c, l, NULL, NULL, NULL).window;
+            const al_causal_keys keys = {NULL, pos, al_score_layer_begin(c, l, NULL, NULL, NULL).window, 0, 0};
             double ch = 0.0;
             int rows = 0;
             for (int i = rr.first; i <= rr.last; i++, rows++) {
                 const int target = rr.fixed >= 0 ? rr.fixed : i - rr.back;
                 int k = 0;
-                for (int j = 0; j <= i; j++) k += al_causal_key_allowed(i, j, NULL, pos, window);
-                if (al_causal_key_allowed(i, target, NULL, pos, window)) ch += 1.0 / k;
+                for (int j = 0; j <= i; j++) k += al_causal_key_allowed(&keys, i, j);
+                if (al_causal_key_allowed(&keys, i, target)) ch += 1.0 / k;
             }
             for (int h = 0; h < H; h++) {
                 const float *A = attn + ((size_t)l * H + h) * L * L;

@@ -12,9 +12,10 @@
 #include "../score_rule.h"
 #include "causal_steps.h"
 
-/* A pad key, a later key, or one outside the window (*rule, 0: none) is excluded, as causal_rows.c excludes it. */
+/* A pad key, a later key, or one outside the window (rule: the al_causal_keys) is excluded, as causal_rows.c
+ * excludes it. */
 static int excluded(const al_score_steps *st, int j, const void *rule) {
-    return !st->mask[j] || !al_causal_key_allowed(st->token, j, NULL, st->pos, *(const int *)rule);
+    return !st->mask[j] || !al_causal_key_allowed((const al_causal_keys *)rule, st->token, j);
 }
 
 void al_causal_steps(al_score_steps *st, int window, int rot, double base) {
@@ -36,5 +37,6 @@ void al_causal_steps(al_score_steps *st, int window, int rot, double base) {
     }
     const float inv_sqrt = 1.0f / sqrtf((float)dh); /* the forward's factor */
     st->scale = inv_sqrt;
-    al_steps_plain_scores(st, inv_sqrt, excluded, &window);
+    const al_causal_keys keys = {NULL, pos, window, 0, 0};
+    al_steps_plain_scores(st, inv_sqrt, excluded, &keys);
 }

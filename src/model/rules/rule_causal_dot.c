@@ -16,8 +16,9 @@
 static void probs(const al_score_layer *ly, const al_score_head *hd, float *out) {
     const al_config *c = ly->c;
     const int L = hd->L, dh = c->head_dim, A = al_attn_width(c);
+    const al_causal_keys keys = al_causal_keys_of(ly, hd);
     al_gemm_nt(L, L, dh, 1.0f / sqrtf((float)dh), hd->q, A, hd->k, A, out, L, 0);
-    for (int i = 0; i < L; i++) al_causal_softmax_row(out + (size_t)i * L, L, i, hd->mask, hd->pos, -1);
+    for (int i = 0; i < L; i++) al_causal_softmax_row(out + (size_t)i * L, L, i, &keys);
 }
 
 static float divisor(const al_config *c) { return sqrtf((float)c->head_dim); }
