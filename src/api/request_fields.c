@@ -45,7 +45,7 @@ const al_req_field al_fields_encode[] = {
 };
 
 const al_req_field al_fields_corpus[] = {
-    AL_F_STRING("corpus", NULL, "a text file's contents (documents separated by blank lines) or JSONL lines with "
+    AL_F_STRING("corpus", NULL, "a text file's contents (documents separated by blank lines, else one a line) or JSONL lines with "
                                 "\"text\": the corpus to score (lm: instead of text)"),
     AL_F_STRING("corpus_name", NULL, "the corpus file's name, for the reply"),
     AL_F_END,

@@ -242,6 +242,16 @@ static void test_corpus_batches(void) {
     CHECK(n_doc == n_pos && n_doc == one.summary.tokens && one.pos_tokens[63] == 0);
     CHECK_NEAR(by_doc, by_pos, 1e-9 * by_doc);
     CHECK(al_lm_corpus_build(m, text, "t.txt", 1, &c, &err) == AL_ERR_INVALID); /* c is left empty */
+    /* documents: paragraphs when a blank line separates two lines, else one a line (JSONL aside) */
+    char **docs = NULL;
+    int n_docs = 0;
+    CHECK(al_lm_split_documents("one line\r\ntwo line\n\nthree\n", "d", &docs, &n_docs, &err) == AL_OK && n_docs == 2);
+    al_lm_documents_free(docs, n_docs);
+    CHECK(al_lm_split_documents("\n\none line\r\n  \ntwo\n\n", "d", &docs, &n_docs, &err) == AL_OK && n_docs == 2);
+    al_lm_documents_free(docs, n_docs);
+    CHECK(al_lm_split_documents("one line\r\ntwo line\nthree\n", "d", &docs, &n_docs, &err) == AL_OK && n_docs == 3 &&
+          strcmp(docs[0], "one line") == 0 && strcmp(docs[2], "three") == 0);
+    al_lm_documents_free(docs, n_docs);
     al_lm_corpus_loss_free(&one), al_lm_corpus_loss_free(&three);
     al_lm_corpus_free(&c);
     al_model_free(m);

@@ -53,6 +53,33 @@ static al_status split_jsonl(const char *text, const char *name, char ***docs, i
     return st;
 }
 
+/* Whether a blank line stands between two non-blank ones. */
+static int has_paragraphs(const char *text) {
+    int seen_text = 0, blank_after_text = 0;
+    for (const char *s = text;;) {
+        const char *e = strchr(s, '\n');
+        if (!e) e = s + strlen(s);
+        if (is_blank(s, e)) blank_after_text |= seen_text;
+        else if (blank_after_text) return 1;
+        else seen_text = 1;
+        if (!*e) return 0;
+        s = e + 1;
+    }
+}
+
+/* One document a non-blank line (a file with no paragraphs: a sentence or a text per line). */
+static al_status split_lines(const char *text, char ***docs, int *n_docs, al_error *err) {
+    for (const char *s = text;;) {
+        const char *e = strchr(s, '\n');
+        if (!e) e = s + strlen(s);
+        const char *end = e > s && e[-1] == '\r' ? e - 1 : e;
+        al_status st;
+        if (!is_blank(s, e) && (st = push_doc(docs, n_docs, s, (size_t)(end - s), err))) return st;
+        if (!*e) return AL_OK;
+        s = e + 1;
+    }
+}
+
 /* Paragraphs: runs of non-blank lines. */
 static al_status split_paragraphs(const char *text, char ***docs, int *n_docs, al_error *err) {
     const char *start = NULL, *end = NULL;
@@ -77,7 +104,9 @@ al_status al_lm_split_documents(const char *text, const char *name, char ***docs
     *n_docs = 0;
     const char *p = text;
     while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
-    al_status st = *p == '{' ? split_jsonl(text, name, docs, n_docs, err) : split_paragraphs(text, docs, n_docs, err);
+    al_status st = *p == '{'                ? split_jsonl(text, name, docs, n_docs, err)
+                   : has_paragraphs(text) ? split_paragraphs(text, docs, n_docs, err)
+                                          : split_lines(text, docs, n_docs, err);
     if (!st && *n_docs == 0) st = al_err(err, AL_ERR_INVALID, "%s: no document (no text between blank lines)", name);
     if (st) {
         al_lm_documents_free(*docs, *n_docs);

@@ -1,6 +1,6 @@
 /* lm_corpus.h: a corpus as a causal language model is scored on it (lm_corpus.c; docs/decoders.md "The
- * language-model head"). A corpus is a text file's documents (separated by blank lines) or a JSONL file's "text"
- * fields; each document is tokenized with the model's tokenizer (its own special tokens) and cut into windows of W
+ * language-model head"). A corpus is a text file's documents (separated by blank lines; a line each when no blank
+ * line separates them) or a JSONL file's "text" fields; each document is tokenized with the model's tokenizer (its own special tokens) and cut into windows of W
  * tokens, each predicting its tokens after the first (no context crosses a window's start). Every analysis that
  * scores a model on held-out text (the lm op, PAPA on a decoder, dropped layers, streaming) goes through here, so
  * they agree on what "the corpus's perplexity" is. Not public. */
@@ -13,7 +13,7 @@
 #include "lm_score.h"
 
 /* The documents of a corpus text: JSONL lines' "text" when the first non-blank line starts with '{', else runs of
- * non-blank lines. Each is a malloc'd string (al_lm_documents_free). Errors name `name` and the line. */
+ * non-blank lines separated by blank lines, or, in a text with no blank line between two lines, each line. Each is a malloc'd string (al_lm_documents_free). Errors name `name` and the line. */
 al_status al_lm_split_documents(const char *text, const char *name, char ***docs, int *n_docs, al_error *err);
 void al_lm_documents_free(char **docs, int n_docs);
 
