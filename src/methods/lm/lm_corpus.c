@@ -184,9 +184,10 @@ al_status al_lm_corpus_score(const al_model *model, const al_lm_corpus *c, const
     al_status st = mask ? al_lm_rows_new(B, W, 0, &rows, err) : al_err(err, AL_ERR_OOM, "lm: out of memory");
     for (int w0 = 0; !st && w0 < c->n_windows; w0 += B) {
         const int nb = c->n_windows - w0 < B ? c->n_windows - w0 : B;
-        int L = 1; /* the batch's longest window */
+        int L = 1; /* the batch's longest window; with head policies W, the size of their constant matrices */
         for (int b = 0; b < nb; b++)
             if (c->len[w0 + b] > L) L = c->len[w0 + b];
+        if (p.policies) L = W;
         int32_t *ids = malloc(sizeof(int32_t) * (size_t)nb * L);
         if (!ids) {
             st = al_err(err, AL_ERR_OOM, "lm: out of memory for a batch of %d windows", nb);

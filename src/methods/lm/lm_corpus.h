@@ -49,7 +49,8 @@ void al_lm_corpus_loss_free(al_lm_corpus_loss *l);
 
 /* Scores every window of c, batch_size windows per forward (right padded; a causal row reads only the real keys
  * before it and a product's entry does not depend on other rows, so the bits do not depend on batch_size:
- * tests/c/test_lm_ops.c). params as al_forward's (policies, pool, cancel); its progress, if any, is called once per
+ * tests/c/test_lm_ops.c; with params->policies every batch keeps W positions, the size of the policies' constant
+ * matrices [W, W], which a causal row's keys before it do not see either). params as al_forward's (policies, pool, cancel); its progress, if any, is called once per
  * batch with stage "lm" and the fraction of windows done, never by the forward itself. out from
  * al_lm_corpus_loss_new (its sums are reset here). */
 al_status al_lm_corpus_score(const al_model *model, const al_lm_corpus *c, const al_forward_params *params,
