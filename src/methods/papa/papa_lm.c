@@ -70,12 +70,16 @@ static al_status measure_importance(lm_sweep *s, const al_lm_corpus *c, const al
     in.L = c->window;
     in.ids = c->ids; /* read only */
     in.mask = malloc(sizeof(int32_t) * (size_t)n * c->window);
-    if (!in.mask) return al_err(err, AL_ERR_OOM, "papa: out of memory");
+    in.type_ids = calloc((size_t)n * c->window, sizeof(int32_t)); /* the measure offsets it per example */
+    if (!in.mask || !in.type_ids) {
+        free(in.mask), free(in.type_ids);
+        return al_err(err, AL_ERR_OOM, "papa: out of memory");
+    }
     for (int w = 0; w < n; w++)
         for (int i = 0; i < c->window; i++) in.mask[(size_t)w * c->window + i] = i < c->len[w];
     al_head_importance hi;
     al_status st = al_head_importance_measure(s->model, &in, AL_IMPORTANCE_LM, NULL, fp, &hi, err);
-    free(in.mask);
+    free(in.mask), free(in.type_ids);
     if (st) return st;
     const int nh = s->NL * s->H;
     s->out->importance = malloc(sizeof(double) * (size_t)nh);

@@ -1,0 +1,236 @@
+/* test_decoder_papa.c: PAPA on a causal language model (docs/papa.md, "Causal language models"; papa_lm.h) on the
+ * tiny GPT-2 of tests/fixtures/decoder_tiny_gpt2. The causal constants: every row reached by a window sums to 1
+ * with nothing above the diagonal, rows too few windows reach are the uniform prefix, and a text used alone gives
+ * its own attention and, with every head constant, the model's own loss. The data-free causal kinds hold their
+ * rows. The papa op with a corpus: the same digest on 1 and 3 threads (pinned), the full model's bits equal the lm
+ * op's, a verdict sentence in a loss's words, and refusals that name the field (lambda, an encoder, task and
+ * corpus together). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnlab.h"
+#include "cJSON.h"
+#include "check.h"
+#include "methods/lm/lm_corpus.h"
+#include "methods/papa/papa.h"
+#include "methods/papa/papa_lm.h"
+#include "session_request.h"
+
+#define TINY "tests/fixtures/decoder_tiny_gpt2"
+#define ENCODER "tests/fixtures/bert_st_f32"
+
+/* The held-out text: 24 documents; the averaged text: 12 others. */
+static const char *const k_words[] = {"the", "cat", "sat", "on", "a", "mat", "and", "dog", "ran", "far", "away",
+                                      "from", "home", "while", "birds", "sang", "in", "trees", NULL};
+
+static char *make_text(int n_docs, int words_per_doc, unsigned seed) {
+    size_t cap = (size_t)n_docs * words_per_doc * 8 + 16, at = 0;
+    char *t = malloc(cap);
+    int n_words = 0;
+    while (k_words[n_words]) n_words++;
+    for (int d = 0; d < n_docs; d++) {
+        for (int w = 0; w < words_per_doc; w++) {
+            seed = seed * 1103515245u + 12345u;
+            at += (size_t)snprintf(t + at, cap - at, "%s%s", w ? " " : "", k_words[(seed >> 16) % (unsigned)n_words]);
+        }
+        at += (size_t)snprintf(t + at, cap - at, ".\n\n");
+    }
+    return t;
+}
+
+static const cJSON *item(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
+
+static void test_constants(const al_model *m) {
+    const al_config *c = al_model_config(m);
+    const int NL = c->n_layers, H = c->n_heads, W = 64;
+    char *text = make_text(6, 9, 7); /* windows of 30 or so tokens: rows past them are reached by none */
+    al_lm_corpus corpus;
+    al_error err;
+    CHECK(al_lm_corpus_build(m, text, "t", W, &corpus, &err) == AL_OK);
+    int longest = 0;
+    for (int w = 0; w < corpus.n_windows; w++) longest = corpus.len[w] > longest ? corpus.len[w] : longest;
+    CHECK(longest < W);
+    float *C = malloc(sizeof(float) * (size_t)NL * H * W * W);
+    int filled = -1;
+    CHECK(al_papa_causal_constants(m, &corpus, 1, 4, NULL, C, &filled, &err) == AL_OK);
+    CHECK_MSG(filled == W - longest, "rows filled %d, expected %d", filled, W - longest);
+    for (int lh = 0; lh < NL * H; lh++)
+        for (int i = 0; i < W; i++) {
+            double sum = 0.0;
+            for (int j = 0; j < W; j++) {
+                const float v = C[((size_t)lh * W + i) * W + j];
+                if (j > i) CHECK(v == 0.0f);
+                if (i >= longest) CHECK(fabsf(v - (j <= i ? 1.0f / (float)(i + 1) : 0.0f)) < 1e-7f);
+                sum += v;
+            }
+            CHECK_MSG(fabs(sum - 1.0) < 1e-5, "head %d row %d sums to %.9f", lh, i, sum);
+        }
+    /* a minimum no row reaches: every row is the uniform prefix */
+    CHECK(al_papa_causal_constants(m, &corpus, 1000, 4, NULL, C, &filled, &err) == AL_OK);
+    CHECK(filled == W);
+    CHECK(fabsf(C[(size_t)(W - 1) * W + 3] - 1.0f / (float)W) < 1e-7f);
+    al_lm_corpus_free(&corpus);
+    free(text);
+
+    /* one text alone: C is its own attention, and every head constant gives the model's own loss */
+    const char *one = "the cat sat on a mat.";
+    CHECK(al_lm_corpus_build(m, one, "one", W, &corpus, &err) == AL_OK);
+    CHECK(corpus.n_windows == 1 && corpus.len[0] <= W);
+    CHECK(al_papa_causal_constants(m, &corpus, 1, 4, NULL, C, &filled, &err) == AL_OK);
+    const int n = corpus.len[0];
+    float *attn = malloc(sizeof(float) * (size_t)NL * H * n * n);
+    al_forward_outputs out = {0};
+    out.attentions = attn;
+    al_batch b = {1, n, corpus.ids, NULL, NULL, NULL};
+    CHECK(al_forward(m, &b, NULL, &out, &err) == AL_OK);
+    double worst = 0.0;
+    for (int lh = 0; lh < NL * H; lh++)
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                worst = fmax(worst, fabs(C[((size_t)lh * W + i) * W + j] - attn[((size_t)lh * n + i) * n + j]));
+    CHECK_MSG(worst < 1e-6, "own attention differs by %g", worst);
+    al_lm_corpus_loss base = {0}, constant = {0};
+    CHECK(al_lm_corpus_loss_new(&corpus, &base, &err) == AL_OK);
+    CHECK(al_lm_corpus_loss_new(&corpus, &constant, &err) == AL_OK);
+    CHECK(al_lm_corpus_score(m, &corpus, NULL, 8, &base, &err) == AL_OK);
+    al_head_policy *pol = malloc(sizeof(al_head_policy) * (size_t)NL * H);
+    int *order = malloc(sizeof(int) * (size_t)NL * H);
+    for (int i = 0; i < NL * H; i++) order[i] = i;
+    al_papa_policies(order, NL * H, NL, H, C, W, 0, pol);
+    al_forward_params p = al_forward_default_params();
+    p.policies = pol;
+    CHECK(al_lm_corpus_score(m, &corpus, &p, 8, &constant, &err) == AL_OK);
+    const double rel = fabs(constant.summary.nats - base.summary.nats) / base.summary.nats;
+    CHECK_MSG(rel < 1e-5, "every head on its own average: %.9f nats against the model's %.9f", constant.summary.nats,
+              base.summary.nats);
+    al_lm_corpus_loss_free(&base);
+    al_lm_corpus_loss_free(&constant);
+    al_lm_corpus_free(&corpus);
+    free(pol), free(order), free(attn), free(C);
+}
+
+static void test_data_free(void) {
+    const int L = 5;
+    float C[25];
+    al_error err;
+    CHECK(al_papa_data_free(AL_CONST_PREVIOUS, L, C, &err) == AL_OK);
+    CHECK(C[0] == 1.0f && C[1 * L + 0] == 1.0f && C[4 * L + 3] == 1.0f && C[4 * L + 4] == 0.0f);
+    CHECK(al_papa_data_free(AL_CONST_FIRST, L, C, &err) == AL_OK);
+    CHECK(C[3 * L + 0] == 1.0f && C[3 * L + 1] == 0.0f);
+    CHECK(al_papa_data_free(AL_CONST_FIRST_PREVIOUS, L, C, &err) == AL_OK);
+    CHECK(C[0] == 1.0f && C[3 * L + 0] == 0.5f && C[3 * L + 2] == 0.5f && C[1 * L + 0] == 1.0f);
+    CHECK(al_papa_data_free(AL_CONST_FIRST_UNIFORM, L, C, &err) == AL_OK);
+    CHECK(fabsf(C[3 * L + 0] - 0.625f) < 1e-7f && fabsf(C[3 * L + 3] - 0.125f) < 1e-7f && C[3 * L + 4] == 0.0f);
+    CHECK(al_papa_constant_from_name("first_uniform") == AL_CONST_FIRST_UNIFORM);
+}
+
+static al_session *session_with(int threads) {
+    al_session_params p = al_session_default_params();
+    p.n_threads = threads;
+    al_session *s = al_session_new_params(&p);
+    al_reply r;
+    cJSON *j = run(s, "{\"op\": \"load_model\", \"model\": \"tiny\", \"path\": \"" TINY "\"}", AL_OK, &r);
+    cJSON_Delete(j);
+    al_reply_free(&r);
+    return s;
+}
+
+/* The papa request on the two texts, with `extra` fields ("" or ", ..."). */
+static char *papa_request(const char *held, const char *avg, const char *extra) {
+    cJSON *q = cJSON_CreateObject();
+    cJSON_AddStringToObject(q, "op", "papa");
+    cJSON_AddStringToObject(q, "model", "tiny");
+    cJSON_AddStringToObject(q, "corpus", held);
+    cJSON_AddStringToObject(q, "constants_corpus", avg);
+    cJSON_AddNumberToObject(q, "L", 32);
+    char *body = cJSON_PrintUnformatted(q);
+    cJSON_Delete(q);
+    const size_t n = strlen(body) + strlen(extra) + 2;
+    char *out = malloc(n);
+    body[strlen(body) - 1] = 0; /* drop the closing brace */
+    snprintf(out, n, "%s%s}", body, extra);
+    free(body);
+    return out;
+}
+
+/* The sweep's digest, pinned: it moves only when a number of the sweep does (every build and thread count). */
+#define SWEEP_DIGEST "sha256:b5f55dfaae18b606eef6b52e05bfc142da0b13e25ace3e43350e89413f16bb01"
+
+static void test_op(void) {
+    char *held = make_text(24, 5, 11), *avg = make_text(12, 12, 5);
+    const char *extra = ", \"fractions\": [1, 0.5, 0], \"orders\": [\"first_to_last\", \"random\", \"gradient\"], "
+                        "\"constants\": [\"average\", \"previous\"], \"min_windows\": 2";
+    char *req = papa_request(held, avg, extra);
+    char digest[2][80];
+    for (int t = 0; t < 2; t++) {
+        al_session *s = session_with(t ? 3 : 1);
+        al_reply r;
+        cJSON *j = run(s, req, AL_OK, &r);
+        snprintf(digest[t], sizeof digest[t], "%s", cJSON_GetStringValue(item(j, "digest")));
+        if (t == 0) {
+            CHECK(!strcmp(cJSON_GetStringValue(item(item(j, "score"), "direction")), "lower is better"));
+            const cJSON *cfgs = item(j, "configs"), *sum = item(j, "summary");
+            CHECK(cJSON_GetArraySize(cfgs) == cJSON_GetArraySize(sum));
+            CHECK(!strcmp(cJSON_GetStringValue(item(cJSON_GetArrayItem(cfgs, 0), "label")), "full"));
+            const cJSON *pos = item(cJSON_GetArrayItem(cfgs, 0), "bits_by_position");
+            CHECK(cJSON_GetArraySize(pos) == 32);
+            const char *text = cJSON_GetStringValue(item(item(j, "findings"), "text"));
+            CHECK_MSG(text && strstr(text, "bits per token") && strstr(text, "documents"), "findings: %s", text ? text : "");
+            CHECK(cJSON_IsArray(item(item(j, "orders"), "gradient")));
+            /* the full model's bits are the lm op's on the same text cut into the same windows */
+            const double full = item(cJSON_GetArrayItem(sum, 0), "mean")->valuedouble;
+            cJSON *q = cJSON_CreateObject();
+            cJSON_AddStringToObject(q, "op", "lm");
+            cJSON_AddStringToObject(q, "model", "tiny");
+            cJSON_AddStringToObject(q, "corpus", held);
+            char *lm_req = cJSON_PrintUnformatted(q);
+            cJSON_Delete(q);
+            al_reply r2;
+            cJSON *j2 = run(s, lm_req, AL_OK, &r2);
+            const double lm_bits = item(item(j2, "summary"), "bits_per_token")->valuedouble;
+            /* the lm op's windows are the model's positions; the documents here fit in 32 tokens, one window each */
+            CHECK_MSG(fabs(lm_bits - full) < 1e-9, "papa's full model %.12f bits, the lm op's %.12f", full, lm_bits);
+            cJSON_Delete(j2);
+            al_reply_free(&r2);
+            free(lm_req);
+            printf("decoder_papa: %s\n", text);
+        }
+        cJSON_Delete(j);
+        al_reply_free(&r);
+        al_session_free(s);
+    }
+    CHECK_MSG(!strcmp(digest[0], digest[1]), "1 thread %s, 3 threads %s", digest[0], digest[1]);
+    CHECK_MSG(!strcmp(digest[0], SWEEP_DIGEST), "digest %s, pinned %s", digest[0], SWEEP_DIGEST);
+    free(req);
+
+    al_session *s = session_with(1);
+    char *bad = papa_request(held, avg, ", \"orders\": [\"lambda\"]");
+    expect_error(s, bad, "'orders'");
+    free(bad);
+    bad = papa_request(held, avg, ", \"task\": \"pos\"");
+    expect_error(s, bad, "not both");
+    free(bad);
+    bad = papa_request(held, "", ", \"constants\": [\"average\"]");
+    expect_error(s, bad, "constants_corpus");
+    free(bad);
+    al_reply r;
+    cJSON *j = run(s, "{\"op\": \"load_model\", \"model\": \"enc\", \"path\": \"" ENCODER "\"}", AL_OK, &r);
+    cJSON_Delete(j);
+    al_reply_free(&r);
+    expect_error(s, "{\"op\": \"papa\", \"model\": \"enc\", \"corpus\": \"a b c\"}", "not a causal language model");
+    al_session_free(s);
+    free(held), free(avg);
+}
+
+int main(void) {
+    al_model *m = NULL;
+    al_error err;
+    CHECK(al_model_load_dir(TINY, &m, &err) == AL_OK);
+    test_constants(m);
+    test_data_free();
+    al_model_free(m);
+    test_op();
+    return check_summary("decoder_papa");
+}
