@@ -172,7 +172,7 @@ static void put_config(al_reply_builder *rb, const al_papa_sweep_request *q, int
     for (int i = 0; a && i < q->plan.n_k; i++) al_rb_add(rb, a, NULL, cJSON_CreateNumber(q->plan.k[i]));
     al_rb_bool(rb, c, "baselines", q->plan.baselines);
     al_rb_num(rb, c, "random_seed", (double)q->rank.seed);
-    al_rb_num(rb, c, "importance_examples", q->importance_examples);
+    al_rb_num(rb, c, "importance_examples", q->importance_examples); /* ranking.max_examples */
     if (q->n_shards > 1) {
         char shard[32];
         snprintf(shard, sizeof shard, "%d/%d", q->shard_index, q->n_shards);
@@ -209,6 +209,7 @@ al_status al_op_papa_lm(al_op_ctx *ctx, al_error *err) {
         q.plan.n_orders = 3;
         memcpy(q.plan.orders, lm_orders, sizeof lm_orders);
     }
+    q.importance_examples = q.rank.max_examples; /* the gradient order's windows: the ranking's examples */
     const al_config *cfg = al_model_config(m->model);
     const int L_max = cfg->max_position_embeddings - cfg->position_offset;
     if (q.L < 4 || q.L > L_max)

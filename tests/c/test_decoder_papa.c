@@ -4,7 +4,9 @@
  * its own attention and, with every head constant, the model's own loss. The data-free causal kinds hold their
  * rows. The papa op with a corpus: the same digest on 1 and 3 threads (pinned), the full model's bits equal the lm
  * op's, a verdict sentence in a loss's words, and refusals that name the field (lambda, an encoder, task and
- * corpus together). */
+ * corpus together). Against tests/golden/make_decoder_papa.py's float64 reference on the two GPT-2 goldens: the
+ * causal constants over the golden's examples (a row fewer than 2 windows reach the uniform prefix) within 1e-5, and
+ * each example's loss with half the heads and with every head constant within 1e-5 relative. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include "attnlab.h"
 #include "cJSON.h"
 #include "check.h"
+#include "golden_file.h"
 #include "methods/lm/lm_corpus.h"
 #include "methods/papa/papa.h"
 #include "methods/papa/papa_lm.h"
@@ -224,6 +227,84 @@ static void test_op(void) {
     free(held), free(avg);
 }
 
+/* The golden's examples as a corpus, one window (and one document) each. */
+static void golden_corpus(const int32_t *ids, const int32_t *mask, int B, int L, al_lm_corpus *c) {
+    memset(c, 0, sizeof *c);
+    c->n_docs = c->n_windows = B;
+    c->window = L;
+    c->doc = malloc(sizeof(int) * (size_t)B);
+    c->len = malloc(sizeof(int) * (size_t)B);
+    c->ids = malloc(sizeof(int32_t) * (size_t)B * L);
+    memcpy(c->ids, ids, sizeof(int32_t) * (size_t)B * L);
+    for (int b = 0; b < B; b++) {
+        c->doc[b] = b;
+        c->len[b] = 0;
+        for (int i = 0; i < L; i++) c->len[b] += mask[(size_t)b * L + i] != 0;
+    }
+}
+
+static double g_const_err, g_loss_err; /* the worst over the goldens, printed */
+
+static void test_golden(const char *dir) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/golden/decoders/%s", dir);
+    al_model *m = NULL;
+    al_error err;
+    CHECK_MSG(al_model_load_dir(path, &m, &err) == AL_OK, "%s: %s", dir, err.message);
+    golden_file g, ref;
+    snprintf(path, sizeof path, "tests/golden/decoders/%s/golden.safetensors", dir);
+    const int have_g = golden_open(&g, path);
+    snprintf(path, sizeof path, "tests/golden/decoders/%s/papa.safetensors", dir);
+    const int have_ref = golden_open(&ref, path);
+    CHECK_MSG(m && have_g && have_ref, "%s: model or golden files missing", dir);
+    if (m && have_g && have_ref) {
+        const al_config *c = al_model_config(m);
+        int64_t shape[4] = {0};
+        free(golden_f32(&g, "input_ids", NULL, shape));
+        const int B = (int)shape[0], L = (int)shape[1], NL = c->n_layers, H = c->n_heads, NH = NL * H;
+        int32_t *ids = golden_i32(&g, "input_ids"), *mask = golden_i32(&g, "attention_mask");
+        const double *want_c = golden_f64_in(&ref, "constants", (size_t)NH * L * L);
+        const double *losses[3] = {golden_f64_in(&ref, "losses", (size_t)B), golden_f64_in(&ref, "losses_half", (size_t)B),
+                                   golden_f64_in(&ref, "losses_all", (size_t)B)};
+        CHECK_MSG(want_c && losses[0] && losses[1] && losses[2], "%s: papa.safetensors lacks a tensor", dir);
+        al_lm_corpus corpus;
+        golden_corpus(ids, mask, B, L, &corpus);
+        float *C = malloc(sizeof(float) * (size_t)NH * L * L);
+        int filled = 0;
+        CHECK(al_papa_causal_constants(m, &corpus, 2, 2, NULL, C, &filled, &err) == AL_OK);
+        double worst = 0.0;
+        for (size_t e = 0; want_c && e < (size_t)NH * L * L; e++) worst = fmax(worst, fabs(C[e] - want_c[e]));
+        CHECK_MSG(worst < 1e-5, "%s: constants differ from the reference by %g", dir, worst);
+        g_const_err = fmax(g_const_err, worst);
+        al_head_policy *pol = malloc(sizeof(al_head_policy) * (size_t)NH);
+        int *order = malloc(sizeof(int) * (size_t)NH);
+        al_lm_corpus_loss loss;
+        CHECK(al_lm_corpus_loss_new(&corpus, &loss, &err) == AL_OK);
+        for (int which = 0; which < 3 && losses[which]; which++) {
+            int k = 0; /* half: the heads l * H + h even, as the reference */
+            for (int lh = 0; lh < NH; lh++)
+                if (which == 2 || (which == 1 && lh % 2 == 0)) order[k++] = lh;
+            al_papa_policies(order, k, NL, H, C, L, 0, pol);
+            al_forward_params p = al_forward_default_params();
+            p.policies = which ? pol : NULL;
+            CHECK(al_lm_corpus_score(m, &corpus, &p, 2, &loss, &err) == AL_OK);
+            for (int b = 0; b < B; b++) {
+                const double mine = loss.doc_nll[b] / (double)loss.doc_tokens[b], rel = fabs(mine - losses[which][b]) / losses[which][b];
+                CHECK_MSG(rel < 1e-5, "%s: example %d, %s: loss %.9f, reference %.9f", dir, b,
+                          which == 0 ? "no head constant" : which == 1 ? "half the heads constant" : "every head constant",
+                          mine, losses[which][b]);
+                g_loss_err = fmax(g_loss_err, rel);
+            }
+        }
+        al_lm_corpus_loss_free(&loss);
+        al_lm_corpus_free(&corpus);
+        free(pol), free(order), free(C), free(ids), free(mask);
+    }
+    if (have_g) golden_close(&g);
+    if (have_ref) golden_close(&ref);
+    al_model_free(m);
+}
+
 int main(void) {
     al_model *m = NULL;
     al_error err;
@@ -232,5 +313,9 @@ int main(void) {
     test_data_free();
     al_model_free(m);
     test_op();
+    test_golden("gpt2");
+    test_golden("gpt2_prefixed");
+    printf("decoder_papa: against the float64 reference: constants within %.2g, losses within %.2g relative\n",
+           g_const_err, g_loss_err);
     return check_summary("decoder_papa");
 }
