@@ -78,7 +78,10 @@ static al_status measure_importance(lm_sweep *s, const al_lm_corpus *c, const al
     for (int w = 0; w < n; w++)
         for (int i = 0; i < c->window; i++) in.mask[(size_t)w * c->window + i] = i < c->len[w];
     al_head_importance hi;
-    al_status st = al_head_importance_measure(s->model, &in, AL_IMPORTANCE_LM, NULL, fp, &hi, err);
+    al_forward_params p = *fp;
+    p.progress = relay;
+    p.progress_user = s;
+    al_status st = al_head_importance_measure(s->model, &in, AL_IMPORTANCE_LM, NULL, &p, &hi, err);
     free(in.mask), free(in.type_ids);
     if (st) return st;
     const int nh = s->NL * s->H;
@@ -193,6 +196,20 @@ al_status al_papa_lm_run(al_model *model, const al_lm_corpus *scored, const al_l
     if ((need_avg || need_grad) && (!averaged || averaged->n_windows < 1))
         st = al_err(err, AL_ERR_INVALID, "request: field 'constants_corpus': the %s needs a text to average over "
                     "(a window of 2 tokens or more)", need_avg ? "average constant" : "gradient order");
+    if (!st && q->mem_limit) { /* one [NL, H, L, L] matrix per kind used, and the averaging pass's attention */
+        int n_kinds = 1;
+        for (int k = 0; k < AL_N_CONST_KINDS; k++)
+            for (int c = 0; c < out->plan.n_configs; c++)
+                if (out->plan.configs[c].k > 0 && (int)out->plan.configs[c].constant == k && k != AL_CONST_ZEROS) {
+                    n_kinds++;
+                    break;
+                }
+        const double mb = (double)n_kinds * n_total * s.W * s.W * sizeof(float) / (1 << 20);
+        if (mb > (double)(q->mem_limit >> 20))
+            st = al_err(err, AL_ERR_OOM, "request: field 'L': %d constant kinds of [%d, %d, %d, %d] take %.0f MB, more "
+                        "than memory_mb = %zu (lower L or the kinds, or raise memory_mb)", n_kinds, s.NL, s.H, s.W, s.W,
+                        mb, q->mem_limit >> 20);
+    }
     if (!st) st = alloc_result(out, scored, err);
     if (st) return st;
     for (int c = 0; c < out->plan.n_configs; c++)
