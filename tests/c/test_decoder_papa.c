@@ -182,6 +182,11 @@ static void test_op(void) {
             const char *text = cJSON_GetStringValue(item(item(j, "findings"), "text"));
             CHECK_MSG(text && strstr(text, "bits per token") && strstr(text, "documents"), "findings: %s", text ? text : "");
             CHECK(cJSON_IsArray(item(item(j, "orders"), "gradient")));
+            /* the findings' pair and the summary's are the same number, in bits (full minus configuration) */
+            const cJSON *fd = item(j, "findings");
+            const int all = item(fd, "all_constant")->valueint;
+            const cJSON *paired = item(cJSON_GetArrayItem(sum, all), "paired");
+            CHECK(item(item(fd, "full_minus_constant"), "mean")->valuedouble == item(paired, "mean")->valuedouble);
             /* the full model's bits are the lm op's on the same text cut into the same windows */
             const double full = item(cJSON_GetArrayItem(sum, 0), "mean")->valuedouble;
             cJSON *q = cJSON_CreateObject();

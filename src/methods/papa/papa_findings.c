@@ -128,6 +128,9 @@ void al_papa_findings_of(const al_papa_findings_input *in, al_papa_findings *out
         neg.scores = scores;
         neg.lower_is_better = 2; /* negated: findings_of below prints in a loss's words */
         al_papa_findings_of(&neg, out);
+        /* the pairs back in the loss's units: the full model minus the configuration (negative: a cost) */
+        out->full_minus_embeddings.mean = -out->full_minus_embeddings.mean;
+        out->full_minus_constant.mean = -out->full_minus_constant.mean;
         free(s), free(scores);
         return;
     }

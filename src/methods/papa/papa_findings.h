@@ -54,7 +54,8 @@ typedef struct al_papa_findings_input {
     const char *metric;
     /* A language model's sweep (papa_lm.h): the score is a loss (bits per token, lower is better) and the pairs
      * are documents, not seeds. The same rule runs on the negated scores; the sentence prints the scores as they
-     * are, with the directions' words turned ("rises", "higher" for a cost) and "documents" for "seeds". */
+     * are, with the directions' words turned ("rises", "higher" for a cost) and "documents" for "seeds", and the
+     * paired differences are the loss's (full minus configuration: negative is a cost). */
     int lower_is_better;
 } al_papa_findings_input;
 
