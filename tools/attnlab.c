@@ -775,7 +775,7 @@ static int parse_op_args(int argc, char **argv, const cJSON *op, cJSON *req, op_
                 if (*p == '-') *p = '_';
             const cJSON *f = !strcmp(key, "model") ? NULL : op_field(op, key);
             static const char *const own[] = {"out", "inputs", "pair", "layer", "head", "task_file", "train_file",
-                                              "validation_file", "text_file", NULL};
+                                              "validation_file", "text_file", "constants_file", NULL};
             int is_own = 0;
             for (int k = 0; own[k]; k++) is_own |= !strcmp(key, own[k]);
             if (!f && !is_own) return usage_error("unknown option '%s' (see attnlab COMMAND --help)", arg);
@@ -793,6 +793,8 @@ static int parse_op_args(int argc, char **argv, const cJSON *op, cJSON *req, op_
             else if (!strcmp(key, "train_file") && op_field(op, "task")) code = set_file(req, value, "import.train", "import.train_name");
             else if (!strcmp(key, "validation_file") && op_field(op, "task")) code = set_file(req, value, "import.validation", "import.validation_name");
             else if (!strcmp(key, "text_file") && op_field(op, "corpus")) code = set_file(req, value, "corpus", "corpus_name");
+            else if (!strcmp(key, "constants_file") && op_field(op, "constants_corpus"))
+                code = set_file(req, value, "constants_corpus", "constants_corpus_name");
             else if (!f) return usage_error("unknown option '%s' (see attnlab COMMAND --help)", arg);
             else {
                 cJSON *v = field_value(f, value);

@@ -206,6 +206,9 @@ al_status al_op_info(al_op_ctx *ctx, al_error *err);         /* op_info.c */
 al_status al_op_tokenize(al_op_ctx *ctx, al_error *err);     /* op_tokenize.c */
 al_status al_op_attention(al_op_ctx *ctx, al_error *err);    /* op_attention.c */
 al_status al_op_papa(al_op_ctx *ctx, al_error *err);         /* op_papa.c */
+/* The papa op on a language model's corpus (op_papa_lm.c): when the request gives "corpus". */
+int al_papa_is_lm_request(const cJSON *req);
+al_status al_op_papa_lm(al_op_ctx *ctx, al_error *err);      /* op_papa_lm.c */
 al_status al_op_papa_merge(al_op_ctx *ctx, al_error *err);   /* op_papa_merge.c */
 al_status al_op_head_importance(al_op_ctx *ctx, al_error *err); /* op_importance.c */
 al_status al_op_value_zeroing(al_op_ctx *ctx, al_error *err);   /* op_importance.c */

@@ -165,13 +165,13 @@ static al_status read_shard(const cJSON *req, al_papa_sweep_request *r, al_error
     return AL_OK;
 }
 
-/* "preset" first, then every field a papa request may give. */
+/* "preset" first (with a task), then every field a papa request may give. */
 static al_status read_request(const cJSON *req, const al_task *task, al_papa_sweep_request *r, const char **preset,
                               al_error *err) {
     *r = al_papa_sweep_default_request();
     al_status st = al_req_string(req, "preset", "preset", 0, preset, err);
     if (!st && !*preset) *preset = "quick";
-    if (!st) st = al_papa_sweep_preset(*preset, task, r, err);
+    if (!st && task) st = al_papa_sweep_preset(*preset, task, r, err);
     int v[AL_N_ORDERS], n = 0;
     if (!st) st = read_names(req, "constants", constant_from_name, AL_N_CONST_KINDS, v, &n, err);
     for (int i = 0; !st && n && i < n; i++) r->plan.constants[i] = (al_papa_constant_kind)v[i];
@@ -326,6 +326,11 @@ static al_status load_task(const cJSON *req, al_reply_builder *rb, al_task **tas
 }
 
 /* ------------------------------------------------------------ the experiment */
+
+al_status al_experiment_read_fields(const cJSON *req, al_papa_sweep_request *q, al_error *err) {
+    const char *preset;
+    return read_request(req, NULL, q, &preset, err);
+}
 
 al_status al_experiment_read(al_op_ctx *ctx, al_experiment *x, al_error *err) {
     const al_api_model *m = x->m;

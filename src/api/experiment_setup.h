@@ -29,6 +29,10 @@ al_status al_experiment_open(al_op_ctx *ctx, const char *who, al_experiment *x, 
  * and the task). On failure nothing is held. x is zeroed first, but for x->m. */
 al_status al_experiment_read(al_op_ctx *ctx, al_experiment *x, al_error *err);
 
+/* Every sweep field of req into q without a task (no preset: al_papa_sweep_default_request's values first), for
+ * the papa op on a language model's corpus (op_papa_lm.c). */
+al_status al_experiment_read_fields(const cJSON *req, al_papa_sweep_request *q, al_error *err);
+
 /* The sequence length fits the model: "request: field 'L' = <L> must be in [4, <max>] for this model". */
 al_status al_experiment_check_length(const al_experiment *x, al_error *err);
 

@@ -30,10 +30,19 @@ const al_req_field al_fields_papa_own[] = {
     AL_F_STRING("shard", NULL, "'i/N': this part of a sharded sweep (papa_merge joins the parts)"),
     AL_F_ARRAY("outputs", AL_FIELD_ENUM, 1, 0, k_papa_outputs, NULL,
                "tensors to return: the averaged constants, the lambda logits"),
+    /* a causal language model's sweep instead of a task's (op_papa_lm.c, docs/papa-op.md) */
+    AL_F_STRING("corpus", NULL, "a causal model's held-out text (documents separated by blank lines, or JSONL lines "
+                                "with \"text\"), scored in bits per token instead of a task's probes"),
+    AL_F_STRING("corpus_name", NULL, "the held-out text's file name, for the reply"),
+    AL_F_STRING("constants_corpus", NULL, "the text the causal constants and the gradient order are averaged over "
+                                          "(kept apart from 'corpus': shared documents are named in a warning)"),
+    AL_F_STRING("constants_corpus_name", NULL, "its file name, for the reply"),
+    AL_F_INT("min_windows", 1, 1 << 20, "4", "a causal constant's row reached by fewer windows is the uniform prefix"),
     AL_F_END,
 };
 
 al_status al_op_papa(al_op_ctx *ctx, al_error *err) {
+    if (al_papa_is_lm_request(ctx->req)) return al_op_papa_lm(ctx, err);
     al_experiment x;
     al_status st = al_experiment_open(ctx, NULL, &x, err);
     if (st) return st;

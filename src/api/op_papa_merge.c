@@ -218,6 +218,12 @@ al_status al_op_papa_merge(al_op_ctx *ctx, al_error *err) {
     for (const cJSON *p = parts->child; p; p = p->next)
         if (!cJSON_IsObject(p) || (strcmp(json_text(p, "op"), "papa") && strcmp(json_text(p, "op"), "papa_merge")))
             return al_err(err, AL_ERR_INVALID, "request: field 'parts' holds something other than a papa or papa_merge reply");
+    int index = 0; /* a language model's sweep (op_papa_lm.c) has other numbers: not merged yet, never misread */
+    for (const cJSON *p = parts->child; p; p = p->next, index++)
+        if (cJSON_GetObjectItemCaseSensitive(p, "score"))
+            return al_err(err, AL_ERR_INVALID, "request: field 'parts[%d]' is a language model's sweep (score %s), "
+                          "which papa_merge does not merge yet: run it unsharded", index,
+                          json_text(cJSON_GetObjectItemCaseSensitive(p, "score"), "name"));
     al_op_warn_unknown(ctx);
     al_papa_sweep_result r;
     memset(&r, 0, sizeof r);

@@ -82,8 +82,7 @@ void al_papa_reply_config(al_reply_builder *rb, const al_papa_sweep_request *q, 
     }
 }
 
-/* A paired difference as {"n", "mean", "ci95"} (ci95 null with fewer than 2 shared seeds), or null. */
-static void paired_json(al_reply_builder *rb, cJSON *parent, const char *key, const al_papa_paired *p) {
+void al_papa_reply_paired(al_reply_builder *rb, cJSON *parent, const char *key, const al_papa_paired *p) {
     if (!parent) return;
     if (p->n < 1) {
         cJSON_AddItemToObject(parent, key, cJSON_CreateNull());
@@ -107,18 +106,7 @@ al_status al_papa_reply_results(al_reply_builder *rb, const al_papa_sweep_result
     const int n_total = NL * H;
     cJSON *cfgs = al_rb_add(rb, rb->root, "configs", cJSON_CreateArray());
     for (int c = 0; cfgs && c < r->plan.n_configs; c++) {
-        const al_papa_config *x = &r->plan.configs[c];
-        cJSON *o = al_rb_add(rb, cfgs, NULL, cJSON_CreateObject());
-        char label[64];
-        al_papa_config_label(x, n_total, label, sizeof label);
-        al_rb_str(rb, o, "label", label);
-        al_rb_str(rb, o, "what", x->what == AL_CFG_SWEEP ? "sweep" : x->what == AL_CFG_RIGHT_PAD ? "right_pad" : "embeddings_only");
-        if (x->what == AL_CFG_SWEEP) {
-            al_rb_num(rb, o, "k", x->k);
-            al_rb_num(rb, o, "fraction_kept", (double)(n_total - x->k) / n_total);
-            if (x->k > 0) al_rb_str(rb, o, "constant", al_papa_constant_name(x->constant));
-            if (x->k > 0 && x->k < n_total) al_rb_str(rb, o, "order", al_papa_order_name(x->order));
-        }
+        cJSON *o = al_papa_reply_config_entry(rb, cfgs, &r->plan.configs[c], n_total);
         if (o) cJSON_AddItemToObject(o, "mlm_score", number_or_null(r->mlm_score[c]));
         if (o) cJSON_AddItemToObject(o, "mlm_accuracy", number_or_null(r->mlm_accuracy[c]));
     }
@@ -147,7 +135,7 @@ al_status al_papa_reply_results(al_reply_builder *rb, const al_papa_sweep_result
         al_rb_num(rb, o, "sd", row->sd);
         if (o) cJSON_AddItemToObject(o, "ci95", number_or_null(row->ci95));
         if (o) cJSON_AddItemToObject(o, "drop", number_or_null(row->drop));
-        paired_json(rb, o, "paired", &row->paired);
+        al_papa_reply_paired(rb, o, "paired", &row->paired);
     }
     const al_papa_findings *fd = &sm->findings;
     cJSON *fo = al_rb_add(rb, rb->root, "findings", cJSON_CreateObject());
@@ -157,8 +145,8 @@ al_status al_papa_reply_results(al_reply_builder *rb, const al_papa_sweep_result
     static const char *const compared_names[3] = {"full", "embeddings_only", "all_constant"};
     for (int i = 0; i < 3; i++)
         if (fo) cJSON_AddItemToObject(fo, compared_names[i], compared[i] < 0 ? cJSON_CreateNull() : cJSON_CreateNumber(compared[i]));
-    paired_json(rb, fo, "full_minus_embeddings", &fd->full_minus_embeddings);
-    paired_json(rb, fo, "full_minus_constant", &fd->full_minus_constant);
+    al_papa_reply_paired(rb, fo, "full_minus_embeddings", &fd->full_minus_embeddings);
+    al_papa_reply_paired(rb, fo, "full_minus_constant", &fd->full_minus_constant);
     /* the one vocabulary of verdicts: code -> the word a reader sees (docs/papa.md) */
     cJSON *words = al_rb_add(rb, fo, "words", cJSON_CreateObject());
     for (int v = 0; words && v < AL_N_VERDICTS; v++) al_rb_str(rb, words, al_papa_verdict_codes[v], al_papa_verdict_words[v]);
@@ -174,19 +162,39 @@ al_status al_papa_reply_results(al_reply_builder *rb, const al_papa_sweep_result
         cJSON *th = al_rb_add(rb, rb->root, "theta", cJSON_CreateArray());
         for (int i = 0; th && i < n_total; i++) al_rb_add(rb, th, NULL, cJSON_CreateNumber(r->theta[i]));
     }
+    al_papa_reply_orders(rb, r->orders, NL, H);
+    free(sm);
+    return AL_OK;
+}
+
+cJSON *al_papa_reply_config_entry(al_reply_builder *rb, cJSON *list, const al_papa_config *x, int n_total) {
+    cJSON *o = al_rb_add(rb, list, NULL, cJSON_CreateObject());
+    char label[64];
+    al_papa_config_label(x, n_total, label, sizeof label);
+    al_rb_str(rb, o, "label", label);
+    al_rb_str(rb, o, "what", x->what == AL_CFG_SWEEP ? "sweep" : x->what == AL_CFG_RIGHT_PAD ? "right_pad" : "embeddings_only");
+    if (x->what == AL_CFG_SWEEP) {
+        al_rb_num(rb, o, "k", x->k);
+        al_rb_num(rb, o, "fraction_kept", (double)(n_total - x->k) / n_total);
+        if (x->k > 0) al_rb_str(rb, o, "constant", al_papa_constant_name(x->constant));
+        if (x->k > 0 && x->k < n_total) al_rb_str(rb, o, "order", al_papa_order_name(x->order));
+    }
+    return o;
+}
+
+void al_papa_reply_orders(al_reply_builder *rb, const int *orders_of, int NL, int H) {
+    const int n_total = NL * H;
     cJSON *orders = al_rb_add(rb, rb->root, "orders", cJSON_CreateObject());
     for (int o = 0; orders && o < AL_N_ORDERS; o++) {
-        if (r->orders[(size_t)o * n_total] < 0) continue;
+        if (orders_of[(size_t)o * n_total] < 0) continue;
         cJSON *list = al_rb_add(rb, orders, al_papa_order_name((al_papa_order)o), cJSON_CreateArray());
         for (int i = 0; list && i < n_total; i++) {
-            const int lh = r->orders[(size_t)o * n_total + i];
+            const int lh = orders_of[(size_t)o * n_total + i];
             cJSON *pair = al_rb_add(rb, list, NULL, cJSON_CreateArray());
             al_rb_add(rb, pair, NULL, cJSON_CreateNumber(lh / H));
             al_rb_add(rb, pair, NULL, cJSON_CreateNumber(lh % H));
         }
     }
-    free(sm);
-    return AL_OK;
 }
 
 void al_papa_reply_task(al_reply_builder *rb, const al_papa_sweep_result *r, const al_task *task) {

@@ -3,6 +3,7 @@
 #ifndef AL_API_PAPA_REPLY_H
 #define AL_API_PAPA_REPLY_H
 
+#include "../methods/papa/papa_findings.h"
 #include "../methods/papa/papa_sweep.h"
 #include "../methods/tasks/task.h"
 #include "api_internal.h"
@@ -18,6 +19,13 @@ void al_papa_reply_config(al_reply_builder *rb, const al_papa_sweep_request *q, 
 /* "configs", "runs", "summary", "findings", "lambdas", "ranking_loss", "theta" and "orders". */
 al_status al_papa_reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, int NL, int H, const char *metric,
                                 int n_validation, al_error *err);
+/* The pieces the language model's reply shares (op_papa_lm.c): one configuration's entry of "configs" (label,
+ * what, k, fraction_kept, constant, order) appended to list; a paired difference as {"n", "mean", "ci95"} (ci95
+ * null with fewer than 2 pairs), or null when n < 1; "orders" [AL_N_ORDERS, NL * H] as [layer, head] pairs (an
+ * order whose first entry is -1 is left out). */
+cJSON *al_papa_reply_config_entry(al_reply_builder *rb, cJSON *list, const al_papa_config *x, int n_total);
+void al_papa_reply_paired(al_reply_builder *rb, cJSON *parent, const char *key, const al_papa_paired *p);
+void al_papa_reply_orders(al_reply_builder *rb, const int *orders, int NL, int H);
 /* "task", "mlm_tokens" and "seconds". */
 void al_papa_reply_task(al_reply_builder *rb, const al_papa_sweep_result *r, const al_task *task);
 

@@ -57,6 +57,13 @@ static inline float *golden_f32(const golden_file *g, const char *name, size_t *
     return data;
 }
 
+/* A float64 tensor of numel values in place (the references make_decoder_*.py write as F64), NULL when absent or
+ * of another type or size. */
+static inline const double *golden_f64_in(const golden_file *g, const char *name, size_t numel) {
+    const al_tensor_entry *t = al_tensor_list_find(&g->list, name);
+    return t && t->dtype == AL_DT_F64 && t->nbytes == numel * sizeof(double) ? (const double *)t->data : NULL;
+}
+
 /* Integer inputs are stored as exactly representable floats. */
 static inline int32_t *golden_i32(const golden_file *g, const char *name) {
     size_t n = 0;

@@ -38,11 +38,6 @@ static void worst(double *w, double e) {
 }
 
 /* A float64 tensor of the reference file (NULL when absent). */
-static const double *golden_f64(const golden_file *g, const char *name, size_t numel) {
-    const al_tensor_entry *t = al_tensor_list_find(&g->list, name);
-    return t && t->dtype == AL_DT_F64 && t->nbytes == numel * sizeof(double) ? (const double *)t->data : NULL;
-}
-
 /* The reference's key classes: [CLS] the first real token, [SEP] the last, punctuation the ids % 7 == 3. */
 static void test_classes(const int32_t *ids, const int32_t *mask, int L, uint8_t *classes) {
     int n = 0;
@@ -90,7 +85,7 @@ static void check_importance(const char *dir, al_model *m, const golden_file *re
         return;
     }
     CHECK_MSG(st == AL_OK && one.n_examples == B, "%s: %s", dir, err.message);
-    const double *grads = golden_f64(ref, "grads", (size_t)B * NH), *losses = golden_f64(ref, "losses", (size_t)B);
+    const double *grads = golden_f64_in(ref, "grads", (size_t)B * NH), *losses = golden_f64_in(ref, "losses", (size_t)B);
     CHECK_MSG(grads && losses, "%s: heads.safetensors lacks grads or losses", dir);
     if (st == AL_OK && grads && losses) {
         double top = 0.0, raw_err = 0.0, signed_err = 0.0, loss = 0.0;
@@ -150,7 +145,7 @@ static void check_variant(const char *dir) {
     float *C = malloc(sizeof(float) * (size_t)NL * H * L * L);
     for (size_t i = 0; i < (size_t)NL * H * L * L; i++) C[i] = 1.0f;
     double *on_ref = malloc(sizeof(double) * n_stats), *on_fwd = malloc(sizeof(double) * n_stats);
-    const double *want = golden_f64(&ref, "stats", n_stats);
+    const double *want = golden_f64_in(&ref, "stats", n_stats);
     al_batch batch = {B, L, ids, mask, NULL, NULL};
     al_forward_outputs o = {0};
     o.attentions = attn;

@@ -24,7 +24,7 @@ static al_papa_plan plan4(void) {
 
 static al_papa_findings findings(const al_papa_plan *p, const al_papa_config_summary *s, const double *scores,
                                  int n_seeds, int n_validation, const char *metric) {
-    const al_papa_findings_input in = {p, s, scores, n_seeds, n_validation, N_HEADS, metric};
+    const al_papa_findings_input in = {p, s, scores, n_seeds, n_validation, N_HEADS, metric, 0};
     al_papa_findings f;
     al_papa_findings_of(&in, &f);
     return f;

@@ -54,15 +54,24 @@ typedef enum al_papa_constant_kind {
     AL_CONST_IDENTITY = 1, /* each token attends to itself */
     AL_CONST_TOEPLITZ = 2, /* entry (i, j) proportional to 1 / (|i - j| + 1) */
     AL_CONST_ZEROS = 3,    /* the pruned head: zero after masking and normalising */
-    AL_CONST_UNIFORM = 4,  /* every valid key alike */
+    AL_CONST_UNIFORM = 4,  /* every valid key alike (on a causal head: uniform over the prefix) */
+    /* made for causal heads (docs/papa.md, "Causal language models"); an encoder takes the same raw rows */
+    AL_CONST_PREVIOUS = 5,       /* row i on key i - 1, row 0 on itself */
+    AL_CONST_FIRST = 6,          /* every row on key 0 (the sink) */
+    AL_CONST_FIRST_PREVIOUS = 7, /* half first, half previous (row 0: all on 0) */
+    AL_CONST_FIRST_UNIFORM = 8,  /* half first, half uniform over keys 0 .. i */
 } al_papa_constant_kind;
-#define AL_N_CONST_KINDS 5
+#define AL_N_CONST_KINDS 9
+/* The encoder sweep's baselines put every data-free kind up to this one on all heads (the kinds before the causal
+ * ones, so an encoder's plan, and its digest, stay what they were). */
+#define AL_CONST_LAST_ENCODER_BASELINE AL_CONST_UNIFORM
 
 const char *al_papa_constant_name(al_papa_constant_kind kind); /* "average", "identity", ... */
 int al_papa_constant_from_name(const char *name);              /* -1 when unknown */
 extern const char *const al_papa_constant_names[AL_N_CONST_KINDS + 1]; /* NULL-terminated */
 
-/* A data-free matrix C [L, L], raw (the forward pass masks and row-normalises it per example). */
+/* A data-free matrix C [L, L], raw (the forward pass masks and row-normalises it per example; on a causal head it
+ * first drops the entries above the diagonal). The causal kinds' rows already sum to 1 over keys 0 .. i. */
 al_status al_papa_data_free(al_papa_constant_kind kind, int L, float *C, al_error *err);
 
 /* Running sums of the masked average: S [NL, H, L, L] and the shared count N [L, L], in double so the

@@ -12,7 +12,9 @@
 #include "papa.h"
 
 /* the one list of the names (the JSON API's field tables publish it: src/api/request_fields.c) */
-const char *const al_papa_constant_names[AL_N_CONST_KINDS + 1] = {"average", "identity", "toeplitz", "zeros", "uniform", NULL};
+const char *const al_papa_constant_names[AL_N_CONST_KINDS + 1] = {"average", "identity", "toeplitz", "zeros", "uniform",
+                                                                   "previous", "first", "first_previous",
+                                                                   "first_uniform", NULL};
 
 const char *al_papa_constant_name(al_papa_constant_kind kind) {
     return (unsigned)kind < AL_N_CONST_KINDS ? al_papa_constant_names[kind] : "?";
@@ -34,9 +36,15 @@ al_status al_papa_data_free(al_papa_constant_kind kind, int L, float *C, al_erro
             case AL_CONST_TOEPLITZ: v = 1.0f / (float)(abs(i - j) + 1); break; /* harmonic decay with distance */
             case AL_CONST_ZEROS: v = 0.0f; break;
             case AL_CONST_UNIFORM: v = 1.0f; break;
+            case AL_CONST_PREVIOUS: v = j == (i > 0 ? i - 1 : 0) ? 1.0f : 0.0f; break;
+            case AL_CONST_FIRST: v = j == 0 ? 1.0f : 0.0f; break;
+            /* the mixtures: the mean of two rows that each sum to 1 over keys 0 .. i, so this one does too */
+            case AL_CONST_FIRST_PREVIOUS: v = 0.5f * (j == 0) + 0.5f * (j == (i > 0 ? i - 1 : 0)); break;
+            case AL_CONST_FIRST_UNIFORM: v = j > i ? 0.0f : 0.5f * (j == 0) + 0.5f / (float)(i + 1); break;
             default:
                 return al_err(err, AL_ERR_INVALID, "constants: '%s' is not a data-free matrix (identity, toeplitz, "
-                              "zeros, uniform)", al_papa_constant_name(kind));
+                              "zeros, uniform, previous, first, first_previous, first_uniform)",
+                              al_papa_constant_name(kind));
             }
             C[(size_t)i * L + j] = v;
         }

@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "../probes/metrics.h"
 #include "papa_sweep.h" /* AL_PAPA_MAX_SEEDS */
@@ -20,16 +21,19 @@ const char *const al_papa_verdict_words[AL_N_VERDICTS] = {"yes", "no", "undecide
 al_papa_paired al_papa_paired_of(const double *scores, int n_seeds, int a, int b) {
     al_papa_paired p = {0, NAN, NAN};
     if (!scores || a < 0 || b < 0 || n_seeds < 1) return p;
-    double d[AL_PAPA_MAX_SEEDS];
-    for (int s = 0; s < n_seeds && s < AL_PAPA_MAX_SEEDS; s++) {
+    double *d = malloc(sizeof(double) * (size_t)n_seeds);
+    if (!d) return p;
+    for (int s = 0; s < n_seeds; s++) {
         const double x = scores[(size_t)a * n_seeds + s], y = scores[(size_t)b * n_seeds + s];
         if (isfinite(x) && isfinite(y)) d[p.n++] = x - y;
     }
     al_seed_summary ss;
     al_error err;
-    if (p.n < 1 || al_metric_summary(d, p.n, &ss, &err)) return p;
-    p.mean = ss.mean;
-    p.ci95 = ss.has_interval ? ss.half_width : NAN;
+    if (p.n >= 1 && !al_metric_summary(d, p.n, &ss, &err)) {
+        p.mean = ss.mean;
+        p.ci95 = ss.has_interval ? ss.half_width : NAN;
+    }
+    free(d);
     return p;
 }
 
@@ -61,16 +65,35 @@ static al_papa_verdict clearly_above(const al_papa_config_summary *s, const al_p
     return s[a].ci95 <= NARROW * fabs(full) && s[b].ci95 <= NARROW * fabs(full) ? AL_VERDICT_NO : AL_VERDICT_UNDECIDED;
 }
 
+/* The words of a sentence: a probe's score (higher is better, paired by seed) or a language model's loss (lower is
+ * better, paired by document). The rule runs on scores where higher is better; sg turns them back for printing. */
+typedef struct words {
+    double sg;                   /* 1, or -1 for a loss */
+    const char *higher, *lower;  /* a printed score's direction: "higher", "lower" (swapped for a loss) */
+    const char *falls;           /* a cost: "falls", "rises" */
+    const char *unit, *units;    /* "seed", "document" */
+    const char *more;            /* what to add for a verdict */
+} words;
+
+static words words_of(const al_papa_findings_input *in) {
+    static const words probe = {1.0, "higher", "lower", "falls", "seed", "seeds", "seeds or examples"};
+    static const words loss = {-1.0, "lower", "higher", "rises", "document", "documents", "documents of held-out text"};
+    return in->lower_is_better ? loss : probe;
+}
+
 /* ", per seed 0.0119 \xc2\xb1 0.0053 higher (paired, 15 seeds)": the paired difference a - b, if any. */
-static void paired_text(const al_papa_paired *p, const char *who, char *out, size_t size) {
+static void paired_text(const al_papa_paired *p, const char *who, const words *w, char *out, size_t size) {
     out[0] = 0;
     if (has_pair(p))
-        snprintf(out, size, "; seed by seed the %s is %.4f \xc2\xb1 %.4f %s (paired 95%% interval, %d seeds)", who,
-                 fabs(p->mean), p->ci95, p->mean >= 0 ? "higher" : "lower", p->n);
+        snprintf(out, size, "; %s by %s the %s is %.4f \xc2\xb1 %.4f %s (paired 95%% interval, %d %s)", w->unit,
+                 w->unit, who, fabs(p->mean), p->ci95, p->mean >= 0 ? w->higher : w->lower, p->n, w->units);
 }
 
 static void too_little(const al_papa_findings_input *in, const al_papa_config_summary *s, int f, char *text, size_t size) {
-    if (in->n_validation >= 0 && in->n_validation < AL_PAPA_MIN_VALIDATION)
+    if (in->lower_is_better && in->n_validation >= 0 && in->n_validation < AL_PAPA_MIN_VALIDATION)
+        snprintf(text, size, "Too little data to tell: the held-out text has %d document%s (a verdict needs at least "
+                 "%d).", in->n_validation, in->n_validation == 1 ? "" : "s", AL_PAPA_MIN_VALIDATION);
+    else if (in->n_validation >= 0 && in->n_validation < AL_PAPA_MIN_VALIDATION)
         snprintf(text, size, "Too little data to tell: the validation split has %d example%s (a verdict needs at least "
                  "%d, and %d seeds); import or keep more validation examples.", in->n_validation,
                  in->n_validation == 1 ? "" : "s", AL_PAPA_MIN_VALIDATION, AL_PAPA_MIN_SEEDS);
@@ -85,9 +108,40 @@ static void too_little(const al_papa_findings_input *in, const al_papa_config_su
                  AL_PAPA_MIN_SEEDS);
 }
 
+static void findings_of(const al_papa_findings_input *in, al_papa_findings *out);
+
 void al_papa_findings_of(const al_papa_findings_input *in, al_papa_findings *out) {
+    if (in->lower_is_better == 1) { /* the rule on the negated loss, the sentence in the loss's words */
+        al_papa_findings_input neg = *in;
+        al_papa_config_summary *s = malloc(sizeof *s * (size_t)(in->plan->n_configs ? in->plan->n_configs : 1));
+        const size_t n_scores = (size_t)in->plan->n_configs * (in->n_seeds > 0 ? in->n_seeds : 0);
+        double *scores = in->scores ? malloc(sizeof(double) * (n_scores ? n_scores : 1)) : NULL;
+        if (!s || (in->scores && !scores)) {
+            free(s), free(scores);
+            out->informative = out->constant_costs = AL_VERDICT_TOO_LITTLE_DATA;
+            snprintf(out->text, sizeof out->text, "No verdict: out of memory.");
+            return;
+        }
+        for (int c = 0; c < in->plan->n_configs; c++) s[c] = in->summary[c], s[c].mean = -s[c].mean;
+        for (size_t e = 0; scores && e < n_scores; e++) scores[e] = -in->scores[e];
+        neg.summary = s;
+        neg.scores = scores;
+        neg.lower_is_better = 2; /* negated: findings_of below prints in a loss's words */
+        al_papa_findings_of(&neg, out);
+        /* the pairs back in the loss's units: the full model minus the configuration (negative: a cost) */
+        out->full_minus_embeddings.mean = -out->full_minus_embeddings.mean;
+        out->full_minus_constant.mean = -out->full_minus_constant.mean;
+        free(s), free(scores);
+        return;
+    }
+    findings_of(in, out);
+}
+
+static void findings_of(const al_papa_findings_input *in, al_papa_findings *out) {
     const al_papa_plan *plan = in->plan;
     const al_papa_config_summary *s = in->summary;
+    const words w = words_of(in);
+    const double g = w.sg; /* a printed mean is g * s[c].mean */
     const char *metric = in->metric && in->metric[0] ? in->metric : "score";
     out->full = out->embeddings = out->all_constant = -1;
     for (int c = 0; c < plan->n_configs; c++) {
@@ -111,8 +165,8 @@ void al_papa_findings_of(const al_papa_findings_input *in, al_papa_findings *out
                         : a < 0  ? AL_VERDICT_UNDECIDED
                                  : clearly_above(s, &out->full_minus_constant, f, a, full);
     char pe[160], pa[160];
-    paired_text(&out->full_minus_embeddings, "full model", pe, sizeof pe);
-    paired_text(&out->full_minus_constant, "full model", pa, sizeof pa);
+    paired_text(&out->full_minus_embeddings, "full model", &w, pe, sizeof pe);
+    paired_text(&out->full_minus_constant, "full model", &w, pa, sizeof pa);
     const size_t size = sizeof out->text;
     if (little || out->informative == AL_VERDICT_TOO_LITTLE_DATA) {
         too_little(in, s, f, out->text, size);
@@ -136,36 +190,39 @@ void al_papa_findings_of(const al_papa_findings_input *in, al_papa_findings *out
                  s[f].mean, s[f].ci95, s[e].mean, s[e].ci95, pe);
     } else if (out->constant_costs == AL_VERDICT_YES) {
         snprintf(out->text, size,
-                 "Input-dependent attention matters here: with every head constant the %s falls from %.3f \xc2\xb1 %.3f "
-                 "to %.3f \xc2\xb1 %.3f (%.1f%% lower), %s%s.",
-                 metric, s[f].mean, s[f].ci95, s[a].mean, s[a].ci95, 100.0 * (s[f].mean - s[a].mean) / fabs(s[f].mean),
+                 "Input-dependent attention matters here: with every head constant the %s %s from %.3f \xc2\xb1 %.3f "
+                 "to %.3f \xc2\xb1 %.3f (%.1f%% %s), %s%s.",
+                 metric, w.falls, g * s[f].mean, s[f].ci95, g * s[a].mean, s[a].ci95,
+                 100.0 * (s[f].mean - s[a].mean) / fabs(s[f].mean), w.lower,
                  apart(s, f, a) ? "beyond both 95% intervals" : "beyond the paired 95% interval", pa);
     } else if (out->constant_costs == AL_VERDICT_NO && beyond_one(s, a, f)) {
         /* "no cost" holds, but "within the intervals" would not: the constant heads score higher, outside the
          * full model's interval */
         snprintf(out->text, size,
-                 "Constant attention costs nothing here: with every head constant the %s is %.3f \xc2\xb1 %.3f, higher "
+                 "Constant attention costs nothing here: with every head constant the %s is %.3f \xc2\xb1 %.3f, %s "
                  "than the full model's %.3f \xc2\xb1 %.3f (%.1f%%), %s%s%s.",
-                 metric, s[a].mean, s[a].ci95, s[f].mean, s[f].ci95, 100.0 * (s[a].mean - s[f].mean) / fabs(s[f].mean),
+                 metric, g * s[a].mean, s[a].ci95, w.higher, g * s[f].mean, s[f].ci95,
+                 100.0 * (s[a].mean - s[f].mean) / fabs(s[f].mean),
                  apart(s, a, f) ? "beyond both 95% intervals" : "outside each other's 95% intervals but not beyond both", pa,
                  out->informative == AL_VERDICT_YES ? "; the layers beat the embeddings alone" : "");
     } else if (out->constant_costs == AL_VERDICT_NO) {
         snprintf(out->text, size,
                  "Constant attention costs nothing measurable here: with every head constant the %s is %.3f \xc2\xb1 %.3f "
                  "against %.3f \xc2\xb1 %.3f for the full model, within the 95%% intervals%s%s.",
-                 metric, s[a].mean, s[a].ci95, s[f].mean, s[f].ci95, pa,
+                 metric, g * s[a].mean, s[a].ci95, g * s[f].mean, s[f].ci95, pa,
                  out->informative == AL_VERDICT_YES ? ", though the layers beat the embeddings alone: the average pattern serves as well as the real one" : "");
     } else if (a >= 0 && beyond_one(s, f, a)) {
         snprintf(out->text, size,
                  "Undecided, leaning to a cost: with every head constant the %s is %.3f \xc2\xb1 %.3f against %.3f "
-                 "\xc2\xb1 %.3f for the full model (%.1f%% lower), outside each other's 95%% intervals but not beyond "
-                 "both%s; run more seeds or examples to tell.",
-                 metric, s[a].mean, s[a].ci95, s[f].mean, s[f].ci95, 100.0 * (s[f].mean - s[a].mean) / fabs(s[f].mean), pa);
+                 "\xc2\xb1 %.3f for the full model (%.1f%% %s), outside each other's 95%% intervals but not beyond "
+                 "both%s; run more %s to tell.",
+                 metric, g * s[a].mean, s[a].ci95, g * s[f].mean, s[f].ci95,
+                 100.0 * (s[f].mean - s[a].mean) / fabs(s[f].mean), w.lower, pa, w.more);
     } else if (a >= 0) {
         snprintf(out->text, size,
                  "Undecided: with every head constant the %s is %.3f \xc2\xb1 %.3f against %.3f \xc2\xb1 %.3f for the full "
-                 "model%s; the intervals are too wide to tell whether constant attention costs anything; run more seeds "
-                 "or examples.", metric, s[a].mean, s[a].ci95, s[f].mean, s[f].ci95, pa);
+                 "model%s; the intervals are too wide to tell whether constant attention costs anything; run more %s.",
+                 metric, g * s[a].mean, s[a].ci95, g * s[f].mean, s[f].ci95, pa, w.more);
     } else {
         snprintf(out->text, size,
                  "No verdict on constant attention: the sweep has no configuration with every head constant%s.",

@@ -40,7 +40,8 @@ typedef struct al_papa_paired {
     double mean, ci95;
 } al_papa_paired;
 
-/* scores[c * n_seeds + s]: configuration c's score with seed s (NAN when it did not run). */
+/* scores[c * n_seeds + s]: configuration c's score with seed s (NAN when it did not run); any n_seeds (a language
+ * model's sweep pairs its documents). */
 al_papa_paired al_papa_paired_of(const double *scores, int n_seeds, int a, int b);
 
 typedef struct al_papa_findings_input {
@@ -51,6 +52,11 @@ typedef struct al_papa_findings_input {
     int n_validation; /* validation examples each probe was scored on; < 0: not known */
     int n_heads;      /* layers x heads */
     const char *metric;
+    /* A language model's sweep (papa_lm.h): the score is a loss (bits per token, lower is better) and the pairs
+     * are documents, not seeds. The same rule runs on the negated scores; the sentence prints the scores as they
+     * are, with the directions' words turned ("rises", "higher" for a cost) and "documents" for "seeds", and the
+     * paired differences are the loss's (full minus configuration: negative is a cost). */
+    int lower_is_better;
 } al_papa_findings_input;
 
 typedef struct al_papa_findings {

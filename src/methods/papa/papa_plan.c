@@ -59,14 +59,17 @@ al_status al_papa_plan_build(const al_papa_plan_request *req, al_papa_plan *plan
         for (int o = 0; !st && o < req->n_orders; o++)
             for (int i = 0; !st && i < req->n_k; i++)
                 st = add(plan, sweep_config(req->constants[c], req->orders[o], req->k[i], n_total), err);
-    if (!st && req->baselines) {
+    if (!st && req->baselines && req->causal) { /* a language model: every data-free kind on all heads */
+        for (int kind = AL_CONST_IDENTITY; !st && kind < AL_N_CONST_KINDS; kind++)
+            st = add(plan, sweep_config((al_papa_constant_kind)kind, AL_ORDER_FIRST_TO_LAST, n_total, n_total), err);
+    } else if (!st && req->baselines) {
         al_papa_config c;
         memset(&c, 0, sizeof c);
         c.what = AL_CFG_RIGHT_PAD;
         st = add(plan, c, err);
         c.what = AL_CFG_EMBEDDINGS_ONLY;
         if (!st) st = add(plan, c, err);
-        for (int kind = AL_CONST_IDENTITY; !st && kind < AL_N_CONST_KINDS; kind++)
+        for (int kind = AL_CONST_IDENTITY; !st && kind <= AL_CONST_LAST_ENCODER_BASELINE; kind++)
             st = add(plan, sweep_config((al_papa_constant_kind)kind, AL_ORDER_FIRST_TO_LAST, n_total, n_total), err);
     }
     return st;

@@ -34,7 +34,10 @@ typedef struct al_papa_plan_request {
     al_papa_order orders[AL_N_ORDERS];
     int n_k;
     int k[64];              /* heads replaced, ascending, distinct, each in [0, NL*H] */
-    int baselines;          /* 1: right-pad and embeddings-only runs, and every data-free kind at k = NL*H */
+    int baselines;          /* 1: right-pad and embeddings-only runs, and every data-free kind at k = NL*H
+                             * (an encoder's up to AL_CONST_LAST_ENCODER_BASELINE) */
+    int causal;             /* 1: a language model's sweep (papa_lm.h): its baselines are every data-free kind
+                             * at k = NL*H, no right-pad or embeddings-only run */
     int n_seeds;
 } al_papa_plan_request;
 

@@ -53,7 +53,7 @@ al_status al_papa_summarize(const al_papa_sweep_result *r, int n_heads, const ch
             row->paired = al_papa_paired_of(scores, n_seeds, full_config, c);
             if (c == full_config) row->paired.n = 0;
         }
-    const al_papa_findings_input in = {&r->plan, out->configs, scores, n_seeds, n_validation, n_heads, metric};
+    const al_papa_findings_input in = {&r->plan, out->configs, scores, n_seeds, n_validation, n_heads, metric, 0};
     al_papa_findings_of(&in, &out->findings);
     free(scores);
     return AL_OK;

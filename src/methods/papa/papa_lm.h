@@ -1,0 +1,57 @@
+/* papa_lm.h: PAPA on a causal language model (docs/papa.md, "Causal language models"): constant matrices averaged
+ * over the windows of a text (papa_causal.c), and the sweep of head configurations scored by the model's own
+ * next-token loss on held-out text (papa_lm.c, through lm_corpus.h's scorer) instead of by probes. The papa op
+ * (src/api/op_papa_lm.c) drives it. Not public. */
+#ifndef AL_METHODS_PAPA_LM_H
+#define AL_METHODS_PAPA_LM_H
+
+#include "../lm/lm_corpus.h"
+#include "papa_sweep.h"
+
+/* Fewer windows than this reach a row of the constants: the row takes the uniform prefix instead of an
+ * average of a handful of texts (docs/papa.md, "Causal language models"). */
+#define AL_PAPA_LM_MIN_WINDOWS 4
+
+/* The causal average over the windows of c (every head standard, eval mode): for each head and row i,
+ *   C[i, j] = (1 / n_i) sum over windows longer than i of A[i, j]   (j <= i; 0 above the diagonal),
+ * n_i the windows that reach position i: al_papa_sums' masked mean, whose count N[i, j] is n_i for every j <= i
+ * under right padding. A row that fewer than min_windows windows reach (rows past the corpus's longest window
+ * among them) is the uniform prefix 1 / (i + 1), for every head; *rows_filled counts those rows. C is
+ * [NL, H, W, W], W = c->window. batch_size windows per forward. */
+al_status al_papa_causal_constants(const al_model *model, const al_lm_corpus *c, int min_windows, int batch_size,
+                                   const al_forward_params *params, float *C, int *rows_filled, al_error *err);
+
+/* The sweep's result: per configuration the corpus's loss (nats per predicted token, its 95% interval over
+ * documents), each document's bits per token and the loss by position. */
+typedef struct al_papa_lm_result {
+    al_papa_plan plan;
+    int n_docs, window;
+    int *ran;               /* [n_configs] 1 where this run (its shard) scored the configuration */
+    al_lm_summary *summary; /* [n_configs] */
+    double *doc_bits;       /* [n_configs, n_docs] a document's bits per token, NAN: not run or no tokens */
+    double *pos_bits;       /* [n_configs, window] bits on the token after position i, NAN: no token there */
+    long long *doc_tokens;  /* [n_docs] predicted tokens per document (the same in every configuration) */
+    long long *pos_tokens;  /* [window] */
+    int *orders;            /* [AL_N_ORDERS, NL * H] the replacement orders, -1 where not computed */
+    double *importance;     /* [NL * H] layer-normalised gradient importance (order gradient), else NULL */
+    float *constants;       /* [NL, H, W, W] the averaged constants, NULL when no configuration needs them */
+    int min_windows_used;   /* the request's minimum of windows per row */
+    int rows_filled;        /* rows of the constants that took the uniform prefix */
+    int constants_windows, constants_docs; /* what the constants were averaged over */
+    double seconds_constants, seconds_importance, seconds_score;
+} al_papa_lm_result;
+
+/* The sweep on a causal model: q's plan (its causal flag set here), fractions or k, L as the window of both
+ * corpora, batch_size, rank.seed (the random order), importance_examples (windows the gradient order averages
+ * over), shard, constants (cached: skips the averaging), progress (stages "constants", "importance", "lm"; with
+ * plan_progress "configuration i of n"), cancel and pool. scored is the held-out corpus; averaged the text the
+ * constants and the gradient importance come from (may be NULL when no configuration needs them). The lambda
+ * orders are refused (docs/papa.md); gradient needs a family with a backward (GPT-2 here). */
+al_status al_papa_lm_run(al_model *model, const al_lm_corpus *scored, const al_lm_corpus *averaged,
+                         const al_papa_sweep_request *q, int min_windows, al_papa_lm_result *out, al_error *err);
+void al_papa_lm_result_free(al_papa_lm_result *r);
+
+/* Whether the plan of q needs averaged constants (a configuration with the average kind, before any is built). */
+int al_papa_lm_needs_average(const al_papa_plan *plan);
+
+#endif
