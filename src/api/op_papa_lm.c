@@ -161,14 +161,8 @@ static void put_config(al_reply_builder *rb, const al_papa_sweep_request *q, int
     if (constants_name) al_rb_str(rb, c, "constants_corpus_name", constants_name);
     al_rb_num(rb, c, "L", q->L);
     al_rb_num(rb, c, "min_windows", min_windows);
-    cJSON *a = al_rb_add(rb, c, "constants", cJSON_CreateArray());
-    for (int i = 0; a && i < q->plan.n_constants; i++)
-        al_rb_add(rb, a, NULL, cJSON_CreateString(al_papa_constant_name(q->plan.constants[i])));
-    a = al_rb_add(rb, c, "orders", cJSON_CreateArray());
-    for (int i = 0; a && i < q->plan.n_orders; i++) al_rb_add(rb, a, NULL, cJSON_CreateString(al_papa_order_name(q->plan.orders[i])));
-    a = al_rb_add(rb, c, "fractions", cJSON_CreateArray());
-    for (int i = 0; a && q->plan.n_k == 0 && i < q->n_fractions; i++) al_rb_add(rb, a, NULL, cJSON_CreateNumber(q->fractions[i]));
-    a = al_rb_add(rb, c, "k", cJSON_CreateArray());
+    al_papa_reply_plan_lists(rb, c, q);
+    cJSON *a = al_rb_add(rb, c, "k", cJSON_CreateArray());
     for (int i = 0; a && i < q->plan.n_k; i++) al_rb_add(rb, a, NULL, cJSON_CreateNumber(q->plan.k[i]));
     al_rb_bool(rb, c, "baselines", q->plan.baselines);
     al_rb_num(rb, c, "random_seed", (double)q->rank.seed);

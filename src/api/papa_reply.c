@@ -44,13 +44,7 @@ void al_papa_canonical_results(al_papa_sweep_result *r) {
 
 static cJSON *number_or_null(double v) { return isnan(v) ? cJSON_CreateNull() : cJSON_CreateNumber(v); }
 
-void al_papa_reply_config(al_reply_builder *rb, const al_papa_sweep_request *q, const char *preset, const al_task *task) {
-    cJSON *c = al_rb_add(rb, rb->root, "config", cJSON_CreateObject());
-    if (!c) return;
-    al_rb_str(rb, c, "preset", preset);
-    al_rb_str(rb, c, "task", task->id);
-    al_rb_num(rb, c, "L", q->L);
-    al_rb_str(rb, c, "layout", al_papa_layout_name(q->layout));
+void al_papa_reply_plan_lists(al_reply_builder *rb, cJSON *c, const al_papa_sweep_request *q) {
     cJSON *a = al_rb_add(rb, c, "constants", cJSON_CreateArray());
     for (int i = 0; a && i < q->plan.n_constants; i++)
         al_rb_add(rb, a, NULL, cJSON_CreateString(al_papa_constant_name(q->plan.constants[i])));
@@ -58,7 +52,17 @@ void al_papa_reply_config(al_reply_builder *rb, const al_papa_sweep_request *q, 
     for (int i = 0; a && i < q->plan.n_orders; i++) al_rb_add(rb, a, NULL, cJSON_CreateString(al_papa_order_name(q->plan.orders[i])));
     a = al_rb_add(rb, c, "fractions", cJSON_CreateArray());
     for (int i = 0; a && q->plan.n_k == 0 && i < q->n_fractions; i++) al_rb_add(rb, a, NULL, cJSON_CreateNumber(q->fractions[i]));
-    a = al_rb_add(rb, c, "seeds", cJSON_CreateArray());
+}
+
+void al_papa_reply_config(al_reply_builder *rb, const al_papa_sweep_request *q, const char *preset, const al_task *task) {
+    cJSON *c = al_rb_add(rb, rb->root, "config", cJSON_CreateObject());
+    if (!c) return;
+    al_rb_str(rb, c, "preset", preset);
+    al_rb_str(rb, c, "task", task->id);
+    al_rb_num(rb, c, "L", q->L);
+    al_rb_str(rb, c, "layout", al_papa_layout_name(q->layout));
+    al_papa_reply_plan_lists(rb, c, q);
+    cJSON *a = al_rb_add(rb, c, "seeds", cJSON_CreateArray());
     for (int i = 0; a && i < q->plan.n_seeds; i++) al_rb_add(rb, a, NULL, cJSON_CreateNumber((double)q->seeds[i]));
     al_rb_num(rb, c, "max_train", q->max_train);
     al_rb_num(rb, c, "max_validation", q->max_validation);

@@ -15,6 +15,8 @@ void al_papa_reply_digest(const al_papa_sweep_result *r, int n_heads, char out[7
  * computed from the printed values. */
 void al_papa_canonical_results(al_papa_sweep_result *r);
 /* "config": every option as resolved, so the reply alone reproduces the request. */
+/* The config's "constants", "orders" and "fractions" lists (every sweep's reply, encoder or language model). */
+void al_papa_reply_plan_lists(al_reply_builder *rb, cJSON *config, const al_papa_sweep_request *q);
 void al_papa_reply_config(al_reply_builder *rb, const al_papa_sweep_request *q, const char *preset, const al_task *task);
 /* "configs", "runs", "summary", "findings", "lambdas", "ranking_loss", "theta" and "orders". */
 al_status al_papa_reply_results(al_reply_builder *rb, const al_papa_sweep_result *r, int NL, int H, const char *metric,

@@ -20,22 +20,6 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-int al_papa_lm_needs_average(const al_papa_plan *plan) {
-    for (int c = 0; c < plan->n_configs; c++)
-        if (plan->configs[c].what == AL_CFG_SWEEP && plan->configs[c].k > 0 &&
-            plan->configs[c].constant == AL_CONST_AVERAGE)
-            return 1;
-    return 0;
-}
-
-static int uses_order(const al_papa_plan *plan, int n_total, al_papa_order order) {
-    for (int c = 0; c < plan->n_configs; c++) {
-        const al_papa_config *x = &plan->configs[c];
-        if (x->what == AL_CFG_SWEEP && x->k > 0 && x->k < n_total && x->order == order) return 1;
-    }
-    return 0;
-}
-
 void al_papa_lm_result_free(al_papa_lm_result *r) {
     free(r->ran), free(r->summary), free(r->doc_bits), free(r->pos_bits), free(r->doc_tokens), free(r->pos_tokens);
     free(r->orders), free(r->importance), free(r->constants);
@@ -99,7 +83,7 @@ static al_status build_orders(lm_sweep *s, const al_lm_corpus *averaged, const a
     if (!out->orders) return al_err(err, AL_ERR_OOM, "papa: out of memory");
     al_status st = AL_OK;
     float *scores = NULL;
-    if (uses_order(&out->plan, n, AL_ORDER_GRADIENT)) {
+    if (al_papa_plan_uses_order(&out->plan, n, AL_ORDER_GRADIENT)) {
         const double t0 = now_seconds();
         scores = malloc(sizeof(float) * (size_t)n);
         st = scores ? measure_importance(s, averaged, fp, err) : al_err(err, AL_ERR_OOM, "papa: out of memory");
@@ -188,11 +172,11 @@ al_status al_papa_lm_run(al_model *model, const al_lm_corpus *scored, const al_l
                           "language-model loss) is not built for causal models yet; use random, first_to_last, "
                           "last_to_first or gradient", al_papa_order_name(pr.orders[o]));
     al_status st = al_papa_plan_build(&pr, &out->plan, err);
-    if (!st && uses_order(&out->plan, n_total, AL_ORDER_GRADIENT))
+    if (!st && al_papa_plan_uses_order(&out->plan, n_total, AL_ORDER_GRADIENT))
         st = al_train_check_family(model, "request: field 'orders': 'gradient' (the language-model loss's head "
                                    "importance)", "; the other orders run", err);
-    const int need_avg = !st && al_papa_lm_needs_average(&out->plan) && !q->constants;
-    const int need_grad = !st && uses_order(&out->plan, n_total, AL_ORDER_GRADIENT);
+    const int need_avg = !st && al_papa_plan_uses_average(&out->plan) && !q->constants;
+    const int need_grad = !st && al_papa_plan_uses_order(&out->plan, n_total, AL_ORDER_GRADIENT);
     if ((need_avg || need_grad) && (!averaged || averaged->n_windows < 1))
         st = al_err(err, AL_ERR_INVALID, "request: field 'constants_corpus': the %s needs a text to average over "
                     "(a window of 2 tokens or more)", need_avg ? "average constant" : "gradient order");

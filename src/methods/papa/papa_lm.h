@@ -51,7 +51,4 @@ al_status al_papa_lm_run(al_model *model, const al_lm_corpus *scored, const al_l
                          const al_papa_sweep_request *q, int min_windows, al_papa_lm_result *out, al_error *err);
 void al_papa_lm_result_free(al_papa_lm_result *r);
 
-/* Whether the plan of q needs averaged constants (a configuration with the average kind, before any is built). */
-int al_papa_lm_needs_average(const al_papa_plan *plan);
-
 #endif

@@ -89,3 +89,18 @@ void al_papa_config_label(const al_papa_config *c, int n_heads_total, char *out,
     else if (c->k == n_heads_total) snprintf(out, cap, "%s all", al_papa_constant_name(c->constant));
     else snprintf(out, cap, "%s k=%d %s", al_papa_constant_name(c->constant), c->k, al_papa_order_name(c->order));
 }
+
+int al_papa_plan_uses_average(const al_papa_plan *plan) {
+    for (int c = 0; c < plan->n_configs; c++)
+        if (plan->configs[c].what == AL_CFG_SWEEP && plan->configs[c].k > 0 && plan->configs[c].constant == AL_CONST_AVERAGE)
+            return 1;
+    return 0;
+}
+
+int al_papa_plan_uses_order(const al_papa_plan *plan, int n_total, al_papa_order order) {
+    for (int c = 0; c < plan->n_configs; c++) {
+        const al_papa_config *x = &plan->configs[c];
+        if (x->what == AL_CFG_SWEEP && x->k > 0 && x->k < n_total && x->order == order) return 1;
+    }
+    return 0;
+}

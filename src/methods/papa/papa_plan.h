@@ -60,6 +60,11 @@ al_status al_papa_plan_build(const al_papa_plan_request *req, al_papa_plan *plan
  * shard, so its frozen features are computed once. */
 int al_papa_plan_in_shard(int config, int shard_index, int n_shards);
 
+/* Whether some configuration replaces heads by the corpus average (the constants must be averaged), and whether
+ * some configuration between none and all of the n_total heads follows `order` (its ranking must be computed). */
+int al_papa_plan_uses_average(const al_papa_plan *plan);
+int al_papa_plan_uses_order(const al_papa_plan *plan, int n_total, al_papa_order order);
+
 /* "average k=8 lambda", "full", "right_pad", "embeddings_only": a label for messages and replies. */
 void al_papa_config_label(const al_papa_config *c, int n_heads_total, char *out, size_t cap);
 

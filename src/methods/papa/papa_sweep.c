@@ -108,29 +108,9 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int uses_average(const al_papa_plan *plan) {
-    for (int c = 0; c < plan->n_configs; c++)
-        if (plan->configs[c].what == AL_CFG_SWEEP && plan->configs[c].k > 0 && plan->configs[c].constant == AL_CONST_AVERAGE)
-            return 1;
-    return 0;
-}
-
 static int uses_lambda(const al_papa_plan *plan, int n_total) {
-    for (int c = 0; c < plan->n_configs; c++) {
-        const al_papa_config *x = &plan->configs[c];
-        if (x->what == AL_CFG_SWEEP && x->k > 0 && x->k < n_total &&
-            (x->order == AL_ORDER_LAMBDA || x->order == AL_ORDER_REVERSED_LAMBDA))
-            return 1;
-    }
-    return 0;
-}
-
-static int uses_order(const al_papa_plan *plan, int n_total, al_papa_order order) {
-    for (int c = 0; c < plan->n_configs; c++) {
-        const al_papa_config *x = &plan->configs[c];
-        if (x->what == AL_CFG_SWEEP && x->k > 0 && x->k < n_total && x->order == order) return 1;
-    }
-    return 0;
+    return al_papa_plan_uses_order(plan, n_total, AL_ORDER_LAMBDA) ||
+           al_papa_plan_uses_order(plan, n_total, AL_ORDER_REVERSED_LAMBDA);
 }
 
 /* The task's metric and plain accuracy of one seed's predictions. */
@@ -235,7 +215,7 @@ static al_status build_constants(sweep_ctx *s, al_error *err) {
             st = al_papa_data_free(x->constant, s->L, C + (size_t)lh * s->L * s->L, err);
     }
     if (st) return st;
-    int need_avg = uses_average(&s->out->plan) || uses_lambda(&s->out->plan, s->NL * s->H);
+    int need_avg = al_papa_plan_uses_average(&s->out->plan) || uses_lambda(&s->out->plan, s->NL * s->H);
     if (!need_avg) return AL_OK;
     if (!s->kind_constants[AL_CONST_AVERAGE]) {
         s->kind_constants[AL_CONST_AVERAGE] = malloc(n_c * sizeof(float));
@@ -280,7 +260,7 @@ static al_status build_orders(sweep_ctx *s, al_error *err) {
         }
     }
     float *scores = NULL; /* the importance as the order sorts it */
-    if (!st && uses_order(&out->plan, n, AL_ORDER_GRADIENT)) {
+    if (!st && al_papa_plan_uses_order(&out->plan, n, AL_ORDER_GRADIENT)) {
         out->importance = malloc(sizeof(double) * (size_t)n);
         scores = malloc(sizeof(float) * (size_t)n);
         if (!out->importance || !scores) st = al_err(err, AL_ERR_OOM, "papa: out of memory");
