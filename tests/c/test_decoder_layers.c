@@ -217,8 +217,9 @@ static void check_ops(void) {
     CHECK(item(item(d0, "summary"), "perplexity_ci95") && cJSON_GetArraySize(item(d0, "bits_by_position")) > 10);
     CHECK(cJSON_GetNumberValue(item(item(j, "calibration"), "windows")) == 3);
     /* no block dropped is the lm op's corpus perplexity */
-    cJSON *lm = run(s, "{\"op\": \"lm\", \"model\": \"tiny\", " CORPUS "}", AL_OK, &r);
-    al_reply_free(&r);
+    al_reply r_lm;
+    cJSON *lm = run(s, "{\"op\": \"lm\", \"model\": \"tiny\", " CORPUS "}", AL_OK, &r_lm);
+    al_reply_free(&r_lm);
     CHECK(cJSON_GetNumberValue(item(item(lm, "summary"), "perplexity")) ==
           cJSON_GetNumberValue(item(item(d0, "summary"), "perplexity")));
     cJSON_Delete(lm);

@@ -241,6 +241,7 @@ static void test_corpus_batches(void) {
     for (int i = 0; i < 64; i++) by_pos += one.pos_nll[i], n_pos += one.pos_tokens[i];
     CHECK(n_doc == n_pos && n_doc == one.summary.tokens && one.pos_tokens[63] == 0);
     CHECK_NEAR(by_doc, by_pos, 1e-9 * by_doc);
+    al_lm_corpus_free(&c);
     CHECK(al_lm_corpus_build(m, text, "t.txt", 1, &c, &err) == AL_ERR_INVALID); /* c is left empty */
     /* documents: paragraphs when a blank line separates two lines, else one a line (JSONL aside) */
     char **docs = NULL;
