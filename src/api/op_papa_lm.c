@@ -27,13 +27,8 @@ int al_papa_is_lm_request(const cJSON *req) {
 }
 
 static void text_hash(const char *text, char out[72]) {
-    al_sha256 s;
-    uint8_t d[32];
     char hex[65];
-    al_sha256_init(&s);
-    al_sha256_update(&s, text, strlen(text));
-    al_sha256_final(&s, d);
-    al_sha256_hex(d, hex);
+    al_sha256_hex_of(text, strlen(text), hex);
     snprintf(out, 72, "sha256:%s", hex);
 }
 

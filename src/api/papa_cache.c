@@ -8,13 +8,8 @@
 #include "reply_digest.h"
 
 static void cache_name(const char *what, const char *key, char name[64]) {
-    al_sha256 s;
-    uint8_t d[32];
     char hex[65];
-    al_sha256_init(&s);
-    al_sha256_update(&s, key, strlen(key));
-    al_sha256_final(&s, d);
-    al_sha256_hex(d, hex);
+    al_sha256_hex_of(key, strlen(key), hex);
     snprintf(name, 64, "papa:%s:%.32s", what, hex);
 }
 

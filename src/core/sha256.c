@@ -92,3 +92,12 @@ void al_sha256_hex(const uint8_t digest[32], char hex[65]) {
     }
     hex[64] = '\0';
 }
+
+void al_sha256_hex_of(const void *data, size_t len, char hex[65]) {
+    al_sha256 s;
+    uint8_t d[32];
+    al_sha256_init(&s);
+    al_sha256_update(&s, data, len);
+    al_sha256_final(&s, d);
+    al_sha256_hex(d, hex);
+}

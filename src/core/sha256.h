@@ -19,5 +19,7 @@ void al_sha256_update(al_sha256 *s, const void *data, size_t len);
 void al_sha256_final(al_sha256 *s, uint8_t digest[32]);
 /* The digest as 64 lower-case hex digits and a NUL. */
 void al_sha256_hex(const uint8_t digest[32], char hex[65]);
+/* The hex digest of len bytes at once. */
+void al_sha256_hex_of(const void *data, size_t len, char hex[65]);
 
 #endif
