@@ -114,16 +114,7 @@ static al_status put_results(al_reply_builder *rb, const al_papa_lm_result *r, i
     al_papa_findings_input in = {&r->plan, cs, scores, D, docs_with_tokens, n_total, SCORE_NAME, 1};
     al_papa_findings fd;
     al_papa_findings_of(&in, &fd);
-    cJSON *fo = al_rb_add(rb, rb->root, "findings", cJSON_CreateObject());
-    al_rb_str(rb, fo, "informative", al_papa_verdict_codes[fd.informative]);
-    al_rb_str(rb, fo, "constant_costs", al_papa_verdict_codes[fd.constant_costs]);
-    if (fo) cJSON_AddItemToObject(fo, "full", fd.full < 0 ? cJSON_CreateNull() : cJSON_CreateNumber(fd.full));
-    if (fo) cJSON_AddItemToObject(fo, "embeddings_only", cJSON_CreateNull());
-    if (fo) cJSON_AddItemToObject(fo, "all_constant", fd.all_constant < 0 ? cJSON_CreateNull() : cJSON_CreateNumber(fd.all_constant));
-    al_papa_reply_paired(rb, fo, "full_minus_constant", &fd.full_minus_constant);
-    cJSON *words = al_rb_add(rb, fo, "words", cJSON_CreateObject());
-    for (int v = 0; words && v < AL_N_VERDICTS; v++) al_rb_str(rb, words, al_papa_verdict_codes[v], al_papa_verdict_words[v]);
-    al_rb_str(rb, fo, "text", fd.text);
+    al_papa_reply_findings(rb, &fd, 0);
     al_papa_reply_orders(rb, r->orders, NL, H);
     if (r->importance) {
         cJSON *imp = al_rb_add(rb, rb->root, "importance", cJSON_CreateArray());

@@ -141,20 +141,7 @@ al_status al_papa_reply_results(al_reply_builder *rb, const al_papa_sweep_result
         if (o) cJSON_AddItemToObject(o, "drop", number_or_null(row->drop));
         al_papa_reply_paired(rb, o, "paired", &row->paired);
     }
-    const al_papa_findings *fd = &sm->findings;
-    cJSON *fo = al_rb_add(rb, rb->root, "findings", cJSON_CreateObject());
-    al_rb_str(rb, fo, "informative", al_papa_verdict_codes[fd->informative]);
-    al_rb_str(rb, fo, "constant_costs", al_papa_verdict_codes[fd->constant_costs]);
-    const int compared[3] = {fd->full, fd->embeddings, fd->all_constant};
-    static const char *const compared_names[3] = {"full", "embeddings_only", "all_constant"};
-    for (int i = 0; i < 3; i++)
-        if (fo) cJSON_AddItemToObject(fo, compared_names[i], compared[i] < 0 ? cJSON_CreateNull() : cJSON_CreateNumber(compared[i]));
-    al_papa_reply_paired(rb, fo, "full_minus_embeddings", &fd->full_minus_embeddings);
-    al_papa_reply_paired(rb, fo, "full_minus_constant", &fd->full_minus_constant);
-    /* the one vocabulary of verdicts: code -> the word a reader sees (docs/papa.md) */
-    cJSON *words = al_rb_add(rb, fo, "words", cJSON_CreateObject());
-    for (int v = 0; words && v < AL_N_VERDICTS; v++) al_rb_str(rb, words, al_papa_verdict_codes[v], al_papa_verdict_words[v]);
-    al_rb_str(rb, fo, "text", fd->text);
+    al_papa_reply_findings(rb, &sm->findings, 1);
     if (r->theta) {
         cJSON *lam = al_rb_add(rb, rb->root, "lambdas", cJSON_CreateArray());
         for (int l = 0; lam && l < NL; l++) {
@@ -169,6 +156,22 @@ al_status al_papa_reply_results(al_reply_builder *rb, const al_papa_sweep_result
     al_papa_reply_orders(rb, r->orders, NL, H);
     free(sm);
     return AL_OK;
+}
+
+void al_papa_reply_findings(al_reply_builder *rb, const al_papa_findings *fd, int has_embeddings) {
+    cJSON *fo = al_rb_add(rb, rb->root, "findings", cJSON_CreateObject());
+    al_rb_str(rb, fo, "informative", al_papa_verdict_codes[fd->informative]);
+    al_rb_str(rb, fo, "constant_costs", al_papa_verdict_codes[fd->constant_costs]);
+    const int compared[3] = {fd->full, has_embeddings ? fd->embeddings : -1, fd->all_constant};
+    static const char *const compared_names[3] = {"full", "embeddings_only", "all_constant"};
+    for (int i = 0; i < 3; i++)
+        if (fo) cJSON_AddItemToObject(fo, compared_names[i], compared[i] < 0 ? cJSON_CreateNull() : cJSON_CreateNumber(compared[i]));
+    if (has_embeddings) al_papa_reply_paired(rb, fo, "full_minus_embeddings", &fd->full_minus_embeddings);
+    al_papa_reply_paired(rb, fo, "full_minus_constant", &fd->full_minus_constant);
+    /* the one vocabulary of verdicts: code -> the word a reader sees (docs/papa.md) */
+    cJSON *words = al_rb_add(rb, fo, "words", cJSON_CreateObject());
+    for (int v = 0; words && v < AL_N_VERDICTS; v++) al_rb_str(rb, words, al_papa_verdict_codes[v], al_papa_verdict_words[v]);
+    al_rb_str(rb, fo, "text", fd->text);
 }
 
 cJSON *al_papa_reply_config_entry(al_reply_builder *rb, cJSON *list, const al_papa_config *x, int n_total) {

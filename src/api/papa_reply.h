@@ -27,6 +27,10 @@ al_status al_papa_reply_results(al_reply_builder *rb, const al_papa_sweep_result
  * order whose first entry is -1 is left out). */
 cJSON *al_papa_reply_config_entry(al_reply_builder *rb, cJSON *list, const al_papa_config *x, int n_total);
 void al_papa_reply_paired(al_reply_builder *rb, cJSON *parent, const char *key, const al_papa_paired *p);
+/* The reply's "findings" (codes, the configurations compared, the paired differences, the verdict words, the
+ * sentence); has_embeddings 0 (a language model's sweep: no embeddings-only baseline) writes that baseline null
+ * and leaves out its difference. */
+void al_papa_reply_findings(al_reply_builder *rb, const al_papa_findings *fd, int has_embeddings);
 void al_papa_reply_orders(al_reply_builder *rb, const int *orders, int NL, int H);
 /* "task", "mlm_tokens" and "seconds". */
 void al_papa_reply_task(al_reply_builder *rb, const al_papa_sweep_result *r, const al_task *task);
