@@ -18,6 +18,11 @@ al_status al_api_require_causal(const al_api_model *m, al_error *err) {
 
 al_status al_api_read_corpus(const al_op_ctx *ctx, const al_api_model *m, al_lm_corpus *out, const char **label,
                              al_error *err) {
+    return al_api_read_corpus_window(ctx, m, al_api_max_tokens(m->model), out, label, err);
+}
+
+al_status al_api_read_corpus_window(const al_op_ctx *ctx, const al_api_model *m, int window, al_lm_corpus *out,
+                                    const char **label, al_error *err) {
     const char *corpus, *corpus_name;
     al_status st = al_req_string(ctx->req, "corpus", "corpus", 1, &corpus, err);
     if (!st) st = al_req_string(ctx->req, "corpus_name", "corpus_name", 0, &corpus_name, err);
@@ -25,7 +30,7 @@ al_status al_api_read_corpus(const al_op_ctx *ctx, const al_api_model *m, al_lm_
     if (!al_model_tokenizer(m->model))
         return al_err(err, AL_ERR_INVALID, "request: field 'corpus': model '%s' has no tokenizer files", m->id);
     *label = corpus_name ? corpus_name : "corpus";
-    return al_lm_corpus_build(m->model, corpus, *label, al_api_max_tokens(m->model), out, err);
+    return al_lm_corpus_build(m->model, corpus, *label, window, out, err);
 }
 
 void al_api_put_lm_summary(al_reply_builder *rb, cJSON *obj, const al_lm_summary *s) {

@@ -14,6 +14,9 @@ al_status al_api_require_causal(const al_api_model *m, al_error *err);
  * the field ('corpus': required, the model has no tokenizer) or the corpus and its document. */
 al_status al_api_read_corpus(const al_op_ctx *ctx, const al_api_model *m, al_lm_corpus *out, const char **label,
                              al_error *err);
+/* The same cut into windows of `window` tokens (>= 2; the streaming op's cache reads texts past the positions). */
+al_status al_api_read_corpus_window(const al_op_ctx *ctx, const al_api_model *m, int window, al_lm_corpus *out,
+                                    const char **label, al_error *err);
 
 /* The summary object: documents, tokens, cross-entropy in nats and bits with the interval, perplexity. */
 void al_api_put_lm_summary(al_reply_builder *rb, cJSON *obj, const al_lm_summary *s);

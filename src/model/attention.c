@@ -177,10 +177,11 @@ static void heads_task(void *arg, int t, int n_tasks, int thread) {
 }
 
 /* Layer l's queries, keys and values of rows x [rows, D] into q, k, v [rows, A] (k and v in their first KVW
- * columns: the key/value heads as projected), for the heads that need them, turned by the rule (rotary) at the
- * rows' positions pos. The forward (below) and the key/value cache (decode.c) share it: the same bits. */
-void al_fwd_project_qkv(const al_model *m, int layer, const al_head_policy *policies, al_threadpool *pool,
-                        const float *x, int n_rows, const int32_t *pos, float *q, float *k, float *v) {
+ * columns: the key/value heads as projected), for the heads that need them; al_fwd_project_qkv then turns them by the
+ * rule (rotary) at the rows' positions pos. The forward (below), the key/value cache (decode.c) and the rolling cache
+ * (decode_stream.c, which turns its keys by slot) share it: the same bits. */
+void al_fwd_project_qkv_unturned(const al_model *m, int layer, const al_head_policy *policies, al_threadpool *pool,
+                                 const float *x, int n_rows, float *q, float *k, float *v) {
     const al_config *c = &m->config;
     const al_layer_weights *lw = &m->w.layers[layer];
     const int D = c->hidden_size, H = c->n_heads, dh = c->head_dim, A = al_attn_width(c);
@@ -198,9 +199,15 @@ void al_fwd_project_qkv(const al_model *m, int layer, const al_head_policy *poli
         for (int r = 0; v_b && r < n_rows; r++)
             for (int j = 0; j < KVW; j++) v[(size_t)r * A + j] += v_b[j];
     }
+}
+
+void al_fwd_project_qkv(const al_model *m, int layer, const al_head_policy *policies, al_threadpool *pool,
+                        const float *x, int n_rows, const int32_t *pos, float *q, float *k, float *v) {
+    al_fwd_project_qkv_unturned(m, layer, policies, pool, x, n_rows, q, k, v);
     /* a turning rule (rotary) turns each row by its own position id (pos: a compact row's is not its index) */
+    const al_config *c = &m->config;
     const al_score_rule *rule = al_score_rule_of(c);
-    if (rule->turn) rule->turn(c, layer, q, k, A, pos, n_rows);
+    if (rule->turn) rule->turn(c, layer, q, k, al_attn_width(c), pos, n_rows);
 }
 
 void al_fwd_attention(const al_model *m, int layer, const al_head_policy *policies, const float *x,

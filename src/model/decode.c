@@ -88,24 +88,29 @@ static void layout(al_carver *cv, const al_config *c, int n, int T, scratch *s) 
     s->scores = al_carve_rows(cv, (size_t)n, (size_t)T);
 }
 
+void al_dec_attend(const al_config *c, const float *q, int n, int p0, const float *K, int ldk, const float *V, int ldv,
+                   int T, const al_causal_keys *keys, float *scores, float *ctx, float *attn) {
+    const int H = c->n_heads, dh = c->head_dim, A = al_attn_width(c), group = H / al_kv_heads(c);
+    for (int h = 0; h < H; h++) {
+        const int kv = (h / group) * dh;
+        al_gemm_nt(n, T, dh, 1.0f / sqrtf((float)dh), q + (size_t)h * dh, A, K + kv, ldk, scores, T, 0);
+        for (int r = 0; r < n; r++) al_causal_softmax_row(scores + (size_t)r * T, T, p0 + r, keys);
+        al_gemm_nn(n, dh, T, 1.0f, scores, T, V + kv, ldv, ctx + (size_t)h * dh, A, 0);
+        if (attn) memcpy(attn + (size_t)h * n * T, scores, sizeof(float) * (size_t)n * T);
+    }
+}
+
 /* Layer l's attention for the n new rows (their q, k, v in s) over the cache's p0 + n positions, into s->ctx. */
 static void attend(const al_model *m, al_kv_cache *kc, int l, int p0, int n, scratch *s, float *attn) {
     const al_config *c = &m->config;
-    const int H = c->n_heads, dh = c->head_dim, A = al_attn_width(c), KVW = al_kv_width(c), T = p0 + n;
-    const int group = H / al_kv_heads(c);
+    const int A = al_attn_width(c), KVW = al_kv_width(c);
     const al_causal_keys keys = {NULL, kc->pos, al_score_layer_begin(c, l, NULL, NULL, NULL).window, 0, 0};
     float *K = kc->keys + (size_t)l * kc->max_tokens * KVW, *Vc = kc->values + (size_t)l * kc->max_tokens * KVW;
     for (int r = 0; r < n; r++) {
         memcpy(K + (size_t)(p0 + r) * KVW, s->k + (size_t)r * A, sizeof(float) * (size_t)KVW);
         memcpy(Vc + (size_t)(p0 + r) * KVW, s->v + (size_t)r * A, sizeof(float) * (size_t)KVW);
     }
-    for (int h = 0; h < H; h++) {
-        const int kv = (h / group) * dh;
-        al_gemm_nt(n, T, dh, 1.0f / sqrtf((float)dh), s->q + (size_t)h * dh, A, K + kv, KVW, s->scores, T, 0);
-        for (int r = 0; r < n; r++) al_causal_softmax_row(s->scores + (size_t)r * T, T, p0 + r, &keys);
-        al_gemm_nn(n, dh, T, 1.0f, s->scores, T, Vc + kv, KVW, s->ctx + (size_t)h * dh, A, 0);
-        if (attn) memcpy(attn + (size_t)h * n * T, s->scores, sizeof(float) * (size_t)n * T);
-    }
+    al_dec_attend(c, s->q, n, p0, K, KVW, Vc, KVW, p0 + n, &keys, s->scores, s->ctx, attn);
 }
 
 al_status al_decode(const al_model *model, al_kv_cache *cache, const int32_t *ids, int n, al_threadpool *pool,

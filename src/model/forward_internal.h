@@ -93,6 +93,17 @@ void al_fwd_scatter_rows(float *dst, const float *src, size_t src_ld, const int3
  * need them, queries and keys turned by the score rule at positions pos (attention.c; decode.c shares it). */
 void al_fwd_project_qkv(const al_model *m, int layer, const al_head_policy *policies, al_threadpool *pool,
                         const float *x, int n_rows, const int32_t *pos, float *q, float *k, float *v);
+/* The same before the turn: what a cache that turns its keys by their slot (decode_stream.c) keeps. */
+void al_fwd_project_qkv_unturned(const al_model *m, int layer, const al_head_policy *policies, al_threadpool *pool,
+                                 const float *x, int n_rows, float *q, float *k, float *v);
+
+/* A cache's attention (decode.c, decode_stream.c): n query rows q [n, A] (turned) at positions p0 .. p0 + n - 1
+ * against T cached keys K and values V (row strides ldk, ldv; key/value heads as projected), per head the scores
+ * (1/sqrt(head_dim)), the causal rows' softmax under keys and P V into ctx [n, A]; attn [H, n, T] (may be NULL) the
+ * probabilities. scores: scratch [n, T]. The forward's kernels and order, so the forward's bits. */
+struct al_causal_keys;
+void al_dec_attend(const al_config *c, const float *q, int n, int p0, const float *K, int ldk, const float *V, int ldv,
+                   int T, const struct al_causal_keys *keys, float *scores, float *ctx, float *attn);
 
 /* Self-attention of one layer for one chunk: x [s->n_rows, D] -> s->ctx [s->n_rows, D] (before the output
  * projection). policies: this layer's [H] policies, or NULL (all standard). mask: [rows] 1/0.

@@ -190,6 +190,9 @@ static void check_forward_refusals(void) {
 
 static const cJSON *item(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
 
+/* one document of more than 40 tokens: read in texts of at most 40 through a cache of 2 + 8 slots */
+#define LONG_TEXT "The cat sat on the mat and the dog sat on the log while the bird sat on the wire, and then the cat " \
+                  "and the dog and the bird all went home to sleep, for the day had been a long one for all of them."
 #define CORPUS "\"corpus\": \"The first document is here, and it runs on for a while so that the window matters a " \
                "little.\\n\\nA second one, shorter.\\n\\nThe third document says the cat sat on the mat, then the " \
                "dog sat on the log, and the bird sat on the wire.\""
@@ -236,6 +239,35 @@ static void check_ops(void) {
     CHECK(cJSON_GetNumberValue(item(j, "positions")) == 64);
     cJSON_Delete(j), al_reply_free(&r);
 
+    /* positions in a rolling cache (docs/decoders.md, "Positions in the cache"): a cache that holds every token of a
+     * text shorter than the model's positions is the full forward, to the bit; a smaller one reads a longer text */
+    j = run(s, "{\"op\": \"streaming\", \"model\": \"tiny\", \"window\": 4, \"sinks\": 2, " CORPUS "}", AL_OK, &r);
+    al_reply rc;
+    cJSON *jc = run(s, "{\"op\": \"streaming\", \"model\": \"tiny\", \"window\": 60, \"sinks\": 4, \"positions\": "
+                       "\"cache\", " CORPUS "}", AL_OK, &rc);
+    const cJSON *full = item(item(item(j, "runs"), "full"), "bits_by_position");
+    const cJSON *cached = item(item(item(jc, "runs"), "window_sinks"), "bits_by_position");
+    CHECK(full && cached && cJSON_GetArraySize(cached) == cJSON_GetArraySize(full) && !strcmp(cJSON_GetStringValue(item(jc, "positions_mode")), "cache"));
+    for (int i = 0; full && cached && i < cJSON_GetArraySize(full); i++) {
+        const cJSON *a = cJSON_GetArrayItem(full, i), *b = cJSON_GetArrayItem(cached, i);
+        CHECK_MSG(cJSON_IsNull(a) ? cJSON_IsNull(b) : cJSON_GetNumberValue(a) == cJSON_GetNumberValue(b),
+                  "streaming: position %d of the full cache is not the full forward's", i);
+    }
+    CHECK(cJSON_GetNumberValue(item(item(item(item(j, "runs"), "full"), "summary"), "perplexity")) ==
+          cJSON_GetNumberValue(item(item(item(item(jc, "runs"), "full"), "summary"), "perplexity")));
+    cJSON_Delete(j), al_reply_free(&r);
+    cJSON_Delete(jc), al_reply_free(&rc);
+    j = run(s, "{\"op\": \"streaming\", \"model\": \"tiny\", \"window\": 8, \"sinks\": 2, \"positions\": \"cache\", "
+               "\"tokens\": 40, \"corpus\": \"" LONG_TEXT "\"}", AL_OK, &r);
+    CHECK(cJSON_GetNumberValue(item(j, "positions")) == 40 && cJSON_GetNumberValue(item(j, "model_positions")) == 64);
+    CHECK(cJSON_GetNumberValue(item(j, "windows")) >= 2 && cJSON_GetArraySize(item(item(item(j, "runs"), "window"),
+                                                                                      "bits_by_position")) == 39);
+    CHECK(cJSON_GetNumberValue(item(item(item(item(j, "runs"), "window_sinks"), "summary"), "tokens_predicted")) > 39);
+    cJSON_Delete(j), al_reply_free(&r);
+    expect_error(s, "{\"op\": \"streaming\", \"model\": \"tiny\", \"window\": 62, \"sinks\": 4, \"positions\": "
+                    "\"cache\", " CORPUS "}", "field 'sinks'");
+    expect_error(s, "{\"op\": \"streaming\", \"model\": \"tiny\", \"window\": 8, \"positions\": \"slots\", " CORPUS "}",
+                 "field 'positions'");
     expect_error(s, "{\"op\": \"streaming\", \"model\": \"tiny\", \"window\": 64, " CORPUS "}", "field 'window'");
     expect_error(s, "{\"op\": \"streaming\", \"model\": \"tiny\", \"window\": 0, " CORPUS "}", "field 'window'");
     expect_error(s, "{\"op\": \"streaming\", \"model\": \"tiny\", " CORPUS "}", "field 'window'");

@@ -35,9 +35,8 @@ void al_lm_rows_free(al_lm_rows *r) {
     memset(r, 0, sizeof *r);
 }
 
-/* One row of logits [V]: nll of target (-1: none), entropy, top k. */
-static void score_row(const float *x, int V, int target, int k, float *nll, float *entropy, int32_t *top_ids,
-                      float *top_p) {
+void al_lm_score_row(const float *x, int V, int target, int k, float *nll, float *entropy, int32_t *top_ids,
+                     float *top_p) {
     float mx = x[0];
     for (int v = 1; v < V; v++)
         if (x[v] > mx) mx = x[v];
@@ -98,7 +97,7 @@ al_status al_lm_score(const al_model *model, const al_batch *batch, const al_for
                 for (int j = 0; j < k; j++) ti[j] = -1, tp[j] = 0.0f;
                 continue;
             }
-            score_row(logits + (size_t)q * V, V, next_real ? batch->input_ids[t + 1] : -1, k, &rows->nll[t],
+            al_lm_score_row(logits + (size_t)q * V, V, next_real ? batch->input_ids[t + 1] : -1, k, &rows->nll[t],
                       &rows->entropy[t], ti, tp);
         }
     }

@@ -25,6 +25,11 @@ void al_lm_rows_free(al_lm_rows *r);
 al_status al_lm_score(const al_model *model, const al_batch *batch, const al_forward_params *params, al_lm_rows *rows,
                       al_error *err);
 
+/* One row of logits [V]: the nll of target (-1: none, NAN), the entropy and the top k (top_ids, top_p [k]; k may be
+ * 0), as al_lm_score fills a position; a cache that reads a token at a time (streaming) scores its rows here. */
+void al_lm_score_row(const float *x, int V, int target, int k, float *nll, float *entropy, int32_t *top_ids,
+                     float *top_p);
+
 /* The corpus's cross-entropy over documents d with nll_sum[d] nats on n[d] predicted tokens: the ratio sum nll /
  * sum n, and its 95% interval by the ratio estimator's standard error over documents (Student t, D - 1 degrees of
  * freedom; docs/decoders.md). With one document the interval is [NAN, NAN]. */

@@ -21,6 +21,15 @@ typedef enum al_stream_run {
 al_status al_streaming_score(const al_model *model, const al_lm_corpus *c, int recent, int sinks,
                              const al_forward_params *params, int batch_size, al_lm_corpus_loss *out, al_error *err);
 
+/* The same three runs read a token at a time through StreamingLLM's rolling cache with positions in the cache
+ * (src/model/stream_cache.h; docs/decoders.md, "Positions in the cache"): each window of c is one text, which may
+ * be longer than the model's positions (build c with the longest text to read). `window` keeps the recent keys,
+ * `window_sinks` those and the first sinks tokens (recent + sinks at most the model's positions); `full` keeps every
+ * key, so it predicts only from the model's positions (the tokens after them are not scored in that run). params:
+ * pool, cancel (checked at every token) and progress (stage "full", "window", "window_sinks"). */
+al_status al_streaming_cached(const al_model *model, const al_lm_corpus *c, int recent, int sinks,
+                              const al_forward_params *params, al_lm_corpus_loss *out, al_error *err);
+
 /* The mean loss (nats) over the predicted tokens at positions >= recent (those whose query no longer reads every
  * earlier key under the window) and their count; NAN and 0 when no window reaches that far. */
 void al_streaming_past_window(const al_lm_corpus_loss *loss, int recent, double *nats, long long *tokens);
