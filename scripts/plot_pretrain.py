@@ -7,6 +7,7 @@ order (sop.csv), that objective's batch accuracy and loss. With sentence order a
 losses.csv is the sum of the two objectives, so the masked-token curve takes its MLM part from sop.csv.
 Usage: /usr/bin/python3 scripts/plot_pretrain.py MODEL_DIR [OUT.png]"""
 import csv
+import json
 import os
 import sys
 
@@ -31,6 +32,12 @@ def main():
                    for r in csv.DictReader(f)]
         mlm_of = {st: m for st, m, _, _ in sop}
         losses = [mlm_of.get(st, x) for st, x in zip(steps, losses)]
+    # the objective from the run's recipe: "clm" (a decoder's next token) or the masked tokens of an encoder
+    causal = False
+    recipe = os.path.join(model_dir, "train_config.json")
+    if os.path.exists(recipe):
+        with open(recipe) as f:
+            causal = json.load(f).get("objective") == "clm"
     window = 50
     avg = []
     for i in range(len(losses)):
@@ -49,7 +56,7 @@ def main():
         fig, (ax, axp) = plt.subplots(1, 2, figsize=(12, 4), dpi=100, gridspec_kw={"width_ratios": [3, 2]})
     else:
         fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
-    ax.plot(steps, losses, color="#9ecae1", linewidth=0.6, label="training loss (masked tokens)")
+    ax.plot(steps, losses, color="#9ecae1", linewidth=0.6, label="training loss (%s)" % ("next token" if causal else "masked tokens"))
     ax.plot(steps, avg, color="#08519c", linewidth=1.5, label="%d-step moving average" % window)
     if rows:
         es = [int(r["step"]) for r in rows]
@@ -60,9 +67,12 @@ def main():
             import math
             ax.axhline(math.log(uni[-1]), color="#777777", linestyle="--", linewidth=1,
                        label="unigram baseline (held-out)")
+            if "bigram_perplexity" in rows[0]:
+                ax.axhline(math.log(float(rows[-1]["bigram_perplexity"])), color="#777777", linestyle=":",
+                           linewidth=1, label="bigram baseline (held-out)")
     ax.set_xlabel("step")
     ax.set_ylabel("cross-entropy (nats)")
-    ax.set_title(os.path.basename(os.path.normpath(model_dir)) + ": masked-language-model pretraining")
+    ax.set_title(os.path.basename(os.path.normpath(model_dir)) + ": %s pretraining" % ("causal language-model" if causal else "masked-language-model"))
     ax.grid(alpha=0.3)
     ax.legend()
     if patterns:
