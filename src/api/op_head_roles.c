@@ -67,15 +67,17 @@ static al_status run_unit(const al_model *model, const al_forward_params *p, con
     al_forward_outputs out = {0};
     out.attentions = attn;
     const size_t at = (size_t)u * AL_ROLE_N * units->NH;
-    al_status st = al_forward(model, &batch, p, &out, err);
-    if (!st) st = al_roles_unit(al_model_config(model), attn, L, offset, n, units->score + at, units->chance + at, err);
-    if (!st && nll) {
+    al_status st;
+    if (nll) { /* one forward for the attentions and the losses */
         al_lm_rows rows = {0};
         st = al_lm_rows_new(1, L, 0, &rows, err);
-        if (!st) st = al_lm_score(model, &batch, p, &rows, err);
+        if (!st) st = al_lm_score_outputs(model, &batch, p, &rows, &out, err);
         if (!st) memcpy(nll, rows.nll, sizeof(float) * (size_t)L);
         al_lm_rows_free(&rows);
+    } else {
+        st = al_forward(model, &batch, p, &out, err);
     }
+    if (!st) st = al_roles_unit(al_model_config(model), attn, L, offset, n, units->score + at, units->chance + at, err);
     return st;
 }
 

@@ -65,6 +65,11 @@ void al_lm_score_row(const float *x, int V, int target, int k, float *nll, float
 
 al_status al_lm_score(const al_model *model, const al_batch *batch, const al_forward_params *params, al_lm_rows *rows,
                       al_error *err) {
+    return al_lm_score_outputs(model, batch, params, rows, NULL, err);
+}
+
+al_status al_lm_score_outputs(const al_model *model, const al_batch *batch, const al_forward_params *params,
+                              al_lm_rows *rows, const al_forward_outputs *also, al_error *err) {
     if (!al_model_is_causal(model))
         return al_err(err, AL_ERR_INVALID, "lm: model is %s, not a causal language model",
                       al_arch_name(al_model_config(model)->arch));
@@ -78,6 +83,7 @@ al_status al_lm_score(const al_model *model, const al_batch *batch, const al_for
         return al_err(err, AL_ERR_OOM, "lm: out of memory for [%d, %d] hidden states", B, L);
     }
     al_forward_outputs out = {0};
+    if (also) out = *also;
     out.hidden_states = hidden;
     al_status st = al_forward(model, batch, params, &out, err);
     al_threadpool *pool = params ? params->pool : NULL;
@@ -98,7 +104,7 @@ al_status al_lm_score(const al_model *model, const al_batch *batch, const al_for
                 continue;
             }
             al_lm_score_row(logits + (size_t)q * V, V, next_real ? batch->input_ids[t + 1] : -1, k, &rows->nll[t],
-                      &rows->entropy[t], ti, tp);
+                            &rows->entropy[t], ti, tp);
         }
     }
     free(hidden), free(logits);

@@ -25,6 +25,12 @@ void al_lm_rows_free(al_lm_rows *r);
 al_status al_lm_score(const al_model *model, const al_batch *batch, const al_forward_params *params, al_lm_rows *rows,
                       al_error *err);
 
+/* The same, and the forward's other outputs the caller asks for in also (its attentions, values, ...; its
+ * hidden_states are the scoring's own and ignored): one forward where a caller needs the losses and more (head
+ * roles' repeats). also may be NULL. */
+al_status al_lm_score_outputs(const al_model *model, const al_batch *batch, const al_forward_params *params,
+                              al_lm_rows *rows, const al_forward_outputs *also, al_error *err);
+
 /* One row of logits [V]: the nll of target (-1: none, NAN), the entropy and the top k (top_ids, top_p [k]; k may be
  * 0), as al_lm_score fills a position; a cache that reads a token at a time (streaming) scores its rows here. */
 void al_lm_score_row(const float *x, int V, int target, int k, float *nll, float *entropy, int32_t *top_ids,
