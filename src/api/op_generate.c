@@ -14,6 +14,7 @@
 #include "../core/error.h"
 #include "../core/rng.h"
 #include "../core/seeds.h"
+#include "../methods/lm/lm_score.h"
 #include "../methods/lm/sampler.h"
 #include "api_internal.h"
 
@@ -196,14 +197,9 @@ al_status al_op_generate(al_op_ctx *ctx, al_error *err) {
                 if (next_logits[v] > mx) mx = next_logits[v];
             for (int v = 0; v < V; v++) z += al_det_exp((double)next_logits[v] - mx);
             int32_t best[20];
-            int nb = 0;
-            for (int v = 0; v < V; v++) { /* insertion into the n_alt best, ties: lower id first */
-                if (nb == n_alt && next_logits[v] <= next_logits[best[nb - 1]]) continue;
-                int j = nb < n_alt ? nb++ : n_alt - 1;
-                while (j > 0 && next_logits[v] > next_logits[best[j - 1]]) best[j] = best[j - 1], j--;
-                best[j] = v;
-            }
-            for (int j = 0; j < nb; j++) {
+            float best_p[20], nll, entropy; /* the lm op's top k (ties: lower id first); p in double below */
+            al_lm_score_row(next_logits, V, -1, n_alt, &nll, &entropy, best, best_p);
+            for (int j = 0; j < n_alt && best[j] >= 0; j++) {
                 cJSON *a = al_rb_add(rb, alts, NULL, cJSON_CreateObject());
                 al_rb_num(rb, a, "id", best[j]);
                 const char *as = tok ? al_tokenizer_id_to_token(tok, best[j]) : NULL;
