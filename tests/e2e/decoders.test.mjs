@@ -13,7 +13,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync,
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseSafetensors, serializeSafetensors } from '../../wasm/safetensors.mjs';
-import { cli, launchChromium, linkUrl, loadFromHub, modelReady, openUrl, root, skipReason, startMirror, startServer, writeModelIndex } from './helpers.mjs';
+import { cli, launchChromium, linkUrl, loadFromHub, modelReady, openUrl, root, runPanel, skipReason, startMirror, startServer, writeModelIndex } from './helpers.mjs';
 
 const skip = skipReason || (!existsSync(cli) ? `no CLI at ${cli}` : false);
 const FIXTURE = path.join(root, 'tests/fixtures/decoder_tiny_gpt2');
@@ -110,14 +110,6 @@ async function openPage(url = server.url) {
   return p;
 }
 
-// Runs a decoder panel (lm or gen) and waits for its runner to finish; returns the error line ('' when none).
-async function runPanel(p, prefix, panel) {
-  const before = await p.evaluate((id) => window.attnlab.panels[id].runs, panel);
-  await p.click(`#${prefix}-run`);
-  await p.waitForFunction(([id, n, pre]) => !window.attnlab.panels[id].frame.runner.current &&
-    (window.attnlab.panels[id].runs > n || !document.getElementById(`${pre}-error`).hidden), [panel, before, prefix], { timeout: 60000 });
-  return p.evaluate((pre) => { const e = document.getElementById(`${pre}-error`); return e.hidden ? '' : e.textContent; }, prefix);
-}
 
 // The language-model panel reads text; returns its sequence (the panel's error line must stay empty).
 async function readText(p, text) {

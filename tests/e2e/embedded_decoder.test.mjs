@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { cli, embeddedModelOnly, launchChromium, modelReady, openUrl, root, skipReason, startServer } from './helpers.mjs';
+import { cli, embeddedModelOnly, launchChromium, modelReady, openUrl, root, runPanel, skipReason, startServer } from './helpers.mjs';
 
 const MODEL = path.join(root, 'models/attnlab-mini-gpt');
 const skip = skipReason || (!existsSync(cli) ? `no CLI at ${cli}` : false) ||
@@ -34,13 +34,6 @@ const cliJson = (cmd, text, fields) => JSON.parse(execFileSync(cli, [cmd, MODEL,
   .flatMap(([k, v]) => [`--${k}`, String(v)]), '--json'], { encoding: 'utf8' }));
 const close = (a, b, tol = 1e-4) => Math.abs(a - b) <= tol * Math.max(1, Math.abs(b));
 
-async function runPanel(p, prefix, panel) {
-  const before = await p.evaluate((id) => window.attnlab.panels[id].runs, panel);
-  await p.click(`#${prefix}-run`);
-  await p.waitForFunction(([id, n, pre]) => !window.attnlab.panels[id].frame.runner.current &&
-    (window.attnlab.panels[id].runs > n || !document.getElementById(`${pre}-error`).hidden), [panel, before, prefix], { timeout: 120000 });
-  return p.evaluate((pre) => { const e = document.getElementById(`${pre}-error`); return e.hidden ? '' : e.textContent; }, prefix);
-}
 
 test('the embedded decoder loads, reads text and generates as the CLI does', { skip }, async () => {
   const p = await openUrl(browser, server.url);
@@ -50,7 +43,7 @@ test('the embedded decoder loads, reads text and generates as the CLI does', { s
   const text = 'the committee said that the city would pay for the new school .';
   await p.fill('#lm-text', text);
   await p.dispatchEvent('#lm-text', 'change');
-  assert.equal(await runPanel(p, 'lm', 'lm-panel'), '');
+  assert.equal(await runPanel(p, 'lm', 'lm-panel', 120000), '');
   const page = await p.evaluate(() => window.attnlab.panels['lm-panel'].last.sequences[0]);
   const ref = cliJson('lm', text, { top_k: 5 }).sequences[0];
   assert.deepEqual(page.ids, ref.ids, 'the tokenizer.json ids');
@@ -62,7 +55,7 @@ test('the embedded decoder loads, reads text and generates as the CLI does', { s
     await p.dispatchEvent(`#${id}`, 'change');
   }
   await p.dispatchEvent('#gen-prompt', 'change');
-  assert.equal(await runPanel(p, 'gen', 'generate-panel'), '');
+  assert.equal(await runPanel(p, 'gen', 'generate-panel', 120000), '');
   const got = await p.evaluate(() => window.attnlab.panels['generate-panel'].last.reply.generated.ids);
   const want = cliJson('generate', 'the man said that', { max_new_tokens: 8, temperature: 0 }).generated.ids;
   assert.deepEqual(got, want, 'greedy generation: the page\'s tokens are the CLI\'s');

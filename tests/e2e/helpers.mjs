@@ -214,3 +214,13 @@ export async function linkUrl(p) {
   await p.evaluate(() => window.attnlab.link.flush());
   return p.url();
 }
+
+// Runs one of a decoder's panels (its "<prefix>-run" button; panel: its window.attnlab.panels key, e.g. lm-panel or
+// generate-panel) and waits until its runner is done; returns the panel's error line ('' when none).
+export async function runPanel(p, prefix, panel, timeout = 60000) {
+  const before = await p.evaluate((id) => window.attnlab.panels[id].runs, panel);
+  await p.click(`#${prefix}-run`);
+  await p.waitForFunction(([id, n, pre]) => !window.attnlab.panels[id].frame.runner.current &&
+    (window.attnlab.panels[id].runs > n || !document.getElementById(`${pre}-error`).hidden), [panel, before, prefix], { timeout });
+  return p.evaluate((pre) => { const e = document.getElementById(`${pre}-error`); return e.hidden ? '' : e.textContent; }, prefix);
+}
