@@ -1,14 +1,14 @@
-// embedded_decoder.test.mjs: the embedded decoder of our own (models/attnlab-mini-gpt, a GPT-2 pretrained by
-// attnlab, float16 weights, a WordPiece tokenizer.json) as the page's model: it loads from models/index.json, the
+// embedded_decoder.test.mjs: the decoder of our own (models/attnlab-mini-gpt, a GPT-2 pretrained by attnlab,
+// float16 weights, a WordPiece tokenizer.json) as the page's embedded model: it loads from a models/index.json, the
 // explorer draws causal heads, the language-model panel's perplexity and greedy generation equal the CLI's on the
 // same folder, and the page reports no error.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { cli, embeddedModelOnly, launchChromium, modelReady, openUrl, root, runPanel, skipReason, startServer } from './helpers.mjs';
+import { cli, launchChromium, modelReady, openUrl, root, runPanel, skipReason, startServer, writeModelIndex } from './helpers.mjs';
 
 const MODEL = path.join(root, 'models/attnlab-mini-gpt');
 const skip = skipReason || (!existsSync(cli) ? `no CLI at ${cli}` : false) ||
@@ -20,7 +20,12 @@ let browser;
 before(async () => {
   if (skip) return;
   work = mkdtempSync(path.join(tmpdir(), 'attnlab-mini-gpt-'));
-  server = await startServer({ AL_MODELS_DIR: embeddedModelOnly(work, 'attnlab-mini-gpt') });
+  const models = path.join(work, 'models');
+  mkdirSync(models);
+  symlinkSync(MODEL, path.join(models, 'attnlab-mini-gpt'));
+  writeModelIndex(models, [{ id: 'attnlab-mini-gpt', name: 'attnlab mini GPT', default: true,
+                             files: ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json'] }]);
+  server = await startServer({ AL_MODELS_DIR: models });
   browser = await launchChromium();
 });
 
