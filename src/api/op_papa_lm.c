@@ -12,6 +12,7 @@
 #include "../core/det_math.h"
 #include "../core/error.h"
 #include "../methods/lm/lm_corpus.h"
+#include "../methods/measures/agreement_finding.h"
 #include "../methods/papa/papa_findings.h"
 #include "../methods/papa/papa_lm.h"
 #include "experiment_setup.h"
@@ -52,6 +53,34 @@ static al_status count_shared_documents(const char *scored, const char *averaged
 }
 
 static cJSON *bits_or_null(double nats) { return isfinite(nats) ? cJSON_CreateNumber(al_json_canonical(nats / LN2)) : cJSON_CreateNull(); }
+
+/* Order lambda's learned weights, as the encoder's reply gives them ("lambdas" [NL][H], "ranking_loss", "theta"), and
+ * "ranking": the windows trained on, the mixed model's loss there before and after (bits per token), and whether
+ * lambda moved (docs/findings.md: its span over the heads against AL_FINDING_LAMBDA_FLOOR). */
+static void put_lambdas(al_reply_builder *rb, const al_papa_lm_result *r, int NL, int H) {
+    double lo = INFINITY, hi = -INFINITY;
+    cJSON *lam = al_rb_add(rb, rb->root, "lambdas", cJSON_CreateArray());
+    for (int l = 0; l < NL; l++) {
+        cJSON *row = lam ? al_rb_add(rb, lam, NULL, cJSON_CreateArray()) : NULL;
+        for (int h = 0; h < H; h++) {
+            const double v = al_heads_lambda(r->theta[l * H + h]);
+            lo = v < lo ? v : lo, hi = v > hi ? v : hi;
+            if (row) al_rb_add(rb, row, NULL, cJSON_CreateNumber(v));
+        }
+    }
+    al_rb_num(rb, rb->root, "ranking_loss", r->rank_loss);
+    cJSON *th = al_rb_add(rb, rb->root, "theta", cJSON_CreateArray());
+    for (int i = 0; th && i < NL * H; i++) al_rb_add(rb, th, NULL, cJSON_CreateNumber(r->theta[i]));
+    cJSON *rk = al_rb_add(rb, rb->root, "ranking", cJSON_CreateObject());
+    al_rb_str(rb, rk, "loss", "next-token cross-entropy on the constants corpus's windows, the model frozen");
+    al_rb_num(rb, rk, "windows", r->rank_windows);
+    al_rb_num(rb, rk, "bits_before", al_json_canonical(r->rank_before / LN2));
+    al_rb_num(rb, rk, "bits_after", al_json_canonical(r->rank_after / LN2));
+    cJSON *mv = al_rb_add(rb, rk, "lambda", cJSON_CreateObject());
+    al_rb_num(rb, mv, "range", al_json_canonical(hi - lo));
+    al_rb_num(rb, mv, "floor", AL_FINDING_LAMBDA_FLOOR);
+    al_rb_bool(rb, mv, "learned", hi - lo >= AL_FINDING_LAMBDA_FLOOR);
+}
 
 /* Every number of the reply that a reader compares, canonical, then the digest and the findings. */
 static al_status put_results(al_reply_builder *rb, const al_papa_lm_result *r, int NL, int H, al_error *err) {
@@ -115,6 +144,7 @@ static al_status put_results(al_reply_builder *rb, const al_papa_lm_result *r, i
     al_papa_findings fd;
     al_papa_findings_of(&in, &fd);
     al_papa_reply_findings(rb, &fd, 0);
+    if (r->theta) put_lambdas(rb, r, NL, H);
     al_papa_reply_orders(rb, r->orders, NL, H);
     if (r->importance) {
         cJSON *imp = al_rb_add(rb, rb->root, "importance", cJSON_CreateArray());
@@ -133,6 +163,7 @@ static al_status put_results(al_reply_builder *rb, const al_papa_lm_result *r, i
             if (isfinite(r->pos_bits[(size_t)c * W + i]))
                 al_digest_line(&s, "pos %.0f %.17g\n", c * 100000.0 + i, al_json_canonical(r->pos_bits[(size_t)c * W + i]));
     }
+    for (int i = 0; r->theta && i < n_total; i++) al_digest_line(&s, "theta %.0f %.9g\n", i, r->theta[i]);
     al_digest_end(&s, dig);
     al_rb_str(rb, rb->root, "digest", dig);
     free(cs), free(scores);
@@ -184,7 +215,7 @@ al_status al_op_papa_lm(al_op_ctx *ctx, al_error *err) {
         return al_err(err, AL_ERR_INVALID, "request: field 'corpus': model '%s' has no tokenizer files", m->id);
     al_papa_sweep_request q;
     if ((st = al_experiment_read_fields(ctx->req, &q, err))) return st;
-    if (!cJSON_GetObjectItemCaseSensitive(ctx->req, "orders")) { /* the lambda default of the encoder is not built here */
+    if (!cJSON_GetObjectItemCaseSensitive(ctx->req, "orders")) { /* the encoder's default lambda trains: asked by name */
         static const al_papa_order lm_orders[] = {AL_ORDER_FIRST_TO_LAST, AL_ORDER_LAST_TO_FIRST, AL_ORDER_RANDOM};
         q.plan.n_orders = 3;
         memcpy(q.plan.orders, lm_orders, sizeof lm_orders);
@@ -263,7 +294,7 @@ al_status al_op_papa_lm(al_op_ctx *ctx, al_error *err) {
     for (const cJSON *it = outputs ? outputs->child : NULL; !st && it; it = it->next) {
         if (!cJSON_IsString(it) || strcmp(it->valuestring, "constants")) {
             st = al_err(err, AL_ERR_INVALID, "request: field 'outputs': a language model's sweep returns 'constants' "
-                        "only (no lambdas are learned)");
+                        "only (learned lambdas are in the reply's 'lambdas' and 'theta')");
         } else if (r.constants) {
             const int64_t shape[4] = {cfg->n_layers, cfg->n_heads, q.L, q.L};
             void *data;
