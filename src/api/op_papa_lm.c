@@ -289,6 +289,7 @@ al_status al_op_papa_lm(al_op_ctx *ctx, al_error *err) {
         al_rb_num(rb, tm, "constants", r.seconds_constants);
         al_rb_num(rb, tm, "importance", r.seconds_importance);
         al_rb_num(rb, tm, "lm", r.seconds_score);
+        if (r.theta) al_rb_num(rb, tm, "ranking", r.seconds_rank);
     }
     const cJSON *outputs = cJSON_GetObjectItemCaseSensitive(ctx->req, "outputs");
     for (const cJSON *it = outputs ? outputs->child : NULL; !st && it; it = it->next) {
