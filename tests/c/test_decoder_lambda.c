@@ -4,7 +4,9 @@
  * reference (autograd on the definition), and the same gradient against central finite differences of the C
  * loss. On the tiny GPT-2 of tests/fixtures/decoder_tiny_gpt2: the ranking's bits equal on 1 and 3 threads, and the
  * papa op with orders lambda and random end to end: lambdas per head, the loss before and after, lambda moved, the
- * same digest on 1 and 3 threads (pinned). */
+ * same digest on 1 and 3 threads (pinned); and the sweep in 3 shards merged by papa_merge into the unsharded reply
+ * (configs, runs, summary, findings, lambdas, orders, importance, corpus, constants and digest), with the parts it
+ * refuses named. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,6 +252,106 @@ static void test_op(void) {
     free(req), free(held), free(avg);
 }
 
+/* The papa request on the two texts with `extra` fields appended (", ..."). */
+static char *lm_request(const char *held, const char *avg, const char *extra) {
+    cJSON *q = cJSON_CreateObject();
+    cJSON_AddStringToObject(q, "op", "papa");
+    cJSON_AddStringToObject(q, "model", "tiny");
+    cJSON_AddStringToObject(q, "corpus", held);
+    cJSON_AddStringToObject(q, "constants_corpus", avg);
+    char *body = cJSON_PrintUnformatted(q);
+    cJSON_Delete(q);
+    const size_t n = strlen(body) + strlen(extra) + 2;
+    char *out = malloc(n);
+    body[strlen(body) - 1] = 0;
+    snprintf(out, n, "%s%s}", body, extra);
+    free(body);
+    return out;
+}
+
+static char *merge_request(cJSON *const *parts, int n) {
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "op", "papa_merge");
+    cJSON *list = cJSON_AddArrayToObject(m, "parts");
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(list, cJSON_Duplicate(parts[i], 1));
+    char *t = cJSON_PrintUnformatted(m);
+    cJSON_Delete(m);
+    return t;
+}
+
+/* The same JSON text for key in both replies. */
+static void same_item(const cJSON *a, const cJSON *b, const char *key) {
+    char *x = cJSON_PrintUnformatted(item(a, key)), *y = cJSON_PrintUnformatted(item(b, key));
+    CHECK_MSG(x && y && !strcmp(x, y), "'%s' differs after the merge:\n%.300s\n%.300s", key, x ? x : "(none)",
+              y ? y : "(none)");
+    free(x), free(y);
+}
+
+static void test_merge(void) {
+    char *held = make_text(24, 5, 11), *avg = make_text(12, 12, 5);
+    const char *common = ", \"L\": 32, \"min_windows\": 2, \"fractions\": [1, 0.5, 0.25, 0], \"orders\": [\"lambda\", "
+                         "\"random\", \"gradient\"], \"constants\": [\"average\", \"previous\"], \"ranking\": {\"epochs\": 2, "
+                         "\"batch_size\": 4, \"lr\": 0.05}";
+    al_session *s = session_with(2);
+    char *req = lm_request(held, avg, common);
+    al_reply rw;
+    cJSON *whole = run(s, req, AL_OK, &rw);
+    free(req);
+    cJSON *parts[3];
+    al_reply rp[3];
+    for (int i = 0; i < 3; i++) {
+        char extra[600];
+        snprintf(extra, sizeof extra, "%s, \"shard\": \"%d/3\"", common, i);
+        req = lm_request(held, avg, extra);
+        parts[i] = run(s, req, AL_OK, &rp[i]);
+        free(req);
+        CHECK(cJSON_GetArraySize(item(parts[i], "runs")) < cJSON_GetArraySize(item(whole, "runs")));
+        cJSON_DeleteItemFromObject(parts[i], "tensors");
+    }
+    cJSON *scrambled[3] = {parts[2], parts[0], parts[1]};
+    req = merge_request(scrambled, 3);
+    al_reply rm;
+    cJSON *merged = run(s, req, AL_OK, &rm);
+    free(req);
+    static const char *const keys[] = {"digest", "configs", "runs", "summary", "findings", "lambdas", "theta",
+                                       "ranking_loss", "ranking", "orders", "importance", "corpus", "constants",
+                                       "score", "hashes", "shape", NULL};
+    for (int k = 0; keys[k]; k++) same_item(whole, merged, keys[k]);
+    CHECK(item(merged, "merged_parts")->valueint == 3 && !item(item(merged, "config"), "shard"));
+    printf("decoder_lambda: 3 shards merged: digest %s = unsharded (%d configurations)\n",
+           cJSON_GetStringValue(item(merged, "digest")), cJSON_GetArraySize(item(whole, "configs")));
+    /* refused, named: a shard missing, one given twice, a whole reply (no shard's numbers), another corpus, an
+     * encoder's part beside a language model's */
+    req = merge_request(parts, 2);
+    expect_error(s, req, "shard 2/3 is missing");
+    free(req);
+    cJSON *twice[4] = {parts[0], parts[1], parts[2], parts[1]};
+    req = merge_request(twice, 4);
+    expect_error(s, req, "appears in two parts");
+    free(req);
+    req = merge_request(&whole, 1);
+    expect_error(s, req, "lm_shard");
+    free(req);
+    cJSON *other = cJSON_Duplicate(parts[1], 1);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(other, "hashes"), "corpus", cJSON_CreateString("sha256:0"));
+    cJSON *with_other[3] = {parts[0], other, parts[2]};
+    req = merge_request(with_other, 3);
+    expect_error(s, req, "parts[1]' (shard 1/3) comes from another request: its corpus hash differs");
+    free(req);
+    cJSON_DeleteItemFromObject(other, "score");
+    req = merge_request(with_other, 3);
+    expect_error(s, req, "parts[1]' is an encoder's");
+    free(req);
+    cJSON_Delete(other);
+    cJSON_Delete(merged);
+    al_reply_free(&rm);
+    for (int i = 0; i < 3; i++) cJSON_Delete(parts[i]), al_reply_free(&rp[i]);
+    cJSON_Delete(whole);
+    al_reply_free(&rw);
+    al_session_free(s);
+    free(held), free(avg);
+}
+
 int main(void) {
     test_golden("gpt2");
     test_golden("gpt2_prefixed");
@@ -257,5 +359,6 @@ int main(void) {
            "largest; central differences within %.2g\n", g_loss_err, g_grad_err, g_fd_err);
     test_rank_threads();
     test_op();
+    test_merge();
     return check_summary("decoder_lambda");
 }

@@ -184,6 +184,7 @@ static al_status build_kinds(lm_sweep *s, const al_lm_corpus *averaged, const al
             s->out->seconds_constants = now_seconds() - t0;
         }
         if (!st && x->constant == AL_CONST_AVERAGE) {
+            s->out->averaged = 1;
             s->out->constants = malloc(n_c * sizeof(float));
             if (!s->out->constants) return al_err(err, AL_ERR_OOM, "papa: out of memory");
             memcpy(s->out->constants, C, n_c * sizeof(float));
@@ -192,8 +193,8 @@ static al_status build_kinds(lm_sweep *s, const al_lm_corpus *averaged, const al
     return st;
 }
 
-static al_status alloc_result(al_papa_lm_result *r, const al_lm_corpus *scored, al_error *err) {
-    const int nc = r->plan.n_configs, D = scored->n_docs, W = scored->window;
+al_status al_papa_lm_result_alloc(al_papa_lm_result *r, int D, int W, al_error *err) {
+    const int nc = r->plan.n_configs;
     r->n_docs = D;
     r->window = W;
     r->ran = calloc((size_t)nc, sizeof(int));
@@ -248,7 +249,8 @@ al_status al_papa_lm_run(al_model *model, const al_lm_corpus *scored, const al_l
                         "than memory_mb = %zu (lower L or the kinds, or raise memory_mb)", n_kinds, s.NL, s.H, s.W, s.W,
                         mb, q->mem_limit >> 20);
     }
-    if (!st) st = alloc_result(out, scored, err);
+    if (!st) st = al_papa_lm_result_alloc(out, scored->n_docs, scored->window, err);
+    out->n_windows = scored->n_windows;
     if (st) return st;
     for (int c = 0; c < out->plan.n_configs; c++)
         if (al_papa_plan_in_shard(c, q->shard_index, q->n_shards)) s.n_steps++;

@@ -29,7 +29,7 @@ al_status al_papa_causal_constants(const al_model *model, const al_lm_corpus *c,
  * documents), each document's bits per token and the loss by position. */
 typedef struct al_papa_lm_result {
     al_papa_plan plan;
-    int n_docs, window;
+    int n_docs, window, n_windows; /* the scored corpus's documents, window and windows */
     int *ran;               /* [n_configs] 1 where this run (its shard) scored the configuration */
     al_lm_summary *summary; /* [n_configs] */
     double *doc_bits;       /* [n_configs, n_docs] a document's bits per token, NAN: not run or no tokens */
@@ -39,6 +39,7 @@ typedef struct al_papa_lm_result {
     int *orders;            /* [AL_N_ORDERS, NL * H] the replacement orders, -1 where not computed */
     double *importance;     /* [NL * H] layer-normalised gradient importance (order gradient), else NULL */
     float *constants;       /* [NL, H, W, W] the averaged constants, NULL when no configuration needs them */
+    int averaged;           /* 1: the average constants were computed or given (constants set by the sweep) */
     int min_windows_used;   /* the request's minimum of windows per row */
     int rows_filled;        /* rows of the constants that took the uniform prefix */
     int constants_windows, constants_docs; /* what the constants were averaged over */
@@ -69,5 +70,8 @@ al_status al_papa_lm_rank(al_model *model, const al_lm_corpus *c, const float *C
 al_status al_papa_lm_run(al_model *model, const al_lm_corpus *scored, const al_lm_corpus *averaged,
                          const al_papa_sweep_request *q, int min_windows, al_papa_lm_result *out, al_error *err);
 void al_papa_lm_result_free(al_papa_lm_result *r);
+/* The per-configuration arrays of r for r->plan's configurations, D documents and windows of W (none ran, every
+ * bits NAN): the sweep's, and papa_merge's when it rebuilds a sweep from its shards. */
+al_status al_papa_lm_result_alloc(al_papa_lm_result *r, int D, int W, al_error *err);
 
 #endif
