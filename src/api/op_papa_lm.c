@@ -10,6 +10,7 @@
 
 #include "../core/error.h"
 #include "../methods/lm/lm_corpus.h"
+#include "../methods/measures/agreement_finding.h"
 #include "../methods/papa/papa_lm.h"
 #include "experiment_setup.h"
 #include "op_heads.h"
@@ -144,6 +145,11 @@ al_status al_op_papa_lm(al_op_ctx *ctx, al_error *err) {
         put_config(rb, &q, min_windows, label, averaged_text ? alabel : NULL);
         st = al_papa_lm_reply_results(rb, &r, NL, H, err);
         if (!st && q.n_shards > 1) st = al_papa_lm_reply_shard(rb, &r, err); /* what papa_merge rebuilds from */
+        const double range = al_papa_lm_lambda_range(&r, NL * H);
+        if (r.theta && range < AL_FINDING_LAMBDA_FLOOR) /* docs/findings.md, "lambda did not learn a ranking" */
+            al_rb_warn(rb, "ranking: PAPA's lambda did not learn a ranking (its span over the heads is %.2g, below %g); "
+                       "raise ranking.lr (now %g) or ranking.epochs (now %d)", range, AL_FINDING_LAMBDA_FLOOR,
+                       (double)q.rank.lr, q.rank.epochs);
         if (r.averaged && r.rows_filled)
             al_rb_warn(rb, "constants: %d of the %d rows were reached by fewer than %d windows of '%s' and are "
                        "the uniform prefix (docs/papa.md, \"Causal language models\")", r.rows_filled, q.L,

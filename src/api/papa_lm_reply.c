@@ -23,17 +23,22 @@ static cJSON *bits_or_null(double nats) { return isfinite(nats) ? cJSON_CreateNu
 /* Order lambda's learned weights, as the encoder's reply gives them ("lambdas" [NL][H], "ranking_loss", "theta"), and
  * "ranking": the windows trained on, the mixed model's loss there before and after (bits per token), and whether
  * lambda moved (docs/findings.md: its span over the heads against AL_FINDING_LAMBDA_FLOOR). */
-static void put_lambdas(al_reply_builder *rb, const al_papa_lm_result *r, int NL, int H) {
+double al_papa_lm_lambda_range(const al_papa_lm_result *r, int n_heads) {
     double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; r->theta && i < n_heads; i++) {
+        const double v = al_heads_lambda(r->theta[i]);
+        lo = v < lo ? v : lo, hi = v > hi ? v : hi;
+    }
+    return r->theta ? hi - lo : NAN;
+}
+
+static void put_lambdas(al_reply_builder *rb, const al_papa_lm_result *r, int NL, int H) {
     cJSON *lam = al_rb_add(rb, rb->root, "lambdas", cJSON_CreateArray());
     for (int l = 0; l < NL; l++) {
         cJSON *row = lam ? al_rb_add(rb, lam, NULL, cJSON_CreateArray()) : NULL;
-        for (int h = 0; h < H; h++) {
-            const double v = al_heads_lambda(r->theta[l * H + h]);
-            lo = v < lo ? v : lo, hi = v > hi ? v : hi;
-            if (row) al_rb_add(rb, row, NULL, cJSON_CreateNumber(v));
-        }
+        for (int h = 0; row && h < H; h++) al_rb_add(rb, row, NULL, cJSON_CreateNumber(al_heads_lambda(r->theta[l * H + h])));
     }
+    const double range = al_papa_lm_lambda_range(r, NL * H);
     al_rb_num(rb, rb->root, "ranking_loss", r->rank_loss);
     cJSON *th = al_rb_add(rb, rb->root, "theta", cJSON_CreateArray());
     for (int i = 0; th && i < NL * H; i++) al_rb_add(rb, th, NULL, cJSON_CreateNumber(r->theta[i]));
@@ -43,9 +48,9 @@ static void put_lambdas(al_reply_builder *rb, const al_papa_lm_result *r, int NL
     al_rb_num(rb, rk, "bits_before", al_json_canonical(r->rank_before / LN2));
     al_rb_num(rb, rk, "bits_after", al_json_canonical(r->rank_after / LN2));
     cJSON *mv = al_rb_add(rb, rk, "lambda", cJSON_CreateObject());
-    al_rb_num(rb, mv, "range", al_json_canonical(hi - lo));
+    al_rb_num(rb, mv, "range", al_json_canonical(range));
     al_rb_num(rb, mv, "floor", AL_FINDING_LAMBDA_FLOOR);
-    al_rb_bool(rb, mv, "learned", hi - lo >= AL_FINDING_LAMBDA_FLOOR);
+    al_rb_bool(rb, mv, "learned", range >= AL_FINDING_LAMBDA_FLOOR);
 }
 
 /* Every number of the reply that a reader compares, canonical, then the digest and the findings. */

@@ -12,6 +12,9 @@ void al_papa_lm_reply_score(al_reply_builder *rb);
 /* "configs", "runs", "summary", "findings", the lambda order's "lambdas", "ranking_loss", "theta" and "ranking",
  * "orders", "importance", "digest", "corpus" and "constants": every number a reader compares. */
 al_status al_papa_lm_reply_results(al_reply_builder *rb, const al_papa_lm_result *r, int NL, int H, al_error *err);
+/* The span of lambda = sigmoid(theta) over the heads (NAN without theta): below AL_FINDING_LAMBDA_FLOOR lambda did not
+ * learn a ranking (docs/findings.md). */
+double al_papa_lm_lambda_range(const al_papa_lm_result *r, int n_heads);
 /* "lm_shard": what a shard's reply carries beyond the reply's rounded numbers so papa_merge can rebuild the whole
  * sweep exactly: each configuration it ran with its summary in nats (nats, lo, hi, documents, tokens), each
  * document's bits and the bits by position, the documents' predicted tokens, and the ranking's losses; each double as

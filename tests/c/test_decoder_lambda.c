@@ -200,6 +200,8 @@ static al_session *session_with(int threads) {
     return s;
 }
 
+static char *lm_request(const char *held, const char *avg, const char *extra);
+
 /* The sweep's digest with order lambda, pinned: it moves only when a number of the sweep does. */
 #define LAMBDA_DIGEST "sha256:ca4ee2c7863b6a484108dc45c8ecb5017250d9946c2fc0785739cc50467186ad"
 
@@ -249,6 +251,19 @@ static void test_op(void) {
     }
     CHECK_MSG(!strcmp(digest[0], digest[1]), "1 thread %s, 3 threads %s", digest[0], digest[1]);
     CHECK_MSG(!strcmp(digest[0], LAMBDA_DIGEST), "digest %s, pinned %s", digest[0], LAMBDA_DIGEST);
+    /* a learning rate too small to move lambda: said, by docs/findings.md's floor */
+    al_session *s = session_with(1);
+    char *flat = lm_request(held, avg, ", \"L\": 32, \"fractions\": [1, 0.5], \"orders\": [\"lambda\"], \"baselines\": false, "
+                                       "\"ranking\": {\"epochs\": 1, \"lr\": 1e-8}");
+    al_reply r;
+    cJSON *j = run(s, flat, AL_OK, &r);
+    CHECK(cJSON_IsFalse(item(item(item(j, "ranking"), "lambda"), "learned")));
+    char *w = cJSON_PrintUnformatted(item(j, "warnings"));
+    CHECK_MSG(w && strstr(w, "did not learn a ranking") && strstr(w, "ranking.lr (now 1e-08)"), "warnings: %s", w ? w : "");
+    free(w), free(flat);
+    cJSON_Delete(j);
+    al_reply_free(&r);
+    al_session_free(s);
     free(req), free(held), free(avg);
 }
 
