@@ -4,23 +4,19 @@
  * model's own next-token loss in bits per token (lower is better), the findings papa_findings.c's rule with the
  * direction turned. The reply keeps the encoder reply's shape where it can (configs, runs, summary, findings,
  * orders, digest) and adds the perplexity, the loss by position and the corpora's sizes. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/det_math.h"
 #include "../core/error.h"
 #include "../methods/lm/lm_corpus.h"
-#include "../methods/papa/papa_findings.h"
+#include "../methods/measures/agreement_finding.h"
 #include "../methods/papa/papa_lm.h"
 #include "experiment_setup.h"
 #include "op_heads.h"
+#include "papa_lm_reply.h"
 #include "papa_reply.h"
 #include "reply_digest.h"
-
-#define LN2 0.69314718055994530942
-#define SCORE_NAME "bits per token"
 
 int al_papa_is_lm_request(const cJSON *req) {
     return cJSON_GetObjectItemCaseSensitive(req, "corpus") != NULL;
@@ -49,94 +45,6 @@ static al_status count_shared_documents(const char *scored, const char *averaged
     al_lm_documents_free(a, na);
     al_lm_documents_free(b, nb);
     return st;
-}
-
-static cJSON *bits_or_null(double nats) { return isfinite(nats) ? cJSON_CreateNumber(al_json_canonical(nats / LN2)) : cJSON_CreateNull(); }
-
-/* Every number of the reply that a reader compares, canonical, then the digest and the findings. */
-static al_status put_results(al_reply_builder *rb, const al_papa_lm_result *r, int NL, int H, al_error *err) {
-    const int nc = r->plan.n_configs, D = r->n_docs, W = r->window, n_total = NL * H;
-    al_papa_config_summary *cs = calloc((size_t)nc, sizeof *cs);
-    double *scores = malloc(sizeof(double) * (size_t)nc * (D ? D : 1));
-    if (!cs || !scores) {
-        free(cs), free(scores);
-        return al_err(err, AL_ERR_OOM, "papa: out of memory for the summary");
-    }
-    int full = -1, docs_with_tokens = 0;
-    for (int d = 0; d < D; d++) docs_with_tokens += r->doc_tokens[d] > 0;
-    for (int c = 0; c < nc; c++) {
-        const al_lm_summary *s = &r->summary[c];
-        cs[c].has = r->ran[c];
-        cs[c].mean = al_json_canonical(s->nats / LN2);
-        cs[c].ci95 = s->documents >= 2 && isfinite(s->lo) ? al_json_canonical((s->hi - s->lo) / 2.0 / LN2) : NAN;
-        for (int d = 0; d < D; d++) scores[(size_t)c * D + d] = al_json_canonical(r->doc_bits[(size_t)c * D + d]);
-        if (r->ran[c] && r->plan.configs[c].k == 0 && full < 0) full = c;
-    }
-    cJSON *cfgs = al_rb_add(rb, rb->root, "configs", cJSON_CreateArray());
-    for (int c = 0; cfgs && c < nc; c++) {
-        cJSON *o = al_papa_reply_config_entry(rb, cfgs, &r->plan.configs[c], n_total);
-        if (!o || !r->ran[c]) continue;
-        const al_lm_summary *s = &r->summary[c];
-        al_rb_num(rb, o, "perplexity", al_json_canonical(al_det_exp(s->nats)));
-        if (s->documents >= 2 && isfinite(s->lo)) {
-            cJSON *pi = al_rb_add(rb, o, "perplexity_ci95", cJSON_CreateArray());
-            al_rb_add(rb, pi, NULL, cJSON_CreateNumber(al_json_canonical(al_det_exp(s->lo))));
-            al_rb_add(rb, pi, NULL, cJSON_CreateNumber(al_json_canonical(al_det_exp(s->hi))));
-        }
-        cJSON *pos = al_rb_add(rb, o, "bits_by_position", cJSON_CreateArray());
-        for (int i = 0; pos && i < W; i++) al_rb_add(rb, pos, NULL, bits_or_null(r->pos_bits[(size_t)c * W + i] * LN2));
-    }
-    /* one run per configuration (the encoder's runs are one per probe seed): its score in bits per token */
-    cJSON *runs = al_rb_add(rb, rb->root, "runs", cJSON_CreateArray());
-    for (int c = 0; runs && c < nc; c++) {
-        if (!r->ran[c]) continue;
-        cJSON *o = al_rb_add(rb, runs, NULL, cJSON_CreateObject());
-        al_rb_num(rb, o, "config", c);
-        al_rb_num(rb, o, "seed_index", 0);
-        al_rb_num(rb, o, "score", cs[c].mean);
-    }
-    cJSON *sum = al_rb_add(rb, rb->root, "summary", cJSON_CreateArray());
-    for (int c = 0; sum && c < nc; c++) {
-        if (!r->ran[c]) continue;
-        cJSON *o = al_rb_add(rb, sum, NULL, cJSON_CreateObject());
-        al_rb_num(rb, o, "config", c);
-        al_rb_num(rb, o, "n", r->summary[c].documents);
-        al_rb_num(rb, o, "tokens", (double)r->summary[c].tokens);
-        al_rb_num(rb, o, "mean", cs[c].mean);
-        cJSON_AddItemToObject(o, "ci95", isfinite(cs[c].ci95) ? cJSON_CreateNumber(cs[c].ci95) : cJSON_CreateNull());
-        /* the rise of the loss relative to the full model's (positive: the configuration costs) */
-        const double rise = full >= 0 ? (cs[c].mean - cs[full].mean) / fabs(cs[full].mean) : NAN;
-        cJSON_AddItemToObject(o, "drop", isfinite(rise) ? cJSON_CreateNumber(rise) : cJSON_CreateNull());
-        al_papa_paired p = {0, NAN, NAN};
-        if (c != full) p = al_papa_paired_of(scores, D, full, c);
-        al_papa_reply_paired(rb, o, "paired", &p);
-    }
-    al_papa_findings_input in = {&r->plan, cs, scores, D, docs_with_tokens, n_total, SCORE_NAME, 1};
-    al_papa_findings fd;
-    al_papa_findings_of(&in, &fd);
-    al_papa_reply_findings(rb, &fd, 0);
-    al_papa_reply_orders(rb, r->orders, NL, H);
-    if (r->importance) {
-        cJSON *imp = al_rb_add(rb, rb->root, "importance", cJSON_CreateArray());
-        for (int i = 0; imp && i < n_total; i++) al_rb_add(rb, imp, NULL, cJSON_CreateNumber(r->importance[i]));
-    }
-    /* the digest: every configuration's bits per token, each document's and each position's */
-    al_sha256 s;
-    char dig[72];
-    al_digest_begin(&s);
-    for (int c = 0; c < nc; c++) {
-        if (!r->ran[c]) continue;
-        al_digest_line(&s, "lm %.0f %.17g\n", c, cs[c].mean);
-        for (int d = 0; d < D; d++)
-            if (isfinite(scores[(size_t)c * D + d])) al_digest_line(&s, "doc %.0f %.17g\n", c * 100000.0 + d, scores[(size_t)c * D + d]);
-        for (int i = 0; i < W; i++)
-            if (isfinite(r->pos_bits[(size_t)c * W + i]))
-                al_digest_line(&s, "pos %.0f %.17g\n", c * 100000.0 + i, al_json_canonical(r->pos_bits[(size_t)c * W + i]));
-    }
-    al_digest_end(&s, dig);
-    al_rb_str(rb, rb->root, "digest", dig);
-    free(cs), free(scores);
-    return AL_OK;
 }
 
 static void put_config(al_reply_builder *rb, const al_papa_sweep_request *q, int min_windows, const char *corpus_name,
@@ -184,7 +92,7 @@ al_status al_op_papa_lm(al_op_ctx *ctx, al_error *err) {
         return al_err(err, AL_ERR_INVALID, "request: field 'corpus': model '%s' has no tokenizer files", m->id);
     al_papa_sweep_request q;
     if ((st = al_experiment_read_fields(ctx->req, &q, err))) return st;
-    if (!cJSON_GetObjectItemCaseSensitive(ctx->req, "orders")) { /* the lambda default of the encoder is not built here */
+    if (!cJSON_GetObjectItemCaseSensitive(ctx->req, "orders")) { /* the encoder's default lambda trains: asked by name */
         static const al_papa_order lm_orders[] = {AL_ORDER_FIRST_TO_LAST, AL_ORDER_LAST_TO_FIRST, AL_ORDER_RANDOM};
         q.plan.n_orders = 3;
         memcpy(q.plan.orders, lm_orders, sizeof lm_orders);
@@ -233,37 +141,30 @@ al_status al_op_papa_lm(al_op_ctx *ctx, al_error *err) {
             text_hash(averaged_text, ch);
             al_rb_str(rb, hashes, "constants_corpus", ch);
         }
-        cJSON *score = al_rb_add(rb, rb->root, "score", cJSON_CreateObject());
-        al_rb_str(rb, score, "name", "bits_per_token");
-        al_rb_str(rb, score, "direction", "lower is better");
-        al_rb_str(rb, score, "interval", "95%, ratio estimator over documents, Student t");
+        al_papa_lm_reply_score(rb);
         put_config(rb, &q, min_windows, label, averaged_text ? alabel : NULL);
-        st = put_results(rb, &r, NL, H, err);
-        cJSON *co = al_rb_add(rb, rb->root, "corpus", cJSON_CreateObject());
-        al_rb_num(rb, co, "documents", scored.n_docs);
-        al_rb_num(rb, co, "windows", scored.n_windows);
-        cJSON *pt = al_rb_add(rb, co, "tokens_by_position", cJSON_CreateArray());
-        for (int i = 0; pt && i < r.window; i++) al_rb_add(rb, pt, NULL, cJSON_CreateNumber((double)r.pos_tokens[i]));
-        if (r.constants) {
-            cJSON *cc = al_rb_add(rb, rb->root, "constants", cJSON_CreateObject());
-            al_rb_num(rb, cc, "documents", r.constants_docs);
-            al_rb_num(rb, cc, "windows", r.constants_windows);
-            al_rb_num(rb, cc, "rows_uniform_prefix", r.rows_filled);
-            if (r.rows_filled)
-                al_rb_warn(rb, "constants: %d of the %d rows were reached by fewer than %d windows of '%s' and are "
-                           "the uniform prefix (docs/papa.md, \"Causal language models\")", r.rows_filled, q.L,
-                           min_windows, alabel);
-        }
+        st = al_papa_lm_reply_results(rb, &r, NL, H, err);
+        if (!st && q.n_shards > 1) st = al_papa_lm_reply_shard(rb, &r, err); /* what papa_merge rebuilds from */
+        const double range = al_papa_lm_lambda_range(&r, NL * H);
+        if (r.theta && range < AL_FINDING_LAMBDA_FLOOR) /* docs/findings.md, "lambda did not learn a ranking" */
+            al_rb_warn(rb, "ranking: PAPA's lambda did not learn a ranking (its span over the heads is %.2g, below %g); "
+                       "raise ranking.lr (now %g) or ranking.epochs (now %d)", range, AL_FINDING_LAMBDA_FLOOR,
+                       (double)q.rank.lr, q.rank.epochs);
+        if (r.averaged && r.rows_filled)
+            al_rb_warn(rb, "constants: %d of the %d rows were reached by fewer than %d windows of '%s' and are "
+                       "the uniform prefix (docs/papa.md, \"Causal language models\")", r.rows_filled, q.L,
+                       min_windows, alabel);
         cJSON *tm = al_rb_add(rb, rb->root, "seconds", cJSON_CreateObject());
         al_rb_num(rb, tm, "constants", r.seconds_constants);
         al_rb_num(rb, tm, "importance", r.seconds_importance);
         al_rb_num(rb, tm, "lm", r.seconds_score);
+        if (r.theta) al_rb_num(rb, tm, "ranking", r.seconds_rank);
     }
     const cJSON *outputs = cJSON_GetObjectItemCaseSensitive(ctx->req, "outputs");
     for (const cJSON *it = outputs ? outputs->child : NULL; !st && it; it = it->next) {
         if (!cJSON_IsString(it) || strcmp(it->valuestring, "constants")) {
             st = al_err(err, AL_ERR_INVALID, "request: field 'outputs': a language model's sweep returns 'constants' "
-                        "only (no lambdas are learned)");
+                        "only (learned lambdas are in the reply's 'lambdas' and 'theta')");
         } else if (r.constants) {
             const int64_t shape[4] = {cfg->n_layers, cfg->n_heads, q.L, q.L};
             void *data;

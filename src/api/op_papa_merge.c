@@ -1,6 +1,7 @@
 /* op_papa_merge.c: the "papa_merge" op, shards back into one sweep (docs/papa-op.md, "Shards on a cluster"): the parts'
  * runs are put in (configuration, seed) order and the reply is rebuilt as the unsharded papa op builds it
- * (papa_reply.h), so the summaries, findings and digest are those of the whole sweep. */
+ * (papa_reply.h; a language model's sweep: papa_lm_reply.h), so the summaries, findings and digest are those of the
+ * whole sweep. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "papa_lm_reply.h"
 #include "papa_reply.h"
 
 /* A whole number in [-1e9, 1e9] as an int, else def: a part is a reply attnlab wrote, but the request may hold
@@ -77,10 +79,14 @@ static void shard_note(const cJSON *part, char *out, size_t size) {
 
 /* Why a part cannot join parts[0]'s sweep (docs/papa-op.md, "Shards on a cluster"), or NULL: its settings, its
  * model's or its task's content hash differ. */
-static const char *part_mismatch(const cJSON *part, const char *cfg0, const char *model0, const char *task0) {
+static const char *part_mismatch(const cJSON *part, const char *cfg0, const cJSON *hashes0) {
     const cJSON *hashes = cJSON_GetObjectItemCaseSensitive(part, "hashes");
-    if (strcmp(json_text(hashes, "model"), model0)) return "its model hash differs from parts[0]'s";
-    if (strcmp(json_text(hashes, "task"), task0)) return "its task hash differs from parts[0]'s";
+    if (strcmp(json_text(hashes, "model"), json_text(hashes0, "model"))) return "its model hash differs from parts[0]'s";
+    if (strcmp(json_text(hashes, "task"), json_text(hashes0, "task"))) return "its task hash differs from parts[0]'s";
+    /* a language model's sweep: the scored text and the averaged one */
+    if (strcmp(json_text(hashes, "corpus"), json_text(hashes0, "corpus"))) return "its corpus hash differs from parts[0]'s";
+    if (strcmp(json_text(hashes, "constants_corpus"), json_text(hashes0, "constants_corpus")))
+        return "its constants_corpus hash differs from parts[0]'s";
     char *cfg = config_text(part);
     const int same = cfg && cfg0 && !strcmp(cfg, cfg0);
     free(cfg);
@@ -118,15 +124,31 @@ static int run_order(const void *a, const void *b) {
     return x->config != y->config ? x->config - y->config : x->seed_index - y->seed_index;
 }
 
-static al_status merge_parts(const cJSON *parts, al_papa_sweep_result *r, int *NL, int *H, al_error *err) {
-    const cJSON *p0 = parts->child;
+/* parts[0]'s layers and heads. */
+static al_status read_shape(const cJSON *p0, int *NL, int *H, al_error *err) {
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(p0, "shape");
     *NL = json_int(shape, "n_layers", 0);
     *H = json_int(shape, "n_heads", 0);
     if (*NL < 1 || *H < 1 || *NL > 100000 || *H > 100000 || (long long)*NL * *H > 100000)
         return al_err(err, AL_ERR_INVALID, "request: field 'parts[0].shape' is missing or out of range");
+    return AL_OK;
+}
+
+/* Part index must come from parts[0]'s request (its settings, model and texts), else it is named. */
+static al_status check_part(const cJSON *p, int index, const char *cfg0, const cJSON *p0, al_error *err) {
+    const char *why = part_mismatch(p, cfg0, cJSON_GetObjectItemCaseSensitive(p0, "hashes"));
+    if (!why) return AL_OK;
+    char note[48];
+    shard_note(p, note, sizeof note);
+    return al_err(err, AL_ERR_INVALID, "request: field 'parts[%d]'%s comes from another request: %s", index, note, why);
+}
+
+static al_status merge_parts(const cJSON *parts, al_papa_sweep_result *r, int *NL, int *H, al_error *err) {
+    const cJSON *p0 = parts->child;
+    al_status st = read_shape(p0, NL, H, err);
+    if (st) return st;
     const int n_heads = *NL * *H;
-    al_status st = read_configs(p0, &r->plan, err);
+    st = read_configs(p0, &r->plan, err);
     if (st) return st;
     const int n_cfg = r->plan.n_configs;
     int max_runs = 0;
@@ -138,16 +160,9 @@ static al_status merge_parts(const cJSON *parts, al_papa_sweep_result *r, int *N
     if (!r->runs || !r->mlm_score || !r->mlm_accuracy || !r->orders) return al_err(err, AL_ERR_OOM, "papa_merge: out of memory");
     for (int c = 0; c < n_cfg; c++) r->mlm_score[c] = r->mlm_accuracy[c] = NAN;
     char *cfg0 = config_text(p0);
-    const char *model0 = json_text(cJSON_GetObjectItemCaseSensitive(p0, "hashes"), "model");
-    const char *task0 = json_text(cJSON_GetObjectItemCaseSensitive(p0, "hashes"), "task");
     int index = 0;
     for (const cJSON *p = parts->child; p && !st; p = p->next, index++) {
-        const char *why = part_mismatch(p, cfg0, model0, task0);
-        if (why) {
-            char note[48];
-            shard_note(p, note, sizeof note);
-            st = al_err(err, AL_ERR_INVALID, "request: field 'parts[%d]'%s comes from another request: %s", index, note, why);
-        }
+        st = check_part(p, index, cfg0, p0, err);
         const cJSON *runs = cJSON_GetObjectItemCaseSensitive(p, "runs");
         for (const cJSON *o = runs ? runs->child : NULL; o && !st; o = o->next) {
             al_papa_run_result *x = &r->runs[r->n_runs++];
@@ -205,6 +220,50 @@ static al_status merge_parts(const cJSON *parts, al_papa_sweep_result *r, int *N
     return AL_OK;
 }
 
+/* A language model's sweep from its shards (docs/papa-op.md, "A causal language model"): each shard's configurations
+ * and exact numbers (its "lm_shard") into one result, and the reply written by the papa op's own writer
+ * (papa_lm_reply.h), so its summaries, findings and digest are the unsharded sweep's. */
+static al_status merge_lm(al_op_ctx *ctx, const cJSON *parts, al_error *err) {
+    const cJSON *p0 = parts->child;
+    int NL = 0, H = 0, D = -1, W = -1;
+    al_papa_lm_result r;
+    memset(&r, 0, sizeof r);
+    al_status st = read_shape(p0, &NL, &H, err);
+    if (!st) st = read_configs(p0, &r.plan, err);
+    if (!st) {
+        D = json_int(cJSON_GetObjectItemCaseSensitive(p0, "corpus"), "documents", -1);
+        W = json_int(cJSON_GetObjectItemCaseSensitive(p0, "config"), "L", -1);
+        if (D < 0 || D > 1 << 24 || W < 2 || W > 1 << 16)
+            st = al_err(err, AL_ERR_INVALID, "request: field 'parts[0]': 'corpus.documents' and 'config.L' are missing "
+                        "or out of range");
+    }
+    if (!st) st = al_papa_lm_result_alloc(&r, D, W, err);
+    char *cfg0 = st ? NULL : config_text(p0);
+    int index = 0;
+    for (const cJSON *p = parts->child; p && !st; p = p->next, index++) {
+        st = check_part(p, index, cfg0, p0, err);
+        if (!st) st = al_papa_lm_read_shard(p, index, p == p0, NL, H, &r, err);
+    }
+    free(cfg0);
+    if (!st) st = check_shards(parts, err);
+    if (!st) {
+        al_reply_builder *rb = ctx->rb;
+        static const char *const copied[] = {"model", "engine", "shape", "hashes"};
+        for (size_t i = 0; i < sizeof copied / sizeof copied[0]; i++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(p0, copied[i]);
+            if (v) al_rb_add(rb, rb->root, copied[i], cJSON_Duplicate(v, 1));
+        }
+        al_papa_lm_reply_score(rb);
+        const cJSON *config = cJSON_GetObjectItemCaseSensitive(p0, "config");
+        if (config) al_rb_add(rb, rb->root, "config", cJSON_Duplicate(config, 1));
+        cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(rb->root, "config"), "shard");
+        al_rb_num(rb, rb->root, "merged_parts", cJSON_GetArraySize(parts));
+        st = al_papa_lm_reply_results(rb, &r, NL, H, err);
+    }
+    al_papa_lm_result_free(&r);
+    return st;
+}
+
 const al_req_field al_fields_papa_merge_own[] = {
     AL_F_ARRAY("parts", AL_FIELD_ANY, 1, 0, NULL, NULL, "the papa replies of a sharded sweep, one per shard"),
     AL_F_END,
@@ -218,13 +277,16 @@ al_status al_op_papa_merge(al_op_ctx *ctx, al_error *err) {
     for (const cJSON *p = parts->child; p; p = p->next)
         if (!cJSON_IsObject(p) || (strcmp(json_text(p, "op"), "papa") && strcmp(json_text(p, "op"), "papa_merge")))
             return al_err(err, AL_ERR_INVALID, "request: field 'parts' holds something other than a papa or papa_merge reply");
-    int index = 0; /* a language model's sweep (op_papa_lm.c) has other numbers: not merged yet, never misread */
+    /* a language model's sweep (op_papa_lm.c) has other numbers: its parts merge by its own reader, never mixed */
+    const int lm = cJSON_GetObjectItemCaseSensitive(parts->child, "score") != NULL;
+    int index = 0;
     for (const cJSON *p = parts->child; p; p = p->next, index++)
-        if (cJSON_GetObjectItemCaseSensitive(p, "score"))
-            return al_err(err, AL_ERR_INVALID, "request: field 'parts[%d]' is a language model's sweep (score %s), "
-                          "which papa_merge does not merge yet: run it unsharded", index,
-                          json_text(cJSON_GetObjectItemCaseSensitive(p, "score"), "name"));
+        if ((cJSON_GetObjectItemCaseSensitive(p, "score") != NULL) != lm)
+            return al_err(err, AL_ERR_INVALID, "request: field 'parts[%d]' is %s sweep and parts[0] is %s", index,
+                          lm ? "an encoder's (probes on a task)" : "a language model's", lm ? "a language model's" :
+                          "an encoder's (probes on a task)");
     al_op_warn_unknown(ctx);
+    if (lm) return merge_lm(ctx, parts, err);
     al_papa_sweep_result r;
     memset(&r, 0, sizeof r);
     int NL = 0, H = 0;

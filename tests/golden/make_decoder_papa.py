@@ -39,9 +39,10 @@ def constant_hat(C, m):
     return p / torch.clamp(p.abs().sum(dim=-1, keepdim=True), min=1e-12)
 
 
-def gpt2_pass(v, w, ids, mask, constant):
+def gpt2_pass(v, w, ids, mask, constant, lam=None):
     """One example [1, L]: per head the attention [NL, H, L, L] and the mean next-token loss; constant maps
-    (l, h) to the head's [L, L] constant (None: every head standard)."""
+    (l, h) to the head's [L, L] constant (None: every head standard). With lam [NL, H] (lambda's stage, PAPA's
+    mixture) a head of constant mixes instead: lam[l, h] * its softmax + (1 - lam[l, h]) * its constant."""
     p0 = v.get("prefix", "")
     D, H, NL = v["hidden"], v["heads"], v["layers"]
     dh = D // H
@@ -56,11 +57,15 @@ def gpt2_pass(v, w, ids, mask, constant):
         qkv = a @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]
         q, k, val = (dg.split_heads(qkv[..., s * D:(s + 1) * D], H, dh) for s in range(3))
         probs, vh, _ = dg.attend(q, k, val, ok, 1.0 / math.sqrt(dh))
-        probs = probs.clone()
+        heads = []
         for h in range(H):
+            ph = probs[0, h]
             if constant and (l, h) in constant:
-                probs[0, h] = constant_hat(constant[(l, h)], m)
-        attns[l] = probs[0]
+                ch = constant_hat(constant[(l, h)], m)
+                ph = ch if lam is None else lam[l, h] * ph + (1 - lam[l, h]) * ch
+            heads.append(ph)
+        probs = torch.stack(heads)[None]  # not in place: lam's gradient flows through
+        attns[l] = probs[0].detach()
         ctx = (probs @ vh).transpose(1, 2).reshape(1, Ln, D)
         x = x + ctx @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
         mm = dg.layer_norm(x, w[p + "ln_2.weight"], w[p + "ln_2.bias"], 1e-5)
@@ -69,19 +74,14 @@ def gpt2_pass(v, w, ids, mask, constant):
     x = dg.layer_norm(x, w[p0 + "ln_f.weight"], w[p0 + "ln_f.bias"], 1e-5)
     logp = torch.log_softmax(x @ w[p0 + "wte.weight"].T, dim=-1)
     n = int(mask[0].sum())
-    loss = torch.stack([-logp[0, i, ids[0, i + 1]] for i in range(n - 1)]).mean()
-    return attns, loss
+    nll = torch.stack([-logp[0, i, ids[0, i + 1]] for i in range(n - 1)])
+    return attns, (nll.sum() if lam is not None else nll.mean())
 
 
-def run(v):
-    d = os.path.join(dg.OUT, v["name"])
-    g = dg.read_safetensors_file(os.path.join(d, "golden.safetensors"))
-    ids, mask = g["input_ids"].long(), g["attention_mask"].long()
+def averaged_constants(v, w, ids, mask):
+    """The causal constants [NL, H, L, L] over the B examples (one window each) and each example's own loss [B]."""
     B, L = ids.shape
     NL, H = v["layers"], v["heads"]
-    w = dg.read_back(v, d)
-    if v.get("prefix") and (v["prefix"] + "wte.weight") not in w:
-        w = {v["prefix"] + n: t for n, t in w.items()}
     lengths = [int(mask[b].sum()) for b in range(B)]
     S = torch.zeros(NL, H, L, L)
     losses = torch.zeros(B)
@@ -96,6 +96,19 @@ def run(v):
             C[:, :, i, :i + 1] = 1.0 / (i + 1)
         else:
             C[:, :, i, :i + 1] = S[:, :, i, :i + 1] / reach
+    return C, losses
+
+
+def run(v):
+    d = os.path.join(dg.OUT, v["name"])
+    g = dg.read_safetensors_file(os.path.join(d, "golden.safetensors"))
+    ids, mask = g["input_ids"].long(), g["attention_mask"].long()
+    B, L = ids.shape
+    NL, H = v["layers"], v["heads"]
+    w = dg.read_back(v, d)
+    if v.get("prefix") and (v["prefix"] + "wte.weight") not in w:
+        w = {v["prefix"] + n: t for n, t in w.items()}
+    C, losses = averaged_constants(v, w, ids, mask)
     half = {(l, h): C[l, h] for l in range(NL) for h in range(H) if (l * H + h) % 2 == 0}
     every = {(l, h): C[l, h] for l in range(NL) for h in range(H)}
     losses_half = torch.tensor([float(gpt2_pass(v, w, ids[b:b + 1], mask[b:b + 1], half)[1]) for b in range(B)])

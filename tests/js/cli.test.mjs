@@ -387,3 +387,30 @@ test('export --vocab gives a decoder checkpoint its tokenizer.json (no special t
   assert.equal(r.code, 1);
   assert.match(r.stderr, /--vocab: .* is not a causal language model/);
 });
+
+test('papa on a language model with --orders lambda,random: PAPA\'s lambda against the next-token loss', opts, () => {
+  const tiny = path.join(root, 'tests/fixtures/decoder_tiny_gpt2');
+  const words = ['the', 'cat', 'sat', 'on', 'a', 'mat', 'and', 'dog', 'ran', 'far', 'from', 'home'];
+  const text = (n, seed) => Array.from({ length: n }, (_, d) =>
+    Array.from({ length: 10 }, (_, w) => words[(d * 7 + w * 5 + seed) % words.length]).join(' ') + '.').join('\n\n') + '\n';
+  const held = path.join(work, 'held.txt'), train = path.join(work, 'train.txt');
+  writeFileSync(held, text(12, 1));
+  writeFileSync(train, text(16, 4));
+  const args = ['papa', tiny, '--text-file', held, '--constants-file', train, '--orders', 'lambda,random', '--L', '32',
+                '--fractions', '1,0.5,0'];
+  const r = run(...args);
+  assert.equal(r.code, 0, r.stderr);
+  const reply = JSON.parse(r.stdout);
+  assert.deepEqual(reply.config.orders, ['lambda', 'random']);
+  assert.equal(reply.lambdas.length, 2);
+  assert.equal(reply.lambdas[0].length, 4);
+  assert.equal(reply.orders.lambda.length, 8);
+  assert.ok(reply.configs.some((c) => c.order === 'lambda'));
+  assert.equal(typeof reply.ranking.bits_before, 'number');
+  assert.equal(typeof reply.ranking.lambda.learned, 'boolean');
+  assert.equal(JSON.parse(run(...args).stdout).digest, reply.digest, 'the same digest twice');
+  // the lambdas need a text to learn on: without --constants-file the field is named
+  const bad = run('papa', tiny, '--text-file', held, '--orders', 'lambda');
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /constants_corpus/);
+});

@@ -22,7 +22,7 @@ static double now_seconds(void) {
 
 void al_papa_lm_result_free(al_papa_lm_result *r) {
     free(r->ran), free(r->summary), free(r->doc_bits), free(r->pos_bits), free(r->doc_tokens), free(r->pos_tokens);
-    free(r->orders), free(r->importance), free(r->constants);
+    free(r->orders), free(r->importance), free(r->constants), free(r->theta);
     memset(r, 0, sizeof *r);
 }
 
@@ -76,7 +76,59 @@ static al_status measure_importance(lm_sweep *s, const al_lm_corpus *c, const al
     return st;
 }
 
-static al_status build_orders(lm_sweep *s, const al_lm_corpus *averaged, const al_forward_params *fp, al_error *err) {
+static int uses_lambda(const al_papa_plan *plan, int n_total) {
+    return al_papa_plan_uses_order(plan, n_total, AL_ORDER_LAMBDA) ||
+           al_papa_plan_uses_order(plan, n_total, AL_ORDER_REVERSED_LAMBDA);
+}
+
+/* The mean next-token loss (nats) over the first n windows of c, every head MIX with its constant at
+ * lambda = sigmoid(theta) (theta NULL: 0.5), eval mode: the ranking's loss before and after it learns. */
+static al_status mixed_loss(lm_sweep *s, const al_lm_corpus *c, int n, const float *C, const float *theta,
+                            const al_forward_params *fp, double *nats, al_error *err) {
+    const int nh = s->NL * s->H;
+    al_head_policy *pol = calloc((size_t)nh, sizeof *pol);
+    if (!pol) return al_err(err, AL_ERR_OOM, "papa: out of memory");
+    for (int i = 0; i < nh; i++) {
+        pol[i].mode = AL_HEAD_MIX;
+        pol[i].lambda = theta ? (float)(1.0 / (1.0 + exp(-(double)theta[i]))) : 0.5f;
+        pol[i].constant = C + (size_t)i * s->W * s->W;
+    }
+    al_lm_corpus first = *c; /* the windows trained on */
+    first.n_windows = n;
+    al_lm_corpus_loss loss = {0};
+    al_forward_params p = *fp;
+    p.policies = pol;
+    al_status st = al_lm_corpus_loss_new(&first, &loss, err);
+    if (!st) st = al_lm_corpus_score(s->model, &first, &p, 8, &loss, err);
+    if (!st) *nats = loss.summary.nats;
+    al_lm_corpus_loss_free(&loss);
+    free(pol);
+    return st;
+}
+
+/* Order lambda's logits: al_papa_lm_rank on the averaged text's windows with its average constants, and the mixed
+ * model's loss on those windows before and after. */
+static al_status learn_lambda(lm_sweep *s, const al_lm_corpus *averaged, const float *C, const al_forward_params *fp,
+                              al_error *err) {
+    al_papa_lm_result *out = s->out;
+    const al_papa_rank_settings *rs = &s->q->rank;
+    const double t0 = now_seconds();
+    out->theta = malloc(sizeof(float) * (size_t)s->NL * s->H);
+    if (!out->theta) return al_err(err, AL_ERR_OOM, "papa: out of memory");
+    out->rank_windows = averaged->n_windows;
+    if (rs->max_examples > 0 && out->rank_windows > rs->max_examples) out->rank_windows = rs->max_examples;
+    al_forward_params p = *fp;
+    p.progress = relay;
+    p.progress_user = s;
+    al_status st = al_papa_lm_rank(s->model, averaged, C, rs, &p, out->theta, &out->rank_loss, err);
+    if (!st) st = mixed_loss(s, averaged, out->rank_windows, C, NULL, fp, &out->rank_before, err);
+    if (!st) st = mixed_loss(s, averaged, out->rank_windows, C, out->theta, fp, &out->rank_after, err);
+    out->seconds_rank = now_seconds() - t0;
+    return st;
+}
+
+static al_status build_orders(lm_sweep *s, const al_lm_corpus *averaged, const float *C_average,
+                              const al_forward_params *fp, al_error *err) {
     const int n = s->NL * s->H;
     al_papa_lm_result *out = s->out;
     out->orders = malloc(sizeof(int) * AL_N_ORDERS * (size_t)n);
@@ -90,13 +142,15 @@ static al_status build_orders(lm_sweep *s, const al_lm_corpus *averaged, const a
         for (int i = 0; !st && i < n; i++) scores[i] = (float)out->importance[i];
         out->seconds_importance = now_seconds() - t0;
     }
+    if (!st && uses_lambda(&out->plan, n)) st = learn_lambda(s, averaged, C_average, fp, err);
     for (int o = 0; o < AL_N_ORDERS && !st; o++) {
-        if (o == AL_ORDER_LAMBDA || o == AL_ORDER_REVERSED_LAMBDA || (o == AL_ORDER_GRADIENT && !scores)) {
+        const int lambda = o == AL_ORDER_LAMBDA || o == AL_ORDER_REVERSED_LAMBDA;
+        if ((lambda && !out->theta) || (o == AL_ORDER_GRADIENT && !scores)) {
             for (int i = 0; i < n; i++) out->orders[(size_t)o * n + i] = -1;
             continue;
         }
-        st = al_papa_head_order((al_papa_order)o, s->NL, s->H, scores, s->q->rank.seed,
-                                out->orders + (size_t)o * n, err);
+        st = al_papa_head_order((al_papa_order)o, s->NL, s->H, o == AL_ORDER_GRADIENT ? scores : out->theta,
+                                s->q->rank.seed, out->orders + (size_t)o * n, err);
     }
     free(scores);
     return st;
@@ -107,8 +161,10 @@ static al_status build_kinds(lm_sweep *s, const al_lm_corpus *averaged, const al
                              float *kinds[AL_N_CONST_KINDS], al_error *err) {
     const size_t per_head = (size_t)s->W * s->W, n_c = (size_t)s->NL * s->H * per_head;
     al_status st = AL_OK;
-    for (int c = 0; !st && c < s->out->plan.n_configs; c++) {
-        const al_papa_config *x = &s->out->plan.configs[c];
+    const int lambda = uses_lambda(&s->out->plan, s->NL * s->H); /* lambda mixes every head with its average */
+    for (int c = -lambda; !st && c < s->out->plan.n_configs; c++) {
+        const al_papa_config average = {.what = AL_CFG_SWEEP, .k = 1, .constant = AL_CONST_AVERAGE};
+        const al_papa_config *x = c < 0 ? &average : &s->out->plan.configs[c];
         if (x->what != AL_CFG_SWEEP || x->k == 0 || x->constant == AL_CONST_ZEROS || kinds[x->constant]) continue;
         float *C = kinds[x->constant] = malloc(n_c * sizeof *C);
         if (!C) return al_err(err, AL_ERR_OOM, "papa: out of memory for the constants [%d, %d, %d, %d]", s->NL, s->H,
@@ -128,6 +184,7 @@ static al_status build_kinds(lm_sweep *s, const al_lm_corpus *averaged, const al
             s->out->seconds_constants = now_seconds() - t0;
         }
         if (!st && x->constant == AL_CONST_AVERAGE) {
+            s->out->averaged = 1;
             s->out->constants = malloc(n_c * sizeof(float));
             if (!s->out->constants) return al_err(err, AL_ERR_OOM, "papa: out of memory");
             memcpy(s->out->constants, C, n_c * sizeof(float));
@@ -136,8 +193,8 @@ static al_status build_kinds(lm_sweep *s, const al_lm_corpus *averaged, const al
     return st;
 }
 
-static al_status alloc_result(al_papa_lm_result *r, const al_lm_corpus *scored, al_error *err) {
-    const int nc = r->plan.n_configs, D = scored->n_docs, W = scored->window;
+al_status al_papa_lm_result_alloc(al_papa_lm_result *r, int D, int W, al_error *err) {
+    const int nc = r->plan.n_configs;
     r->n_docs = D;
     r->window = W;
     r->ran = calloc((size_t)nc, sizeof(int));
@@ -166,22 +223,20 @@ al_status al_papa_lm_run(al_model *model, const al_lm_corpus *scored, const al_l
     pr.n_heads = s.H;
     pr.n_seeds = 1; /* one score per configuration: the interval is over documents */
     if (pr.n_k == 0) pr.n_k = al_papa_k_from_fractions(q->fractions, q->n_fractions, s.NL, s.H, pr.k);
-    for (int o = 0; o < pr.n_orders; o++)
-        if (pr.orders[o] == AL_ORDER_LAMBDA || pr.orders[o] == AL_ORDER_REVERSED_LAMBDA)
-            return al_err(err, AL_ERR_INVALID, "request: field 'orders': '%s' (lambda trained against the "
-                          "language-model loss) is not built for causal models yet; use random, first_to_last, "
-                          "last_to_first or gradient", al_papa_order_name(pr.orders[o]));
     al_status st = al_papa_plan_build(&pr, &out->plan, err);
     if (!st && al_papa_plan_uses_order(&out->plan, n_total, AL_ORDER_GRADIENT))
         st = al_train_check_family(model, "request: field 'orders': 'gradient' (the language-model loss's head "
                                    "importance)", "; the other orders run", err);
+    const int need_lambda = !st && uses_lambda(&out->plan, n_total);
+    if (need_lambda) st = al_train_check_family(model, AL_PAPA_LM_LAMBDA_WHAT, AL_PAPA_LM_LAMBDA_INSTEAD, err);
     const int need_avg = !st && al_papa_plan_uses_average(&out->plan) && !q->constants;
     const int need_grad = !st && al_papa_plan_uses_order(&out->plan, n_total, AL_ORDER_GRADIENT);
-    if ((need_avg || need_grad) && (!averaged || averaged->n_windows < 1))
+    if ((need_avg || need_grad || need_lambda) && !st && (!averaged || averaged->n_windows < 1))
         st = al_err(err, AL_ERR_INVALID, "request: field 'constants_corpus': the %s needs a text to average over "
-                    "(a window of 2 tokens or more)", need_avg ? "average constant" : "gradient order");
+                    "(a window of 2 tokens or more)", need_avg ? "average constant" : need_grad ? "gradient order"
+                    : "lambda order");
     if (!st && q->mem_limit) { /* one [NL, H, L, L] matrix per kind used, and the averaging pass's attention */
-        int n_kinds = 1;
+        int n_kinds = 1 + (uses_lambda(&out->plan, n_total) && !al_papa_plan_uses_average(&out->plan));
         for (int k = 0; k < AL_N_CONST_KINDS; k++)
             for (int c = 0; c < out->plan.n_configs; c++)
                 if (out->plan.configs[c].k > 0 && (int)out->plan.configs[c].constant == k && k != AL_CONST_ZEROS) {
@@ -194,7 +249,8 @@ al_status al_papa_lm_run(al_model *model, const al_lm_corpus *scored, const al_l
                         "than memory_mb = %zu (lower L or the kinds, or raise memory_mb)", n_kinds, s.NL, s.H, s.W, s.W,
                         mb, q->mem_limit >> 20);
     }
-    if (!st) st = alloc_result(out, scored, err);
+    if (!st) st = al_papa_lm_result_alloc(out, scored->n_docs, scored->window, err);
+    out->n_windows = scored->n_windows;
     if (st) return st;
     for (int c = 0; c < out->plan.n_configs; c++)
         if (al_papa_plan_in_shard(c, q->shard_index, q->n_shards)) s.n_steps++;
@@ -205,7 +261,7 @@ al_status al_papa_lm_run(al_model *model, const al_lm_corpus *scored, const al_l
     al_head_policy *policies = malloc(sizeof(al_head_policy) * (size_t)n_total);
     if (!policies) st = al_err(err, AL_ERR_OOM, "papa: out of memory");
     if (!st) st = build_kinds(&s, averaged, &fp, kinds, err);
-    if (!st) st = build_orders(&s, averaged, &fp, err);
+    if (!st) st = build_orders(&s, averaged, kinds[AL_CONST_AVERAGE], &fp, err);
     al_lm_corpus_loss loss = {0};
     if (!st) st = al_lm_corpus_loss_new(scored, &loss, err);
     const double t0 = now_seconds();

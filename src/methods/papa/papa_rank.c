@@ -1,8 +1,9 @@
 /* papa_rank.c: ranking heads by a learned weight (docs/papa.md#ranking-heads-by-a-learned-weight-lambda).
  * Every head mixes its softmax with its constant, P = sigmoid(theta) S + (1 - sigmoid(theta)) C_hat, and
- * only theta (one logit per head) and a fresh probe learn, through the frozen encoder. Each step runs on
- * the generic sharded trainer (src/train/shards.h): per shard, forward, probe rows, probe loss and its
- * gradient, scattered back into the hidden states, backward to theta. */
+ * only theta (one logit per head) and a fresh probe learn, through the frozen encoder. The loop is the lambda
+ * stage's (papa_theta.c, shared with the causal model's next-token loss); this file brings the probe's loss:
+ * per shard, forward, probe rows, probe loss and its gradient, scattered back into the hidden states, backward
+ * to theta. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "../../train/shards.h"
 #include "../../train/train.h"
 #include "papa_sweep.h"
+#include "papa_theta.h"
 
 /* One shard's probe and scratch (each shard runs in its own thread). */
 typedef struct shard_state {
@@ -28,7 +30,8 @@ typedef struct rank_step {
     int L, token_task;
     const int32_t *ids, *mask, *types, *labels; /* this step's batch, [B, L] (labels [B] or [B, L]) */
     shard_state *shards;
-    int probe_slot;
+    int probe_slot, n_shards;
+    const al_papa_inputs *train;
 } rank_step;
 
 static al_status shard_loss(void *user, const al_shard_job *job, float *loss, double *weight, al_error *err) {
@@ -78,6 +81,29 @@ static void free_shards(shard_state *ss, int n) {
     free(ss);
 }
 
+/* The step's examples into the batch buffers the shards read. */
+static void fill_batch(void *user, const int32_t *examples, int nb) {
+    rank_step *rs = user;
+    const al_papa_inputs *train = rs->train;
+    const int L = rs->L;
+    int32_t *lab = (int32_t *)rs->labels;
+    for (int b = 0; b < nb; b++) {
+        const int x = examples[b];
+        memcpy((int32_t *)rs->ids + (size_t)b * L, train->ids + (size_t)x * L, sizeof(int32_t) * L);
+        memcpy((int32_t *)rs->mask + (size_t)b * L, train->mask + (size_t)x * L, sizeof(int32_t) * L);
+        memcpy((int32_t *)rs->types + (size_t)b * L, train->type_ids + (size_t)x * L, sizeof(int32_t) * L);
+        if (train->token_task) memcpy(lab + (size_t)b * L, train->labels + (size_t)x * L, sizeof(int32_t) * L);
+        else lab[b] = train->labels[x];
+    }
+}
+
+/* The probe's parameters of this step in every shard. */
+static void set_probe(void *user, const float *probe_params) {
+    rank_step *rs = user;
+    for (int i = 0; i < rs->n_shards; i++)
+        memcpy(al_probe_params(rs->shards[i].probe), probe_params, sizeof(float) * al_probe_n_params(rs->shards[i].probe));
+}
+
 al_status al_papa_rank(al_model *model, const al_papa_inputs *train, const float *C, const al_papa_rank_settings *s,
                        const al_forward_params *params, float *theta, double *final_loss, al_error *err) {
     const al_config *cfg = al_model_config(model);
@@ -103,22 +129,10 @@ al_status al_papa_rank(al_model *model, const al_papa_inputs *train, const float
     opt.real_rows = !s->pad_rows;
     opt.pool = params ? params->pool : NULL; /* the session's threads, not two more of its own (docs/threads.md) */
     al_shard_set *set = NULL;
-    al_head_policy *pol = calloc((size_t)n_heads, sizeof *pol);
     shard_state *ss = calloc((size_t)n_shards, sizeof *ss);
-    int32_t *b_ids = malloc(sizeof(int32_t) * (size_t)B * L * 4), *order = malloc(sizeof(int32_t) * (size_t)n);
-    al_status st = (!pol || !ss || !b_ids || !order) ? al_err(err, AL_ERR_OOM, "ranking: out of memory") : AL_OK;
-    if (!st && s->mem_limit) { /* refuse before allocating, naming the size and what to lower */
-        al_train_size size;
-        st = al_shards_measure(model, n_shards, B, L, &opt, &size, err);
-        if (!st) st = al_train_check_budget("lambda ranking", &size, s->mem_limit, err);
-    }
-    if (!st) st = al_shards_new(model, n_shards, B, L, &opt, &set, err);
-    for (int i = 0; !st && i < n_heads; i++) {
-        pol[i].mode = AL_HEAD_MIX;
-        pol[i].lambda = 0.5f; /* theta = 0 */
-        pol[i].constant = C + (size_t)i * L * L;
-    }
-    if (!st) st = al_shards_set_policies(set, pol, err);
+    int32_t *b_ids = malloc(sizeof(int32_t) * (size_t)B * L * 4);
+    al_status st = (!ss || !b_ids) ? al_err(err, AL_ERR_OOM, "ranking: out of memory") : AL_OK;
+    if (!st) st = al_papa_theta_shards(model, C, B, L, n_shards, &opt, s->mem_limit, &set, err);
 
     al_probe_config pc = al_probe_default_config();
     pc.kind = train->token_task ? AL_PROBE_TOKEN : AL_PROBE_SEQUENCE;
@@ -147,68 +161,14 @@ al_status al_papa_rank(al_model *model, const al_papa_inputs *train, const float
     const size_t P = st ? 0 : al_probe_n_params(ss[0].probe);
     if (!st) st = al_shards_add_grads(set, P, &slot, err);
 
-    /* one optimiser over [theta; probe], clipped together as one model's parameters */
-    float *params_all = st ? NULL : malloc(sizeof(float) * ((size_t)n_heads + P));
-    float *grads_all = st ? NULL : malloc(sizeof(float) * ((size_t)n_heads + P));
-    al_adamw *adam = NULL;
-    if (!st && (!params_all || !grads_all)) st = al_err(err, AL_ERR_OOM, "ranking: out of memory");
-    if (!st) {
-        memset(params_all, 0, sizeof(float) * (size_t)n_heads);
-        memcpy(params_all + n_heads, al_probe_params(ss[0].probe), sizeof(float) * P);
-        al_adamw_config ac = al_adamw_default_config();
-        ac.lr = s->lr;
-        ac.schedule = AL_LR_CONSTANT;
-        ac.weight_decay = 0.0f;
-        st = al_adamw_new((size_t)n_heads + P, &ac, NULL, &adam, err);
-    }
-
     rank_step rs = {cfg, L, train->token_task, b_ids, b_ids + (size_t)B * L, b_ids + (size_t)2 * B * L,
-                    b_ids + (size_t)3 * B * L, ss, slot};
-    const int steps_per_epoch = (n + B - 1) / B, total = steps_per_epoch * (s->epochs < 1 ? 1 : s->epochs);
-    double loss_sum = 0.0;
-    int loss_count = 0, step = 0;
-    for (int epoch = 0; !st && epoch < (s->epochs < 1 ? 1 : s->epochs); epoch++) {
-        al_mlm_epoch_order(n, al_mlm_derive_seed(s->seed, AL_SEED_RANK_ORDER, 0), epoch, order);
-        loss_sum = 0.0;
-        loss_count = 0;
-        for (int b0 = 0; !st && b0 < n; b0 += B, step++) {
-            if (params && params->cancel && *params->cancel) {
-                st = al_err(err, AL_ERR_CANCELLED, "ranking: cancelled at step %d", step);
-                break;
-            }
-            const int nb = n - b0 < B ? n - b0 : B;
-            if (nb < n_shards) break; /* a last batch smaller than the shard count is dropped */
-            int32_t *lab = (int32_t *)rs.labels;
-            for (int b = 0; b < nb; b++) {
-                const int x = order[b0 + b];
-                memcpy((int32_t *)rs.ids + (size_t)b * L, train->ids + (size_t)x * L, sizeof(int32_t) * L);
-                memcpy((int32_t *)rs.mask + (size_t)b * L, train->mask + (size_t)x * L, sizeof(int32_t) * L);
-                memcpy((int32_t *)rs.types + (size_t)b * L, train->type_ids + (size_t)x * L, sizeof(int32_t) * L);
-                if (train->token_task) memcpy(lab + (size_t)b * L, train->labels + (size_t)x * L, sizeof(int32_t) * L);
-                else lab[b] = train->labels[x];
-            }
-            al_shards_set_lambda_logits(set, params_all);
-            for (int i = 0; i < n_shards; i++) memcpy(al_probe_params(ss[i].probe), params_all + n_heads, sizeof(float) * P);
-            al_shards_result res;
-            st = al_shards_run(set, nb, al_mlm_derive_seed(s->seed, AL_SEED_RANK_STEP_DROPOUT, (uint64_t)step), shard_loss, &rs, &res, err);
-            if (st) break;
-            memcpy(grads_all, res.lambda_grads, sizeof(float) * (size_t)n_heads);
-            memcpy(grads_all + n_heads, res.extra[slot], sizeof(float) * P);
-            al_adamw_step(adam, params_all, grads_all, NULL, NULL);
-            loss_sum += res.loss;
-            loss_count++;
-            if (params && params->progress) params->progress(params->progress_user, "ranking", (double)(step + 1) / total);
-        }
-    }
+                    b_ids + (size_t)3 * B * L, ss, slot, n_shards, train};
     if (!st) {
-        memcpy(theta, params_all, sizeof(float) * (size_t)n_heads);
-        /* as a float: the value a session keeps with the lambdas, so a reused ranking reports the same */
-        if (final_loss) *final_loss = (float)(loss_count ? loss_sum / loss_count : 0.0);
+        const al_papa_theta_loss f = {shard_loss, fill_batch, set_probe, &rs, P, al_probe_params(ss[0].probe), slot};
+        st = al_papa_theta_train(set, n_heads, n, B, s, params, &f, theta, final_loss, err);
     }
-    al_adamw_free(adam);
-    free(params_all), free(grads_all);
     free_shards(ss, n_shards);
     al_shards_free(set);
-    free(pol), free(b_ids), free(order);
+    free(b_ids);
     return st;
 }
