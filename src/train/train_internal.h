@@ -7,6 +7,7 @@
 #define AL_TRAIN_INTERNAL_H
 
 #include "../core/rng.h"
+#include "../model/family_params.h"
 #include "../model/model_internal.h"
 #include "train.h"
 
@@ -118,18 +119,20 @@ void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x);
  * lambda-logit gradients. */
 void al_tr_attention_bwd(al_train_ctx *ctx, int l);
 
-/* A layer's query, key and value weights [D, D] each, from the fused [3D, D] block when the family has one
- * (ModernBERT's Wqkv, rows in that order, as src/model/attention.c reads it). */
-static inline void al_tr_qkv_weights(const al_layer_weights *lw, int D, const float **q_w, const float **k_w,
-                                     const float **v_w) {
+/* A layer's query [A, D], key and value [KVW, D] weights (A = al_attn_width, KVW = al_kv_width: D and D in encoders),
+ * from the fused [A + 2 KVW, D] block when the family has one (ModernBERT's Wqkv, GPT-NeoX's regrouped
+ * query_key_value), as al_fwd_project_qkv (src/model/attention.c) reads them. */
+static inline void al_tr_qkv_weights(const al_config *c, const al_layer_weights *lw, const float **q_w,
+                                     const float **k_w, const float **v_w) {
+    const size_t D = (size_t)c->hidden_size, A = (size_t)al_attn_width(c), KVW = (size_t)al_kv_width(c);
     *q_w = lw->q_w, *k_w = lw->k_w, *v_w = lw->v_w;
-    if (lw->qkv_w) *q_w = lw->qkv_w, *k_w = *q_w + (size_t)D * D, *v_w = *k_w + (size_t)D * D;
+    if (lw->qkv_w) *q_w = lw->qkv_w, *k_w = *q_w + A * D, *v_w = *k_w + KVW * D;
 }
 
-/* A layer's query (which 0), key (1) or value (2) bias [D], from the fused [3D] block when the family has one
- * (GPT-2's c_attn.bias, as src/model/attention.c reads it); NULL when the layer has none. */
-static inline const float *al_tr_qkv_bias(const al_layer_weights *lw, int D, int which) {
-    if (lw->qkv_b) return lw->qkv_b + (size_t)which * D;
+/* A layer's query (which 0, [A]), key (1) or value (2, [KVW]) bias, from the fused [A + 2 KVW] block when the
+ * family has one (GPT-2's c_attn.bias, GPT-NeoX's); NULL when the layer has none. */
+static inline const float *al_tr_qkv_bias(const al_config *c, const al_layer_weights *lw, int which) {
+    if (lw->qkv_b) return lw->qkv_b + (which > 0 ? (size_t)al_attn_width(c) : 0) + (which > 1 ? (size_t)al_kv_width(c) : 0);
     return which == 0 ? lw->q_b : which == 1 ? lw->k_b : lw->v_b;
 }
 

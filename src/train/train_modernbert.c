@@ -142,7 +142,7 @@ void al_tr_prenorm_layer_bwd(al_train_ctx *ctx, int l, const float *dy, float *d
     const al_score_rule *rule = al_score_rule_of(c); /* the turn's backward (rotary) */
     if (rule->turn_back) rule->turn_back(c, l, ctx->dq, ctx->dk, D, ctx->row_pos, rows);
     const float *q_w, *k_w, *v_w;
-    al_tr_qkv_weights(lw, D, &q_w, &k_w, &v_w);
+    al_tr_qkv_weights(c, lw, &q_w, &k_w, &v_w);
     al_tr_linear_bwd(rows, D, D, x, q_w, ctx->dq, d_branch, 0, NULL, NULL);
     al_tr_linear_bwd(rows, D, D, x, k_w, ctx->dk, d_branch, 1, NULL, NULL);
     al_tr_linear_bwd(rows, D, D, x, v_w, ctx->dv, d_branch, 1, NULL, NULL);
