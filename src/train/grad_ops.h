@@ -15,7 +15,7 @@
 void al_tr_layernorm_fwd(const float *x, float *y, int rows, int dim, const float *gamma, const float *beta,
                          float eps, float *mean, float *rstd);
 /* The same statistics, the output by the inference kernel al_layernorm (src/kernels/layernorm.c): a training
- * forward that must give al_forward's bits (ModernBERT's, src/train/train_modernbert.c). */
+ * forward that must give al_forward's bits (the pre-norm layers', src/train/train_decoder.c). */
 void al_tr_layernorm_kernel_fwd(const float *x, float *y, int rows, int dim, const float *gamma, const float *beta,
                                 float eps, float *mean, float *rstd);
 /* dx = dL/dx from dy = dL/dy (written, not accumulated; dx may equal dy); dgamma and dbeta are

@@ -15,7 +15,7 @@
  *   dZ = softmax_bwd(S, dS); dQ_h = dZ K_h / sqrt(dh); dK_h = dZ^T Q_h / sqrt(dh).
  * S is the family's score rule's (src/model/score_rule.h), as in the forward: its divisor replaces sqrt(dh), its
  * extra_bwd adds the position terms' gradients (DeBERTa) and its turn_back (rotary, ModernBERT) is applied by the
- * layer (train_modernbert.c). A rule that excludes keys (ModernBERT's pads and out-of-window keys) leaves S exactly
+ * layer (train_decoder.c). A rule that excludes keys (ModernBERT's pads and out-of-window keys) leaves S exactly
  * 0 on them and on a row with none left, so softmax_bwd gives them a zero gradient as it should.
  */
 #include <math.h>

@@ -66,7 +66,7 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
      * one copy serves every layer's forward as scratch. */
     const int share = !ctx->opt.weight_grads;
     float *shared_ctx = NULL, *shared_h1 = NULL, *shared_ff_act = NULL, *shared_attn_in = NULL;
-    const int decoder = al_layer_rule_of(c)->train_fwd == al_tr_decoder_layer_fwd; /* its ln_1 output */
+    const int decoder = al_family_of(c)->causal; /* its ln_1 output (train_decoder.c) */
     for (int l = 0; l < c->n_layers; l++) {
         al_tr_layer_cache measure_only, *lc = ctx->layers ? &ctx->layers[l] : &measure_only;
         const int own = !share || l == 0;
@@ -135,8 +135,8 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
 
 al_status al_train_check_family(const al_model *model, const char *what, const char *instead, al_error *err) {
     /* the layer rules whose training twins exist (src/model/layer_rule.h): BERT's post-LayerNorm layers
-     * (train_forward.c, train_backward.c) and ModernBERT's pre-norm GeGLU layers (train_modernbert.c); a new rule
-     * is refused here until it has one */
+     * (train_forward.c, train_backward.c) and the pre-norm layers of ModernBERT and the decoders (train_decoder.c);
+     * a new rule is refused here until it has one */
     const al_config *c = &model->config;
     const char *unbuilt = al_family_of(c)->causal ? al_tr_decoder_unbuilt(c) : NULL; /* the sliding window */
     if (unbuilt)

@@ -1,15 +1,18 @@
-/* train_decoder.c: the decoders' pre-norm layers (src/model/rules/layer_decoder.c's sequential and parallel rules,
- * with the family's norm and feed-forward of decoder_parts.c; docs/decoders.md, docs/decoder_pretraining.md) on the
- * training path, with weight gradients:
+/* train_decoder.c: the pre-norm layers on the training path, with weight gradients: the decoders'
+ * (src/model/rules/layer_decoder.c's sequential and parallel rules, with the family's norm and feed-forward of
+ * decoder_parts.c; docs/decoders.md, docs/decoder_pretraining.md) and ModernBERT's (rules/layer_pre_ln_glu.c, a
+ * frozen encoder: train_ctx.c refuses its weight gradients):
  *
- *   a    = norm1(x)                              (LayerNorm with bias: GPT-2, GPT-NeoX; RMSNorm: Llama, Qwen2)
+ *   a    = norm1(x)                              (LayerNorm with bias: GPT-2, GPT-NeoX; RMSNorm: Llama, Qwen2;
+ *                                                 LayerNorm without bias: ModernBERT, whose layer 0 has none: a = x)
  *   attn = drop(attn(a) Wo^T + bo)               (train_attention.c with the family's score rule: causal dot
  *                                                 products, or rotary on the first rotary_dims of each head;
  *                                                 H query heads over KV key/value heads, A = H head_dim columns)
  *   sequential (GPT-2, Llama, Qwen2, GPT-NeoX with use_parallel_residual false):
  *     res1 = x + attn,  res2 = res1 + drop(mlp(norm2(res1)))
  *   parallel (GPT-NeoX's default): res1 = attn,  res2 = (drop(mlp(norm2(x))) + x) + attn
- *   mlp(h) = act(h Wi^T + bi) Wo^T + bo,  or down(act(gate h) * up h) (Llama, Qwen2: separate gate and up)
+ *   mlp(h) = act(h Wi^T + bi) Wo^T + bo,  or down(act(gate h) * up h) (Llama, Qwen2: separate gate and up;
+ *            ModernBERT: the two halves of one [2I, D] block)
  *   y    = res2, or norm_f(res2) after the last layer
  *
  * Backward, from dy: norm_f's (last layer), then each branch from the gradient of its output: the MLP's (out
@@ -21,9 +24,12 @@
  * the inference kernels and the projections from the same products as the forward pass, so without dropout every
  * hidden state has al_forward's bits (tests/c/test_decoder_train.c).
  *
- * With real rows (ctx->n_rows < B L, a frozen model only) the row-wise tensors hold compact rows, as in
- * train_modernbert.c; the backward gathers the layer's input into dx (free until its last line writes it). What is
- * not built (Qwen2's sliding window) is refused by name before a context is made (al_tr_decoder_unbuilt). */
+ * With real rows (ctx->n_rows < B L, a frozen model only; src/model/real_rows.h) the row-wise tensors hold compact
+ * rows, as in train_forward.c's layers: the input is gathered into the output's slice (free until the layer's end
+ * writes it), the attention expands q, k and v to the [B, L] layout and turns them by each row's true position
+ * (row_pos), and the output is expanded back with zeros at the pads; the backward gathers the input into dx (free
+ * until its last line writes it). What is not built (Qwen2's sliding window) is refused by name before a context is
+ * made (al_tr_decoder_unbuilt). */
 #include <string.h>
 
 #include "../kernels/kernels.h"
@@ -58,6 +64,11 @@ static void norm_bwd(const al_train_ctx *ctx, const float *x, const float *mean,
         al_tr_layernorm_bwd(x, mean, rstd, d, rows, c->hidden_size, g, d, al_tr_grad(ctx, g), al_tr_grad(ctx, b));
 }
 
+/* A gated feed-forward: Llama's and Qwen2's, and ModernBERT's (its rule's own). */
+static int gated(const al_config *c) {
+    return al_decoder(c)->mlp == AL_DEC_GLU || al_layer_rule_of(c) == &al_layer_pre_ln_glu;
+}
+
 /* The gated feed-forward's up weight: Llama's separate up_proj, else the second half of a fused [2I, D] block. */
 static const float *up_weight(const al_config *c, const al_layer_weights *lw) {
     return lw->ff_up_w ? lw->ff_up_w : lw->ff_in_w + (size_t)c->intermediate_size * c->hidden_size;
@@ -67,7 +78,7 @@ static const float *up_weight(const al_config *c, const al_layer_weights *lw) {
  * ff_act. */
 static void mlp_fwd(const al_config *c, const al_layer_weights *lw, al_tr_layer_cache *lc, int rows, float *out) {
     const int D = c->hidden_size, I = c->intermediate_size;
-    if (al_decoder(c)->mlp == AL_DEC_GLU) {
+    if (gated(c)) {
         al_gemm_nt(rows, I, D, 1.0f, lc->h1, D, lw->ff_in_w, D, lc->ff_pre, 2 * I, 0);
         al_gemm_nt(rows, I, D, 1.0f, lc->h1, D, up_weight(c, lw), D, lc->ff_pre + I, 2 * I, 0);
         al_tr_glu_fwd(c->act, lc->ff_pre, lc->ff_act, rows, I);
@@ -88,7 +99,7 @@ static void mlp_bwd(al_train_ctx *ctx, const al_layer_weights *lw, al_tr_layer_c
     const al_config *c = &ctx->model->config;
     const int D = c->hidden_size, I = c->intermediate_size;
     float *d_ff = ctx->d_ff;
-    if (al_decoder(c)->mlp == AL_DEC_GLU) {
+    if (gated(c)) {
         /* df into the second half of d_ff, then [d gate | d up] in place (act(gate) recomputed into ff_act, whose
          * forward values only the out projection's weight gradient reads) */
         al_tr_linear_bwd(rows, D, I, lc->ff_act, lw->ff_out_w, d, NULL, 0, al_tr_grad(ctx, lw->ff_out_w),
@@ -99,8 +110,13 @@ static void mlp_bwd(al_train_ctx *ctx, const al_layer_weights *lw, al_tr_layer_c
         for (int i = 0; i < 2; i++) {
             float *dW = al_tr_grad(ctx, w2[i]);
             if (dW) al_gemm_tn(I, D, rows, 1.0f, d_ff + (size_t)i * I, 2 * I, lc->h1, D, dW, D, 1);
-            al_gemm_nn(rows, D, I, 1.0f, d_ff + (size_t)i * I, 2 * I, w2[i], D, d, D, i > 0);
         }
+        /* d h1 = [d gate | d up] [gate; up]: one product over both halves when they are one block (ModernBERT) */
+        if (!lw->ff_up_w) {
+            al_gemm_nn(rows, D, 2 * I, 1.0f, d_ff, 2 * I, lw->ff_in_w, D, d, D, 0);
+            return;
+        }
+        for (int i = 0; i < 2; i++) al_gemm_nn(rows, D, I, 1.0f, d_ff + (size_t)i * I, 2 * I, w2[i], D, d, D, i > 0);
         return;
     }
     al_tr_linear_bwd(rows, D, I, lc->ff_act, lw->ff_out_w, d, d_ff, 0, al_tr_grad(ctx, lw->ff_out_w),
@@ -110,7 +126,7 @@ static void mlp_bwd(al_train_ctx *ctx, const al_layer_weights *lw, al_tr_layer_c
                      al_tr_grad(ctx, lw->ff_in_b));
 }
 
-void al_tr_decoder_layer_fwd(al_train_ctx *ctx, int l) {
+void al_tr_prenorm_layer_fwd(al_train_ctx *ctx, int l) {
     const al_model *m = ctx->model;
     const al_config *c = &m->config;
     const al_layer_weights *lw = &m->w.layers[l];
@@ -126,8 +142,15 @@ void al_tr_decoder_layer_fwd(al_train_ctx *ctx, int l) {
         x = y;
     }
 
-    norm_fwd(c, x, lc->attn_in, rows, lw->ln_attn_g, lw->ln_attn_b, lc->mean1, lc->rstd1);
-    al_tr_attention_fwd(ctx, l, lc->attn_in);
+    /* the attention's input: a decoder keeps it (attn_in) for the projections' weight gradients; a frozen encoder's
+     * h1 holds it until the MLP norm */
+    const float *a = x;
+    if (lw->ln_attn_g) {
+        float *out = lc->attn_in ? lc->attn_in : lc->h1;
+        norm_fwd(c, x, out, rows, lw->ln_attn_g, lw->ln_attn_b, lc->mean1, lc->rstd1);
+        a = out;
+    }
+    al_tr_attention_fwd(ctx, l, a);
     al_linear(rows, D, A, lc->ctx, lw->o_w, lw->o_b, lc->res1);
     al_tr_dropout_draw(&ctx->rng, lc->keep1, n_full, p_drop); /* every position draws, as the padded pass */
     if (packed && p_drop > 0.0f) al_rows_compact(lc->keep1, (size_t)D, ctx->row_of, rows);
@@ -184,9 +207,9 @@ static void attention_bwd(al_train_ctx *ctx, int l, const float *x, float *d) {
     al_tr_qkv_weights(c, lw, &w3[0], &w3[1], &w3[2]);
     const float *d3[3] = {ctx->dq, ctx->dk, ctx->dv};
     for (int i = 0; i < 3; i++)
-        al_tr_linear_bwd(rows, i ? KVW : A, D, lc->attn_in, w3[i], d3[i], d, i > 0, al_tr_grad(ctx, w3[i]),
-                         al_tr_grad(ctx, al_tr_qkv_bias(c, lw, i)));
-    norm_bwd(ctx, x, lc->mean1, lc->rstd1, d, rows, lw->ln_attn_g, lw->ln_attn_b);
+        al_tr_linear_bwd(rows, i ? KVW : A, D, lw->ln_attn_g ? lc->attn_in : x, w3[i], d3[i], d, i > 0,
+                         al_tr_grad(ctx, w3[i]), al_tr_grad(ctx, al_tr_qkv_bias(c, lw, i)));
+    if (lw->ln_attn_g) norm_bwd(ctx, x, lc->mean1, lc->rstd1, d, rows, lw->ln_attn_g, lw->ln_attn_b);
 }
 
 /* The MLP branch's backward: d (its output's gradient, [rows, D]) -> the gradient of its norm's input h, in place. */
@@ -200,7 +223,7 @@ static void mlp_branch_bwd(al_train_ctx *ctx, int l, const float *h, float *d) {
     norm_bwd(ctx, h, lc->mean2, lc->rstd2, d, rows, lw->ln_ffn_g, lw->ln_ffn_b);
 }
 
-void al_tr_decoder_layer_bwd(al_train_ctx *ctx, int l, const float *dy, float *dx) {
+void al_tr_prenorm_layer_bwd(al_train_ctx *ctx, int l, const float *dy, float *dx) {
     const al_model *m = ctx->model;
     const al_config *c = &m->config;
     al_tr_layer_cache *lc = &ctx->layers[l];

@@ -12,11 +12,13 @@
 #include "train.h"
 
 /* What one encoder layer keeps for its backward pass. Its input is ctx->hidden + l * BL * D and its
- * output ctx->hidden + (l + 1) * BL * D. The comments give BERT's post-LayerNorm meaning; ModernBERT's pre-norm
- * layer (train_modernbert.c) uses them as: mean1, rstd1 its attention norm's statistics (of the input);
- * q, k the rotated projections; res1 = input + attention output, the MLP norm's input, with mean2, rstd2;
- * h1 that norm's output; ff_pre [BL, 2I] the input and gate halves side by side; ff_act [BL, I] act(u) * g;
- * res2 = res1 + MLP output (the last layer's final-norm input, statistics in ctx->fin_mean, fin_rstd). */
+ * output ctx->hidden + (l + 1) * BL * D. The comments give BERT's post-LayerNorm meaning; the pre-norm layers
+ * (train_decoder.c: the decoders', ModernBERT's) use them as: mean1, rstd1 the attention norm's statistics (of the
+ * input; RMSNorm keeps rstd only); q, k the turned projections (rows of A columns, the keys and values in the first
+ * KVW); res1 = input + attention output, the MLP norm's input, with mean2, rstd2 (the parallel residual: the
+ * attention output alone, the MLP norm reading the input); h1 that norm's output; ff_pre [BL, 2I] a gated
+ * feed-forward's two halves side by side ([BL, I] the plain one's input); ff_act [BL, I] act(u) * g or act(ff_pre);
+ * res2 = the layer's output before the final norm (statistics in ctx->fin_mean, fin_rstd). */
 typedef struct al_tr_layer_cache {
     float *q, *k, *v;      /* [BL, D]       projections, heads side by side (bias included) */
     float *S;              /* [B, H, L, L]  softmax output of STANDARD and MIX heads */
@@ -95,7 +97,7 @@ struct al_train_ctx {
     float *pos_q, *pos_k;      /* [2 rel_span, D] the current layer's projections of rel */
     int32_t *rel_row;          /* [2 L - 1]     the relative embedding row of each distance */
     float *rel_work;           /* the score rule's head_scratch floats */
-    /* ModernBERT's final norm after the last layer (train_modernbert.c); NULL in other families */
+    /* a pre-norm rule's final norm after the last layer (train_decoder.c); NULL in other families */
     float *fin_mean, *fin_rstd; /* [BL] */
 };
 

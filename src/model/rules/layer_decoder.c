@@ -100,8 +100,8 @@ const al_layer_rule al_layer_decoder_sequential = {
     .pre_norm = 1,
     .layer = sequential_layer,
     .tail = sequential_tail,
-    .train_fwd = al_tr_decoder_layer_fwd, /* src/train/train_decoder.c */
-    .train_bwd = al_tr_decoder_layer_bwd,
+    .train_fwd = al_tr_prenorm_layer_fwd, /* src/train/train_decoder.c */
+    .train_bwd = al_tr_prenorm_layer_bwd,
 };
 
 const al_layer_rule al_layer_decoder_parallel = {
@@ -110,6 +110,6 @@ const al_layer_rule al_layer_decoder_parallel = {
     .pre_norm = 1,
     .layer = parallel_layer,
     .tail = parallel_tail,
-    .train_fwd = al_tr_decoder_layer_fwd, /* the same twins: the layer reads parallel_residual */
-    .train_bwd = al_tr_decoder_layer_bwd,
+    .train_fwd = al_tr_prenorm_layer_fwd, /* the same twins: they read parallel_residual */
+    .train_bwd = al_tr_prenorm_layer_bwd,
 };
