@@ -1,8 +1,10 @@
-/* test_decoder_train.c: GPT-2's training forward and backward (src/train/train_decoder.c, train_lm.c;
+/* test_decoder_train.c: the decoders' training forward and backward (src/train/train_decoder.c, train_lm.c;
  * docs/decoder_pretraining.md):
- *   - against PyTorch's float64 autograd (tests/golden/make_decoder_train_goldens.py) on the random GPT-2 of
- *     tests/golden/decoders/gpt2 and its golden right-padded batch: the next-token loss within 1e-5 relative and
- *     every weight's gradient, by its Hugging Face name in the file's layout, within 1e-4 of its largest value;
+ *   - against PyTorch's float64 autograd (tests/golden/make_decoder_train_goldens.py) on the random checkpoints
+ *     gpt2, llama_gqa, llama_untied, qwen2, pythia and pythia_sequential of tests/golden/decoders and their golden
+ *     right-padded batch: the next-token loss within 1e-5 relative, every weight's gradient, by its Hugging Face
+ *     name in the file's layout, within 1e-4 of its largest value, and the hidden states without dropout with
+ *     al_forward's bits;
  * and on a random 2-layer GPT-2 with a right-padded batch:
  *   - without dropout every hidden state has al_forward's bits, and the next-token loss equals the cross-entropy
  *     of al_forward's lm_logits (1e-6 relative);
@@ -11,7 +13,11 @@
  *     from the same seed for each evaluation);
  *   - the loss and every gradient the same bits on every kernel path (the 4-lane path and AVX2's 8 lanes);
  *   - a frozen model (weight_grads 0) with real rows: the real tokens' hidden states have the padded pass's bits;
- *   - refusals by name: Llama's RMSNorm is not built;
+ *   - the same on small random Llama (grouped keys and values, a head width other than D), Qwen2 and GPT-NeoX
+ *     (parallel and sequential) models;
+ *   - on each checkpoint, one step in 3 shards gives the same bits on 1 and 3 threads, and their digest is pinned (the
+ *     same bits in WebAssembly);
+ *   - refusals by name: Qwen2's sliding window is not built;
  *   - the HF directory written (GPT-2's Conv1D weights [in, out]) loads back as family gpt2 with the same bits, and
  *     so do export's float32 shards. */
 #include <math.h>
@@ -25,6 +31,7 @@
 #include "model/model_internal.h"
 #include "model/weights.h"
 #include "train/pretrain.h"
+#include "train/shards.h"
 #include "train/train.h"
 
 #define V 40
@@ -283,6 +290,51 @@ static void round_trip(al_model *m) {
     al_model_free(back);
 }
 
+/* One shard's next-token step (shards.h): forward, loss, backward over its examples. */
+typedef struct lm_batch {
+    const int32_t *ids, *mask, *labels;
+    int len;
+} lm_batch;
+
+static al_status lm_shard(void *user, const al_shard_job *job, float *loss, double *weight, al_error *err) {
+    const lm_batch *d = user;
+    const size_t at = (size_t)job->b0 * d->len;
+    const al_batch batch = {job->b1 - job->b0, d->len, d->ids + at, d->mask + at, NULL, NULL};
+    int n = 0;
+    al_status st = al_train_forward(job->ctx, &batch, err);
+    if (!st) st = al_train_lm_loss(job->ctx, d->labels + at, loss, &n, err);
+    if (!st) st = al_train_backward(job->ctx, NULL, err);
+    *weight = n;
+    return st;
+}
+
+/* The loss and gradients of one step of the batch in 3 shards (dropout on), run on n_threads threads, as a
+ * digest: the same bits for any thread count (shards.h). */
+static uint64_t sharded_digest(al_model *m, const lm_batch *d, int B_, int n_threads) {
+    al_error err;
+    al_threadpool *pool = NULL;
+    if (n_threads > 1 && al_threadpool_new(n_threads, &pool, &err) != AL_OK) return 0;
+    al_train_options o = al_train_default_options();
+    o.pool = pool;
+    al_shard_set *set = NULL;
+    al_shards_result res;
+    uint64_t digest = 0;
+    if (al_shards_new(m, 3, B_, d->len, &o, &set, &err) == AL_OK &&
+        al_shards_run(set, B_, 9, lm_shard, (void *)d, &res, &err) == AL_OK && res.grads) {
+        digest = fnv_digest(FNV_DIGEST_START, &res.loss, 1);
+        digest = fnv_digest(digest, res.grads, m->n_floats);
+    } else {
+        fprintf(stderr, "sharded_digest: %s\n", err.message);
+    }
+    al_shards_free(set);
+    al_threadpool_free(pool);
+    return digest;
+}
+
+/* The sharded steps' digests of the checkpoints, pinned: the same bits natively and in WebAssembly. */
+static uint64_t g_shard_digest = FNV_DIGEST_START;
+#define PINNED_SHARD_DIGEST 0x954f8b26f6f42c2dull
+
 /* The checkpoint tests/golden/decoders/<name> (its weights n_tensors tensors) against
  * tests/golden/decoder_train/<name>_grads.safetensors; without dropout its training hidden states have al_forward's
  * bits at the real tokens. */
@@ -364,6 +416,10 @@ static void pytorch_gradients(const char *ckpt, int n_tensors) {
             free(ref);
         }
         al_weights_file_tensors_free(t, nt > 0 ? nt : 0);
+        const lm_batch d = {ids_g, mask_g, labels, Lg};
+        const uint64_t one = sharded_digest(m, &d, Bg, 1), three = sharded_digest(m, &d, Bg, 3);
+        CHECK_MSG(one != 0 && one == three, "%s: 3 shards on 1 and 3 threads give other bits", ckpt);
+        g_shard_digest = fnv_digest(g_shard_digest, (const float *)&one, 2);
         free(labels);
     } else {
         CHECK(0);
@@ -403,6 +459,9 @@ int main(void) {
         al_model_free(r);
     }
     refuses_window();
+    printf("sharded steps' digest %016llx\n", (unsigned long long)g_shard_digest);
+    CHECK_MSG(g_shard_digest == PINNED_SHARD_DIGEST, "sharded steps' digest %016llx, pinned %016llx",
+              (unsigned long long)g_shard_digest, (unsigned long long)PINNED_SHARD_DIGEST);
     round_trip(m);
     al_model_free(m);
     return check_summary("decoder_train");
