@@ -137,12 +137,7 @@ al_status al_train_check_family(const al_model *model, const char *what, const c
     /* the layer rules whose training twins exist (src/model/layer_rule.h): BERT's post-LayerNorm layers
      * (train_forward.c, train_backward.c) and the pre-norm layers of ModernBERT and the decoders (train_decoder.c);
      * a new rule is refused here until it has one */
-    const al_config *c = &model->config;
-    const char *unbuilt = al_family_of(c)->causal ? al_tr_decoder_unbuilt(c) : NULL; /* the sliding window */
-    if (unbuilt)
-        return al_err(err, AL_ERR_UNSUPPORTED, "%s is not built for %s yet: %s (train_decoder.c builds the "
-                      "decoders' layers without it)%s", what, al_arch_name(c->arch), unbuilt, instead ? instead : "");
-    if (al_layer_rule_of(c)->train_fwd) return AL_OK;
+    if (al_layer_rule_of(&model->config)->train_fwd) return AL_OK;
     return al_err(err, AL_ERR_UNSUPPORTED, "%s is not built for %s yet%s", what, al_arch_name(model->config.arch),
                   instead ? instead : "");
 }

@@ -6,7 +6,8 @@
  *   a    = norm1(x)                              (LayerNorm with bias: GPT-2, GPT-NeoX; RMSNorm: Llama, Qwen2;
  *                                                 LayerNorm without bias: ModernBERT, whose layer 0 has none: a = x)
  *   attn = drop(attn(a) Wo^T + bo)               (train_attention.c with the family's score rule: causal dot
- *                                                 products, or rotary on the first rotary_dims of each head;
+ *                                                 products, or rotary on the first rotary_dims of each head,
+ *                                                 with Qwen2's sliding window in its windowed layers;
  *                                                 H query heads over KV key/value heads, A = H head_dim columns)
  *   sequential (GPT-2, Llama, Qwen2, GPT-NeoX with use_parallel_residual false):
  *     res1 = x + attn,  res2 = res1 + drop(mlp(norm2(res1)))
@@ -28,8 +29,8 @@
  * rows, as in train_forward.c's layers: the input is gathered into the output's slice (free until the layer's end
  * writes it), the attention expands q, k and v to the [B, L] layout and turns them by each row's true position
  * (row_pos), and the output is expanded back with zeros at the pads; the backward gathers the input into dx (free
- * until its last line writes it). What is not built (Qwen2's sliding window) is refused by name before a context is
- * made (al_tr_decoder_unbuilt). */
+ * until its last line writes it). Qwen2's sliding window is the score rule's (rule_causal_rotary.c): its excluded keys
+ * have probability exactly 0, so the softmax backward gives them no gradient. */
 #include <string.h>
 
 #include "../kernels/kernels.h"
@@ -39,11 +40,6 @@
 #include "../model/score_rule.h"
 #include "grad_ops.h"
 #include "train_internal.h"
-
-const char *al_tr_decoder_unbuilt(const al_config *c) {
-    if (al_decoder(c)->window > 0) return "the sliding window";
-    return NULL;
-}
 
 /* The family's norm (decoder_parts.c's al_dec_norm) keeping its statistics (RMSNorm: rstd only), and its
  * backward with the gain's and bias's gradients. */

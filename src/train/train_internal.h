@@ -138,9 +138,6 @@ static inline const float *al_tr_qkv_bias(const al_config *c, const al_layer_wei
     return which == 0 ? lw->q_b : which == 1 ? lw->k_b : lw->v_b;
 }
 
-/* The decoders' layers have training twins (train_decoder.c; docs/decoder_pretraining.md, "What is built"); a
- * decoder configuration that needs more returns the name of what is not built (Qwen2's sliding window), else NULL. */
-const char *al_tr_decoder_unbuilt(const al_config *c);
 
 /* lambda = sigmoid(theta) as the forward pass uses it. */
 float al_tr_sigmoid(float theta);

@@ -32,7 +32,7 @@ from make_goldens import write_safetensors  # noqa: E402
 OUT = os.path.join(HERE, "decoder_train")
 
 
-NAMES = ["gpt2", "llama_gqa", "llama_untied", "qwen2", "pythia", "pythia_sequential"]
+NAMES = ["gpt2", "llama_gqa", "llama_untied", "qwen2", "qwen2_window", "pythia", "pythia_sequential"]
 
 
 def is_weight(name):
