@@ -63,7 +63,7 @@ al_status al_op_head_importance(al_op_ctx *ctx, al_error *err) {
                     m->id);
     if (!st && causal) /* the gradient runs through the decoder layers' backward (src/train/train_decoder.c) */
         st = al_train_check_family(m->model, "head_importance: field 'model': the language-model loss's gradient "
-                                   "(the decoder layers' backward)", "; the families that run: gpt2", err);
+                                   "(the decoder layers' backward)", "; the families that run: gpt2, llama, qwen2, gpt_neox", err);
     if (!st && loss == AL_IMPORTANCE_MLM && !al_model_has_mlm_head(m->model))
         st = al_err(err, AL_ERR_INVALID, "request: field 'loss' is 'mlm' but model '%s' has no MLM head", m->id);
     if (!st) st = al_experiment_read(ctx, &x, err);

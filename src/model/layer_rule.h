@@ -39,17 +39,14 @@ void al_dec_attn_input(const al_model *m, int l, const float *x, float *out, int
 /* The family's rule. */
 const al_layer_rule *al_layer_rule_of(const al_config *c);
 
-/* The training twins (src/train/train_forward.c, train_backward.c; train_modernbert.c): layer l's forward, and
- * its backward from dy (the gradient wrt its output) to dx (wrt its input, written). The pre-norm twins run a
- * frozen encoder only (train_ctx.c). */
+/* The training twins (src/train/train_forward.c, train_backward.c; train_decoder.c): layer l's forward, and
+ * its backward from dy (the gradient wrt its output) to dx (wrt its input, written). The pre-norm twins serve the
+ * decoders' rules (with weight gradients; a sliding window is refused by name) and ModernBERT's (a frozen encoder
+ * only: train_ctx.c). */
 void al_tr_post_ln_layer_fwd(struct al_train_ctx *ctx, int l);
 void al_tr_post_ln_layer_bwd(struct al_train_ctx *ctx, int l, const float *dy, float *dx);
 void al_tr_prenorm_layer_fwd(struct al_train_ctx *ctx, int l);
 void al_tr_prenorm_layer_bwd(struct al_train_ctx *ctx, int l, const float *dy, float *dx);
-/* GPT-2's decoder layer with weight gradients (src/train/train_decoder.c): the sequential rule's twins, for a
- * configuration with LayerNorm, the plain feed-forward and learned positions (others are refused by name). */
-void al_tr_decoder_layer_fwd(struct al_train_ctx *ctx, int l);
-void al_tr_decoder_layer_bwd(struct al_train_ctx *ctx, int l, const float *dy, float *dx);
 
 /* y += x elementwise: the residual add both layer rules make (any order of elements gives the same bits). */
 static inline void al_layer_add_inplace(float *y, const float *x, size_t n) {

@@ -74,6 +74,62 @@ void al_tr_layernorm_bwd(const float *x, const float *mean, const float *rstd, c
     }
 }
 
+void al_tr_rmsnorm_kernel_fwd(const float *x, float *y, int rows, int dim, const float *gamma, float eps, float *rstd) {
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * dim;
+        double s = 0.0;
+        for (int i = 0; i < dim; i++) s += (double)xr[i] * xr[i];
+        rstd[r] = (float)(1.0 / sqrt(s / dim + (double)eps));
+    }
+    al_rmsnorm(x, y, rows, dim, gamma, eps); /* after the statistics: y may equal x */
+}
+
+void al_tr_rmsnorm_bwd(const float *x, const float *rstd, const float *dy, int rows, int dim, const float *gamma,
+                       float *dx, float *dgamma) {
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * dim, *dyr = dy + (size_t)r * dim;
+        float *dxr = dx + (size_t)r * dim;
+        const double rs = rstd[r];
+        /* xhat = x rstd, dxhat = dy * gamma; dx = rstd * (dxhat - xhat * mean(dxhat * xhat)) */
+        double s2 = 0.0;
+        for (int i = 0; i < dim; i++) {
+            const double xhat = (double)xr[i] * rs;
+            s2 += (double)dyr[i] * (gamma ? gamma[i] : 1.0f) * xhat;
+            if (dgamma) dgamma[i] += (float)((double)dyr[i] * xhat);
+        }
+        s2 /= dim;
+        for (int i = 0; i < dim; i++) {
+            const double xhat = (double)xr[i] * rs;
+            const double dxhat = (double)dyr[i] * (gamma ? gamma[i] : 1.0f);
+            dxr[i] = (float)(rs * (dxhat - xhat * s2));
+        }
+    }
+}
+
+void al_tr_glu_fwd(al_act act, const float *pre, float *f, int rows, int I) {
+    for (int r = 0; r < rows; r++) { /* act(u) * g as al_fwd_glu_pool (src/model/forward.c) computes it */
+        const float *u = pre + (size_t)r * 2 * I, *g = u + I;
+        float *fr = f + (size_t)r * I;
+        memcpy(fr, u, sizeof(float) * (size_t)I);
+        al_tr_act_fwd(act, fr, (size_t)I);
+        for (int i = 0; i < I; i++) fr[i] *= g[i];
+    }
+}
+
+void al_tr_glu_bwd(al_act act, const float *pre, float *d_pre, float *act_u, int rows, int I) {
+    for (int r = 0; r < rows; r++) {
+        const float *u = pre + (size_t)r * 2 * I, *g = u + I;
+        float *du = d_pre + (size_t)r * 2 * I, *dg = du + I;
+        memcpy(act_u, u, sizeof(float) * (size_t)I);
+        al_tr_act_fwd(act, act_u, (size_t)I);
+        for (int i = 0; i < I; i++) {
+            du[i] = dg[i] * g[i];
+            dg[i] *= act_u[i];
+        }
+        al_tr_act_bwd(act, u, du, du, (size_t)I);
+    }
+}
+
 void al_tr_linear_bwd(int rows, int n_out, int n_in, const float *x, const float *W, const float *dy, float *dx,
                       int dx_accumulate, float *dW, float *db) {
     al_tr_linear_bwd_pool(NULL, rows, n_out, n_in, x, W, dy, dx, dx_accumulate, dW, db);

@@ -15,13 +15,26 @@
 void al_tr_layernorm_fwd(const float *x, float *y, int rows, int dim, const float *gamma, const float *beta,
                          float eps, float *mean, float *rstd);
 /* The same statistics, the output by the inference kernel al_layernorm (src/kernels/layernorm.c): a training
- * forward that must give al_forward's bits (ModernBERT's, src/train/train_modernbert.c). */
+ * forward that must give al_forward's bits (the pre-norm layers', src/train/train_decoder.c). */
 void al_tr_layernorm_kernel_fwd(const float *x, float *y, int rows, int dim, const float *gamma, const float *beta,
                                 float eps, float *mean, float *rstd);
 /* dx = dL/dx from dy = dL/dy (written, not accumulated; dx may equal dy); dgamma and dbeta are
  * accumulated (either may be NULL). x is the forward input with its saved mean and rstd. */
 void al_tr_layernorm_bwd(const float *x, const float *mean, const float *rstd, const float *dy, int rows,
                          int dim, const float *gamma, float *dx, float *dgamma, float *dbeta);
+
+/* RMSNorm (docs/decoders.md, "Llama"): the output by the inference kernel al_rmsnorm (src/kernels/rmsnorm.c), so a
+ * training forward gives al_forward's bits, keeping each row's 1/sqrt(mean(x^2) + eps) (accumulated in double);
+ * the backward writes dx (may equal dy) and accumulates dgamma (may be NULL). */
+void al_tr_rmsnorm_kernel_fwd(const float *x, float *y, int rows, int dim, const float *gamma, float eps, float *rstd);
+void al_tr_rmsnorm_bwd(const float *x, const float *rstd, const float *dy, int rows, int dim, const float *gamma,
+                       float *dx, float *dgamma);
+
+/* A gated feed-forward's middle, rows of pre [rows, 2I] = [u | g] (ModernBERT's input and gate, Llama's gate and
+ * up): f = act(u) * g [rows, I]. The backward reads df from the second half of d_pre [rows, 2I] and writes
+ * [du | dg] over it (du = df g act'(u), dg = df act(u)); act_u is scratch of I floats. */
+void al_tr_glu_fwd(al_act act, const float *pre, float *f, int rows, int I);
+void al_tr_glu_bwd(al_act act, const float *pre, float *d_pre, float *act_u, int rows, int I);
 
 /* nn.Linear y = x W^T + b with x [rows, n_in], W [n_out, n_in]: dx = dy W (written, or added when
  * dx_accumulate; skipped when dx is NULL), dW += dy^T x and db += column sums of dy (each skipped when

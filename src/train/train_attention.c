@@ -15,13 +15,14 @@
  *   dZ = softmax_bwd(S, dS); dQ_h = dZ K_h / sqrt(dh); dK_h = dZ^T Q_h / sqrt(dh).
  * S is the family's score rule's (src/model/score_rule.h), as in the forward: its divisor replaces sqrt(dh), its
  * extra_bwd adds the position terms' gradients (DeBERTa) and its turn_back (rotary, ModernBERT) is applied by the
- * layer (train_modernbert.c). A rule that excludes keys (ModernBERT's pads and out-of-window keys) leaves S exactly
+ * layer (train_decoder.c). A rule that excludes keys (ModernBERT's pads and out-of-window keys) leaves S exactly
  * 0 on them and on a row with none left, so softmax_bwd gives them a zero gradient as it should.
  */
 #include <math.h>
 #include <string.h>
 
 #include "../kernels/kernels.h"
+#include "../model/forward_internal.h"
 #include "../model/head_policy.h"
 #include "../model/real_rows.h"
 #include "../model/score_rule.h"
@@ -44,45 +45,41 @@ static void project_positions(al_train_ctx *ctx, int l) {
 void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
     const al_model *m = ctx->model;
     const al_config *c = &m->config;
-    const al_layer_weights *lw = &m->w.layers[l];
     al_tr_layer_cache *lc = &ctx->layers[l];
-    const int B = ctx->B, L = ctx->L, D = c->hidden_size, H = c->n_heads, dh = c->head_dim;
-    const int rows = B * L;
+    /* q and ctx hold H heads in rows of A columns, k and v the KV key/value heads in the first KVW columns of theirs
+     * (as projected: query head h reads key/value head h / group) */
+    const int B = ctx->B, L = ctx->L, A = al_attn_width(c), H = c->n_heads, dh = c->head_dim;
+    const int group = H / al_kv_heads(c), rows = B * L;
     const size_t LL = (size_t)L * L;
     const al_head_policy *layer_pol = ctx->policies + (size_t)l * H;
     const int is_static = al_head_layer_is_static(layer_pol, H);
     const float p_drop = ctx->opt.training ? ctx->opt.attention_dropout : 0.0f;
 
-    const float *q_w, *k_w, *v_w;
-    al_tr_qkv_weights(lw, D, &q_w, &k_w, &v_w);
-    /* the projections over the rows the row-wise layers run on (x holds ctx->n_rows of them), then back in the
-     * [B, L] layout with zeros at pads (real_rows.h) */
-    al_linear(ctx->n_rows, D, D, x, q_w, al_tr_qkv_bias(lw, D, 0), lc->q);
-    al_linear(ctx->n_rows, D, D, x, k_w, al_tr_qkv_bias(lw, D, 1), lc->k);
-    al_linear(ctx->n_rows, D, D, x, v_w, al_tr_qkv_bias(lw, D, 2), lc->v);
-    /* a turning rule (rotary, ModernBERT): q and k are kept turned, each row by its own position id (row_pos); the
-     * layer's backward turns their gradients back */
+    /* the projections over the rows the row-wise layers run on (x holds ctx->n_rows of them) by the forward's own
+     * (the same bits), q and k kept turned by a turning rule (rotary), each row by its own position id (row_pos;
+     * the layer's backward turns their gradients back), then back in the [B, L] layout with zeros at pads
+     * (real_rows.h) */
+    al_fwd_project_qkv(m, l, layer_pol, NULL, x, ctx->n_rows, ctx->row_pos, lc->q, lc->k, lc->v);
     const al_score_rule *rule = al_score_rule_of(c);
-    if (rule->turn) rule->turn(c, l, lc->q, lc->k, D, ctx->row_pos, ctx->n_rows);
     if (ctx->n_rows < rows) {
-        al_rows_expand(lc->q, sizeof(float) * (size_t)D, ctx->row_of, ctx->n_rows, rows);
-        al_rows_expand(lc->k, sizeof(float) * (size_t)D, ctx->row_of, ctx->n_rows, rows);
-        al_rows_expand(lc->v, sizeof(float) * (size_t)D, ctx->row_of, ctx->n_rows, rows);
+        al_rows_expand(lc->q, sizeof(float) * (size_t)A, ctx->row_of, ctx->n_rows, rows);
+        al_rows_expand(lc->k, sizeof(float) * (size_t)A, ctx->row_of, ctx->n_rows, rows);
+        al_rows_expand(lc->v, sizeof(float) * (size_t)A, ctx->row_of, ctx->n_rows, rows);
     }
     al_tr_dropout_draw(&ctx->rng, lc->attn_keep, (size_t)B * H * LL, p_drop);
     if (ctx->rel) project_positions(ctx, l);
     const al_score_layer ly = al_score_layer_begin(c, l, ctx->rel_row, ctx->pos_q, ctx->pos_k);
 
     for (int b = 0; b < B; b++) {
-        const size_t row0 = (size_t)b * L * D;
+        const size_t row0 = (size_t)b * L * A;
         const float *mb = ctx->mask + (size_t)b * L;
         for (int h = 0; h < H; h++) {
             const int lh = l * H + h;
             const al_head_mode mode = layer_pol[h].mode;
-            const size_t col = (size_t)h * dh, at = ((size_t)b * H + h) * LL;
+            const size_t col = (size_t)h * dh, kv_col = (size_t)(h / group) * dh, at = ((size_t)b * H + h) * LL;
             float *S = lc->S + at, *P = lc->P + at;
             if (al_head_mode_needs_qk(mode)) {
-                const al_score_head hd = {lc->q + row0 + col, lc->k + row0 + col, col, mb, ctx->pos + (size_t)b * L,
+                const al_score_head hd = {lc->q + row0 + col, lc->k + row0 + kv_col, col, mb, ctx->pos + (size_t)b * L,
                                           NULL, L, L, ctx->rel_work};
                 rule->probs(&ly, &hd, S);
             } else
@@ -92,7 +89,7 @@ void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
 
             float *ctx_h = lc->ctx + row0 + col;
             if (mode == AL_HEAD_ZERO) {
-                for (int i = 0; i < L; i++) memset(ctx_h + (size_t)i * D, 0, sizeof(float) * (size_t)dh);
+                for (int i = 0; i < L; i++) memset(ctx_h + (size_t)i * A, 0, sizeof(float) * (size_t)dh);
                 continue;
             }
             const float *Pd = P;
@@ -101,16 +98,17 @@ void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x) {
                 al_tr_dropout_apply(ctx->pd, lc->attn_keep + at, LL, p_drop);
                 Pd = ctx->pd;
             }
-            al_gemm_nn(L, dh, L, 1.0f, Pd, L, lc->v + row0 + col, D, ctx_h, D, 0);
+            al_gemm_nn(L, dh, L, 1.0f, Pd, L, lc->v + row0 + kv_col, A, ctx_h, A, 0);
         }
     }
-    if (ctx->n_rows < rows) al_rows_compact(lc->ctx, sizeof(float) * (size_t)D, ctx->row_of, ctx->n_rows);
+    if (ctx->n_rows < rows) al_rows_compact(lc->ctx, sizeof(float) * (size_t)A, ctx->row_of, ctx->n_rows);
 }
 
 void al_tr_attention_bwd(al_train_ctx *ctx, int l) {
     const al_config *c = &ctx->model->config;
     al_tr_layer_cache *lc = &ctx->layers[l];
-    const int B = ctx->B, L = ctx->L, D = c->hidden_size, H = c->n_heads, dh = c->head_dim;
+    const int B = ctx->B, L = ctx->L, A = al_attn_width(c), H = c->n_heads, dh = c->head_dim;
+    const int group = H / al_kv_heads(c);
     const size_t LL = (size_t)L * L;
     const al_head_policy *layer_pol = ctx->policies + (size_t)l * H;
     const int is_static = al_head_layer_is_static(layer_pol, H);
@@ -122,23 +120,24 @@ void al_tr_attention_bwd(al_train_ctx *ctx, int l) {
     const al_score_layer ly = al_score_layer_begin(c, l, ctx->rel_row, ctx->pos_q, ctx->pos_k);
 
     for (int b = 0; b < B; b++) {
-        const size_t row0 = (size_t)b * L * D;
+        const size_t row0 = (size_t)b * L * A;
         const float *mb = ctx->mask + (size_t)b * L;
         for (int h = 0; h < H; h++) {
             const int lh = l * H + h;
             const al_head_mode mode = layer_pol[h].mode;
-            const size_t col = (size_t)h * dh, at = ((size_t)b * H + h) * LL;
+            const size_t col = (size_t)h * dh, kv_col = (size_t)(h / group) * dh, at = ((size_t)b * H + h) * LL;
             const float *S = lc->S + at, *P = lc->P + at;
             const float *dctx_h = ctx->d_ctx + row0 + col;
-            float *dq_h = ctx->dq + row0 + col, *dk_h = ctx->dk + row0 + col, *dv_h = ctx->dv + row0 + col;
-            const int has_softmax = al_head_mode_needs_qk(mode);
+            float *dq_h = ctx->dq + row0 + col, *dk_h = ctx->dk + row0 + kv_col, *dv_h = ctx->dv + row0 + kv_col;
+            /* a group's first query head writes its key/value head's dK and dV, the others add theirs */
+            const int first = h % group == 0, has_softmax = al_head_mode_needs_qk(mode);
             if (!has_softmax)
                 for (int i = 0; i < L; i++) {
-                    memset(dq_h + (size_t)i * D, 0, sizeof(float) * (size_t)dh);
-                    memset(dk_h + (size_t)i * D, 0, sizeof(float) * (size_t)dh);
+                    memset(dq_h + (size_t)i * A, 0, sizeof(float) * (size_t)dh);
+                    if (first) memset(dk_h + (size_t)i * A, 0, sizeof(float) * (size_t)dh);
                 }
             if (mode == AL_HEAD_ZERO) {
-                for (int i = 0; i < L; i++) memset(dv_h + (size_t)i * D, 0, sizeof(float) * (size_t)dh);
+                for (int i = 0; first && i < L; i++) memset(dv_h + (size_t)i * A, 0, sizeof(float) * (size_t)dh);
                 continue;
             }
             /* P V backward through the dropout mask. */
@@ -148,9 +147,9 @@ void al_tr_attention_bwd(al_train_ctx *ctx, int l) {
                 al_tr_dropout_apply(ctx->pd, lc->attn_keep + at, LL, p_drop);
                 Pd = ctx->pd;
             }
-            al_gemm_tn(L, dh, L, 1.0f, Pd, L, dctx_h, D, dv_h, D, 0);
+            al_gemm_tn(L, dh, L, 1.0f, Pd, L, dctx_h, A, dv_h, A, !first);
             if (!has_softmax) continue; /* CONSTANT: no gradient to C */
-            al_gemm_nt(L, L, dh, 1.0f, dctx_h, D, lc->v + row0 + col, D, dP, L, 0);
+            al_gemm_nt(L, L, dh, 1.0f, dctx_h, A, lc->v + row0 + kv_col, A, dP, L, 0);
             al_tr_dropout_apply(dP, lc->attn_keep + at, LL, p_drop);
 
             /* dP -> gradient wrt R, the matrix before the static layer's renormalisation. */
@@ -176,10 +175,10 @@ void al_tr_attention_bwd(al_train_ctx *ctx, int l) {
                 memcpy(dS, dP, sizeof(float) * LL);
             }
             al_tr_softmax_bwd(S, dS, dS, L, L); /* dS now holds dZ */
-            al_gemm_nn(L, dh, L, scale, dS, L, lc->k + row0 + col, D, dq_h, D, 0);
-            al_gemm_tn(L, dh, L, scale, dS, L, lc->q + row0 + col, D, dk_h, D, 0);
-            if (rule->extra_bwd) {
-                const al_score_head hd = {lc->q + row0 + col, lc->k + row0 + col, col, mb, ctx->pos + (size_t)b * L,
+            al_gemm_nn(L, dh, L, scale, dS, L, lc->k + row0 + kv_col, A, dq_h, A, 0);
+            al_gemm_tn(L, dh, L, scale, dS, L, lc->q + row0 + col, A, dk_h, A, !first);
+            if (rule->extra_bwd) { /* DeBERTa: no groups */
+                const al_score_head hd = {lc->q + row0 + col, lc->k + row0 + kv_col, col, mb, ctx->pos + (size_t)b * L,
                                           NULL, L, L, ctx->rel_work};
                 rule->extra_bwd(&ly, &hd, dS, scale, dq_h, dk_h);
             }

@@ -82,7 +82,7 @@ static void embed_bwd(al_train_ctx *ctx, const float *d0) {
     for (int r = 0; r < rows; r++) {
         const float *dr = d + (size_t)r * E;
         float *gw = (ctx->ids[r] != c->pad_token_id || decoder) ? g_word + (size_t)ctx->ids[r] * E : NULL;
-        float *gp = ctx->pos[r] != pos_pad ? g_pos + (size_t)ctx->pos[r] * E : NULL;
+        float *gp = g_pos && ctx->pos[r] != pos_pad ? g_pos + (size_t)ctx->pos[r] * E : NULL; /* rotary: none */
         float *gt = g_type ? g_type + (size_t)ctx->types[r] * E : NULL;
         for (int e = 0; e < E; e++) {
             if (gw) gw[e] += dr[e];

@@ -46,6 +46,9 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     const uint64_t M = mlm ? (uint64_t)(lm ? 0 : m->w.mlm_dim) : 0, LL = (uint64_t)L * L;
     const uint64_t BHLL = (uint64_t)B * H * LL;
     const uint64_t FF = (uint64_t)al_layer_rule_of(c)->ffn_factor * I; /* 2: ff_pre and d_ff hold input and gate */
+    /* the heads' width: q, k, v, ctx and their gradients hold rows of A = n_heads * head_dim columns (D in
+     * encoders and GPT-2; a decoder's head_dim may say otherwise) */
+    const uint64_t A = (uint64_t)al_attn_width(c) > D ? (uint64_t)al_attn_width(c) : D;
     al_carver cv = {base, 0}; /* src/core/carve.h */
     ctx->ids = al_carve_i32(&cv, BL);
     ctx->types = al_carve_i32(&cv, BL);
@@ -63,17 +66,17 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
      * one copy serves every layer's forward as scratch. */
     const int share = !ctx->opt.weight_grads;
     float *shared_ctx = NULL, *shared_h1 = NULL, *shared_ff_act = NULL, *shared_attn_in = NULL;
-    const int decoder = al_layer_rule_of(c)->train_fwd == al_tr_decoder_layer_fwd; /* its ln_1 output */
+    const int decoder = al_family_of(c)->causal; /* its ln_1 output (train_decoder.c) */
     for (int l = 0; l < c->n_layers; l++) {
         al_tr_layer_cache measure_only, *lc = ctx->layers ? &ctx->layers[l] : &measure_only;
         const int own = !share || l == 0;
-        lc->q = al_carve(&cv, BL * D);
-        lc->k = al_carve(&cv, BL * D);
-        lc->v = al_carve(&cv, BL * D);
+        lc->q = al_carve(&cv, BL * A);
+        lc->k = al_carve(&cv, BL * A);
+        lc->v = al_carve(&cv, BL * A);
         lc->S = al_carve(&cv, BHLL);
         lc->P = al_carve(&cv, BHLL);
         lc->attn_keep = al_carve_u8(&cv, BHLL);
-        lc->ctx = own ? (shared_ctx = al_carve(&cv, BL * D)) : shared_ctx;
+        lc->ctx = own ? (shared_ctx = al_carve(&cv, BL * A)) : shared_ctx;
         lc->keep1 = al_carve_u8(&cv, BL * D);
         lc->res1 = al_carve(&cv, BL * D);
         lc->mean1 = al_carve(&cv, BL);
@@ -101,10 +104,10 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
     ctx->dx_b = al_carve(&cv, BL * D);
     ctx->d_res = al_carve(&cv, BL * D);
     ctx->d_h1 = al_carve(&cv, BL * D);
-    ctx->d_ctx = al_carve(&cv, BL * D);
-    ctx->dq = al_carve(&cv, BL * D);
-    ctx->dk = al_carve(&cv, BL * D);
-    ctx->dv = al_carve(&cv, BL * D);
+    ctx->d_ctx = al_carve(&cv, BL * A);
+    ctx->dq = al_carve(&cv, BL * A);
+    ctx->dk = al_carve(&cv, BL * A);
+    ctx->dv = al_carve(&cv, BL * A);
     ctx->d_ff = al_carve(&cv, BL * FF);
     ctx->d_emb = al_carve(&cv, ctx->opt.weight_grads ? BL * E : 0); /* the embeddings' backward only feeds weights */
     ctx->d_head_a = al_carve(&cv, BL * M);
@@ -132,15 +135,9 @@ uint64_t al_tr_carve(al_train_ctx *ctx, float *base, int B, int L) {
 
 al_status al_train_check_family(const al_model *model, const char *what, const char *instead, al_error *err) {
     /* the layer rules whose training twins exist (src/model/layer_rule.h): BERT's post-LayerNorm layers
-     * (train_forward.c, train_backward.c) and ModernBERT's pre-norm GeGLU layers (train_modernbert.c); a new rule
-     * is refused here until it has one */
-    const al_config *c = &model->config;
-    const char *unbuilt = al_family_of(c)->causal ? al_tr_decoder_unbuilt(c) : NULL; /* GPT-2's configuration */
-    if (unbuilt)
-        return al_err(err, AL_ERR_UNSUPPORTED, "%s is not built for %s yet: %s (train_decoder.c builds GPT-2's "
-                      "LayerNorm, plain feed-forward and learned positions)%s", what, al_arch_name(c->arch), unbuilt,
-                      instead ? instead : "");
-    if (al_layer_rule_of(c)->train_fwd) return AL_OK;
+     * (train_forward.c, train_backward.c) and the pre-norm layers of ModernBERT and the decoders (train_decoder.c);
+     * a new rule is refused here until it has one */
+    if (al_layer_rule_of(&model->config)->train_fwd) return AL_OK;
     return al_err(err, AL_ERR_UNSUPPORTED, "%s is not built for %s yet%s", what, al_arch_name(model->config.arch),
                   instead ? instead : "");
 }

@@ -7,15 +7,18 @@
 #define AL_TRAIN_INTERNAL_H
 
 #include "../core/rng.h"
+#include "../model/family_params.h"
 #include "../model/model_internal.h"
 #include "train.h"
 
 /* What one encoder layer keeps for its backward pass. Its input is ctx->hidden + l * BL * D and its
- * output ctx->hidden + (l + 1) * BL * D. The comments give BERT's post-LayerNorm meaning; ModernBERT's pre-norm
- * layer (train_modernbert.c) uses them as: mean1, rstd1 its attention norm's statistics (of the input);
- * q, k the rotated projections; res1 = input + attention output, the MLP norm's input, with mean2, rstd2;
- * h1 that norm's output; ff_pre [BL, 2I] the input and gate halves side by side; ff_act [BL, I] act(u) * g;
- * res2 = res1 + MLP output (the last layer's final-norm input, statistics in ctx->fin_mean, fin_rstd). */
+ * output ctx->hidden + (l + 1) * BL * D. The comments give BERT's post-LayerNorm meaning; the pre-norm layers
+ * (train_decoder.c: the decoders', ModernBERT's) use them as: mean1, rstd1 the attention norm's statistics (of the
+ * input; RMSNorm keeps rstd only); q, k the turned projections (rows of A columns, the keys and values in the first
+ * KVW); res1 = input + attention output, the MLP norm's input, with mean2, rstd2 (the parallel residual: the
+ * attention output alone, the MLP norm reading the input); h1 that norm's output; ff_pre [BL, 2I] a gated
+ * feed-forward's two halves side by side ([BL, I] the plain one's input); ff_act [BL, I] act(u) * g or act(ff_pre);
+ * res2 = the layer's output before the final norm (statistics in ctx->fin_mean, fin_rstd). */
 typedef struct al_tr_layer_cache {
     float *q, *k, *v;      /* [BL, D]       projections, heads side by side (bias included) */
     float *S;              /* [B, H, L, L]  softmax output of STANDARD and MIX heads */
@@ -94,7 +97,7 @@ struct al_train_ctx {
     float *pos_q, *pos_k;      /* [2 rel_span, D] the current layer's projections of rel */
     int32_t *rel_row;          /* [2 L - 1]     the relative embedding row of each distance */
     float *rel_work;           /* the score rule's head_scratch floats */
-    /* ModernBERT's final norm after the last layer (train_modernbert.c); NULL in other families */
+    /* a pre-norm rule's final norm after the last layer (train_decoder.c); NULL in other families */
     float *fin_mean, *fin_rstd; /* [BL] */
 };
 
@@ -118,24 +121,23 @@ void al_tr_attention_fwd(al_train_ctx *ctx, int l, const float *x);
  * lambda-logit gradients. */
 void al_tr_attention_bwd(al_train_ctx *ctx, int l);
 
-/* A layer's query, key and value weights [D, D] each, from the fused [3D, D] block when the family has one
- * (ModernBERT's Wqkv, rows in that order, as src/model/attention.c reads it). */
-static inline void al_tr_qkv_weights(const al_layer_weights *lw, int D, const float **q_w, const float **k_w,
-                                     const float **v_w) {
+/* A layer's query [A, D], key and value [KVW, D] weights (A = al_attn_width, KVW = al_kv_width: D and D in encoders),
+ * from the fused [A + 2 KVW, D] block when the family has one (ModernBERT's Wqkv, GPT-NeoX's regrouped
+ * query_key_value), as al_fwd_project_qkv (src/model/attention.c) reads them. */
+static inline void al_tr_qkv_weights(const al_config *c, const al_layer_weights *lw, const float **q_w,
+                                     const float **k_w, const float **v_w) {
+    const size_t D = (size_t)c->hidden_size, A = (size_t)al_attn_width(c), KVW = (size_t)al_kv_width(c);
     *q_w = lw->q_w, *k_w = lw->k_w, *v_w = lw->v_w;
-    if (lw->qkv_w) *q_w = lw->qkv_w, *k_w = *q_w + (size_t)D * D, *v_w = *k_w + (size_t)D * D;
+    if (lw->qkv_w) *q_w = lw->qkv_w, *k_w = *q_w + A * D, *v_w = *k_w + KVW * D;
 }
 
-/* A layer's query (which 0), key (1) or value (2) bias [D], from the fused [3D] block when the family has one
- * (GPT-2's c_attn.bias, as src/model/attention.c reads it); NULL when the layer has none. */
-static inline const float *al_tr_qkv_bias(const al_layer_weights *lw, int D, int which) {
-    if (lw->qkv_b) return lw->qkv_b + (size_t)which * D;
+/* A layer's query (which 0, [A]), key (1) or value (2, [KVW]) bias, from the fused [A + 2 KVW] block when the
+ * family has one (GPT-2's c_attn.bias, GPT-NeoX's); NULL when the layer has none. */
+static inline const float *al_tr_qkv_bias(const al_config *c, const al_layer_weights *lw, int which) {
+    if (lw->qkv_b) return lw->qkv_b + (which > 0 ? (size_t)al_attn_width(c) : 0) + (which > 1 ? (size_t)al_kv_width(c) : 0);
     return which == 0 ? lw->q_b : which == 1 ? lw->k_b : lw->v_b;
 }
 
-/* GPT-2's decoder layer has training twins (train_decoder.c); a decoder configuration that needs more returns
- * the name of what is not built (RMSNorm, the gated feed-forward, rotary positions, ...), else NULL. */
-const char *al_tr_decoder_unbuilt(const al_config *c);
 
 /* lambda = sigmoid(theta) as the forward pass uses it. */
 float al_tr_sigmoid(float theta);

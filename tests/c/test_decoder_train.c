@@ -1,8 +1,10 @@
-/* test_decoder_train.c: GPT-2's training forward and backward (src/train/train_decoder.c, train_lm.c;
+/* test_decoder_train.c: the decoders' training forward and backward (src/train/train_decoder.c, train_lm.c;
  * docs/decoder_pretraining.md):
- *   - against PyTorch's float64 autograd (tests/golden/make_decoder_train_goldens.py) on the random GPT-2 of
- *     tests/golden/decoders/gpt2 and its golden right-padded batch: the next-token loss within 1e-5 relative and
- *     every weight's gradient, by its Hugging Face name in the file's layout, within 1e-4 of its largest value;
+ *   - against PyTorch's float64 autograd (tests/golden/make_decoder_train_goldens.py) on the random checkpoints
+ *     gpt2, llama_gqa, llama_untied, qwen2, qwen2_window, pythia and pythia_sequential of tests/golden/decoders and their golden
+ *     right-padded batch: the next-token loss within 1e-5 relative, every weight's gradient, by its Hugging Face
+ *     name in the file's layout, within 1e-4 of its largest value, and the hidden states without dropout with
+ *     al_forward's bits;
  * and on a random 2-layer GPT-2 with a right-padded batch:
  *   - without dropout every hidden state has al_forward's bits, and the next-token loss equals the cross-entropy
  *     of al_forward's lm_logits (1e-6 relative);
@@ -11,7 +13,10 @@
  *     from the same seed for each evaluation);
  *   - the loss and every gradient the same bits on every kernel path (the 4-lane path and AVX2's 8 lanes);
  *   - a frozen model (weight_grads 0) with real rows: the real tokens' hidden states have the padded pass's bits;
- *   - refusals by name: Llama's RMSNorm is not built;
+ *   - the same on small random Llama (grouped keys and values, a head width other than D), Qwen2 (also with its
+ *     sliding window) and GPT-NeoX (parallel and sequential) models;
+ *   - on each checkpoint, one step in 3 shards gives the same bits on 1 and 3 threads, and their digest is pinned (the
+ *     same bits in WebAssembly);
  *   - the HF directory written (GPT-2's Conv1D weights [in, out]) loads back as family gpt2 with the same bits, and
  *     so do export's float32 shards. */
 #include <math.h>
@@ -25,6 +30,7 @@
 #include "model/model_internal.h"
 #include "model/weights.h"
 #include "train/pretrain.h"
+#include "train/shards.h"
 #include "train/train.h"
 
 #define V 40
@@ -184,22 +190,42 @@ static void real_rows_frozen(al_model *m) {
     al_train_ctx_free(packed);
 }
 
-static void refuses_llama(void) {
-    static const char cfg[] = "{\"model_type\": \"llama\", \"vocab_size\": 40, \"hidden_size\": 16, "
-                              "\"num_hidden_layers\": 2, \"num_attention_heads\": 2, \"intermediate_size\": 24, "
-                              "\"max_position_embeddings\": 16}";
+/* A random model of a config.json's text, perturbed as tiny()'s. */
+static al_model *tiny_of(const char *cfg, uint64_t seed) {
     al_config c;
     al_error err;
     al_model *m = NULL;
-    CHECK(al_config_parse(cfg, sizeof cfg - 1, "config.json", &c, &err) == AL_OK);
-    CHECK(al_model_new_random(&c, 1, 0, &m, &err) == AL_OK);
-    al_train_ctx *ctx = NULL;
-    const al_status st = al_train_ctx_new(m, 1, 4, NULL, &ctx, &err);
-    CHECK(st == AL_ERR_UNSUPPORTED);
-    CHECK_MSG(strstr(err.message, "RMSNorm") != NULL, "%s", err.message);
-    al_train_ctx_free(ctx);
-    al_model_free(m);
+    if (al_config_parse(cfg, strlen(cfg), "config.json", &c, &err) != AL_OK ||
+        al_model_new_random(&c, seed, 0, &m, &err) != AL_OK) {
+        fprintf(stderr, "tiny_of: %s\n", err.message);
+        return NULL;
+    }
+    for (size_t i = 0; i < m->n_floats; i++) m->storage[i] += 0.01f * (float)((i * 7919) % 13) - 0.06f;
+    return m;
 }
+
+/* The rotary decoders, small: Llama with grouped keys and values (4 query heads on 2) and a head width of 4 * 6 = 24
+ * other than hidden_size 16, untied; Qwen2 with its q/k/v biases, one key/value head, tied, and with its sliding
+ * window of 4 in layer 1; GPT-NeoX with the parallel residual and half of each head turning, and its sequential
+ * variant. */
+static const char *const tiny_configs[] = {
+    "{\"model_type\": \"llama\", \"vocab_size\": 40, \"hidden_size\": 16, \"num_hidden_layers\": 2, "
+    "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"head_dim\": 6, \"intermediate_size\": 24, "
+    "\"max_position_embeddings\": 16, \"tie_word_embeddings\": false}",
+    "{\"model_type\": \"qwen2\", \"vocab_size\": 40, \"hidden_size\": 16, \"num_hidden_layers\": 2, "
+    "\"num_attention_heads\": 2, \"num_key_value_heads\": 1, \"intermediate_size\": 24, "
+    "\"max_position_embeddings\": 16, \"tie_word_embeddings\": true}",
+    "{\"model_type\": \"qwen2\", \"vocab_size\": 40, \"hidden_size\": 16, \"num_hidden_layers\": 2, "
+    "\"num_attention_heads\": 2, \"num_key_value_heads\": 1, \"intermediate_size\": 24, "
+    "\"max_position_embeddings\": 16, \"use_sliding_window\": true, \"sliding_window\": 4, "
+    "\"max_window_layers\": 1}",
+    "{\"model_type\": \"gpt_neox\", \"vocab_size\": 40, \"hidden_size\": 16, \"num_hidden_layers\": 2, "
+    "\"num_attention_heads\": 2, \"intermediate_size\": 24, \"max_position_embeddings\": 16, "
+    "\"rotary_pct\": 0.5, \"use_parallel_residual\": true}",
+    "{\"model_type\": \"gpt_neox\", \"vocab_size\": 40, \"hidden_size\": 16, \"num_hidden_layers\": 2, "
+    "\"num_attention_heads\": 2, \"intermediate_size\": 24, \"max_position_embeddings\": 16, "
+    "\"rotary_pct\": 0.5, \"use_parallel_residual\": false}",
+};
 
 /* A vocab.txt of V tokens: BERT's five bracketed tokens first, then words and continuations. */
 static const char *write_vocab(void) {
@@ -249,16 +275,67 @@ static void round_trip(al_model *m) {
     al_model_free(back);
 }
 
-static void pytorch_gradients(void) {
-    const char *dir = "tests/golden/decoders/gpt2";
+/* One shard's next-token step (shards.h): forward, loss, backward over its examples. */
+typedef struct lm_batch {
+    const int32_t *ids, *mask, *labels;
+    int len;
+} lm_batch;
+
+static al_status lm_shard(void *user, const al_shard_job *job, float *loss, double *weight, al_error *err) {
+    const lm_batch *d = user;
+    const size_t at = (size_t)job->b0 * d->len;
+    const al_batch batch = {job->b1 - job->b0, d->len, d->ids + at, d->mask + at, NULL, NULL};
+    int n = 0;
+    al_status st = al_train_forward(job->ctx, &batch, err);
+    if (!st) st = al_train_lm_loss(job->ctx, d->labels + at, loss, &n, err);
+    if (!st) st = al_train_backward(job->ctx, NULL, err);
+    *weight = n;
+    return st;
+}
+
+/* The loss and gradients of one step of the batch in 3 shards (dropout on), run on n_threads threads, as a
+ * digest: the same bits for any thread count (shards.h). */
+static uint64_t sharded_digest(al_model *m, const lm_batch *d, int B_, int n_threads) {
+    al_error err;
+    al_threadpool *pool = NULL;
+    if (n_threads > 1 && al_threadpool_new(n_threads, &pool, &err) != AL_OK) return 0;
+    al_train_options o = al_train_default_options();
+    o.pool = pool;
+    al_shard_set *set = NULL;
+    al_shards_result res;
+    uint64_t digest = 0;
+    if (al_shards_new(m, 3, B_, d->len, &o, &set, &err) == AL_OK &&
+        al_shards_run(set, B_, 9, lm_shard, (void *)d, &res, &err) == AL_OK && res.grads) {
+        digest = fnv_digest(FNV_DIGEST_START, &res.loss, 1);
+        digest = fnv_digest(digest, res.grads, m->n_floats);
+    } else {
+        fprintf(stderr, "sharded_digest: %s\n", err.message);
+    }
+    al_shards_free(set);
+    al_threadpool_free(pool);
+    return digest;
+}
+
+/* The sharded steps' digests of the checkpoints, pinned: the same bits natively and in WebAssembly. */
+static uint64_t g_shard_digest = FNV_DIGEST_START;
+#define PINNED_SHARD_DIGEST 0x7f1ab00b6a9a04bdull
+
+/* The checkpoint tests/golden/decoders/<name> (its weights n_tensors tensors) against
+ * tests/golden/decoder_train/<name>_grads.safetensors; without dropout its training hidden states have al_forward's
+ * bits at the real tokens. */
+static void pytorch_gradients(const char *ckpt, int n_tensors) {
+    char dir[256], path[320];
+    snprintf(dir, sizeof dir, "tests/golden/decoders/%s", ckpt);
     al_error err;
     al_model *m = NULL, *g = NULL;
     golden_file in, want;
-    if (!golden_open(&in, "tests/golden/decoders/gpt2/golden.safetensors")) {
+    snprintf(path, sizeof path, "%s/golden.safetensors", dir);
+    if (!golden_open(&in, path)) {
         CHECK(0);
         return;
     }
-    if (!golden_open(&want, "tests/golden/decoder_train/gpt2_grads.safetensors")) {
+    snprintf(path, sizeof path, "tests/golden/decoder_train/%s_grads.safetensors", ckpt);
+    if (!golden_open(&want, path)) {
         CHECK(0);
         golden_close(&in);
         return;
@@ -286,18 +363,32 @@ static void pytorch_gradients(void) {
         CHECK(al_train_lm_loss(ctx, labels, &loss, &n, &err) == AL_OK);
         CHECK(al_train_backward(ctx, NULL, &err) == AL_OK);
         CHECK(n == 23);
-        CHECK_MSG(fabs(loss - loss_want[0]) <= 1e-5 * fabs(loss_want[0]), "loss %.9g, PyTorch %.9g", loss, loss_want[0]);
+        CHECK_MSG(fabs(loss - loss_want[0]) <= 1e-5 * fabs(loss_want[0]), "%s: loss %.9g, PyTorch %.9g", ckpt, loss,
+                  loss_want[0]);
+        const size_t D = (size_t)m->config.hidden_size, NL = (size_t)m->config.n_layers, BLg = (size_t)Bg * Lg;
+        float *hidden = calloc((NL + 1) * BLg * D, sizeof(float));
+        al_forward_outputs out = {0};
+        out.hidden_states = hidden;
+        CHECK(hidden && al_forward(m, &batch, NULL, &out, &err) == AL_OK);
+        int differ = 0;
+        for (size_t l = 0; hidden && l <= NL; l++)
+            for (size_t t = 0; t < BLg; t++)
+                if (mask_g[t])
+                    differ += memcmp(al_train_hidden(ctx, (int)l) + t * D, hidden + (l * BLg + t) * D,
+                                     sizeof(float) * D) != 0;
+        CHECK_MSG(differ == 0, "%s: %d hidden-state rows differ from al_forward's", ckpt, differ);
+        free(hidden);
         memcpy(g->storage, al_train_grads(ctx), sizeof(float) * g->n_floats);
         al_tensor_out t[64];
         const int nt = al_weights_file_tensors(g, t, 64);
-        CHECK(nt == 28);
+        CHECK_MSG(nt == n_tensors, "%s: %d tensors", ckpt, nt);
         for (int i = 0; i < nt; i++) {
             size_t numel = 0;
             /* written with GPT2LMHeadModel's "transformer." prefix; the checkpoint has none */
-            const char *name = strncmp(t[i].name, "transformer.", 12) == 0 ? t[i].name + 12 : t[i].name;
-            float *ref = golden_f32(&want, name, &numel, NULL);
-            CHECK_MSG(ref && numel * sizeof(float) == t[i].nbytes, "%s: no gradient of that size in the golden",
-                      t[i].name);
+            const char *wname = strncmp(t[i].name, "transformer.", 12) == 0 ? t[i].name + 12 : t[i].name;
+            float *ref = golden_f32(&want, wname, &numel, NULL);
+            CHECK_MSG(ref && numel * sizeof(float) == t[i].nbytes, "%s: %s: no gradient of that size in the golden",
+                      ckpt, t[i].name);
             if (!ref || numel * sizeof(float) != t[i].nbytes) {
                 free(ref);
                 continue;
@@ -305,11 +396,15 @@ static void pytorch_gradients(void) {
             double top = 0.0;
             for (size_t e = 0; e < numel; e++) top = fabs(ref[e]) > top ? fabs(ref[e]) : top;
             const double diff = max_abs_diff(t[i].data, ref, numel);
-            CHECK_MSG(diff <= 1e-4 * (top > 0 ? top : 1.0), "%s: gradient differs by %.3g (largest %.3g)", t[i].name,
-                      diff, top);
+            CHECK_MSG(diff <= 1e-4 * (top > 0 ? top : 1.0), "%s: %s: gradient differs by %.3g (largest %.3g)", ckpt,
+                      t[i].name, diff, top);
             free(ref);
         }
         al_weights_file_tensors_free(t, nt > 0 ? nt : 0);
+        const lm_batch d = {ids_g, mask_g, labels, Lg};
+        const uint64_t one = sharded_digest(m, &d, Bg, 1), three = sharded_digest(m, &d, Bg, 3);
+        CHECK_MSG(one != 0 && one == three, "%s: 3 shards on 1 and 3 threads give other bits", ckpt);
+        g_shard_digest = fnv_digest(g_shard_digest, (const float *)&one, 2);
         free(labels);
     } else {
         CHECK(0);
@@ -321,7 +416,13 @@ static void pytorch_gradients(void) {
 }
 
 int main(void) {
-    pytorch_gradients();
+    static const struct {
+        const char *name;
+        int n_tensors;
+    } checkpoints[] = {{"gpt2", 28},         {"llama_gqa", 20}, {"llama_untied", 21},     {"qwen2", 26},
+                       {"qwen2_window", 26}, {"pythia", 28},    {"pythia_sequential", 28}};
+    for (size_t i = 0; i < sizeof checkpoints / sizeof checkpoints[0]; i++)
+        pytorch_gradients(checkpoints[i].name, checkpoints[i].n_tensors);
     al_model *m = tiny(11);
     CHECK(m != NULL);
     if (!m) return check_summary("decoder_train");
@@ -332,7 +433,19 @@ int main(void) {
     gradients_match(m, labels);
     same_bits_on_every_path(m, labels);
     real_rows_frozen(m);
-    refuses_llama();
+    for (size_t i = 0; i < sizeof tiny_configs / sizeof tiny_configs[0]; i++) {
+        al_model *r = tiny_of(tiny_configs[i], 20 + i);
+        CHECK(r != NULL);
+        if (!r) continue;
+        forward_matches(r, labels);
+        gradients_match(r, labels);
+        same_bits_on_every_path(r, labels);
+        real_rows_frozen(r);
+        al_model_free(r);
+    }
+    printf("sharded steps' digest %016llx\n", (unsigned long long)g_shard_digest);
+    CHECK_MSG(g_shard_digest == PINNED_SHARD_DIGEST, "sharded steps' digest %016llx, pinned %016llx",
+              (unsigned long long)g_shard_digest, (unsigned long long)PINNED_SHARD_DIGEST);
     round_trip(m);
     al_model_free(m);
     return check_summary("decoder_train");

@@ -70,7 +70,7 @@ typedef struct op_case {
     int kind;
 } op_case;
 
-enum { OP_LN, OP_LINEAR, OP_GELU, OP_GELU_TANH, OP_RELU, OP_SOFTMAX, OP_MASKNORM, OP_CE };
+enum { OP_LN, OP_RMS, OP_GLU, OP_LINEAR, OP_GELU, OP_GELU_TANH, OP_RELU, OP_SOFTMAX, OP_MASKNORM, OP_CE };
 
 #define LIN_OUT 5
 
@@ -81,6 +81,12 @@ static double op_loss(void *user) {
     case OP_LN:
         al_tr_layernorm_fwd(c->x, c->y, c->rows, c->cols, c->gamma, c->beta, 1e-5f, c->mean, c->rstd);
         return dot(c->w, c->y, n);
+    case OP_RMS:
+        al_tr_rmsnorm_kernel_fwd(c->x, c->y, c->rows, c->cols, c->gamma, 1e-5f, c->rstd);
+        return dot(c->w, c->y, n);
+    case OP_GLU: /* rows of [u | g], cols / 2 each */
+        al_tr_glu_fwd(AL_ACT_SILU, c->x, c->y, c->rows, c->cols / 2);
+        return dot(c->w, c->y, n / 2);
     case OP_LINEAR:
         al_linear(c->rows, LIN_OUT, c->cols, c->x, c->W, c->bias, c->y);
         return dot(c->w, c->y, (size_t)c->rows * LIN_OUT);
@@ -159,6 +165,28 @@ static void check_ops(void) {
     CHECK(e < OP_TOL);
     e = fd_check_all(op_loss, &c, c.beta, g3, (size_t)c.cols, h);
     printf("layernorm dbeta    rel err %.2e\n", e);
+    CHECK(e < OP_TOL);
+
+    /* RMSNorm: dx, dgamma */
+    c.kind = OP_RMS;
+    op_loss(&c);
+    memset(g2, 0, big * sizeof(float));
+    al_tr_rmsnorm_bwd(c.x, c.rstd, c.w, c.rows, c.cols, c.gamma, gx, g2);
+    e = fd_check_all(op_loss, &c, c.x, gx, n, h);
+    printf("rmsnorm dx         rel err %.2e\n", e);
+    CHECK(e < OP_TOL);
+    e = fd_check_all(op_loss, &c, c.gamma, g2, (size_t)c.cols, h);
+    printf("rmsnorm dgamma     rel err %.2e\n", e);
+    CHECK(e < OP_TOL);
+
+    /* The gated feed-forward's middle, SiLU: d [u | g] from df (the second half of each row of gx) */
+    c.kind = OP_GLU;
+    for (int row = 0; row < c.rows; row++)
+        memcpy(gx + (size_t)row * c.cols + c.cols / 2, c.w + (size_t)row * (c.cols / 2),
+               sizeof(float) * (size_t)(c.cols / 2));
+    al_tr_glu_bwd(AL_ACT_SILU, c.x, gx, tmp, c.rows, c.cols / 2);
+    e = fd_check_all(op_loss, &c, c.x, gx, n, h);
+    printf("glu (silu) d[u|g]  rel err %.2e\n", e);
     CHECK(e < OP_TOL);
 
     /* Linear [6, 6] -> [6, 5]: dx, dW, db */

@@ -343,7 +343,7 @@ static void test_not_built(void) {
     al_model_free(m);
 }
 
-/* The lambda ranking's training pass (a frozen encoder, src/train/train_modernbert.c): every hidden state of
+/* The lambda ranking's training pass (a frozen encoder, src/train/train_decoder.c): every hidden state of
  * its forward gives al_forward's bits (layer NL after the final norm), and the MIX heads' lambda-logit gradients
  * (through rotary global and windowed local layers, a static layer's renormalisation, GeGLU, the norms and the
  * MLM loss) match central finite differences. The second sequence ends in 5 pads: with a window of 2 each side

@@ -302,8 +302,18 @@ def split_heads(x, n, dh):  # [B,L,n*dh] -> [B,n,L,dh]
     return x.reshape(x.shape[0], x.shape[1], n, dh).transpose(1, 2)
 
 
-def forward(v, weights, ids, mask, pos, dtype=torch.float64):
-    """The reference. Returns hidden [NL+1,B,L,D], attentions [NL,B,H,L,L], values [NL,B,H,L,dh], logits."""
+def head_scaled(ctx, xi, l):
+    """Layer l's context [B,L,H*dh] with head h's columns scaled by the head mask xi[l][h] (None: unscaled)."""
+    if xi is None:
+        return ctx
+    Bn, Ln, A = ctx.shape
+    H = xi.shape[1]
+    return (ctx.reshape(Bn, Ln, H, A // H) * xi[l][None, None, :, None]).reshape(Bn, Ln, A)
+
+
+def forward(v, weights, ids, mask, pos, dtype=torch.float64, xi=None):
+    """The reference. Returns hidden [NL+1,B,L,D], attentions [NL,B,H,L,L], values [NL,B,H,L,dh], logits. xi [NL, H]
+    (make_decoder_heads.py): a head mask scaling each head's context before the output projection."""
     w = {n: t.to(dtype) for n, t in weights}
     fam, NL, D, H = v["family"], v["layers"], v["hidden"], v["heads"]
     hidden, attns, values = [], [], []
@@ -318,6 +328,7 @@ def forward(v, weights, ids, mask, pos, dtype=torch.float64):
             qkv = a @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]  # Conv1D: x @ W[in,out] + b
             q, k, val = (split_heads(qkv[..., s * D:(s + 1) * D], H, dh) for s in range(3))
             probs, vh, ctx = attend(q, k, val, ok, 1.0 / math.sqrt(dh))
+            ctx = head_scaled(ctx, xi, l)
             attns.append(probs)
             values.append(vh)
             x = x + ctx @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
@@ -345,6 +356,7 @@ def forward(v, weights, ids, mask, pos, dtype=torch.float64):
             q = rotate(proj["q"], pos, dh, v["theta"])
             k = rotate(proj["k"], pos, dh, v["theta"])
             probs, vh, ctx = attend(q, k, proj["v"], ok, 1.0 / math.sqrt(dh))
+            ctx = head_scaled(ctx, xi, l)
             attns.append(probs)
             values.append(vh)
             x = x + ctx @ w[p + "o_proj.weight"].T
@@ -370,6 +382,7 @@ def forward(v, weights, ids, mask, pos, dtype=torch.float64):
             q, k, val = per_head[..., :dh], per_head[..., dh:2 * dh], per_head[..., 2 * dh:]
             q, k = rotate(q, pos, rot, float(v["base"])), rotate(k, pos, rot, float(v["base"]))
             probs, vh, ctx = attend(q, k, val, ok, 1.0 / math.sqrt(dh))
+            ctx = head_scaled(ctx, xi, l)
             attns.append(probs)
             values.append(vh)
             o = ctx @ w[p + "attention.dense.weight"].T + w[p + "attention.dense.bias"]

@@ -12,10 +12,11 @@ Deterministic: two runs give identical bytes.
                         float32). The key classes are the test's: [CLS] the first real token, [SEP] the last,
                         punctuation the real tokens whose id % 7 == 3; the constant is all ones, which a causal head
                         uses as the uniform row over its visible keys (entries after i dropped, masked, normalised)
-  grads [B, NL, H]      (GPT-2 goldens) dL_b/dxi at xi = 1, xi the head mask scaling each head's context before the
-                        output projection, L_b the mean over the predicted positions of example b (i and i + 1 both
+  grads [B, NL, H]      (every variant) dL_b/dxi at xi = 1, xi the head mask scaling each head's
+                        context before the output projection (GPT-2 by gpt2_loss, the others through
+                        make_decoder_goldens.py's reference pass), L_b the mean over the predicted positions of example b (i and i + 1 both
                         real) of the next-token cross-entropy -log softmax(logits_i)[ids_{i+1}]
-  losses [B]            (GPT-2 goldens) L_b
+  losses [B]            (the same variants) L_b
 Stored as float64 (F64)."""
 import math
 import os
@@ -98,6 +99,20 @@ def gpt2_loss(v, w, ids, mask, xi):
     return losses, logits
 
 
+def example_loss(v, w, ids, mask, xi):
+    """gpt2_loss's per-example loss for the other families, through make_decoder_goldens.py's reference pass."""
+    weights = [(n, t) for n, t in w.items() if not n.endswith("rotary_emb.inv_freq")]
+    pos = torch.arange(ids.shape[1])[None].expand_as(ids)
+    _, _, _, logits = dg.forward(v, weights, ids, mask, pos, xi=xi.to(torch.float64))
+    logp = torch.log_softmax(logits, dim=-1)
+    losses = []
+    for b in range(ids.shape[0]):
+        n = int(mask[b].sum())
+        nll = [-logp[b, i, ids[b, i + 1]] for i in range(n - 1)]
+        losses.append(torch.stack(nll).mean())
+    return losses, logits
+
+
 def run(v):
     d = os.path.join(dg.OUT, v["name"])
     g = dg.read_safetensors_file(os.path.join(d, "golden.safetensors"))
@@ -112,23 +127,23 @@ def run(v):
                 stats[b, l, h] = torch.tensor(row_stats(attns[l, b, h], n, cls))
     out = [("stats", stats)]
     note = "%-18s stats: entropy in [%.3f, %.3f]" % (v["name"], float(stats[..., 0].min()), float(stats[..., 0].max()))
-    if v["family"] == "gpt2":
-        w = dg.read_back(v, d)
-        if v.get("prefix") and (v["prefix"] + "wte.weight") not in w:
-            w = {v["prefix"] + n: t for n, t in w.items()}
-        grads = torch.zeros(B, NL, H)
-        losses = torch.zeros(B)
-        for b in range(B):
-            xi = torch.ones(NL, H, requires_grad=True)
-            lb, logits = gpt2_loss(v, w, ids[b:b + 1], mask[b:b + 1], xi)
-            lb[0].backward()
-            grads[b] = xi.grad
-            losses[b] = lb[0].detach()
-            n = int(mask[b].sum())
-            err = float((logits[0, :n].detach() - g["logits"][b, :n]).abs().max())
-            assert err < 1e-5, (v["name"], err)  # the gated pass at xi = 1 is the golden's
-        out += [("grads", grads), ("losses", losses)]
-        note += ", losses %s, max |dL/dxi| %.4f" % (["%.4f" % float(x) for x in losses], float(grads.abs().max()))
+    w = dg.read_back(v, d)
+    if v.get("prefix") and (v["prefix"] + "wte.weight") not in w:
+        w = {v["prefix"] + n: t for n, t in w.items()}
+    grads = torch.zeros(B, NL, H)
+    losses = torch.zeros(B)
+    for b in range(B):
+        xi = torch.ones(NL, H, requires_grad=True)
+        loss = gpt2_loss if v["family"] == "gpt2" else example_loss
+        lb, logits = loss(v, w, ids[b:b + 1], mask[b:b + 1], xi)
+        lb[0].backward()
+        grads[b] = xi.grad
+        losses[b] = lb[0].detach()
+        n = int(mask[b].sum())
+        err = float((logits[0, :n].detach() - g["logits"][b, :n]).abs().max())
+        assert err < 1e-5, (v["name"], err)  # the gated pass at xi = 1 is the golden's
+    out += [("grads", grads), ("losses", losses)]
+    note += ", losses %s, max |dL/dxi| %.4f" % (["%.4f" % float(x) for x in losses], float(grads.abs().max()))
     write_safetensors(os.path.join(d, "heads.safetensors"), out, "F64",
                       {"generator": "tests/golden/make_decoder_heads.py", "variant": v["name"]})
     return note

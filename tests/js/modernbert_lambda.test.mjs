@@ -1,7 +1,7 @@
 // modernbert_lambda.test.mjs: the PAPA λ ranking on a ModernBERT through the native command line
 // (docs/families.md, docs/papa.md): the golden model of tests/golden/modernbert (random weights, 4 layers,
 // global and windowed local layers) copied with a WordPiece vocab.txt of its ids (golden_with_vocab.mjs), then
-// `attnlab papa --orders lambda` with a fraction that the order decides. The ranking trains λ through the training forward and backward (src/train/train_modernbert.c);
+// `attnlab papa --orders lambda` with a fraction that the order decides. The ranking trains λ through the training forward and backward (src/train/train_decoder.c);
 // 1 and 2 threads give the same digest, and the order covers every head once. Then the head_agreement op on
 // the ModernBERT and DeBERTa-v3 goldens (every importance measure for both newer families).
 import { test, after } from 'node:test';

@@ -129,9 +129,9 @@ al_status al_head_importance_measure(al_model *model, const al_papa_inputs *in, 
         return al_err(err, AL_ERR_INVALID, "head importance: loss 'probe' needs a probe");
     if (loss == AL_IMPORTANCE_LM && !al_model_is_causal(model))
         return al_err(err, AL_ERR_INVALID, "head importance: loss 'lm' needs a causal language model");
-    if (loss == AL_IMPORTANCE_LM) { /* the decoder layers' backward: GPT-2's (train_decoder.c) */
+    if (loss == AL_IMPORTANCE_LM) { /* the decoder layers' backward (train_decoder.c) */
         al_status st = al_train_check_family(model, "head importance with the language-model loss",
-                                             "; it runs on gpt2", err);
+                                             "; it runs on gpt2, llama, qwen2 and gpt_neox", err);
         if (st) return st;
     }
     if (in->n < 1) return al_err(err, AL_ERR_INVALID, "head importance: no examples");

@@ -100,15 +100,16 @@ const al_layer_rule al_layer_decoder_sequential = {
     .pre_norm = 1,
     .layer = sequential_layer,
     .tail = sequential_tail,
-    .train_fwd = al_tr_decoder_layer_fwd, /* GPT-2's configuration only (src/train/train_decoder.c) */
-    .train_bwd = al_tr_decoder_layer_bwd,
+    .train_fwd = al_tr_prenorm_layer_fwd, /* src/train/train_decoder.c */
+    .train_bwd = al_tr_prenorm_layer_bwd,
 };
 
 const al_layer_rule al_layer_decoder_parallel = {
     .name = "decoder_parallel",
     .ffn_factor = 2,
     .pre_norm = 1,
-    .frozen = 1,
     .layer = parallel_layer,
     .tail = parallel_tail,
+    .train_fwd = al_tr_prenorm_layer_fwd, /* the same twins: they read parallel_residual */
+    .train_bwd = al_tr_prenorm_layer_bwd,
 };

@@ -2,8 +2,8 @@
  * chunk:
  *   x = x + Wo attn(attn_norm(x))          (layer 0 has no attn_norm: the embedding norm precedes it)
  *   x = x + Wo_mlp(act(u) * g)             (u, g = the two halves of Wi mlp_norm(x), input first)
- * and after the last layer x = final_norm(x). Norms have no bias, projections no bias. Its training twin is
- * src/train/train_modernbert.c, for a frozen encoder. */
+ * and after the last layer x = final_norm(x). Norms have no bias, projections no bias. Its training twin is the
+ * decoders' pre-norm layer (src/train/train_decoder.c), for a frozen encoder. */
 #include <string.h>
 
 #include "../../kernels/kernels.h"
