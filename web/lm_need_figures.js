@@ -28,12 +28,13 @@ const pplPoint = (x, s) => ({ x, y: s.perplexity, ...(Array.isArray(s.perplexity
 
 // The sweep's lines as papa_record.js seriesOf draws an encoder's (one per order and constant kind, the full model at
 // fraction 1 and every head constant at 0), with perplexity and its 95% interval in place of the probe's score.
-export function perplexitySeries(papa) {
-  return seriesOf(papa).map((s) => {
+// kind: only the lines of this constant kind (all when not given).
+export function perplexitySeries(papa, kind = null) {
+  return seriesOf(papa).filter((s) => !kind || s.constant === kind).map((s) => {
     const points = papa.configs.filter((c) => c.what === 'sweep' && (c.k === 0 || (c.constant === s.constant && (!c.order || c.order === s.order))))
       .map((c) => pplPoint(c.fraction_kept, { perplexity: c.perplexity, perplexity_ci95: c.perplexity_ci95 }))
       .sort((a, b) => b.x - a.x);
-    return { label: s.label, points };
+    return { label: kind ? `heads constant, ${s.label}` : s.label, points };
   });
 }
 
@@ -102,20 +103,30 @@ export function roleEntries(roles) {
   return out;
 }
 
-export function roleGrid(canvas, e) {
-  const chance = e.r.chance.flat().filter((x) => x !== null);
-  layerHeadHeatmap(canvas, e.r.score.map((row) => row.map((x) => x ?? Number.NaN)), {
-    title: `${e.roleLabel} score on ${e.sourceLabel}`, scale: scaleOf([e.r.score.map((row) => row.filter((x) => x !== null))]),
-    legend: `mean attention on the target; chance ${chance.length ? fmt(Math.min(...chance)) : '\u2013'}\u2013${chance.length ? fmt(Math.max(...chance)) : '\u2013'}` });
+// A role's chance as one number, or its range over the layers (a sliding-window layer's rows read fewer keys).
+export function chanceText(r) {
+  const c = r.chance.flat().filter((x) => x !== null);
+  if (!c.length) return '\u2013';
+  const lo = Math.min(...c);
+  const hi = Math.max(...c);
+  return lo === hi ? fmt(lo) : `${fmt(lo)} to ${fmt(hi)}`;
 }
 
-const headList = (hs) => (hs?.length ? hs.map(([l, h]) => `${l}.${h}`).join(', ') : 'none');
+export function roleGrid(canvas, e) {
+  layerHeadHeatmap(canvas, e.r.score.map((row) => row.map((x) => x ?? Number.NaN)), {
+    title: `${e.roleLabel} score on ${e.sourceLabel} (chance ${chanceText(e.r)})`,
+    scale: scaleOf([e.r.score.map((row) => row.filter((x) => x !== null))]), legend: 'score' });
+}
+
+export const headList = (hs) => (hs?.length ? hs.map(([l, h]) => `${l}.${h}`).join(', ') : 'none');
+// The head_roles verdict codes (docs/findings.md, "Head roles") in words.
+const VERDICT_WORDS = { found: 'found', weak_only: 'weak heads only', none: 'none significant', too_few_units: 'too few units to tell' };
 
 export function rolesTable(roles) {
   const rows = roleEntries(roles).map((e) => [`${e.roleLabel} (${e.sourceLabel})`, headList(e.r.heads), headList(e.r.weak_heads),
-    e.r.verdict, `${e.r.units} (at least ${e.r.min_units} to tell)`]);
+    VERDICT_WORDS[e.r.verdict] ?? e.r.verdict, `${e.r.units} (at least ${e.r.min_units} to tell)`, chanceText(e.r)]);
   return table('Which heads have which role (layer.head): at least twice chance and significant after Holm (docs/findings.md, "Head roles")',
-               ['role (source)', 'heads', 'weak heads', 'verdict', 'units'], rows, 'need-roles-table');
+               ['role (source)', 'heads', 'weak heads', 'verdict', 'units', 'chance'], rows, 'need-roles-table');
 }
 
 // Every role a head has (strong ones; weak ones marked), from both sources.

@@ -10,7 +10,7 @@ import { mountComputePanel } from './compute_panel.js';
 import { $, el, show } from './dom.js';
 import { isCausal } from './decoder_text.js';
 import {
-  fractionChart, layersSeries, layersTable, orderRolesTable, papaTable, perplexitySeries, roleEntries, roleGrid, rolesInputs,
+  fractionChart, headList, layersSeries, layersTable, orderRolesTable, papaTable, perplexitySeries, roleEntries, roleGrid, rolesInputs,
   rolesTable, streamingSeries, streamingTable,
 } from './lm_need_figures.js';
 import { NEED_KEYS, compactNeed, compareNeed, corporaOf, layerConstants, layersWindow, needRequests } from './lm_need_request.js';
@@ -142,10 +142,12 @@ function mount(ctx) {
           title: 'Loss by position', subtitle, yTitle: 'bits per token (lower is better)',
           xAxis: { type: 'linear', title: { display: true, text: 'position in the window' } } });
       });
+      // beside the blocks, the lines of the first constant kind only (one colour each: the palette has eight)
+      const kindLines = perplexitySeries(papa, papa.config.constants[0]);
       if (layers) {
         await figures.add('need_layers', 'Whole attention blocks dropped, the most redundant first (He et al. 2024), on the same axes as ' +
-          'heads made constant: dropping k of the layers\u2019 blocks leaves 1 \u2212 k / layers of the attention.', async (canvas) => {
-          figures.charts.layers = await fractionChart(canvas, { series: [...lines, layersSeries(layers, NL)],
+          `heads made constant (${papa.config.constants[0]}): dropping k of the layers\u2019 blocks leaves 1 \u2212 k / layers of the attention.`, async (canvas) => {
+          figures.charts.layers = await fractionChart(canvas, { series: [layersSeries(layers, NL), ...kindLines],
                                                                 title: 'Perplexity as heads become constant or blocks are dropped', subtitle,
                                                                 yTitle: 'perplexity (lower is better)', yType: 'logarithmic',
                                                                 xAxis: { type: 'linear', min: 0, max: 1, reverse: true,
@@ -168,7 +170,8 @@ function mount(ctx) {
         results.append(rolesInputs(roles));
         for (const e of roleEntries(roles)) {
           await figures.add(`need_role_${e.source}_${e.role}`, `${e.roleLabel} score of every head (layers down, heads across) on ` +
-            `${e.sourceLabel}: heads ${e.r.heads.map(([l, h]) => `${l}.${h}`).join(', ') || 'none'} have the role.`, (canvas) => roleGrid(canvas, e));
+            `${e.sourceLabel}, the mean attention on the role's target: ${e.r.heads.length ? `heads ${headList(e.r.heads)} have the role` : 'no head has the role'}` +
+            `${e.r.weak_heads.length ? `, ${headList(e.r.weak_heads)} weakly` : ''}.`, (canvas) => roleGrid(canvas, e));
         }
         results.append(rolesTable(roles), orderRolesTable(papa, roles));
       }
