@@ -194,7 +194,8 @@ function mount(ctx) {
 
     exportBody(record) {
       const strip = (r) => ({ ...r, corpus: `(${r.corpus_name})`, ...(r.constants_corpus ? { constants_corpus: `(${r.constants_corpus_name})` } : {}) });
-      return { provenance: { engine: record.reply.engine, model: record.modelLabel, hashes: record.reply.hashes, link: location.href },
+      // the page's provenance (page_provenance.js) is added by compute_panel.js; the sweep's hashes and digest beside it
+      return { hashes: record.reply.hashes, digest: record.reply.digest,
                request: Object.fromEntries(Object.entries(record.requests).map(([op, r]) => [op, strip(r)])),
                reply: { papa: record.reply, layers: record.layers, streaming: record.streaming, head_roles: record.roles } };
     },

@@ -155,6 +155,17 @@ test('the embedded decoder: the four measures equal the CLI\'s, drawn with their
   for (const o of ['first to last layer', 'random order', 'gradient-importance order']) assert.ok(drawn.lines.some((l) => l.includes(o)), `a line for ${o}`);
   assert.ok(drawn.layersLines.some((l) => /blocks dropped/.test(l)));
 
+  // the JSON export: the page's provenance, the four requests (texts by name) and replies
+  const [d] = await Promise.all([p.waitForEvent('download'), p.click('#need-export-json')]);
+  const file = path.join(work, d.suggestedFilename());
+  await d.saveAs(file);
+  const exported = JSON.parse(readFileSync(file, 'utf8'));
+  assert.equal(d.suggestedFilename(), 'attnlab_lm_need.json');
+  assert.ok(exported.provenance.engine && exported.provenance.link);
+  assert.equal(exported.digest, run.papa.digest);
+  assert.deepEqual(Object.keys(exported.reply), ['papa', 'layers', 'streaming', 'head_roles']);
+  assert.match(exported.request.papa.corpus, /^\(heldout\.txt/);
+
   // the link: a fresh page shows the stored numbers, recomputes and says reproduced
   const url = await p.evaluate(async () => { await window.attnlab.link?.flush?.(); return location.href; });
   assert.ok(await p.evaluate(() => window.attnlab.state.need_result !== null));
