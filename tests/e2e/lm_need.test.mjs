@@ -16,6 +16,13 @@ import { cli, launchChromium, modelReady, openUrl, root, setControls, skipReason
 const skip = skipReason || (!existsSync(cli) ? `no CLI at ${cli}` : false);
 const FIXTURE = path.join(root, 'tests/fixtures/decoder_tiny_gpt2');
 const FILES = ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'];
+// The embedded decoder (models/attnlab-mini-gpt, pretrained by attnlab on build/data's training split): the last test
+// runs on it with the page's own built-in texts when its weights and build/data are there, and is skipped otherwise.
+const MINI_GPT = process.env.AL_MINI_GPT_DIR ?? path.join(root, 'models/attnlab-mini-gpt');
+const MINI_GPT_FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json'];
+const DATA = path.join(root, 'build/data');
+const skipMini = skip || (!existsSync(path.join(MINI_GPT, 'model.safetensors')) ? 'no attnlab-mini-gpt weights'
+  : !existsSync(path.join(DATA, 'heldout.txt')) ? 'no build/data/heldout.txt' : false);
 let work;
 let server;
 let browser;
@@ -78,7 +85,7 @@ function cliJson(args) {
 }
 
 // The same four measures through the CLI on the fixture's folder and the page's texts.
-function cliMeasures(run) {
+function cliMeasures(run, model = FIXTURE) {
   const dir = mkdtempSync(path.join(work, 'cli-'));
   const held = path.join(dir, 'heldout.txt');
   const cons = path.join(dir, 'constants.txt');
@@ -86,15 +93,16 @@ function cliMeasures(run) {
   writeFileSync(cons, run.requests.papa.constants_corpus);
   const q = run.requests.papa;
   const tensors = path.join(dir, 'papa.safetensors');
-  const papa = cliJson(['papa', FIXTURE, '--text-file', held, '--constants-file', cons, '--L', String(q.L), '--constants', q.constants.join(','),
-                        '--orders', q.orders.join(','), '--outputs', 'constants', '--out', tensors, '--json']);
+  const papa = cliJson(['papa', model, '--text-file', held, '--constants-file', cons, '--L', String(q.L), '--constants', q.constants.join(','),
+                        '--orders', q.orders.join(','), ...(q.fractions ? ['--fractions', q.fractions.join(',')] : []),
+                        '--outputs', 'constants', '--out', tensors, '--json']);
   const layersReq = path.join(dir, 'layers.json');
-  writeFileSync(layersReq, JSON.stringify({ op: 'layers', model_dir: FIXTURE, corpus: q.corpus, constants: 'constants' }));
+  writeFileSync(layersReq, JSON.stringify({ op: 'layers', model_dir: model, corpus: q.corpus, constants: 'constants' }));
   const layers = cliJson(['run', layersReq, '--inputs', tensors, '--json']);
   const s = run.requests.streaming;
-  const streaming = cliJson(['streaming', FIXTURE, '--text-file', held, '--window', String(s.window), '--sinks', String(s.sinks), '--json']);
+  const streaming = cliJson(['streaming', model, '--text-file', held, '--window', String(s.window), '--sinks', String(s.sinks), '--json']);
   const r = run.requests.head_roles;
-  const roles = cliJson(['head_roles', FIXTURE, '--text-file', held, '--sequences', String(r.sequences), '--seed', String(r.seed), '--json']);
+  const roles = cliJson(['head_roles', model, '--text-file', held, '--sequences', String(r.sequences), '--seed', String(r.seed), '--json']);
   return { papa, layers, streaming, roles };
 }
 
@@ -204,4 +212,26 @@ test('a GPT-2 opened from local files: the same numbers as the CLI', { skip }, a
   const run = await lastRun(p);
   assertSameAsCli(run, cliMeasures(run));
   await p.context().close();
+});
+
+test('the embedded decoder on the built-in held-out split: the same numbers as the CLI', { skip: skipMini }, async () => {
+  const models = path.join(work, 'mini-models');
+  mkdirSync(models);
+  symlinkSync(MINI_GPT, path.join(models, 'attnlab-mini-gpt'));
+  writeModelIndex(models, [{ id: 'attnlab-mini-gpt', name: 'attnlab mini GPT', default: true, files: MINI_GPT_FILES }]);
+  const own = await startServer({ AL_MODELS_DIR: models, AL_DATA_DIR: DATA });
+  try {
+    const p = await openUrl(browser, own.url);
+    await modelReady(p);
+    // ten documents and one order keep it short: the language-model head over 30,522 tokens is most of the time
+    await setControls(p, { 'need-docs': '10', 'need-cdocs': '20', 'need-L': '128', 'need-constants': 'average', 'need-orders': 'random',
+                           'need-fractions': '1,0.5,0', 'need-window': '32', 'need-seqs': '12' });
+    assert.equal(await runNeed(p), '');
+    const run = await lastRun(p);
+    assert.match(run.requests.papa.corpus_name, /^heldout\.txt \(first 10 documents/);
+    assertSameAsCli(run, cliMeasures(run, MINI_GPT));
+    await p.context().close();
+  } finally {
+    own.child.kill();
+  }
 });
