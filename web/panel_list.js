@@ -13,3 +13,4 @@ import './panel_papa.js';
 import './panel_importance.js';
 import './panel_lm.js';
 import './panel_generate.js';
+import './panel_lm_need.js';

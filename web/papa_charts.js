@@ -39,9 +39,15 @@ const within = (range) => (range ? (scale) => {
   scale.max = Math.min(scale.max, range.max);
 } : undefined);
 
+// The x axis of fractionChart: the fraction of heads input-dependent, 1 on the left.
+const fractionAxis = () => ({ type: 'linear', min: 0, max: 1, reverse: true, title: { display: true, text: 'fraction of heads input-dependent (the rest constant)' } });
+
 // series: [{label, points: [{x, y, lo?, hi?}]}]; bands drawn where points carry lo and hi. range: the
-// metric's (papa_record.js metricRange): the score axis never goes outside it; or null.
-export async function fractionChart(canvas, { series, title, subtitle, yTitle, range = null, width = 620, height = 360 }) {
+// metric's (papa_record.js metricRange): the score axis never goes outside it; or null. xAxis: another x axis
+// (Chart.js scale options) for a figure on other axes with the same lines and bands (a language model's layers
+// dropped, its loss by position: docs/decoder-page.md); yType 'logarithmic' for perplexity.
+export async function fractionChart(canvas, { series, title, subtitle, yTitle, range = null, width = 620, height = 360,
+                                              xAxis = fractionAxis(), yType = null }) {
   const Chart = await loadChart();
   fixedSize(canvas, fitted(canvas, width), height);
   const datasets = [];
@@ -69,8 +75,8 @@ export async function fractionChart(canvas, { series, title, subtitle, yTitle, r
         filler: { propagate: false },
       },
       scales: {
-        x: { type: 'linear', min: 0, max: 1, reverse: true, title: { display: true, text: 'fraction of heads input-dependent (the rest constant)' } },
-        y: { title: { display: true, text: yTitle }, afterDataLimits: within(range) },
+        x: xAxis,
+        y: { ...(yType ? { type: yType } : {}), title: { display: true, text: yTitle }, afterDataLimits: within(range) },
       },
     },
     plugins: [whiteBackground],

@@ -29,7 +29,7 @@ export const PRESETS = {
   paper: 'paper: the paper\'s settings on every example (slow: meant for the command line or a cluster)',
 };
 
-const listOf = (words) => new RegExp(`^(${words.join('|')})(,(${words.join('|')}))*$`);
+export const listOf = (words) => new RegExp(`^(${words.join('|')})(,(${words.join('|')}))*$`);
 const NUMBER_LIST = /^\s*-?[\d.eE+-]+(\s*,\s*-?[\d.eE+-]+)*\s*$/;
 const NAME = /^[^\n\r]{0,100}$/;
 const FILE_ENTRY = ['name', 'size', 'sha256'];

@@ -141,10 +141,10 @@ test('the explorer draws a causal head\'s later keys as "cannot see", not as 0',
   await p.close();
 });
 
-test('a decoder\'s page lists its language-model and generation sections; #generate opens there', { skip }, async () => {
+test('a decoder\'s page lists its language-model, generation and attention-needed sections; #generate opens there', { skip }, async () => {
   const p = await openPage(`${server.url}#generate`);
   const entries = await p.$$eval('#page-nav li:not([hidden]) a', (as) => as.map((a) => a.dataset.section));
-  assert.deepEqual(entries, ['model', 'explorer', 'explain', 'analyses', 'lm', 'generate', 'papa', 'importance']);
+  assert.deepEqual(entries, ['model', 'explorer', 'explain', 'analyses', 'lm', 'generate', 'lm-need', 'papa', 'importance']);
   await p.waitForTimeout(300);
   const at = await p.evaluate(() => ({ top: document.getElementById('generate-panel').getBoundingClientRect().top,
                                        bar: document.getElementById('page-nav').getBoundingClientRect().bottom, y: scrollY }));

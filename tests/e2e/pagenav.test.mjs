@@ -57,11 +57,11 @@ const SECTIONS = ['model', 'explorer', 'explain', 'analyses', 'papa', 'importanc
 
 test('navigation: an entry per section; an entry leads there and gives the page its address; a link and #<section> open it', { skip }, async () => {
   const p = await openPage(server.url);
-  // an encoder's page: the decoder panels' sections (lm, generate) are hidden, and so are their entries
+  // an encoder's page: the decoder panels' sections (lm, generate, lm-need) are hidden, and so are their entries
   const shown = (attr) => p.$$eval('#page-nav li:not([hidden]) a', (as, at) => as.map((a) => a.getAttribute(at)), attr);
   assert.deepEqual(await shown('data-section'), SECTIONS);
   assert.deepEqual(await shown('href'), SECTIONS.map((s) => `#${s}`));
-  assert.deepEqual(await p.$$eval('#lm-panel, #generate-panel', (ss) => ss.map((s) => s.hidden)), [true, true]);
+  assert.deepEqual(await p.$$eval('#lm-panel, #generate-panel, #lm-need', (ss) => ss.map((s) => s.hidden)), [true, true, true]);
   const navBottom = () => p.evaluate(() => document.getElementById('page-nav').getBoundingClientRect().bottom);
   const topOf = (id) => p.evaluate((i) => document.getElementById(i).getBoundingClientRect().top, id);
   await p.click('#page-nav a[data-section=papa]');
@@ -91,7 +91,7 @@ test('navigation: an entry per section; an entry leads there and gives the page 
   }
   // a section this page does not have is said, and the page opens at its top
   const r = await openPage(`${server.url}#nowhere`);
-  assert.match(await r.textContent('#link-error'), /section: not one of model, explorer, explain, analyses, lm, generate, papa, importance/);
+  assert.match(await r.textContent('#link-error'), /section: not one of model, explorer, explain, analyses, lm, generate, lm-need, papa, importance/);
   assert.equal(await r.evaluate(() => scrollY), 0);
   await r.context().close();
 });

@@ -90,6 +90,16 @@ function gen(seed) {
       curve: { v: 1, digest: `sha256:${hex64()}`, engine: '0.1.0', model: `sha256:${hex64()}`, task: `sha256:${hex64()}`,
                metric: 'token_accuracy', labels: ['full'], mean: [r()], ci95: [r()], mlm: [null], runs: [[r()]], lambdas: [] },
     }),
+    // the language-model panel's keys (web/lm_need_request.js)
+    need_constants: () => pick(['average', 'average,uniform', 'previous,first,first_uniform']),
+    need_orders: () => pick(['random', 'first_to_last,gradient', 'lambda,random']),
+    need_fractions: () => pick(['', '1,0.5,0', '0.25']),
+    need_result: () => (r() < 0.3 ? null : {
+      v: 1, digest: `sha256:${hex64()}`, engine: '0.2.0', hashes: { model: `sha256:${hex64()}` }, shape: { n_layers: 2, n_heads: 4 },
+      labels: ['full', 'average all'], bits: [r() * 10, r() * 10], ci95: [r(), r()],
+      layers: { order: [1, 0], dropped: [r(), r(), r()], alone: [r(), r()], constant: [] },
+      streaming: { window: 16, sinks: 4, bits: [r(), r(), r()] }, roles: `sha256:${hex64()}`,
+    }),
   };
   return { r, int, pick, str, special };
 }
