@@ -1,5 +1,5 @@
 // make_examples.mjs: the PAPA panel's stored examples (web/examples/, docs/papa-page.md "Stored examples").
-// For every example of web/papa_request.js's examples() and every embedded model with weights (models/index.json),
+// For every example of web/papa_request.js's examples() and every embedded encoder with weights (models/index.json),
 // it builds exactly the request the page sends (buildRequest on the page's default settings and the example's
 // patch, the built-in task's text as task_jsonl), runs it through the native CLI, whose reply has the page's
 // digest, and stores what the page draws: the reply and the shown corner of the constant matrices.
@@ -29,7 +29,7 @@ const tasksDir = path.join(root, 'build/data/tasks');
 const outDir = path.join(root, 'web/examples');
 
 if (!existsSync(cli)) throw new Error(`no native CLI at ${cli}: build it first (README.md)`);
-const weights = (m) => m.files.some((f) => /safetensors|pytorch_model\.bin/.test(f));
+const weights = (m) => !m.causal && m.files.some((f) => /safetensors|pytorch_model\.bin/.test(f)); // encoders: the PAPA panel's tasks
 const models = JSON.parse(readFileSync(path.join(root, 'models/index.json'), 'utf8'))
   .filter(weights).filter((m) => !onlyModels || onlyModels.includes(m.id));
 mkdirSync(outDir, { recursive: true });

@@ -28,6 +28,9 @@ export const defaultEmbedded = (list) => list.find((m) => m.default) ?? list[0];
 
 // Whether an embedded model's entry lists weights (its "files"): what the PAPA panel may run.
 export const hasWeights = (entry) => (entry.files ?? []).some((f) => f === SHARD_INDEX || WEIGHT_FILES.includes(f));
+// An embedded encoder with weights: what the PAPA panel's task examples and model comparisons run (an entry marked
+// "causal" is a language model, whose own measures are the lm-need panel's: docs/decoder-page.md).
+export const isEncoderWithWeights = (entry) => hasWeights(entry) && !entry.causal;
 
 // The embedded models: [] when models/index.json is absent or unreadable.
 export async function embeddedModels(base = 'models/') {

@@ -15,7 +15,7 @@ import { mountComputePanel } from './compute_panel.js';
 import { $, el, setError, show } from './dom.js';
 import { addLinkProblem } from './link_sync.js';
 import { EMBEDDED_ID, formatSize } from './model_ref.js';
-import { hasWeights } from './models.js';
+import { isEncoderWithWeights } from './models.js';
 import { comparisonChart, constantsGrid, fractionChart, lambdaHeatmap } from './papa_charts.js';
 import { EARLY_STAGES, SweepProgress } from './papa_progress.js';
 import { CONSTANTS_SHOWN, constantsOf, exampleIndex, loadExample, timeOf } from './papa_examples.js';
@@ -218,7 +218,7 @@ const labelOf = (m) => (m.source?.kind === 'embedded' ? m.source.entry.id : m.la
 function modelsToRun(v, c, on = null) {
   const m = c.models.current();
   const currentEntry = m?.source?.kind === 'embedded' ? m.source.entry.id : null;
-  const others = c.models.embedded().filter(hasWeights);
+  const others = c.models.embedded().filter(isEncoderWithWeights);
   if (on && on !== currentEntry) {
     const entry = others.find((e) => e.id === on);
     if (!entry) {
@@ -460,7 +460,7 @@ async function drawResult(view, record, figures) {
     session.get(key).set(reply.hashes.model, comparisonPoint(reply, label).point);
   }
   const points = [...session.get(key).values()];
-  const withWeights = view.ctx.models.embedded().filter(hasWeights).map((e) => e.id);
+  const withWeights = view.ctx.models.embedded().filter(isEncoderWithWeights).map((e) => e.id);
   await figures.add('papa_models', `Score drop with ${constantShare(points)} constant against the full model\u2019s ` +
     `score, one point per model run with these settings in this tab (${points.length} so far). ` +
     `Embedded models with weights: ${withWeights.join(', ') || 'none'}` +
@@ -537,7 +537,7 @@ function panelDefinition(view) {
 
 // ---- the examples: stored results, drawn at once (papa_examples.js) ----
 
-const withWeights = (view) => view.ctx.models.embedded().filter(hasWeights);
+const withWeights = (view) => view.ctx.models.embedded().filter(isEncoderWithWeights);
 const taskName = (id) => BUILTIN_TASKS.find(([t]) => t === id)?.[1].replace(/ \(.*$/, '') ?? id;
 
 // The stored records of an example for every embedded model with weights (page's model first), or null.

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { loadEngineTables } from '../../scripts/engine_tables.mjs';
 
 import { checkModelRef, matchFiles, recordFiles, refOf, sha256Hex } from '../../web/model_ref.js';
-import { checkConfig, defaultEmbedded, hasWeights, readLocalFiles } from '../../web/models.js';
+import { checkConfig, defaultEmbedded, hasWeights, isEncoderWithWeights, readLocalFiles } from '../../web/models.js';
 
 const bytes = (s) => new TextEncoder().encode(s).buffer;
 const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..', process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
@@ -79,6 +79,8 @@ test('models/index.json: the default entry, and which entries have weights', () 
   assert.ok(!hasWeights(files('config.json', 'vocab.txt')));
   assert.ok(!hasWeights(files('config.json', 'tf_model.h5')), 'weights the loader does not read are not weights');
   assert.ok(!hasWeights({ id: 'm' }), 'no file list');
+  assert.ok(isEncoderWithWeights(files('config.json', 'model.safetensors')));
+  assert.ok(!isEncoderWithWeights({ ...files('config.json', 'model.safetensors'), causal: true }), 'a language model is not the PAPA panel\'s');
 });
 
 test('config.json family check before a download: a classic config (no model_type, no architectures) passes',
