@@ -27,7 +27,7 @@ export const NEED_KEYS = {
   need_ctext: { type: 'text', default: '', maxLength: 1 << 19 },
   need_L: { type: 'int', default: 64, min: 2, max: 4096 },
   need_constants: { type: 'string', default: 'average,uniform', maxLength: 200, get pattern() { return listOf(CONSTANT_KINDS); } },
-  need_orders: { type: 'string', default: 'first_to_last,last_to_first,random,gradient', maxLength: 200, get pattern() { return listOf(HEAD_ORDERS); } },
+  need_orders: { type: 'string', default: 'lambda,gradient,random,first_to_last,last_to_first', maxLength: 200, get pattern() { return listOf(HEAD_ORDERS); } },
   need_fractions: { type: 'string', default: '', maxLength: 200, pattern: /^[\d., eE+-]*$/ },
   need_window: { type: 'int', default: 16, min: 1, max: 1 << 20 },
   need_sinks: { type: 'int', default: 4, min: 0, max: 1 << 20 },

@@ -199,25 +199,6 @@ function mount(ctx) {
                request: Object.fromEntries(Object.entries(record.requests).map(([op, r]) => [op, strip(r)])),
                reply: { papa: record.reply, layers: record.layers, streaming: record.streaming, head_roles: record.roles } };
     },
-
-    // An order the engine refuses for this model (docs/papa.md: lambda is not built for causal models yet; gradient
-    // needs the family's backward): its message, and a button that runs with the orders it quotes left out.
-    afterError(error, results) {
-      const msg = String(error?.message ?? error);
-      if (!/orders/.test(msg)) return;
-      const orders = String(state.need_orders).split(',').map((s) => s.trim()).filter(Boolean);
-      // the engine quotes the order it refuses ("field 'orders': 'lambda' (...) is not built for causal models yet; use ...")
-      const quoted = new Set([...msg.matchAll(/'(\w+)'/g)].map((m) => m[1]));
-      const keep = orders.filter((o) => !quoted.has(o));
-      if (!keep.length || keep.length === orders.length) return;
-      const retry = el('button', { id: 'need-retry-orders', type: 'button', text: `Run with orders ${keep.join(', ')}` });
-      retry.addEventListener('click', () => {
-        setState({ need_orders: keep.join(',') });
-        api.controls.restore();
-        api.run();
-      });
-      results.append(retry);
-    },
   };
 
   const api = mountComputePanel(panel, ctx);
