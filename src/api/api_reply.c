@@ -1,4 +1,5 @@
 /* api_reply.c: building a reply: a cJSON object plus binary tensors, moved into an al_reply. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,8 +116,10 @@ cJSON *al_rb_add(al_reply_builder *rb, cJSON *obj, const char *key, cJSON *item)
     return item;
 }
 
+/* A value that is not finite (a mean over no tokens) is null: what cJSON prints for it anyway, and its number item
+ * would cast NaN to int (undefined behaviour, which UBSan reports). */
 void al_rb_num(al_reply_builder *rb, cJSON *obj, const char *key, double value) {
-    al_rb_add(rb, obj, key, cJSON_CreateNumber(value));
+    al_rb_add(rb, obj, key, isfinite(value) ? cJSON_CreateNumber(value) : cJSON_CreateNull());
 }
 
 void al_rb_str(al_reply_builder *rb, cJSON *obj, const char *key, const char *value) {

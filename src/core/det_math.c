@@ -24,6 +24,11 @@ double al_det_log(double x) {
 
 /* exp(x) for x <= 0 as used here (exponents of inverse frequencies): x = k ln2 + r, |r| <= ln2 / 2. */
 double al_det_exp(double x) {
+    /* outside double's range the answer is 0 or infinity, and NaN stays NaN (a mean over no tokens): never a cast of
+     * a k that int cannot hold */
+    if (isnan(x)) return x;
+    if (x < -1100.0) return 0.0;
+    if (x > 710.0) return INFINITY;
     const double k = floor(x / LN2 + 0.5);
     const double r = x - k * LN2;
     double term = 1.0, sum = 1.0;
