@@ -18,46 +18,12 @@
 #include "golden_file.h"
 #include "methods/lm/lm_corpus.h"
 #include "methods/papa/papa_lm.h"
+#include "lm_fixture.h"
 #include "session_request.h"
 #include "train/train.h"
 
-#define TINY "tests/fixtures/decoder_tiny_gpt2"
-
-static const char *const k_words[] = {"the", "cat", "sat", "on", "a", "mat", "and", "dog", "ran", "far", "away",
-                                      "from", "home", "while", "birds", "sang", "in", "trees", NULL};
-
-static char *make_text(int n_docs, int words_per_doc, unsigned seed) {
-    size_t cap = (size_t)n_docs * words_per_doc * 8 + 16, at = 0;
-    char *t = malloc(cap);
-    int n_words = 0;
-    while (k_words[n_words]) n_words++;
-    for (int d = 0; d < n_docs; d++) {
-        for (int w = 0; w < words_per_doc; w++) {
-            seed = seed * 1103515245u + 12345u;
-            at += (size_t)snprintf(t + at, cap - at, "%s%s", w ? " " : "", k_words[(seed >> 16) % (unsigned)n_words]);
-        }
-        at += (size_t)snprintf(t + at, cap - at, ".\n\n");
-    }
-    return t;
-}
 
 static const cJSON *item(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
-
-/* The golden's examples as a corpus, one window each. */
-static void golden_corpus(const int32_t *ids, const int32_t *mask, int B, int L, al_lm_corpus *c) {
-    memset(c, 0, sizeof *c);
-    c->n_docs = c->n_windows = B;
-    c->window = L;
-    c->doc = malloc(sizeof(int) * (size_t)B);
-    c->len = malloc(sizeof(int) * (size_t)B);
-    c->ids = malloc(sizeof(int32_t) * (size_t)B * L);
-    memcpy(c->ids, ids, sizeof(int32_t) * (size_t)B * L);
-    for (int b = 0; b < B; b++) {
-        c->doc[b] = b;
-        c->len[b] = 0;
-        for (int i = 0; i < L; i++) c->len[b] += mask[(size_t)b * L + i] != 0;
-    }
-}
 
 /* The batch's mean next-token loss with every head mixed at lambda = sigmoid(theta); grads (may be NULL) gets
  * dloss/dtheta. */
@@ -189,19 +155,6 @@ static void test_rank_threads(void) {
     al_model_free(m);
 }
 
-static al_session *session_with(int threads) {
-    al_session_params p = al_session_default_params();
-    p.n_threads = threads;
-    al_session *s = al_session_new_params(&p);
-    al_reply r;
-    cJSON *j = run(s, "{\"op\": \"load_model\", \"model\": \"tiny\", \"path\": \"" TINY "\"}", AL_OK, &r);
-    cJSON_Delete(j);
-    al_reply_free(&r);
-    return s;
-}
-
-static char *lm_request(const char *held, const char *avg, const char *extra);
-
 /* The sweep's digest with order lambda, pinned: it moves only when a number of the sweep does. */
 #define LAMBDA_DIGEST "sha256:ca4ee2c7863b6a484108dc45c8ecb5017250d9946c2fc0785739cc50467186ad"
 
@@ -253,7 +206,7 @@ static void test_op(void) {
     CHECK_MSG(!strcmp(digest[0], LAMBDA_DIGEST), "digest %s, pinned %s", digest[0], LAMBDA_DIGEST);
     /* a learning rate too small to move lambda: said, by docs/findings.md's floor */
     al_session *s = session_with(1);
-    char *flat = lm_request(held, avg, ", \"L\": 32, \"fractions\": [1, 0.5], \"orders\": [\"lambda\"], \"baselines\": false, "
+    char *flat = papa_lm_request(held, avg, 0, ", \"L\": 32, \"fractions\": [1, 0.5], \"orders\": [\"lambda\"], \"baselines\": false, "
                                        "\"ranking\": {\"epochs\": 1, \"lr\": 1e-8}");
     al_reply r;
     cJSON *j = run(s, flat, AL_OK, &r);
@@ -268,22 +221,6 @@ static void test_op(void) {
 }
 
 /* The papa request on the two texts with `extra` fields appended (", ..."). */
-static char *lm_request(const char *held, const char *avg, const char *extra) {
-    cJSON *q = cJSON_CreateObject();
-    cJSON_AddStringToObject(q, "op", "papa");
-    cJSON_AddStringToObject(q, "model", "tiny");
-    cJSON_AddStringToObject(q, "corpus", held);
-    cJSON_AddStringToObject(q, "constants_corpus", avg);
-    char *body = cJSON_PrintUnformatted(q);
-    cJSON_Delete(q);
-    const size_t n = strlen(body) + strlen(extra) + 2;
-    char *out = malloc(n);
-    body[strlen(body) - 1] = 0;
-    snprintf(out, n, "%s%s}", body, extra);
-    free(body);
-    return out;
-}
-
 static char *merge_request(cJSON *const *parts, int n) {
     cJSON *m = cJSON_CreateObject();
     cJSON_AddStringToObject(m, "op", "papa_merge");
@@ -308,7 +245,7 @@ static void test_merge(void) {
                          "\"random\", \"gradient\"], \"constants\": [\"average\", \"previous\"], \"ranking\": {\"epochs\": 2, "
                          "\"batch_size\": 4, \"lr\": 0.05}";
     al_session *s = session_with(2);
-    char *req = lm_request(held, avg, common);
+    char *req = papa_lm_request(held, avg, 0, common);
     al_reply rw;
     cJSON *whole = run(s, req, AL_OK, &rw);
     free(req);
@@ -317,7 +254,7 @@ static void test_merge(void) {
     for (int i = 0; i < 3; i++) {
         char extra[600];
         snprintf(extra, sizeof extra, "%s, \"shard\": \"%d/3\"", common, i);
-        req = lm_request(held, avg, extra);
+        req = papa_lm_request(held, avg, 0, extra);
         parts[i] = run(s, req, AL_OK, &rp[i]);
         free(req);
         CHECK(cJSON_GetArraySize(item(parts[i], "runs")) < cJSON_GetArraySize(item(whole, "runs")));

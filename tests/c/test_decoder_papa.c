@@ -19,29 +19,10 @@
 #include "methods/lm/lm_corpus.h"
 #include "methods/papa/papa.h"
 #include "methods/papa/papa_lm.h"
+#include "lm_fixture.h"
 #include "session_request.h"
 
-#define TINY "tests/fixtures/decoder_tiny_gpt2"
 #define ENCODER "tests/fixtures/bert_st_f32"
-
-/* The held-out text: 24 documents; the averaged text: 12 others. */
-static const char *const k_words[] = {"the", "cat", "sat", "on", "a", "mat", "and", "dog", "ran", "far", "away",
-                                      "from", "home", "while", "birds", "sang", "in", "trees", NULL};
-
-static char *make_text(int n_docs, int words_per_doc, unsigned seed) {
-    size_t cap = (size_t)n_docs * words_per_doc * 8 + 16, at = 0;
-    char *t = malloc(cap);
-    int n_words = 0;
-    while (k_words[n_words]) n_words++;
-    for (int d = 0; d < n_docs; d++) {
-        for (int w = 0; w < words_per_doc; w++) {
-            seed = seed * 1103515245u + 12345u;
-            at += (size_t)snprintf(t + at, cap - at, "%s%s", w ? " " : "", k_words[(seed >> 16) % (unsigned)n_words]);
-        }
-        at += (size_t)snprintf(t + at, cap - at, ".\n\n");
-    }
-    return t;
-}
 
 static const cJSON *item(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
 
@@ -129,35 +110,6 @@ static void test_data_free(void) {
     CHECK(al_papa_constant_from_name("first_uniform") == AL_CONST_FIRST_UNIFORM);
 }
 
-static al_session *session_with(int threads) {
-    al_session_params p = al_session_default_params();
-    p.n_threads = threads;
-    al_session *s = al_session_new_params(&p);
-    al_reply r;
-    cJSON *j = run(s, "{\"op\": \"load_model\", \"model\": \"tiny\", \"path\": \"" TINY "\"}", AL_OK, &r);
-    cJSON_Delete(j);
-    al_reply_free(&r);
-    return s;
-}
-
-/* The papa request on the two texts, with `extra` fields ("" or ", ..."). */
-static char *papa_request(const char *held, const char *avg, const char *extra) {
-    cJSON *q = cJSON_CreateObject();
-    cJSON_AddStringToObject(q, "op", "papa");
-    cJSON_AddStringToObject(q, "model", "tiny");
-    cJSON_AddStringToObject(q, "corpus", held);
-    cJSON_AddStringToObject(q, "constants_corpus", avg);
-    cJSON_AddNumberToObject(q, "L", 32);
-    char *body = cJSON_PrintUnformatted(q);
-    cJSON_Delete(q);
-    const size_t n = strlen(body) + strlen(extra) + 2;
-    char *out = malloc(n);
-    body[strlen(body) - 1] = 0; /* drop the closing brace */
-    snprintf(out, n, "%s%s}", body, extra);
-    free(body);
-    return out;
-}
-
 /* The sweep's digest, pinned: it moves only when a number of the sweep does (every build and thread count). */
 #define SWEEP_DIGEST "sha256:b5f55dfaae18b606eef6b52e05bfc142da0b13e25ace3e43350e89413f16bb01"
 
@@ -165,7 +117,7 @@ static void test_op(void) {
     char *held = make_text(24, 5, 11), *avg = make_text(12, 12, 5);
     const char *extra = ", \"fractions\": [1, 0.5, 0], \"orders\": [\"first_to_last\", \"random\", \"gradient\"], "
                         "\"constants\": [\"average\", \"previous\"], \"min_windows\": 2";
-    char *req = papa_request(held, avg, extra);
+    char *req = papa_lm_request(held, avg, 32, extra);
     char digest[2][80];
     for (int t = 0; t < 2; t++) {
         al_session *s = session_with(t ? 3 : 1);
@@ -214,10 +166,10 @@ static void test_op(void) {
     free(req);
 
     al_session *s = session_with(1);
-    char *bad = papa_request(held, avg, ", \"task\": \"pos\"");
+    char *bad = papa_lm_request(held, avg, 32, ", \"task\": \"pos\"");
     expect_error(s, bad, "not both");
     free(bad);
-    bad = papa_request(held, avg, ", \"fractions\": [1, 0], \"constants\": [\"first\"], \"shard\": \"0/2\"");
+    bad = papa_lm_request(held, avg, 32, ", \"fractions\": [1, 0], \"constants\": [\"first\"], \"shard\": \"0/2\"");
     al_reply part;
     cJSON *pj = run(s, bad, AL_OK, &part);
     cJSON_DeleteItemFromObject(pj, "tensors");
@@ -230,7 +182,7 @@ static void test_op(void) {
     free(merge_req);
     al_reply_free(&part);
     free(bad);
-    bad = papa_request(held, "", ", \"constants\": [\"average\"]");
+    bad = papa_lm_request(held, "", 32, ", \"constants\": [\"average\"]");
     expect_error(s, bad, "constants_corpus");
     free(bad);
     al_reply r;
@@ -243,21 +195,6 @@ static void test_op(void) {
 }
 
 /* The golden's examples as a corpus, one window (and one document) each. */
-static void golden_corpus(const int32_t *ids, const int32_t *mask, int B, int L, al_lm_corpus *c) {
-    memset(c, 0, sizeof *c);
-    c->n_docs = c->n_windows = B;
-    c->window = L;
-    c->doc = malloc(sizeof(int) * (size_t)B);
-    c->len = malloc(sizeof(int) * (size_t)B);
-    c->ids = malloc(sizeof(int32_t) * (size_t)B * L);
-    memcpy(c->ids, ids, sizeof(int32_t) * (size_t)B * L);
-    for (int b = 0; b < B; b++) {
-        c->doc[b] = b;
-        c->len[b] = 0;
-        for (int i = 0; i < L; i++) c->len[b] += mask[(size_t)b * L + i] != 0;
-    }
-}
-
 static double g_const_err, g_loss_err; /* the worst over the goldens, printed */
 
 static void test_golden(const char *dir) {
