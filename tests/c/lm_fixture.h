@@ -1,6 +1,7 @@
 /* lm_fixture.h: what the tests of PAPA on a causal model share (test_decoder_papa.c, test_decoder_lambda.c): seeded
  * texts of common words for the tiny GPT-2 of tests/fixtures/decoder_tiny_gpt2, a session with it loaded as "tiny",
- * a papa request on two texts, and a golden's rows as a corpus of one window each. */
+ * a papa request on two texts, a decoder golden with its float64 reference, and a golden's rows as a corpus of one
+ * window each. */
 #ifndef AL_TEST_LM_FIXTURE_H
 #define AL_TEST_LM_FIXTURE_H
 
@@ -10,6 +11,7 @@
 
 #include "attnlab.h"
 #include "cJSON.h"
+#include "golden_file.h"
 #include "methods/lm/lm_corpus.h"
 #include "session_request.h"
 
@@ -62,6 +64,34 @@ static inline char *papa_lm_request(const char *held, const char *avg, int L, co
     snprintf(out, n, "%s%s}", body, extra);
     free(body);
     return out;
+}
+
+/* tests/golden/decoders/<dir>: its model into *m, golden.safetensors into g and <ref_file> into ref; 1 when all three
+ * opened (else a failed check names dir). decoder_golden_close releases what opened. */
+typedef struct decoder_golden {
+    al_model *m;
+    golden_file g, ref;
+    int have_g, have_ref;
+} decoder_golden;
+
+static inline int decoder_golden_open(const char *dir, const char *ref_file, decoder_golden *d) {
+    char path[256];
+    al_error err;
+    memset(d, 0, sizeof *d);
+    snprintf(path, sizeof path, "tests/golden/decoders/%s", dir);
+    CHECK_MSG(al_model_load_dir(path, &d->m, &err) == AL_OK, "%s: %s", dir, err.message);
+    snprintf(path, sizeof path, "tests/golden/decoders/%s/golden.safetensors", dir);
+    d->have_g = golden_open(&d->g, path);
+    snprintf(path, sizeof path, "tests/golden/decoders/%s/%s", dir, ref_file);
+    d->have_ref = golden_open(&d->ref, path);
+    CHECK_MSG(d->m && d->have_g && d->have_ref, "%s: model or golden files missing", dir);
+    return d->m && d->have_g && d->have_ref;
+}
+
+static inline void decoder_golden_close(decoder_golden *d) {
+    if (d->have_g) golden_close(&d->g);
+    if (d->have_ref) golden_close(&d->ref);
+    al_model_free(d->m);
 }
 
 /* A golden's B rows of L ids (mask: 1 real, 0 pad) as a corpus: each row one window and one document. */

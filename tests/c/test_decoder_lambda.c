@@ -45,18 +45,12 @@ static float mixed_loss(al_train_ctx *ctx, const al_batch *b, const int32_t *lab
 static double g_loss_err, g_grad_err, g_fd_err; /* the worst over the goldens, printed */
 
 static void test_golden(const char *dir) {
-    char path[256];
-    snprintf(path, sizeof path, "tests/golden/decoders/%s", dir);
-    al_model *m = NULL;
+    decoder_golden dg;
+    const int opened = decoder_golden_open(dir, "papa_lambda.safetensors", &dg);
+    al_model *m = dg.m;
+    golden_file g = dg.g, ref = dg.ref;
     al_error err;
-    CHECK_MSG(al_model_load_dir(path, &m, &err) == AL_OK, "%s: %s", dir, err.message);
-    golden_file g, ref;
-    snprintf(path, sizeof path, "tests/golden/decoders/%s/golden.safetensors", dir);
-    const int have_g = golden_open(&g, path);
-    snprintf(path, sizeof path, "tests/golden/decoders/%s/papa_lambda.safetensors", dir);
-    const int have_ref = golden_open(&ref, path);
-    CHECK_MSG(m && have_g && have_ref, "%s: model or golden files missing", dir);
-    if (m && have_g && have_ref) {
+    if (opened) {
         const al_config *c = al_model_config(m);
         int64_t shape[4] = {0};
         free(golden_f32(&g, "input_ids", NULL, shape));
@@ -115,9 +109,7 @@ static void test_golden(const char *dir) {
         al_lm_corpus_free(&corpus);
         free(C), free(pol), free(labels), free(theta), free(grad), free(zero), free(ids), free(mask);
     }
-    if (have_g) golden_close(&g);
-    if (have_ref) golden_close(&ref);
-    al_model_free(m);
+    decoder_golden_close(&dg);
 }
 
 /* The ranking on 1 and 3 threads: the same bits (the shards' numbers do not depend on the threads). */

@@ -198,18 +198,12 @@ static void test_op(void) {
 static double g_const_err, g_loss_err; /* the worst over the goldens, printed */
 
 static void test_golden(const char *dir) {
-    char path[256];
-    snprintf(path, sizeof path, "tests/golden/decoders/%s", dir);
-    al_model *m = NULL;
+    decoder_golden dg;
+    const int opened = decoder_golden_open(dir, "papa.safetensors", &dg);
+    al_model *m = dg.m;
+    golden_file g = dg.g, ref = dg.ref;
     al_error err;
-    CHECK_MSG(al_model_load_dir(path, &m, &err) == AL_OK, "%s: %s", dir, err.message);
-    golden_file g, ref;
-    snprintf(path, sizeof path, "tests/golden/decoders/%s/golden.safetensors", dir);
-    const int have_g = golden_open(&g, path);
-    snprintf(path, sizeof path, "tests/golden/decoders/%s/papa.safetensors", dir);
-    const int have_ref = golden_open(&ref, path);
-    CHECK_MSG(m && have_g && have_ref, "%s: model or golden files missing", dir);
-    if (m && have_g && have_ref) {
+    if (opened) {
         const al_config *c = al_model_config(m);
         int64_t shape[4] = {0};
         free(golden_f32(&g, "input_ids", NULL, shape));
@@ -252,9 +246,7 @@ static void test_golden(const char *dir) {
         al_lm_corpus_free(&corpus);
         free(pol), free(order), free(C), free(ids), free(mask);
     }
-    if (have_g) golden_close(&g);
-    if (have_ref) golden_close(&ref);
-    al_model_free(m);
+    decoder_golden_close(&dg);
 }
 
 int main(void) {
