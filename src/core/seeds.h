@@ -18,6 +18,7 @@ enum {
     AL_SEED_SOP_HEAD = 5,        /* the sentence-order head's initial weights (index 0) */
     AL_SEED_SOP_RUN_ORDER = 6,   /* the epoch orders of the sentence-order runs (index 0) */
     AL_SEED_SOP_PAIRS = 7,       /* the step's sentence-order split points and swaps, in batch order */
+    AL_SEED_CLM_REPEAT = 8,      /* a causal step's repeated spans (al_clm_plan_copies), in batch order */
     /* al_mlm_epoch_order (src/train/mlm_data.c): the permutation of an epoch (index = the epoch) */
     AL_SEED_EPOCH_ORDER = 0xE90C,
     /* the PAPA sweep (src/methods/papa) */

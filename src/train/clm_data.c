@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../core/error.h"
+#include "../core/rng.h"
 #include "pretrain.h"
 #include "train.h"
 
@@ -84,8 +85,28 @@ fail:
     return st;
 }
 
-al_status al_clm_make_batch(const al_mlm_corpus *c, const int *seq_index, int n, int pad_id, al_mlm_batch *out,
-                            al_error *err) {
+/* Sequence b of a batch of n gets a span when round(share * n) spans spread evenly reach it. */
+static int gets_copy(int b, int n, int k) { return (int64_t)(b + 1) * k / n > (int64_t)b * k / n; }
+
+void al_clm_plan_copies(const al_mlm_corpus *c, const int *seq_index, int n, float share, uint64_t seed,
+                        al_clm_copy *copies) {
+    const int k = (int)((double)share * n + 0.5);
+    al_rng rng;
+    al_rng_seed(&rng, seed);
+    for (int b = 0; b < n; b++) {
+        const int len = c->seq_len[seq_index[b]];
+        al_clm_copy *cp = &copies[b];
+        memset(cp, 0, sizeof *cp);
+        if (!gets_copy(b, n, k) || len < 16) continue;
+        /* the length in [8, len / 2], the copy's start in [len_c, len - len_c], the source ending before it */
+        cp->len = 8 + (int)al_rng_below(&rng, (uint32_t)(len / 2 - 8 + 1));
+        cp->dst = cp->len + (int)al_rng_below(&rng, (uint32_t)(len - 2 * cp->len + 1));
+        cp->src = (int)al_rng_below(&rng, (uint32_t)(cp->dst - cp->len + 1));
+    }
+}
+
+al_status al_clm_make_batch(const al_mlm_corpus *c, const int *seq_index, int n, int pad_id, const al_clm_copy *copies,
+                            al_mlm_batch *out, al_error *err) {
     if (!out) return al_err(err, AL_ERR_INVALID, "clm_data: no output batch");
     memset(out, 0, sizeof *out);
     if (!c || !seq_index || n < 1) return al_err(err, AL_ERR_INVALID, "clm_data: a batch needs a corpus and sequences");
@@ -111,6 +132,15 @@ al_status al_clm_make_batch(const al_mlm_corpus *c, const int *seq_index, int n,
         for (int i = 0; i < L; i++) {
             out->ids[(size_t)b * L + i] = i < len ? src[i] : pad_id;
             out->mask[(size_t)b * L + i] = i < len;
+        }
+        const al_clm_copy *cp = copies ? &copies[b] : NULL;
+        if (cp && cp->len > 0) {
+            if (cp->src < 0 || cp->src + cp->len > cp->dst || cp->dst + cp->len > len) {
+                al_mlm_batch_free(out);
+                return al_err(err, AL_ERR_INVALID, "clm_data: sequence %d: span [%d, %d) -> %d does not fit its %d tokens",
+                              b, cp->src, cp->src + cp->len, cp->dst, len);
+            }
+            memcpy(out->ids + (size_t)b * L + cp->dst, src + cp->src, sizeof *src * (size_t)cp->len);
         }
         out->n_tokens += len;
         out->n_chosen += len - 1;

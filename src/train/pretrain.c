@@ -3,6 +3,7 @@
  * checkpoints with bit-exact resume, and the final Hugging Face directory. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +89,7 @@ static const key_def k_keys[] = {
     KU(eval_seed), KI(checkpoint_interval, 0, AL_PT_INT_MAX), KI(log_interval, 0, AL_PT_INT_MAX),
     KL(max_train_lines, 0, AL_PT_EXACT_MAX), KI(shards, 1, AL_MAX_SHARDS), KS(position_init),
     KI(short_len, 0, AL_PT_MAX_DIM), KI(short_steps, 0, AL_PT_INT_MAX), KS(sop_docs), KF(sop_share, 0, 1, 0, 0),
-    KS(objective),
+    KS(objective), KF(repeat_share, 0, 1, 0, 0), KI(repeat_from, 0, AL_PT_INT_MAX),
 };
 #define N_KEYS ((int)(sizeof k_keys / sizeof k_keys[0]))
 
@@ -257,6 +258,11 @@ static al_status check_config(const al_pretrain_config *c, al_error *err) {
     if (is_clm(c) && (c->sop_docs[0] || c->short_len))
         return al_err(err, AL_ERR_INVALID, "train config: objective \"clm\" (a GPT-2 decoder) takes no %s",
                       c->sop_docs[0] ? "sentence order (sop_docs)" : "short phase (short_len)");
+    if (c->repeat_share > 0 && (!is_clm(c) || c->max_len < 16))
+        return al_err(err, AL_ERR_INVALID,
+                      "train config: repeat_share %g needs objective \"clm\" and max_len >= 16 (a span of 8 tokens and "
+                      "its repeat), not objective \"%s\" with max_len %d",
+                      (double)c->repeat_share, c->objective, c->max_len);
     if (c->sop_docs[0] && c->max_len < 8)
         return al_err(err, AL_ERR_INVALID, "train config: max_len %d must be at least 8 for sentence-order pairs (sop_docs)",
                       c->max_len);
@@ -288,13 +294,14 @@ static void sop_head_init(float *block, int D, uint64_t seed) {
 /* ---------------------------------------------------------------- the resume rule (docs/pretraining.md) */
 
 /* Which steps a field shapes: none (where results go, evaluation, logging), the long phase only (sentence
- * order), or every step. */
+ * order), every step, or the steps from the first repeated span on (3). */
 static int field_scope(const char *name) {
     static const char *const none[] = {"name", "heldout", "out_dir", "eval_interval", "eval_sequences", "eval_seed",
                                        "checkpoint_interval", "log_interval"};
     for (size_t i = 0; i < sizeof none / sizeof none[0]; i++)
         if (!strcmp(name, none[i])) return 0;
     if (!strcmp(name, "sop_docs") || !strcmp(name, "sop_share")) return 1;
+    if (!strcmp(name, "repeat_share") || !strcmp(name, "repeat_from")) return 3;
     return 2;
 }
 
@@ -308,9 +315,14 @@ static void field_text(const al_pretrain_config *c, const key_def *k, char *buf,
     }
 }
 
+/* The first step with repeated spans (INT_MAX: none). */
+static int first_repeat(const al_pretrain_config *c) { return c->repeat_share > 0 ? c->repeat_from : INT_MAX; }
+
 /* A run resumed at step `step` repeats the steps already done only when no field that shaped them changed
  * since the checkpoint (whose config is saved_json): the long-phase fields may change while the checkpoint is
- * not past the long phase's start (the way to switch sentence order on for the long phase of a running job). */
+ * not past the long phase's start (the way to switch sentence order on for the long phase of a running job),
+ * and the repeated spans' fields while neither the old nor the new setting has repeated a span in the steps
+ * done (the way to switch them on from the next step of a running job). */
 static al_status check_resume(const al_pretrain_config *now, const char *saved_json, const char *dir, int step,
                               al_error *err) {
     al_pretrain_config saved = al_pretrain_default_config(); /* a field the writer did not know keeps its default */
@@ -327,7 +339,12 @@ static al_status check_resume(const al_pretrain_config *now, const char *saved_j
         const int same = kd->kind == K_STR ? !strcmp(a, b)
                          : !memcmp(a, b, kd->kind == K_INT ? sizeof(int) : kd->kind == K_FLOAT ? sizeof(float) : 8);
         if (same) continue;
-        const int from = scope == 1 ? long_phase_start(&saved) : 0;
+        int from = scope == 1 ? long_phase_start(&saved) : 0;
+        if (scope == 3) {
+            const int a0 = first_repeat(&saved), b0 = first_repeat(now);
+            if (a0 == b0 && saved.repeat_share == now->repeat_share) continue; /* both off: repeat_from unused */
+            from = a0 < b0 ? a0 : b0;
+        }
         if (step <= from) continue; /* the field's steps have not started yet */
         char was[128], is[128];
         field_text(&saved, kd, was, sizeof was);
@@ -586,6 +603,7 @@ typedef struct run {
     al_mlm_masking mk;
     al_special_ids sp;
     int *order, *idx, *run_order, *run_idx;
+    al_clm_copy *copies; /* [batch_size] the step's repeated spans ("clm" with repeat_share) */
     int64_t order_epoch, run_epoch;
     int order_phase;
     /* progress */
@@ -779,11 +797,12 @@ static al_status prepare_batches(run *r, al_error *err) {
     const int n_seqs = r->train.n_seqs > r->train_short.n_seqs ? r->train.n_seqs : r->train_short.n_seqs;
     r->order = malloc(sizeof *r->order * (size_t)n_seqs);
     r->idx = malloc(sizeof *r->idx * (size_t)cfg->batch_size);
+    r->copies = malloc(sizeof *r->copies * (size_t)cfg->batch_size);
     if (r->n_pairs) {
         r->run_order = malloc(sizeof *r->run_order * (size_t)r->docs.n_runs);
         r->run_idx = malloc(sizeof *r->run_idx * (size_t)r->n_pairs);
     }
-    if (!r->order || !r->idx || (r->n_pairs && (!r->run_order || !r->run_idx))) return oom(err);
+    if (!r->order || !r->idx || !r->copies || (r->n_pairs && (!r->run_order || !r->run_idx))) return oom(err);
     r->run_epoch = -1;
     r->order_epoch = -1;
     r->order_phase = -1;
@@ -852,7 +871,12 @@ static al_status train_step(run *r, int step, step_out *out, al_error *err) {
     memset(out, 0, sizeof *out);
     out->sop_now = sop_now;
     if (is_clm(cfg)) {
-        if ((st = al_shards_step_clm(r->shards, data, r->idx, B, r->mc.pad_token_id, dropout_seed, &ss, err)))
+        const int repeat = step >= first_repeat(cfg); /* docs/decoder_pretraining.md, "Repeated spans" */
+        if (repeat)
+            al_clm_plan_copies(data, r->idx, B, cfg->repeat_share,
+                               al_mlm_derive_seed(cfg->seed, AL_SEED_CLM_REPEAT, (uint64_t)step), r->copies);
+        if ((st = al_shards_step_clm(r->shards, data, r->idx, B, r->mc.pad_token_id, repeat ? r->copies : NULL,
+                                     dropout_seed, &ss, err)))
             return st;
         al_adamw_step(r->opt, r->model->storage, ss.grads, &gnorm, &lr);
     } else if (!sop_now) {
@@ -1100,6 +1124,7 @@ static void run_free(run *r) {
     al_sop_docs_free(&r->docs);
     free(r->order);
     free(r->idx);
+    free(r->copies);
     free(r->unigram);
     al_clm_baselines_free(&r->base);
     free(r->decay);

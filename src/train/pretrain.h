@@ -93,10 +93,23 @@ void al_mlm_epoch_order(int n_seqs, uint64_t seed, int64_t epoch, int *order);
  * max_lines > 0 stops after that many lines. */
 al_status al_clm_corpus_build(const al_tokenizer *tok, const char *text, size_t len, int max_len, int64_t max_lines,
                               al_mlm_corpus *out, al_error *err);
-/* The batch of sequences seq_index[0..n): ids (pad_id after a shorter sequence), mask, next-token labels
- * (al_clm_labels); n_tokens the real tokens, n_chosen the labelled positions. */
-al_status al_clm_make_batch(const al_mlm_corpus *c, const int *seq_index, int n, int pad_id, al_mlm_batch *out,
-                            al_error *err);
+/* The batch of sequences seq_index[0..n): ids (pad_id after a shorter sequence), with copies[b]'s span repeated in
+ * sequence b when copies is not NULL, mask, next-token labels (al_clm_labels); n_tokens the real tokens, n_chosen the
+ * labelled positions. */
+typedef struct al_clm_copy al_clm_copy;
+al_status al_clm_make_batch(const al_mlm_corpus *c, const int *seq_index, int n, int pad_id, const al_clm_copy *copies,
+                            al_mlm_batch *out, al_error *err);
+
+/* A repeated span (docs/decoder_pretraining.md, "Repeated spans"): the sequence's tokens [src, src + len) written
+ * again over [dst, dst + len), dst >= src + len; len 0 leaves the sequence as it is. */
+struct al_clm_copy {
+    int src, dst, len;
+};
+/* The spans of a step whose batch is seq_index[0..n): round(share * n) sequences spread evenly over the batch get
+ * one span each, drawn from al_rng(seed) in batch order (length in [8, len / 2], its place anywhere); sequences
+ * shorter than 16 tokens and the others get none. copies[n]. */
+void al_clm_plan_copies(const al_mlm_corpus *c, const int *seq_index, int n, float share, uint64_t seed,
+                        al_clm_copy *copies);
 
 /* The held-out perplexity's baselines from the training stream's next-token pairs (the positions the model
  * predicts): an add-one unigram model and a Witten-Bell bigram model (interpolated with that unigram). */
@@ -182,6 +195,9 @@ typedef struct al_pretrain_config {
                             * round(sop_share * batch_size) pairs, at least 1, spread evenly over the batch */
     char objective[8];     /* "mlm" (BERT's masked tokens, the default) or "clm": a GPT-2 decoder learns the next
                             * token (docs/decoder_pretraining.md; mask_prob, sentence order and short_len unused) */
+    float repeat_share;    /* "clm": share of a step's sequences that get a repeated span (0 = off), from step
+                            * repeat_from on (0-based; al_clm_plan_copies, docs/decoder_pretraining.md) */
+    int repeat_from;
 } al_pretrain_config;
 
 al_pretrain_config al_pretrain_default_config(void);
@@ -211,10 +227,12 @@ al_status al_shards_step(al_shard_set *set, const al_mlm_corpus *c, const int *s
                          const al_mlm_masking *mk, al_rng *mask_rng, uint64_t dropout_seed, al_shard_step *out,
                          al_error *err);
 
-/* A causal LM step: the sequences seq_index[0..batch_size) with their next-token labels (al_clm_make_batch), forward,
+/* A causal LM step: the sequences seq_index[0..batch_size) (with copies[b]'s repeated span when copies is not NULL)
+ * and their next-token labels (al_clm_make_batch), forward,
  * next-token loss and backward per shard, combined by the shards' labelled positions (the batch's mean loss). */
 al_status al_shards_step_clm(al_shard_set *set, const al_mlm_corpus *c, const int *seq_index, int batch_size,
-                             int pad_id, uint64_t dropout_seed, al_shard_step *out, al_error *err);
+                             int pad_id, const al_clm_copy *copies, uint64_t dropout_seed, al_shard_step *out,
+                             al_error *err);
 
 /* A long-phase step with sentence order: n_mlm packed sequences (seq_index) and n_pairs pairs of runs
  * (run_index, split points and swaps drawn from pair_rng in batch order), the pairs at the batch positions b

@@ -30,7 +30,7 @@ al_status al_clm_evaluate(const al_model *model, const al_mlm_corpus *c, int n, 
         const int nb = n - s0 < EVAL_BATCH ? n - s0 : EVAL_BATCH;
         for (int b = 0; b < nb; b++) idx[b] = s0 + b;
         al_mlm_batch batch;
-        if ((st = al_clm_make_batch(c, idx, nb, mc->pad_token_id, &batch, err))) break;
+        if ((st = al_clm_make_batch(c, idx, nb, mc->pad_token_id, NULL, &batch, err))) break;
         const al_batch in = {batch.B, batch.L, batch.ids, batch.mask, NULL, NULL};
         al_forward_params p = al_forward_default_params();
         p.pool = pool;

@@ -36,8 +36,8 @@ static al_status mlm_shard_loss(void *user, const al_shard_job *job, float *loss
 /* The step of either objective: the shards' batches in shard order (masked from mask_rng, or with next-token
  * labels when mk is NULL), then al_shards_run weighted by labelled positions. */
 static al_status packed_step(al_shard_set *set, const al_mlm_corpus *c, const int *seq_index, int batch_size,
-                             const al_mlm_masking *mk, al_rng *mask_rng, int pad_id, uint64_t dropout_seed,
-                             al_shard_step *out, al_error *err) {
+                             const al_mlm_masking *mk, al_rng *mask_rng, int pad_id, const al_clm_copy *copies,
+                             uint64_t dropout_seed, al_shard_step *out, al_error *err) {
     memset(out, 0, sizeof *out);
     const int n = al_shards_count(set);
     if (n < 1 || batch_size < n) return al_err(err, AL_ERR_INVALID, "pretrain: batch_size %d is below the shards %d",
@@ -50,7 +50,7 @@ static al_status packed_step(al_shard_set *set, const al_mlm_corpus *c, const in
         int b0, b1;
         al_shards_range(batch_size, n, i, &b0, &b1); /* the sequences al_shards_run gives shard i */
         st = mk ? al_mlm_make_batch(c, seq_index + b0, b1 - b0, mk, mask_rng, &ms->batch[i], err)
-                : al_clm_make_batch(c, seq_index + b0, b1 - b0, pad_id, &ms->batch[i], err);
+                : al_clm_make_batch(c, seq_index + b0, b1 - b0, pad_id, copies ? copies + b0 : NULL, &ms->batch[i], err);
         out->n_tokens += ms->batch[i].n_tokens;
     }
     al_shards_result r;
@@ -69,12 +69,13 @@ al_status al_shards_step(al_shard_set *set, const al_mlm_corpus *c, const int *s
                          const al_mlm_masking *mk, al_rng *mask_rng, uint64_t dropout_seed, al_shard_step *out,
                          al_error *err) {
     if (!mk) return al_err(err, AL_ERR_INVALID, "pretrain: an MLM step needs its masking");
-    return packed_step(set, c, seq_index, batch_size, mk, mask_rng, 0, dropout_seed, out, err);
+    return packed_step(set, c, seq_index, batch_size, mk, mask_rng, 0, NULL, dropout_seed, out, err);
 }
 
 al_status al_shards_step_clm(al_shard_set *set, const al_mlm_corpus *c, const int *seq_index, int batch_size,
-                             int pad_id, uint64_t dropout_seed, al_shard_step *out, al_error *err) {
-    return packed_step(set, c, seq_index, batch_size, NULL, NULL, pad_id, dropout_seed, out, err);
+                             int pad_id, const al_clm_copy *copies, uint64_t dropout_seed, al_shard_step *out,
+                             al_error *err) {
+    return packed_step(set, c, seq_index, batch_size, NULL, NULL, pad_id, copies, dropout_seed, out, err);
 }
 
 /* ---------------------------------------------------------------- with sentence order */
