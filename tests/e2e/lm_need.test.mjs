@@ -7,10 +7,10 @@
 // reopens on it, recomputes and says "reproduced: identical".
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { lmNeedCli } from './lm_need_cli.mjs';
 import { cli, launchChromium, modelReady, openUrl, root, setControls, skipReason, startServer, waitIdle, writeModelIndex } from './helpers.mjs';
 
 const skip = skipReason || (!existsSync(cli) ? `no CLI at ${cli}` : false);
@@ -80,31 +80,8 @@ const lastRun = (p) => p.evaluate(() => {
   return { requests: r.requests, papa: r.reply, layers: r.layers, streaming: r.streaming, roles: r.roles, layerConstants: r.layerConstants };
 });
 
-function cliJson(args) {
-  return JSON.parse(execFileSync(cli, args, { encoding: 'utf8', maxBuffer: 1 << 28 }));
-}
-
 // The same four measures through the CLI on the fixture's folder and the page's texts.
-function cliMeasures(run, model = FIXTURE) {
-  const dir = mkdtempSync(path.join(work, 'cli-'));
-  const held = path.join(dir, 'heldout.txt');
-  const cons = path.join(dir, 'constants.txt');
-  writeFileSync(held, run.requests.papa.corpus);
-  writeFileSync(cons, run.requests.papa.constants_corpus);
-  const q = run.requests.papa;
-  const tensors = path.join(dir, 'papa.safetensors');
-  const papa = cliJson(['papa', model, '--text-file', held, '--constants-file', cons, '--L', String(q.L), '--constants', q.constants.join(','),
-                        '--orders', q.orders.join(','), ...(q.fractions ? ['--fractions', q.fractions.join(',')] : []),
-                        '--outputs', 'constants', '--out', tensors, '--json']);
-  const layersReq = path.join(dir, 'layers.json');
-  writeFileSync(layersReq, JSON.stringify({ op: 'layers', model_dir: model, corpus: q.corpus, constants: 'constants' }));
-  const layers = cliJson(['run', layersReq, '--inputs', tensors, '--json']);
-  const s = run.requests.streaming;
-  const streaming = cliJson(['streaming', model, '--text-file', held, '--window', String(s.window), '--sinks', String(s.sinks), '--json']);
-  const r = run.requests.head_roles;
-  const roles = cliJson(['head_roles', model, '--text-file', held, '--sequences', String(r.sequences), '--seed', String(r.seed), '--json']);
-  return { papa, layers, streaming, roles };
-}
+const cliMeasures = (run, model = FIXTURE) => lmNeedCli(cli, run, model, work);
 
 const bits = (runs) => runs.map((x) => x.summary.bits_per_token);
 
