@@ -6,6 +6,9 @@ seed by seed, mean ± 95%), the MLM top-1 accuracy when the model has an MLM hea
 when the task has groups (agreement: attractor nouns 0, 1, 2, 3+). Below the table: which rule made the
 verdicts (read from the replies), each model's verdict sentence and its seed-by-seed differences, full model
 minus every head constant.
+A language model's sweep (the reply's `score.direction` is "lower is better": bits per token over the documents
+of a corpus, docs/papa-op.md) gets its own table: bits per token and perplexity with their 95% intervals, and the
+rise over the full model (the configuration minus the full model, document by document, mean ± 95%).
 Several replies (one per model, same task) give one column block per model. With --summary the replies
 may be of any tasks and models: one row each, with the full model, every head constant (average), the
 embeddings alone, the paired differences and the engine's two verdicts (docs/papa.md, "What a sweep finds").
@@ -182,6 +185,49 @@ def combined(prefix, paths, replies):
     write("md", lambda f: summary(paths, replies, out=f))
 
 
+def lower_is_better(reply):
+    return reply.get("score", {}).get("direction") == "lower is better"
+
+
+def lm_table(paths, replies, title):
+    """A language model's sweep: the score is bits per token (lower is better), so the table reads the rise
+    over the full model (configuration minus full, the negative of the reply's paired full-minus-this)."""
+    keys = [key(c) for c in replies[0]["configs"]]
+    for p, r in zip(paths, replies):
+        if not lower_is_better(r):
+            sys.exit("papa_table: %s is a probe sweep and %s a language model's: one table reads one kind" % (p, paths[0]))
+        if [key(c) for c in r["configs"]] != keys:
+            sys.exit("papa_table: %s has other configurations than %s" % (p, paths[0]))
+    config = replies[0]["config"]
+    print("%s: bits per token on `%s` (%d documents), windows of %d tokens, constants from `%s`." % (
+        title or "PAPA on a language model", config.get("corpus_name", "?"), replies[0]["summary"][0]["n"],
+        config["L"], config.get("constants_corpus_name", "?")))
+    print()
+    head, rule = ["configuration"], ["---"]
+    for r in replies:
+        head += ["%s bits per token ± 95%%" % model_name(r), "perplexity [95%]", "rise over full, paired"]
+        rule += ["---", "---", "---"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "|".join(rule) + "|")
+    for i, c0 in enumerate(replies[0]["configs"]):
+        row = [row_name(c0)]
+        for r in replies:
+            s, c = r["summary"][i], r["configs"][i]
+            ci = c.get("perplexity_ci95") or [None, None]
+            p = s.get("paired")
+            row += ["%.4f%s" % (s["mean"], ci_cell(s["ci95"])),
+                    "%.1f [%s, %s]" % (c["perplexity"], cell(ci[0], 1), cell(ci[1], 1)),
+                    "–" if not p else "%+.4f%s" % (-p["mean"], ci_cell(p["ci95"]))]
+        print("| " + " | ".join(row) + " |")
+    print()
+    print("Rise: the configuration's bits per token minus the full model's, document by document (both score the "
+          "same documents), its mean and 95% interval; positive is worse. Perplexity is 2 to the bits per token.")
+    for r in replies:
+        if "findings" in r:
+            print()
+            print("%s: %s" % (model_name(r), r["findings"]["text"]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("replies", nargs="+")
@@ -190,6 +236,11 @@ def main():
     ap.add_argument("--combined", metavar="PREFIX", default=None)
     args = ap.parse_args()
     replies = [load(p) for p in args.replies]
+    if lower_is_better(replies[0]):
+        if args.summary or args.combined:
+            sys.exit("papa_table: --summary and --combined read probe sweeps; %s is a language model's" % args.replies[0])
+        lm_table(args.replies, replies, args.title)
+        return
     if args.combined:
         combined(args.combined, args.replies, replies)
         return

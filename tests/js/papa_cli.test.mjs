@@ -225,3 +225,33 @@ test('attnlab agreement prints the finding and the matrices, --json the head_agr
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('scripts/papa_table.py: a language model\'s sweep reads bits per token, lower is better, and the rise over the full model',
+     { skip: missing ?? (existsSync('/usr/bin/python3') ? false : 'no /usr/bin/python3') }, () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'attnlab-papa-table-lm-'));
+  try {
+    const text = path.join(dir, 'heldout.txt');
+    writeFileSync(text, 'the cat sat on the mat .\nthe dog ran to the house .\n\na small dog sat under the tree .\n\nthe fox ran .\n');
+    const r = spawnSync(cli, ['papa', path.join(root, 'tests/fixtures/decoder_tiny_gpt2'), '--text-file', text, '--constants-file', text,
+                              '--orders', 'random', '--fractions', '1,0.5,0', '--L', '16', '--json'], { encoding: 'utf8', maxBuffer: 64 << 20 });
+    assert.equal(r.status, 0, r.stderr);
+    const reply = JSON.parse(r.stdout);
+    assert.equal(reply.score.direction, 'lower is better');
+    const file = path.join(dir, 'reply.json');
+    writeFileSync(file, r.stdout);
+    const script = path.join(root, 'scripts/papa_table.py');
+    const table = execFileSync('/usr/bin/python3', [script, file], { encoding: 'utf8' });
+    assert.match(table, /^PAPA on a language model: bits per token on `heldout\.txt` \(3 documents\), windows of 16 tokens/);
+    const i = reply.configs.findIndex((c) => c.label === 'average all');
+    const s = reply.summary[i];
+    const rise = -s.paired.mean;
+    assert.ok(table.includes(`| average all | ${s.mean.toFixed(4)} ± ${s.ci95.toFixed(4)} | ${reply.configs[i].perplexity.toFixed(1)} [`), table);
+    assert.ok(table.includes(`| ${rise < 0 ? '-' : '+'}${Math.abs(rise).toFixed(4)} ± ${s.paired.ci95.toFixed(4)} |`), table);
+    assert.ok(table.includes(`decoder_tiny_gpt2: ${reply.findings.text}`), table);
+    const refused = spawnSync('/usr/bin/python3', [script, '--summary', file], { encoding: 'utf8' });
+    assert.notEqual(refused.status, 0);
+    assert.match(refused.stderr, /--summary and --combined read probe sweeps; .*reply\.json is a language model's/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
