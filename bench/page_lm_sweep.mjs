@@ -13,6 +13,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { serializeSafetensors } from '../wasm/safetensors.mjs';
+import { randomTensors } from './random_tensors.mjs';
 import { cli, launchChromium, modelReady, openUrl, root, setControls, skipReason, startServer, writeModelIndex } from '../tests/e2e/helpers.mjs';
 import { lmNeedCli } from '../tests/e2e/lm_need_cli.mjs';
 
@@ -38,20 +39,7 @@ const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 function writeGpt2Small(dir) {
   const V = 50257, D = 768, I = 3072, P = 1024, NL = 12;
   mkdirSync(dir, { recursive: true });
-  let a = 4321;
-  const uniform = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const tensors = {};
-  const add = (name, shape, kind) => {
-    const data = new Float32Array(shape.reduce((x, y) => x * y, 1));
-    if (kind === 'one') data.fill(1);
-    else if (kind === 'w') for (let i = 0; i < data.length; i++) data[i] = 0.02 * 1.7320508 * (2 * uniform() - 1); // std 0.02
-    tensors[name] = { shape, data };
-  };
+  const { tensors, add } = randomTensors(4321);
   add('transformer.wte.weight', [V, D], 'w');
   add('transformer.wpe.weight', [P, D], 'w');
   for (let l = 0; l < NL; l++) {

@@ -14,6 +14,7 @@ import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { serializeSafetensors } from '../wasm/safetensors.mjs';
+import { randomTensors } from './random_tensors.mjs';
 import { launchChromium, openUrl, root, setControls, skipReason, startServer } from '../tests/e2e/helpers.mjs';
 
 const args = process.argv.slice(2);
@@ -33,20 +34,7 @@ const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 function writeModel(dir) {
   const V = 30522, D = 768, I = 3072, P = 512;
   mkdirSync(dir, { recursive: true });
-  let a = 1234;
-  const uniform = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const tensors = {};
-  const add = (name, shape, kind) => {
-    const data = new Float32Array(shape.reduce((x, y) => x * y, 1));
-    if (kind === 'one') data.fill(1);
-    else if (kind === 'w') for (let i = 0; i < data.length; i++) data[i] = 0.02 * 1.7320508 * (2 * uniform() - 1); // std 0.02
-    tensors[name] = { shape, data };
-  };
+  const { tensors, add } = randomTensors(1234);
   add('bert.embeddings.word_embeddings.weight', [V, D], 'w');
   add('bert.embeddings.position_embeddings.weight', [P, D], 'w');
   add('bert.embeddings.token_type_embeddings.weight', [2, D], 'w');
