@@ -340,3 +340,30 @@ void al_train_decay_mask(const al_model *m, uint8_t *decay) {
     mark(m, decay, w->mlm_dense_w, M * D, 1);
     mark(m, decay, w->mlm_decoder_w, V * M, 1);
 }
+
+al_status al_tr_gather_labelled(al_train_ctx *ctx, const int32_t *labels, float *loss, int *n_labelled, int *n_rows,
+                                al_error *err) {
+    const al_config *c = &ctx->model->config;
+    const int B = ctx->B, L = ctx->L, D = c->hidden_size, V = c->vocab_size;
+    int n = 0;
+    *n_rows = 0;
+    for (int t = 0; t < B * L; t++) {
+        if (labels[t] == AL_IGNORE_INDEX) continue;
+        if (labels[t] < 0 || labels[t] >= V)
+            return al_err(err, AL_ERR_INVALID, "train: labels[%d][%d] = %d is neither %d nor a token id in [0, %d)",
+                          t / L, t % L, (int)labels[t], AL_IGNORE_INDEX, V);
+        ctx->sel_rows[n] = t;
+        ctx->sel_labels[n] = labels[t];
+        n++;
+    }
+    ctx->n_sel = n;
+    *n_rows = n;
+    if (n_labelled) *n_labelled = n;
+    if (loss) *loss = 0.0f;
+    memset(ctx->d_top, 0, sizeof(float) * (size_t)B * L * D);
+    ctx->mlm_pending = 1;
+    const float *top = ctx->hidden + (size_t)c->n_layers * B * L * D;
+    for (int r = 0; r < n; r++)
+        memcpy(ctx->head_x + (size_t)r * D, top + (size_t)ctx->sel_rows[r] * D, sizeof(float) * (size_t)D);
+    return AL_OK;
+}

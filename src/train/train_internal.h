@@ -139,6 +139,13 @@ static inline const float *al_tr_qkv_bias(const al_config *c, const al_layer_wei
 }
 
 
+/* The head losses' common start (train_mlm.c, train_lm.c): the labelled positions of labels [B, L] into sel_rows and
+ * sel_labels (*n_rows of them, also *n_labelled when not NULL), *loss 0 until the head sets it, the hidden-state
+ * gradient d_top cleared and the head marked pending, and the labelled rows of the last hidden state gathered into
+ * head_x. A label neither AL_IGNORE_INDEX nor a token id is an error naming its place. */
+al_status al_tr_gather_labelled(al_train_ctx *ctx, const int32_t *labels, float *loss, int *n_labelled, int *n_rows,
+                                al_error *err);
+
 /* lambda = sigmoid(theta) as the forward pass uses it. */
 float al_tr_sigmoid(float theta);
 

@@ -28,27 +28,10 @@ al_status al_train_lm_loss(al_train_ctx *ctx, const int32_t *labels, float *loss
         return al_err(err, AL_ERR_INVALID, "train: the next-token loss needs a context created with mlm_head = 1");
     if (!ctx->forward_done) return al_err(err, AL_ERR_INVALID, "train: next-token loss called before a forward pass");
     if (!labels) return al_err(err, AL_ERR_INVALID, "train: labels are NULL");
-    const int B = ctx->B, L = ctx->L, D = c->hidden_size, V = c->vocab_size;
-    int n = 0;
-    for (int t = 0; t < B * L; t++) {
-        if (labels[t] == AL_IGNORE_INDEX) continue;
-        if (labels[t] < 0 || labels[t] >= V)
-            return al_err(err, AL_ERR_INVALID, "train: labels[%d][%d] = %d is neither %d nor a token id in [0, %d)",
-                          t / L, t % L, (int)labels[t], AL_IGNORE_INDEX, V);
-        ctx->sel_rows[n] = t;
-        ctx->sel_labels[n] = labels[t];
-        n++;
-    }
-    ctx->n_sel = n;
-    if (n_labelled) *n_labelled = n;
-    if (loss) *loss = 0.0f;
-    memset(ctx->d_top, 0, sizeof(float) * (size_t)B * L * D);
-    ctx->mlm_pending = 1;
-    if (n == 0) return AL_OK;
-
-    const float *top = ctx->hidden + (size_t)c->n_layers * B * L * D;
-    for (int r = 0; r < n; r++)
-        memcpy(ctx->head_x + (size_t)r * D, top + (size_t)ctx->sel_rows[r] * D, sizeof(float) * (size_t)D);
+    const int D = c->hidden_size, V = c->vocab_size;
+    int n;
+    al_status st = al_tr_gather_labelled(ctx, labels, loss, n_labelled, &n, err);
+    if (st || n == 0) return st;
     al_linear(n, V, D, ctx->head_x, W, NULL, ctx->logits);
     const double mean_loss = al_tr_cross_entropy(ctx->logits, ctx->sel_labels, n, V); /* logits -> dlogits */
     if (loss) *loss = (float)mean_loss;

@@ -19,28 +19,12 @@ al_status al_train_mlm_loss(al_train_ctx *ctx, const int32_t *labels, float *los
         return al_err(err, AL_ERR_INVALID, "train: MLM loss needs a context created with mlm_head = 1");
     if (!ctx->forward_done) return al_err(err, AL_ERR_INVALID, "train: MLM loss called before a forward pass");
     if (!labels) return al_err(err, AL_ERR_INVALID, "train: labels are NULL");
-    const int B = ctx->B, L = ctx->L, D = c->hidden_size, V = c->vocab_size, M = w->mlm_dim;
-    int n = 0;
-    for (int t = 0; t < B * L; t++) {
-        if (labels[t] == AL_IGNORE_INDEX) continue;
-        if (labels[t] < 0 || labels[t] >= V)
-            return al_err(err, AL_ERR_INVALID, "train: labels[%d][%d] = %d is neither %d nor a token id in [0, %d)",
-                          t / L, t % L, (int)labels[t], AL_IGNORE_INDEX, V);
-        ctx->sel_rows[n] = t;
-        ctx->sel_labels[n] = labels[t];
-        n++;
-    }
-    ctx->n_sel = n;
-    if (n_labelled) *n_labelled = n;
-    if (loss) *loss = 0.0f;
-    memset(ctx->d_top, 0, sizeof(float) * (size_t)B * L * D);
-    ctx->mlm_pending = 1;
-    if (n == 0) return AL_OK;
+    const int D = c->hidden_size, V = c->vocab_size, M = w->mlm_dim;
+    int n;
+    al_status st = al_tr_gather_labelled(ctx, labels, loss, n_labelled, &n, err);
+    if (st || n == 0) return st;
 
     /* Forward over the labelled rows. */
-    const float *top = ctx->hidden + (size_t)c->n_layers * B * L * D;
-    for (int r = 0; r < n; r++)
-        memcpy(ctx->head_x + (size_t)r * D, top + (size_t)ctx->sel_rows[r] * D, sizeof(float) * (size_t)D);
     al_linear(n, M, D, ctx->head_x, w->mlm_dense_w, w->mlm_dense_b, ctx->head_pre);
     memcpy(ctx->head_act, ctx->head_pre, sizeof(float) * (size_t)n * M);
     al_tr_act_fwd(w->mlm_act, ctx->head_act, (size_t)n * M);
