@@ -117,6 +117,10 @@ extern const char *const al_papa_order_names[AL_N_ORDERS + 1]; /* NULL-terminate
  * importance); ties keep index order; seed by random. */
 al_status al_papa_head_order(al_papa_order order, int n_layers, int n_heads, const float *theta, uint64_t seed,
                              int *out, al_error *err);
+/* Every order into orders [AL_N_ORDERS, NL * H] (al_papa_head_order each): the lambda orders from theta, gradient from
+ * scores; an order whose numbers are NULL (not learned, not measured) is all -1. */
+al_status al_papa_all_orders(int n_layers, int n_heads, const float *theta, const float *scores, uint64_t seed,
+                             int *orders, al_error *err);
 /* Heads replaced for a fraction of input-dependent heads kept: NL*H - round(fraction * NL*H). */
 int al_papa_heads_replaced(double fraction_kept, int n_layers, int n_heads);
 /* Policies [NL * H]: the first k heads of order CONSTANT with their matrix of C [NL, H, L, L] (ZERO when

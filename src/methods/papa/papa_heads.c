@@ -100,3 +100,19 @@ void al_papa_policies(const int *order, int k, int n_layers, int n_heads, const 
         out[lh].constant = zero_heads ? NULL : C + (size_t)lh * L * L;
     }
 }
+
+al_status al_papa_all_orders(int n_layers, int n_heads, const float *theta, const float *scores, uint64_t seed,
+                             int *orders, al_error *err) {
+    const int n = n_layers * n_heads;
+    al_status st = AL_OK;
+    for (int o = 0; o < AL_N_ORDERS && !st; o++) {
+        const int lambda = o == AL_ORDER_LAMBDA || o == AL_ORDER_REVERSED_LAMBDA;
+        if ((lambda && !theta) || (o == AL_ORDER_GRADIENT && !scores)) {
+            for (int i = 0; i < n; i++) orders[(size_t)o * n + i] = -1;
+            continue;
+        }
+        st = al_papa_head_order((al_papa_order)o, n_layers, n_heads, o == AL_ORDER_GRADIENT ? scores : theta, seed,
+                                orders + (size_t)o * n, err);
+    }
+    return st;
+}

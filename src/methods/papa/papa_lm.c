@@ -143,15 +143,7 @@ static al_status build_orders(lm_sweep *s, const al_lm_corpus *averaged, const f
         out->seconds_importance = now_seconds() - t0;
     }
     if (!st && uses_lambda(&out->plan, n)) st = learn_lambda(s, averaged, C_average, fp, err);
-    for (int o = 0; o < AL_N_ORDERS && !st; o++) {
-        const int lambda = o == AL_ORDER_LAMBDA || o == AL_ORDER_REVERSED_LAMBDA;
-        if ((lambda && !out->theta) || (o == AL_ORDER_GRADIENT && !scores)) {
-            for (int i = 0; i < n; i++) out->orders[(size_t)o * n + i] = -1;
-            continue;
-        }
-        st = al_papa_head_order((al_papa_order)o, s->NL, s->H, o == AL_ORDER_GRADIENT ? scores : out->theta,
-                                s->q->rank.seed, out->orders + (size_t)o * n, err);
-    }
+    if (!st) st = al_papa_all_orders(s->NL, s->H, out->theta, scores, s->q->rank.seed, out->orders, err);
     free(scores);
     return st;
 }

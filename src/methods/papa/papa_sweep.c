@@ -284,15 +284,7 @@ static al_status build_orders(sweep_ctx *s, al_error *err) {
         }
         for (int i = 0; !st && i < n; i++) scores[i] = (float)out->importance[i];
     }
-    for (int o = 0; o < AL_N_ORDERS && !st; o++) {
-        const int lambda = o == AL_ORDER_LAMBDA || o == AL_ORDER_REVERSED_LAMBDA;
-        if ((lambda && !out->theta) || (o == AL_ORDER_GRADIENT && !scores)) {
-            for (int i = 0; i < n; i++) out->orders[(size_t)o * n + i] = -1;
-            continue;
-        }
-        st = al_papa_head_order((al_papa_order)o, s->NL, s->H, o == AL_ORDER_GRADIENT ? scores : out->theta,
-                                s->req->rank.seed, out->orders + (size_t)o * n, err);
-    }
+    if (!st) st = al_papa_all_orders(s->NL, s->H, out->theta, scores, s->req->rank.seed, out->orders, err);
     free(scores);
     return st;
 }
