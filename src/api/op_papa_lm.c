@@ -150,6 +150,10 @@ al_status al_op_papa_lm(al_op_ctx *ctx, al_error *err) {
             al_rb_warn(rb, "ranking: PAPA's lambda did not learn a ranking (its span over the heads is %.2g, below %g); "
                        "raise ranking.lr (now %g) or ranking.epochs (now %d)", range, AL_FINDING_LAMBDA_FLOOR,
                        (double)q.rank.lr, q.rank.epochs);
+        if (r.theta && r.rank_batch < q.rank.batch_size && r.rank_batch < r.rank_windows)
+            al_rb_warn(rb, "ranking: batch %d instead of ranking.batch_size %d, the largest whose training contexts fit "
+                       "memory_mb (%g MB); raise memory_mb for the batch asked for", r.rank_batch, q.rank.batch_size,
+                       (double)q.rank.mem_limit / (1024.0 * 1024.0));
         if (r.averaged && r.rows_filled)
             al_rb_warn(rb, "constants: %d of the %d rows were reached by fewer than %d windows of '%s' and are "
                        "the uniform prefix (docs/papa.md, \"Causal language models\")", r.rows_filled, q.L,

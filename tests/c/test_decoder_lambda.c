@@ -18,6 +18,7 @@
 #include "golden_file.h"
 #include "methods/lm/lm_corpus.h"
 #include "methods/papa/papa_lm.h"
+#include "train/shards.h"
 #include "lm_fixture.h"
 #include "session_request.h"
 #include "train/train.h"
@@ -135,13 +136,36 @@ static void test_rank_threads(void) {
         al_forward_params p = al_forward_default_params();
         p.pool = pool;
         theta[t] = malloc(sizeof(float) * (size_t)NH);
-        CHECK_MSG(al_papa_lm_rank(m, &corpus, C, &s, &p, theta[t], &loss[t], &err) == AL_OK, "%s", err.message);
+        CHECK_MSG(al_papa_lm_rank(m, &corpus, C, &s, &p, theta[t], &loss[t], NULL, &err) == AL_OK, "%s", err.message);
         al_threadpool_free(pool);
     }
     CHECK(!memcmp(theta[0], theta[1], sizeof(float) * (size_t)NH) && loss[0] == loss[1]);
     float lo = INFINITY, hi = -INFINITY;
     for (int i = 0; i < NH; i++) lo = fminf(lo, theta[0][i]), hi = fmaxf(hi, theta[0][i]);
     CHECK_MSG(hi - lo > 0.01f, "theta spans only %g", (double)(hi - lo));
+    /* a memory limit that a batch of 4 passes and one of 2 fits: the batch is lowered to 2, and the numbers are
+     * those of asking for 2 */
+    {
+        al_train_options o = al_train_default_options();
+        o.weight_grads = 0, o.mlm_head = 1, o.seed = s.seed;
+        al_train_size two, three;
+        CHECK(al_shards_measure(m, 2, 2, W, &o, &two, &err) == AL_OK && al_shards_measure(m, 2, 3, W, &o, &three, &err) == AL_OK);
+        al_papa_rank_settings lim = s, asked = s;
+        lim.mem_limit = (two.total + three.total) / 2;
+        asked.batch_size = 2;
+        float *a = malloc(sizeof(float) * (size_t)NH), *b = malloc(sizeof(float) * (size_t)NH);
+        double la, lb;
+        int used = 0, used_b = 0;
+        al_forward_params p = al_forward_default_params();
+        CHECK_MSG(al_papa_lm_rank(m, &corpus, C, &lim, &p, a, &la, &used, &err) == AL_OK, "%s", err.message);
+        CHECK(al_papa_lm_rank(m, &corpus, C, &asked, &p, b, &lb, &used_b, &err) == AL_OK);
+        CHECK_MSG(used == 2 && used_b == 2, "batch %d under the limit, %d asked", used, used_b);
+        CHECK(!memcmp(a, b, sizeof(float) * (size_t)NH) && la == lb);
+        /* a limit no batch fits is refused, naming memory */
+        lim.mem_limit = 1024;
+        CHECK(al_papa_lm_rank(m, &corpus, C, &lim, &p, a, &la, &used, &err) == AL_ERR_OOM && strstr(err.message, "MB allowed"));
+        free(a), free(b);
+    }
     al_lm_corpus_free(&corpus);
     free(theta[0]), free(theta[1]), free(C), free(text);
     al_model_free(m);

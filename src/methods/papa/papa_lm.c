@@ -120,7 +120,7 @@ static al_status learn_lambda(lm_sweep *s, const al_lm_corpus *averaged, const f
     al_forward_params p = *fp;
     p.progress = relay;
     p.progress_user = s;
-    al_status st = al_papa_lm_rank(s->model, averaged, C, rs, &p, out->theta, &out->rank_loss, err);
+    al_status st = al_papa_lm_rank(s->model, averaged, C, rs, &p, out->theta, &out->rank_loss, &out->rank_batch, err);
     if (!st) st = mixed_loss(s, averaged, out->rank_windows, C, NULL, fp, &out->rank_before, err);
     if (!st) st = mixed_loss(s, averaged, out->rank_windows, C, out->theta, fp, &out->rank_after, err);
     out->seconds_rank = now_seconds() - t0;

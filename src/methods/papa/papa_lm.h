@@ -49,6 +49,7 @@ typedef struct al_papa_lm_result {
     double rank_before, rank_after; /* nats per predicted token on the windows trained on, eval mode, every head
                                      * mixed: at lambda 0.5 (theta 0) and at the learned lambdas */
     int rank_windows;       /* the windows trained on (ranking.max_examples of the constants' corpus) */
+    int rank_batch;         /* the batch the ranking trained with: ranking.batch_size, or lower to fit mem_limit */
     double seconds_constants, seconds_importance, seconds_score, seconds_rank;
 } al_papa_lm_result;
 
@@ -56,9 +57,12 @@ typedef struct al_papa_lm_result {
  * from 0, the model frozen, theta trained against the next-token cross-entropy on the first s->max_examples windows
  * of c (<= 0: all), by the encoder's loop (papa_theta.h: s's epochs, batch_size, lr, shards, train_mode, seed,
  * mem_limit). theta [NL * H] gets the learned logits, *final_loss (may be NULL) the last epoch's mean step loss.
- * Needs a family the training path builds (al_train_check_family). */
+ * A batch whose training contexts would pass mem_limit is lowered to the largest that fits (the LM head's logits
+ * over a large vocabulary make a language model's contexts big: docs/papa.md, "Causal language models"); *batch
+ * (may be NULL) gets the batch used. Needs a family the training path builds (al_train_check_family). */
 al_status al_papa_lm_rank(al_model *model, const al_lm_corpus *c, const float *C, const al_papa_rank_settings *s,
-                          const al_forward_params *params, float *theta, double *final_loss, al_error *err);
+                          const al_forward_params *params, float *theta, double *final_loss, int *batch,
+                          al_error *err);
 
 /* The sweep on a causal model: q's plan (its causal flag set here), fractions or k, L as the window of both
  * corpora, batch_size, rank.seed (the random order), importance_examples (windows the gradient order averages

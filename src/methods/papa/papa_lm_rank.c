@@ -44,8 +44,22 @@ static void fill_batch(void *user, const int32_t *examples, int nb) {
     al_clm_labels(ls->ids, ls->mask, nb, L, ls->labels);
 }
 
+/* The largest batch in [n_shards, B] whose contexts fit mem_limit (B when it fits or there is no limit; n_shards
+ * when none fits, so that the refusal names the smallest). */
+static int fitting_batch(const al_model *model, int B, int L, int n_shards, const al_train_options *opt,
+                         uint64_t mem_limit) {
+    if (!mem_limit) return B;
+    for (; B > n_shards; B--) {
+        al_train_size size;
+        al_error e;
+        if (al_shards_measure(model, n_shards, B, L, opt, &size, &e) || size.total <= mem_limit) break;
+    }
+    return B;
+}
+
 al_status al_papa_lm_rank(al_model *model, const al_lm_corpus *c, const float *C, const al_papa_rank_settings *s,
-                          const al_forward_params *params, float *theta, double *final_loss, al_error *err) {
+                          const al_forward_params *params, float *theta, double *final_loss, int *batch,
+                          al_error *err) {
     const al_config *cfg = al_model_config(model);
     al_status st = al_train_check_family(model, AL_PAPA_LM_LAMBDA_WHAT, AL_PAPA_LM_LAMBDA_INSTEAD, err);
     if (st) return st;
@@ -54,8 +68,8 @@ al_status al_papa_lm_rank(al_model *model, const al_lm_corpus *c, const float *C
     if (s->max_examples > 0 && n > s->max_examples) n = s->max_examples;
     if (n < 1) return al_err(err, AL_ERR_INVALID, "request: field 'constants_corpus': order 'lambda' needs a window "
                              "of 2 tokens or more to train on");
-    const int B = s->batch_size < 1 ? 16 : s->batch_size > n ? n : s->batch_size;
-    const int n_shards = s->shards < 1 ? 1 : s->shards > B ? B : s->shards;
+    const int B0 = s->batch_size < 1 ? 16 : s->batch_size > n ? n : s->batch_size;
+    const int n_shards = s->shards < 1 ? 1 : s->shards > B0 ? B0 : s->shards;
 
     al_train_options opt = al_train_default_options();
     opt.weight_grads = 0; /* the model is frozen: gradients reach theta only */
@@ -63,6 +77,8 @@ al_status al_papa_lm_rank(al_model *model, const al_lm_corpus *c, const float *C
     opt.training = s->train_mode;
     opt.seed = s->seed;
     opt.pool = params ? params->pool : NULL; /* the session's threads (docs/threads.md) */
+    const int B = fitting_batch(model, B0, L, n_shards, &opt, s->mem_limit);
+    if (batch) *batch = B;
     int32_t *buf = calloc((size_t)B * L * 4, sizeof(int32_t)); /* ids, mask, types (all 0), labels */
     if (!buf) return al_err(err, AL_ERR_OOM, "ranking: out of memory");
     lm_step ls = {L, buf, buf + (size_t)B * L, buf + (size_t)2 * B * L, buf + (size_t)3 * B * L, c};
