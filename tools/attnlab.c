@@ -449,8 +449,13 @@ static void print_agreement(const cJSON *r) {
     const cJSON *ov = cJSON_GetObjectItemCaseSensitive(least, "overlap");
     const int M = cJSON_GetArraySize(ms), k = json_int(least, "k", 0);
     const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(r, "config");
-    printf("%s on task %s: %d training examples for the gradient, %d validation examples for the statistics\n",
-           json_str(r, "model", ""), json_str(cfg, "task", ""), json_int(r, "n_examples", 0), json_int(r, "n_validation", 0));
+    if (cJSON_GetObjectItemCaseSensitive(cfg, "corpus_name")) /* a causal model's corpus (docs/agreement.md) */
+        printf("%s on %s (constants, λ and gradient from %s): %d windows for the gradient, %d scored windows for the "
+               "statistics\n", json_str(r, "model", ""), json_str(cfg, "corpus_name", ""),
+               json_str(cfg, "constants_corpus_name", ""), json_int(r, "n_examples", 0), json_int(r, "n_validation", 0));
+    else
+        printf("%s on task %s: %d training examples for the gradient, %d validation examples for the statistics\n",
+               json_str(r, "model", ""), json_str(cfg, "task", ""), json_int(r, "n_examples", 0), json_int(r, "n_validation", 0));
     printf("\n%s\n\nSpearman rank correlation over all heads (null: a measure with no ranking):\n%-18s", json_str(r, "finding", ""), "");
     for (int y = 0; y < M; y++) printf(" %9.9s", json_str(cJSON_GetArrayItem(ms, y), "id", ""));
     printf("\n");
