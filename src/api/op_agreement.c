@@ -50,7 +50,7 @@ static const measure_text k_measures[AL_AGREEMENT_N] = {
 
 /* On a causal language model (docs/agreement.md, "Causal language models"): the same ids and directions, read
  * against the next-token loss, the causal constant, rows of two keys or more and the first token. */
-static const measure_text k_measures_lm[AL_AGREEMENT_N] = {
+static const measure_text k_measures_lm[AL_AGREEMENT_LM_N] = {
     {{"lambda", "PAPA's λ", 1}, "PAPA λ", "the head keeps more input-dependent attention after PAPA's ranking against the next-token loss"},
     {{"gradient", "gradient importance", 1}, "Gradient importance", "the next-token loss moves more when the head is scaled"},
     {{"input_dependence", "input dependence", 1}, "Input dependence (JS)", "attention further from the head's causal PAPA constant"},
@@ -58,6 +58,10 @@ static const measure_text k_measures_lm[AL_AGREEMENT_N] = {
     {{"entropy", "entropy", -1}, "Entropy", "attention spread more evenly over the earlier keys (entropy / ln of the keys)"},
     {{"sink_mass", "sink mass", -1}, "Sink mass", "more attention on the first token"},
     {{"norm_mass", "norm mass", 1}, "Norm mass", "larger vectors moved into the output (α · ‖f(x)‖ summed over keys)"},
+    /* head_roles' scores on repeated random sequences (docs/measures.md, "Head roles"): a head with the role scores high */
+    {{"previous_token", "previous-token score", 1}, "Previous-token score", "more attention on the token just before"},
+    {{"induction", "induction score", 1}, "Induction score", "more attention on the token after the current token's earlier copy"},
+    {{"duplicate_token", "duplicate-token score", 1}, "Duplicate-token score", "more attention on the current token's earlier copy"},
 };
 
 static double now_seconds(void) {
@@ -78,12 +82,12 @@ static void head_list(al_reply_builder *rb, cJSON *parent, const char *key, cons
 }
 
 struct al_agreement {
-    int NL, H, NH, k;
-    const measure_text *measures; /* k_measures or k_measures_lm */
+    int NL, H, NH, k, M;
+    const measure_text *measures; /* k_measures or k_measures_lm, M of them */
     double *grid;  /* [M, NH] */
-    double rho[AL_AGREEMENT_N * AL_AGREEMENT_N];
+    double rho[AL_AGREEMENT_LM_N * AL_AGREEMENT_LM_N];
     int *least;    /* [M, k] */
-    int overlap[AL_AGREEMENT_N * AL_AGREEMENT_N];
+    int overlap[AL_AGREEMENT_LM_N * AL_AGREEMENT_LM_N];
     al_agreement_findings findings;
 };
 
@@ -92,8 +96,9 @@ al_agreement *al_agreement_new(int NL, int H, int k, int causal) {
     if (!a) return NULL;
     a->NL = NL, a->H = H, a->NH = NL * H, a->k = k;
     a->measures = causal ? k_measures_lm : k_measures;
-    a->grid = calloc((size_t)AL_AGREEMENT_N * a->NH, sizeof(double));
-    a->least = malloc(sizeof(int) * AL_AGREEMENT_N * (size_t)k);
+    a->M = causal ? AL_AGREEMENT_LM_N : AL_AGREEMENT_N;
+    a->grid = calloc((size_t)a->M * a->NH, sizeof(double));
+    a->least = malloc(sizeof(int) * (size_t)a->M * k);
     if (!a->grid || !a->least) {
         al_agreement_free(a);
         return NULL;
@@ -114,19 +119,19 @@ static void raise_text(const al_papa_rank_settings *rank, char *out, size_t cap)
 }
 
 int al_agreement_compare(al_agreement *a, const al_papa_rank_settings *rank) {
-    for (int x = 0; x < AL_AGREEMENT_N; x++)
-        for (int y = 0; y < AL_AGREEMENT_N; y++)
-            a->rho[x * AL_AGREEMENT_N + y] = al_json_canonical(al_spearman(a->grid + (size_t)x * a->NH, a->grid + (size_t)y * a->NH, a->NH));
-    for (int x = 0; x < AL_AGREEMENT_N; x++)
+    for (int x = 0; x < a->M; x++)
+        for (int y = 0; y < a->M; y++)
+            a->rho[x * a->M + y] = al_json_canonical(al_spearman(a->grid + (size_t)x * a->NH, a->grid + (size_t)y * a->NH, a->NH));
+    for (int x = 0; x < a->M; x++)
         al_least_k(a->grid + (size_t)x * a->NH, a->NH, a->measures[x].m.importance_sign > 0, a->k, a->least + (size_t)x * a->k);
-    for (int x = 0; x < AL_AGREEMENT_N; x++)
-        for (int y = 0; y < AL_AGREEMENT_N; y++)
-            a->overlap[x * AL_AGREEMENT_N + y] = al_overlap(a->least + (size_t)x * a->k, a->least + (size_t)y * a->k, a->k);
-    al_agreement_measure ms[AL_AGREEMENT_N];
-    for (int x = 0; x < AL_AGREEMENT_N; x++) ms[x] = a->measures[x].m;
+    for (int x = 0; x < a->M; x++)
+        for (int y = 0; y < a->M; y++)
+            a->overlap[x * a->M + y] = al_overlap(a->least + (size_t)x * a->k, a->least + (size_t)y * a->k, a->k);
+    al_agreement_measure ms[AL_AGREEMENT_LM_N];
+    for (int x = 0; x < a->M; x++) ms[x] = a->measures[x].m;
     char raise[160];
     raise_text(rank, raise, sizeof raise);
-    const al_agreement_input in = {ms, AL_AGREEMENT_N, a->NH, a->rho, a->grid, a->k, a->overlap, NAN, raise};
+    const al_agreement_input in = {ms, a->M, a->NH, a->rho, a->grid, a->k, a->overlap, NAN, raise};
     return al_agreement_findings_make(&in, &a->findings);
 }
 
@@ -175,7 +180,7 @@ static void reply_findings(al_reply_builder *rb, const al_agreement *a) {
 }
 
 void al_agreement_reply(al_reply_builder *rb, const al_agreement *a) {
-    const int M = AL_AGREEMENT_N, NL = a->NL, H = a->H;
+    const int M = a->M, NL = a->NL, H = a->H;
     cJSON *ms = al_rb_add(rb, rb->root, "measures", cJSON_CreateArray());
     for (int x = 0; ms && x < M; x++) {
         cJSON *o = al_rb_add(rb, ms, NULL, cJSON_CreateObject());

@@ -4,14 +4,16 @@
  *   {"op": "head_agreement", "model", "corpus", "corpus_name"?, "constants_corpus", "constants_corpus_name"?,
  *    "min_windows"?, the papa op's settings ("L", "batch_size", "ranking", "memory_mb"), "max_examples"? (the
  *    gradient's windows, default ranking.max_examples), "least_k"?, "confidence"?}
- *   -> the encoder reply's measures, grids, spearman, least, spearman_importance, finding, findings and digest
+ *   -> the encoder reply's measures (and the head roles' three), grids, spearman, least, spearman_importance, finding, findings and digest
  *      (op_agreement.h), with "hashes" {model, corpus, constants_corpus}, "config", "n_examples" (windows the
  *      gradient averaged over), "n_validation" (scored windows of the statistics), "n_train" (windows of the
  *      constants' text), "reused", "seconds".
  * Every grid is the number the single op gives for the same request: lambda the papa op's corpus sweep's (its lambda
  * order), gradient the same sweep's "importance" (its gradient order; max_examples = ranking.max_examples), the
  * statistics and norm_mass head_stats' on the same corpus (its "first" as the sink mass), norm_mass norm_attention's
- * over the scored windows. The constants and lambdas go through the session cache the papa op fills (lm_heads.h). */
+ * over the scored windows, and the head roles' previous_token, induction and duplicate_token head_roles' repeat scores
+ * at its defaults (16 repeated random sequences, seed 0). The constants and lambdas go through the session cache the
+ * papa op fills (lm_heads.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,7 @@
 #include "../core/error.h"
 #include "../methods/measures/head_importance.h"
 #include "../methods/papa/papa_lm.h"
+#include "../methods/roles/head_roles.h"
 #include "../train/train.h"
 #include "lm_heads.h"
 #include "op_agreement.h"
@@ -40,6 +43,7 @@ static void reply_config(al_reply_builder *rb, const al_lm_heads *x, int max_exa
     al_rb_num(rb, c, "least_k", k);
     al_rb_str(rb, c, "confidence", al_confidence_names[confidence]);
     al_rb_str(rb, c, "sink_mass", "first"); /* head_stats' mass on the first token */
+    al_rb_str(rb, c, "roles", "head_roles at its defaults: 16 repeated random sequences, seed 0");
     al_heads_reply_ranking(rb, c, &x->q.rank);
 }
 
@@ -69,7 +73,8 @@ al_status al_op_head_agreement_lm(al_op_ctx *ctx, al_error *err) {
     double *mean = malloc(sizeof(double) * (size_t)per), *ci = malloc(sizeof(double) * (size_t)per);
     double *norm_mass = malloc(sizeof(double) * (size_t)NH);
     float *theta = malloc(sizeof(float) * (size_t)NH);
-    if (!a || !mean || !ci || !norm_mass || !theta) st = al_err(err, AL_ERR_OOM, "head_agreement: out of memory");
+    double *roles = malloc(sizeof(double) * AL_ROLE_N * (size_t)NH);
+    if (!a || !mean || !ci || !norm_mass || !theta || !roles) st = al_err(err, AL_ERR_OOM, "head_agreement: out of memory");
     /* 1. the causal constants and lambda against the next-token loss, shared with papa and head_stats */
     const float *C = NULL;
     float *owned = NULL;
@@ -82,6 +87,8 @@ al_status al_op_head_agreement_lm(al_op_ctx *ctx, al_error *err) {
     if (!st) st = al_lm_heads_importance(ctx, &x, max_examples, &imp, err);
     /* 3. head statistics and norm mass over the scored windows, as head_stats reads them */
     if (!st) st = al_heads_stats(ctx, model, &x.val, C, x.q.batch_size, confidence, "stats", mean, ci, norm_mass, err);
+    /* 4. the head roles' scores on repeated random sequences, as head_roles gives them at its defaults */
+    if (!st) st = al_head_roles_default_scores(ctx, model, roles, err);
     if (!st) {
         for (int i = 0; i < NH; i++) {
             al_agreement_grid(a, AL_AG_LAMBDA)[i] = al_json_canonical(al_heads_lambda(theta[i]));
@@ -91,6 +98,9 @@ al_status al_op_head_agreement_lm(al_op_ctx *ctx, al_error *err) {
             al_agreement_grid(a, AL_AG_ENTROPY)[i] = mean[(size_t)i * AL_HS_N + AL_HS_ENTROPY];
             al_agreement_grid(a, AL_AG_SINK)[i] = mean[(size_t)i * AL_HS_N + AL_HS_FIRST];
             al_agreement_grid(a, AL_AG_NORM)[i] = norm_mass[i];
+            al_agreement_grid(a, AL_AG_PREVIOUS)[i] = roles[(size_t)AL_ROLE_PREVIOUS * NH + i];
+            al_agreement_grid(a, AL_AG_INDUCTION)[i] = roles[(size_t)AL_ROLE_INDUCTION * NH + i];
+            al_agreement_grid(a, AL_AG_DUPLICATE)[i] = roles[(size_t)AL_ROLE_DUPLICATE * NH + i];
         }
         if (al_agreement_compare(a, &x.q.rank)) st = al_err(err, AL_ERR_OOM, "head_agreement: out of memory");
     }
@@ -110,7 +120,7 @@ al_status al_op_head_agreement_lm(al_op_ctx *ctx, al_error *err) {
     }
     al_head_importance_free(&imp);
     al_agreement_free(a);
-    free(mean), free(ci), free(norm_mass), free(theta), free(owned);
+    free(mean), free(ci), free(norm_mass), free(theta), free(roles), free(owned);
     al_lm_heads_free(&x);
     return st;
 }

@@ -2,7 +2,7 @@
  * docs/agreement.md "Causal language models"), as tests/c/test_agreement.c checks it on an encoder, on the tiny GPT-2
  * of tests/fixtures (lm_fixture.h's texts): every grid is the number the single op gives for the same request, each
  * op in a session of its own (the papa op's corpus sweep's lambdas and gradient importance, head_stats on the same
- * corpus, norm_attention over the scored windows); the constants and lambdas a papa sweep leaves are reused; the
+ * corpus, norm_attention over the scored windows, head_roles' repeat scores at its defaults); the constants and lambdas a papa sweep leaves are reused; the
  * matrix is symmetric with a unit diagonal; the digest is the same on 1 and 3 threads and pinned (natively and in
  * WebAssembly: the same bits); bad requests are refused by name. */
 #include <math.h>
@@ -17,7 +17,7 @@
 #include "methods/lm/lm_corpus.h"
 #include "session_request.h"
 
-#define PINNED_DIGEST "sha256:edd8e1dae6d2a957403a7995c27c046d36e9e893b87858f19ccc04980a472db0"
+#define PINNED_DIGEST "sha256:8c7f8054ae0fdf046753878974808636f197bd8c0f251aa05c6462ab3c724483"
 
 static const cJSON *item(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
 
@@ -62,9 +62,9 @@ static int same_flat(const cJSON *grid, const cJSON *flat, const char *what) {
 
 static void test_op(void) {
     char *held = make_text(24, 5, 11), *avg = make_text(12, 12, 5);
-    const int NL = 2, H = 4, M = 7;
-    static const char *const ids[7] = {"lambda", "gradient", "input_dependence", "confidence", "entropy", "sink_mass",
-                                       "norm_mass"};
+    const int NL = 2, H = 4, M = 10;
+    static const char *const ids[10] = {"lambda", "gradient", "input_dependence", "confidence", "entropy", "sink_mass",
+                                        "norm_mass", "previous_token", "induction", "duplicate_token"};
     char *req = lm_request("head_agreement", held, avg, COMMON ", \"least_k\": 3");
     al_session *s1 = session_with(1), *s3 = session_with(3);
     cJSON *r = run_once(s1, req), *r3 = run_once(s3, req);
@@ -90,7 +90,7 @@ static void test_op(void) {
     const char *finding = cJSON_GetStringValue(item(r, "finding"));
     CHECK_MSG(finding && strstr(finding, "PAPA's λ") && finding[strlen(finding) - 1] == '.', "%s", finding ? finding : "");
     const cJSON *fi = item(r, "findings");
-    CHECK(cJSON_GetArraySize(item(fi, "pairs")) == 21 && !strcmp(cJSON_GetStringValue(item(fi, "p_method")), "exact"));
+    CHECK(cJSON_GetArraySize(item(fi, "pairs")) == 45 && !strcmp(cJSON_GetStringValue(item(fi, "p_method")), "exact"));
     CHECK(item(r, "hashes") && item(item(r, "hashes"), "corpus") && item(item(r, "hashes"), "constants_corpus") &&
           !item(item(r, "hashes"), "task"));
     CHECK(item(r, "n_examples")->valuedouble == 8 && item(r, "n_validation")->valuedouble >= 24);
@@ -162,6 +162,16 @@ static void test_op(void) {
     cJSON_free(ntext), cJSON_Delete(nreq), cJSON_Delete(norm);
     al_lm_corpus_free(&c);
     al_model_free(model);
+
+    /* the head roles: head_roles' repeat scores at its defaults */
+    al_session *sr = session_with(1);
+    cJSON *roles = run_once(sr, "{\"op\":\"head_roles\",\"model\":\"tiny\"}");
+    const cJSON *rep = item(roles, "repeat");
+    CHECK(same_json(item(item(rep, "previous_token"), "score"), item(grids, "previous_token"), "previous_token vs head_roles"));
+    CHECK(same_json(item(item(rep, "induction"), "score"), item(grids, "induction"), "induction vs head_roles"));
+    CHECK(same_json(item(item(rep, "duplicate_token"), "score"), item(grids, "duplicate_token"), "duplicate_token vs head_roles"));
+    cJSON_Delete(roles);
+    al_session_free(sr);
 
     /* refused by name: no constants_corpus (lambda would train on the scored text), a task beside the corpus, L, k */
     cJSON *q = cJSON_CreateObject();
