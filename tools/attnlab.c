@@ -580,6 +580,7 @@ static void print_op_usage_line(const cJSON *op) {
     if (is_attention(name)) printf(" [--layer L] [--head H]");
     if (op_field(op, "task")) printf(" [--task-file F | --train-file F [--validation-file F]]");
     if (op_field(op, "corpus")) printf(" [--text-file F]");
+    if (op_field(op, "constants_corpus")) printf(" [--constants-file F]");
     printf(" [--FIELD VALUE ...] [--out FILE.safetensors] [--json] [--request]\n      %s\n", json_str(op, "summary", ""));
 }
 
@@ -640,6 +641,9 @@ static void print_op_help(const cJSON *op) {
     if (op_field(op, "corpus"))
         printf(" --text-file reads a text file (documents separated by blank lines) or a JSONL file (\"text\"\n"
                "fields) into corpus: its cross-entropy with a 95%% interval over documents.");
+    if (op_field(op, "constants_corpus"))
+        printf(" --constants-file reads the text a causal model's constants (and lambda, and the gradient) come from\n"
+               "into constants_corpus, kept apart from the scored text.");
     printf("\n--out writes the reply's tensors with the request and reply; --request prints the request (for\n"
            "`attnlab run`); --json prints the reply JSON.\n\n");
 }

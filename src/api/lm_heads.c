@@ -56,6 +56,15 @@ al_status al_lm_warn_shared_documents(al_reply_builder *rb, const char *scored, 
     return st;
 }
 
+void al_lm_warn_task_fields(const al_op_ctx *ctx, const char *what) {
+    static const char *const probe_fields[] = {"seeds", "probe", "mlm", "layout", "max_train", "max_validation",
+                                               "constants_examples", "preset", NULL};
+    for (int i = 0; probe_fields[i]; i++) /* a task's fields, read by the table, mean nothing here: say so */
+        if (cJSON_GetObjectItemCaseSensitive(ctx->req, probe_fields[i]))
+            al_rb_warn(ctx->rb, "field '%s' applies to a task's probes, not to a language model's %s: ignored",
+                       probe_fields[i], what);
+}
+
 void al_lm_heads_free(al_lm_heads *x) {
     al_lm_corpus_free(&x->scored);
     al_lm_corpus_free(&x->averaged);

@@ -39,6 +39,11 @@ void al_lm_heads_free(al_lm_heads *x);
 al_status al_lm_warn_shared_documents(al_reply_builder *rb, const char *scored, const char *averaged, int n_docs,
                                       const char *label, const char *alabel, al_error *err);
 
+/* The warning for each field of a task's probes the request gives ("seeds", "probe", "mlm", "layout", "max_train",
+ * "max_validation", "constants_examples", "preset"): read by the op's table, meaningless on a corpus; what names
+ * the op's work ("sweep", "corpus"). */
+void al_lm_warn_task_fields(const al_op_ctx *ctx, const char *what);
+
 /* PAPA's causal constants over the averaged windows (al_papa_causal_constants, as the papa op's sweep averages
  * them): the session's tensor c_name or computed and left there. *C points at the session's copy or *owned. */
 al_status al_lm_heads_constants(const al_op_ctx *ctx, const al_lm_heads *x, const float **C, float **owned, int *reused,

@@ -67,6 +67,7 @@ al_status al_op_head_agreement_lm(al_op_ctx *ctx, al_error *err) {
         return st;
     }
     al_op_warn_unknown(ctx);
+    al_lm_warn_task_fields(ctx, "corpus");
     const double t0 = now_seconds();
     al_agreement *a = al_agreement_new(NL, H, k, 1);
     const int per = NH * AL_HS_N;

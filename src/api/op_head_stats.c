@@ -65,7 +65,10 @@ static al_status head_stats_lm(al_op_ctx *ctx, al_error *err) {
     st = al_heads_read_confidence(ctx, &confidence, err);
     const al_config *cfg = al_model_config(x.m->model);
     const int NL = cfg->n_layers, H = cfg->n_heads, per = NL * H * AL_HS_N;
-    if (!st) al_op_warn_unknown(ctx);
+    if (!st) {
+        al_op_warn_unknown(ctx);
+        al_lm_warn_task_fields(ctx, "corpus");
+    }
     const float *C = NULL;
     float *owned = NULL;
     int reused = 0;

@@ -103,12 +103,7 @@ al_status al_op_papa_lm(al_op_ctx *ctx, al_error *err) {
     if (q.L < 4 || q.L > L_max)
         return al_err(err, AL_ERR_INVALID, "request: field 'L' = %d must be in [4, %d] for this model", q.L, L_max);
     al_op_warn_unknown(ctx);
-    static const char *const probe_fields[] = {"seeds", "probe", "mlm", "layout", "max_train", "max_validation",
-                                               "constants_examples", "preset", NULL};
-    for (int i = 0; probe_fields[i]; i++) /* a task's fields, read by the table, mean nothing here: say so */
-        if (cJSON_GetObjectItemCaseSensitive(ctx->req, probe_fields[i]))
-            al_rb_warn(ctx->rb, "field '%s' applies to a task's probes, not to a language model's sweep: ignored",
-                       probe_fields[i]);
+    al_lm_warn_task_fields(ctx, "sweep");
     const char *label = corpus_name ? corpus_name : "corpus";
     const char *alabel = averaged_name ? averaged_name : "constants_corpus";
     al_lm_corpus scored = {0}, averaged = {0};
