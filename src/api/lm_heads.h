@@ -18,12 +18,14 @@ extern const al_req_field al_fields_lm_constants[];
 typedef struct al_lm_heads {
     const al_api_model *m;
     al_papa_sweep_request q;        /* every sweep field, no preset (al_experiment_read_fields) */
-    const char *corpus, *averaged_text;   /* the request's texts (not owned) */
-    const char *label, *alabel;     /* their names: corpus_name or "corpus", constants_corpus_name or ... */
+    const char *corpus, *averaged_text; /* the request's texts (not owned) */
+    const char *label, *alabel;     /* their names: corpus_name or "corpus", constants_corpus_name or
+                                     * "constants_corpus" */
     int min_windows;
     al_lm_corpus scored, averaged;  /* windows of q.L */
     al_papa_inputs val;             /* the scored windows as a sweep's inputs (right padded, every window) */
-    char model_hash[65], corpus_hash[72], averaged_hash[72]; /* the texts' as "sha256:..." */
+    char model_hash[65];            /* hex */
+    char corpus_hash[72], averaged_hash[72]; /* the texts', "sha256:..." */
     char c_name[64], t_name[64];    /* the session names of the constants and the lambdas */
 } al_lm_heads;
 
