@@ -29,7 +29,14 @@ import sys
 import tempfile
 
 SHORT = {"lambda": "λ", "gradient": "grad", "input_dependence": "JS", "confidence": "conf", "entropy": "ent",
-         "sink_mass": "sink", "norm_mass": "norm"}
+         "sink_mass": "sink", "norm_mass": "norm", "previous_token": "prev", "induction": "ind",
+         "duplicate_token": "dup"}
+
+
+def source(r):
+    """What a reply was measured on: its task, or a causal model's scored corpus (docs/agreement.md)."""
+    c = r["config"]
+    return ("task `%s`" % c["task"]) if "task" in c else ("corpus `%s`" % c["corpus_name"])
 
 
 # How the engine names each measure and reads its direction (a head_agreement reply's measures[].words and
@@ -148,10 +155,16 @@ def sign(m):
 def reply_tables(r):
     ids = [m["id"] for m in r["measures"]]
     c = r["config"]
-    out = ["### %s, task `%s`" % (r["model"].rstrip("/").split("/")[-1], c["task"]), "",
-           "%d heads; λ, constants and probe from %d training examples (gradient over %d), statistics and norm "
-           "mass over %d validation examples, L = %d." % (r["shape"]["n_layers"] * r["shape"]["n_heads"], r["n_train"],
-                                                          r["n_examples"], r["n_validation"], c["L"]), ""]
+    n_heads = r["shape"]["n_layers"] * r["shape"]["n_heads"]
+    if "task" in c:
+        what = ("%d heads; λ, constants and probe from %d training examples (gradient over %d), statistics and norm "
+                "mass over %d validation examples, L = %d." % (n_heads, r["n_train"], r["n_examples"], r["n_validation"],
+                                                               c["L"]))
+    else:
+        what = ("%d heads; λ, constants and gradient from %d windows of `%s` (gradient over %d), statistics and norm "
+                "mass over %d scored windows, L = %d." % (n_heads, r["n_train"], c["constants_corpus_name"],
+                                                          r["n_examples"], r["n_validation"], c["L"]))
+    out = ["### %s, %s" % (r["model"].rstrip("/").split("/")[-1], source(r)), "", what, ""]
     head = "| ρ | " + " | ".join(SHORT[i] for i in ids) + " |"
     out += [head, "|---" * (len(ids) + 1) + "|"]
     for i, row in zip(ids, r["spearman"]):
@@ -188,7 +201,9 @@ def summary(replies):
                 if best is None or v > best:
                     best, pair = v, "%s–%s %+.2f" % (SHORT[ids[a]], SHORT[ids[b]], v)
         ov = r["least"]["overlap"][0][1]
-        out.append("| %s | %s | " % (r["model"].rstrip("/").split("/")[-1], r["config"]["task"]) + " | ".join(cells) +
+        c = r["config"]
+        name = c["task"] if "task" in c else c["corpus_name"] + " (corpus)"
+        out.append("| %s | %s | " % (r["model"].rstrip("/").split("/")[-1], name) + " | ".join(cells) +
                    " | %d of %d | %s |" % (ov, r["least"]["k"], pair))
     out += ["", "ρ read in the direction of importance (entropy and sink mass sign-flipped: for them a higher value "
             "means a less important head), so a positive entry means the measure ranks heads as λ does."]

@@ -449,8 +449,13 @@ static void print_agreement(const cJSON *r) {
     const cJSON *ov = cJSON_GetObjectItemCaseSensitive(least, "overlap");
     const int M = cJSON_GetArraySize(ms), k = json_int(least, "k", 0);
     const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(r, "config");
-    printf("%s on task %s: %d training examples for the gradient, %d validation examples for the statistics\n",
-           json_str(r, "model", ""), json_str(cfg, "task", ""), json_int(r, "n_examples", 0), json_int(r, "n_validation", 0));
+    if (cJSON_GetObjectItemCaseSensitive(cfg, "corpus_name")) /* a causal model's corpus (docs/agreement.md) */
+        printf("%s on %s (constants, λ and gradient from %s): %d windows for the gradient, %d scored windows for the "
+               "statistics\n", json_str(r, "model", ""), json_str(cfg, "corpus_name", ""),
+               json_str(cfg, "constants_corpus_name", ""), json_int(r, "n_examples", 0), json_int(r, "n_validation", 0));
+    else
+        printf("%s on task %s: %d training examples for the gradient, %d validation examples for the statistics\n",
+               json_str(r, "model", ""), json_str(cfg, "task", ""), json_int(r, "n_examples", 0), json_int(r, "n_validation", 0));
     printf("\n%s\n\nSpearman rank correlation over all heads (null: a measure with no ranking):\n%-18s", json_str(r, "finding", ""), "");
     for (int y = 0; y < M; y++) printf(" %9.9s", json_str(cJSON_GetArrayItem(ms, y), "id", ""));
     printf("\n");
@@ -575,6 +580,7 @@ static void print_op_usage_line(const cJSON *op) {
     if (is_attention(name)) printf(" [--layer L] [--head H]");
     if (op_field(op, "task")) printf(" [--task-file F | --train-file F [--validation-file F]]");
     if (op_field(op, "corpus")) printf(" [--text-file F]");
+    if (op_field(op, "constants_corpus")) printf(" [--constants-file F]");
     printf(" [--FIELD VALUE ...] [--out FILE.safetensors] [--json] [--request]\n      %s\n", json_str(op, "summary", ""));
 }
 
@@ -635,6 +641,9 @@ static void print_op_help(const cJSON *op) {
     if (op_field(op, "corpus"))
         printf(" --text-file reads a text file (documents separated by blank lines) or a JSONL file (\"text\"\n"
                "fields) into corpus: its cross-entropy with a 95%% interval over documents.");
+    if (op_field(op, "constants_corpus"))
+        printf(" --constants-file reads the text a causal model's constants (and lambda, and the gradient) come from\n"
+               "into constants_corpus, kept apart from the scored text.");
     printf("\n--out writes the reply's tensors with the request and reply; --request prints the request (for\n"
            "`attnlab run`); --json prints the reply JSON.\n\n");
 }

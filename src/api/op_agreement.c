@@ -13,7 +13,8 @@
  * ranking), gradient head_importance's "importance", the statistics head_stats' means, norm_mass the
  * norm_attention op's rule over the same validation examples. Nothing is computed here that a module
  * does not compute: the measures come from op_heads.c and head_importance.c, ranks and correlations from
- * src/methods/measures/head_agreement.c. */
+ * src/methods/measures/head_agreement.c. The comparison and its reply (op_agreement.h) serve the causal language
+ * model's path too (op_agreement_lm.c: a request with "corpus"). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,17 +27,18 @@
 #include "../methods/measures/head_agreement.h"
 #include "../methods/measures/head_importance.h"
 #include "experiment_setup.h"
+#include "op_agreement.h"
 #include "op_heads.h"
 #include "reply_digest.h"
 
-enum { M_LAMBDA, M_GRADIENT, M_JS, M_CONFIDENCE, M_ENTROPY, M_SINK, M_NORM, N_MEASURES };
-
 /* The measures in the reply's order: id, label, what a higher value means, and the direction of importance
  * (docs/agreement.md, "Which heads each measure calls least important"). */
-static const struct {
+typedef struct measure_text {
     al_agreement_measure m;
     const char *label, *higher;
-} k_measures[N_MEASURES] = {
+} measure_text;
+
+static const measure_text k_measures[AL_AGREEMENT_N] = {
     {{"lambda", "PAPA's λ", 1}, "PAPA λ", "the head keeps more input-dependent attention after PAPA's ranking"},
     {{"gradient", "gradient importance", 1}, "Gradient importance", "the task's loss moves more when the head is scaled"},
     {{"input_dependence", "input dependence", 1}, "Input dependence (JS)", "attention further from the head's PAPA constant"},
@@ -44,6 +46,22 @@ static const struct {
     {{"entropy", "entropy", -1}, "Entropy", "attention spread more evenly over the keys"},
     {{"sink_mass", "sink mass", -1}, "Sink mass", "more attention on [CLS], [SEP], the first token and punctuation"},
     {{"norm_mass", "norm mass", 1}, "Norm mass", "larger vectors moved into the output (α · ‖f(x)‖ summed over keys)"},
+};
+
+/* On a causal language model (docs/agreement.md, "Causal language models"): the same ids and directions, read
+ * against the next-token loss, the causal constant, rows of two keys or more and the first token. */
+static const measure_text k_measures_lm[AL_AGREEMENT_LM_N] = {
+    {{"lambda", "PAPA's λ", 1}, "PAPA λ", "the head keeps more input-dependent attention after PAPA's ranking against the next-token loss"},
+    {{"gradient", "gradient importance", 1}, "Gradient importance", "the next-token loss moves more when the head is scaled"},
+    {{"input_dependence", "input dependence", 1}, "Input dependence (JS)", "attention further from the head's causal PAPA constant"},
+    {{"confidence", "confidence", 1}, "Confidence", "more weight on the single most attended earlier key"},
+    {{"entropy", "entropy", -1}, "Entropy", "attention spread more evenly over the earlier keys (entropy / ln of the keys)"},
+    {{"sink_mass", "sink mass", -1}, "Sink mass", "more attention on the first token"},
+    {{"norm_mass", "norm mass", 1}, "Norm mass", "larger vectors moved into the output (α · ‖f(x)‖ summed over keys)"},
+    /* head_roles' scores on repeated random sequences (docs/measures.md, "Head roles"): a head with the role scores high */
+    {{"previous_token", "previous-token score", 1}, "Previous-token score", "more attention on the token just before"},
+    {{"induction", "induction score", 1}, "Induction score", "more attention on the token after the current token's earlier copy"},
+    {{"duplicate_token", "duplicate-token score", 1}, "Duplicate-token score", "more attention on the current token's earlier copy"},
 };
 
 static double now_seconds(void) {
@@ -63,39 +81,62 @@ static void head_list(al_reply_builder *rb, cJSON *parent, const char *key, cons
     }
 }
 
-typedef struct agreement {
-    int NL, H, NH, k;
+struct al_agreement {
+    int NL, H, NH, k, M;
+    const measure_text *measures; /* k_measures or k_measures_lm, M of them */
     double *grid;  /* [M, NH] */
-    double rho[N_MEASURES * N_MEASURES];
+    double rho[AL_AGREEMENT_LM_N * AL_AGREEMENT_LM_N];
     int *least;    /* [M, k] */
-    int overlap[N_MEASURES * N_MEASURES];
+    int overlap[AL_AGREEMENT_LM_N * AL_AGREEMENT_LM_N];
     al_agreement_findings findings;
-} agreement;
+};
+
+al_agreement *al_agreement_new(int NL, int H, int k, int causal) {
+    al_agreement *a = calloc(1, sizeof(al_agreement)); /* the findings' sentence and pairs: kept off the stack */
+    if (!a) return NULL;
+    a->NL = NL, a->H = H, a->NH = NL * H, a->k = k;
+    a->measures = causal ? k_measures_lm : k_measures;
+    a->M = causal ? AL_AGREEMENT_LM_N : AL_AGREEMENT_N;
+    a->grid = calloc((size_t)a->M * a->NH, sizeof(double));
+    a->least = malloc(sizeof(int) * (size_t)a->M * k);
+    if (!a->grid || !a->least) {
+        al_agreement_free(a);
+        return NULL;
+    }
+    return a;
+}
+
+double *al_agreement_grid(al_agreement *a, int measure) { return a->grid + (size_t)measure * a->NH; }
+
+void al_agreement_free(al_agreement *a) {
+    if (a) free(a->grid), free(a->least);
+    free(a);
+}
 
 /* What to raise when lambda did not learn a ranking: the ranking's settings as the request set them. */
 static void raise_text(const al_papa_rank_settings *rank, char *out, size_t cap) {
     snprintf(out, cap, "ranking.lr (now %g) or ranking.epochs (now %d)", (double)rank->lr, rank->epochs);
 }
 
-static int compare(agreement *a, const al_papa_rank_settings *rank) {
-    for (int x = 0; x < N_MEASURES; x++)
-        for (int y = 0; y < N_MEASURES; y++)
-            a->rho[x * N_MEASURES + y] = al_json_canonical(al_spearman(a->grid + (size_t)x * a->NH, a->grid + (size_t)y * a->NH, a->NH));
-    for (int x = 0; x < N_MEASURES; x++)
-        al_least_k(a->grid + (size_t)x * a->NH, a->NH, k_measures[x].m.importance_sign > 0, a->k, a->least + (size_t)x * a->k);
-    for (int x = 0; x < N_MEASURES; x++)
-        for (int y = 0; y < N_MEASURES; y++)
-            a->overlap[x * N_MEASURES + y] = al_overlap(a->least + (size_t)x * a->k, a->least + (size_t)y * a->k, a->k);
-    al_agreement_measure ms[N_MEASURES];
-    for (int x = 0; x < N_MEASURES; x++) ms[x] = k_measures[x].m;
+int al_agreement_compare(al_agreement *a, const al_papa_rank_settings *rank) {
+    for (int x = 0; x < a->M; x++)
+        for (int y = 0; y < a->M; y++)
+            a->rho[x * a->M + y] = al_json_canonical(al_spearman(a->grid + (size_t)x * a->NH, a->grid + (size_t)y * a->NH, a->NH));
+    for (int x = 0; x < a->M; x++)
+        al_least_k(a->grid + (size_t)x * a->NH, a->NH, a->measures[x].m.importance_sign > 0, a->k, a->least + (size_t)x * a->k);
+    for (int x = 0; x < a->M; x++)
+        for (int y = 0; y < a->M; y++)
+            a->overlap[x * a->M + y] = al_overlap(a->least + (size_t)x * a->k, a->least + (size_t)y * a->k, a->k);
+    al_agreement_measure ms[AL_AGREEMENT_LM_N];
+    for (int x = 0; x < a->M; x++) ms[x] = a->measures[x].m;
     char raise[160];
     raise_text(rank, raise, sizeof raise);
-    const al_agreement_input in = {ms, N_MEASURES, a->NH, a->rho, a->grid, a->k, a->overlap, NAN, raise};
+    const al_agreement_input in = {ms, a->M, a->NH, a->rho, a->grid, a->k, a->overlap, NAN, raise};
     return al_agreement_findings_make(&in, &a->findings);
 }
 
 /* The rule's verdicts (docs/findings.md): the codes the page and scripts/agreement_table.py read. */
-static void reply_findings(al_reply_builder *rb, const agreement *a) {
+static void reply_findings(al_reply_builder *rb, const al_agreement *a) {
     const al_agreement_findings *f = &a->findings;
     cJSON *o = al_rb_add(rb, rb->root, "findings", cJSON_CreateObject());
     if (!o) return;
@@ -115,8 +156,8 @@ static void reply_findings(al_reply_builder *rb, const agreement *a) {
     for (int i = 0; pairs && i < f->n_pairs; i++) {
         const al_pair_finding *p = &f->pairs[i];
         cJSON *e = al_rb_add(rb, pairs, NULL, cJSON_CreateObject());
-        al_rb_str(rb, e, "a", k_measures[p->a].m.id);
-        al_rb_str(rb, e, "b", k_measures[p->b].m.id);
+        al_rb_str(rb, e, "a", a->measures[p->a].m.id);
+        al_rb_str(rb, e, "b", a->measures[p->b].m.id);
         al_rb_add(rb, e, "rho", number_or_null(p->rho_importance));
         al_rb_add(rb, e, "p", number_or_null(p->p));
         al_rb_add(rb, e, "p_holm", number_or_null(p->p_holm));
@@ -127,8 +168,8 @@ static void reply_findings(al_reply_builder *rb, const agreement *a) {
     for (int i = 0; ov && i < f->n_overlaps; i++) {
         const al_overlap_finding *p = &f->overlaps[i];
         cJSON *e = al_rb_add(rb, ov, NULL, cJSON_CreateObject());
-        al_rb_str(rb, e, "a", k_measures[0].m.id);
-        al_rb_str(rb, e, "b", k_measures[p->b].m.id);
+        al_rb_str(rb, e, "a", a->measures[0].m.id);
+        al_rb_str(rb, e, "b", a->measures[p->b].m.id);
         al_rb_num(rb, e, "shared", p->shared);
         al_rb_num(rb, e, "k", a->k);
         al_rb_num(rb, e, "expected", p->expected);
@@ -138,20 +179,20 @@ static void reply_findings(al_reply_builder *rb, const agreement *a) {
     }
 }
 
-static void reply(al_reply_builder *rb, const agreement *a) {
-    const int M = N_MEASURES, NL = a->NL, H = a->H;
+void al_agreement_reply(al_reply_builder *rb, const al_agreement *a) {
+    const int M = a->M, NL = a->NL, H = a->H;
     cJSON *ms = al_rb_add(rb, rb->root, "measures", cJSON_CreateArray());
     for (int x = 0; ms && x < M; x++) {
         cJSON *o = al_rb_add(rb, ms, NULL, cJSON_CreateObject());
-        al_rb_str(rb, o, "id", k_measures[x].m.id);
-        al_rb_str(rb, o, "label", k_measures[x].label);
-        al_rb_str(rb, o, "words", k_measures[x].m.words);
-        al_rb_str(rb, o, "higher", k_measures[x].higher);
-        al_rb_str(rb, o, "least", k_measures[x].m.importance_sign > 0 ? "low" : "high");
+        al_rb_str(rb, o, "id", a->measures[x].m.id);
+        al_rb_str(rb, o, "label", a->measures[x].label);
+        al_rb_str(rb, o, "words", a->measures[x].m.words);
+        al_rb_str(rb, o, "higher", a->measures[x].higher);
+        al_rb_str(rb, o, "least", a->measures[x].m.importance_sign > 0 ? "low" : "high");
     }
     cJSON *grids = al_rb_add(rb, rb->root, "grids", cJSON_CreateObject());
     for (int x = 0; grids && x < M; x++) {
-        cJSON *g = al_rb_add(rb, grids, k_measures[x].m.id, cJSON_CreateArray());
+        cJSON *g = al_rb_add(rb, grids, a->measures[x].m.id, cJSON_CreateArray());
         for (int l = 0; g && l < NL; l++) {
             cJSON *row = al_rb_add(rb, g, NULL, cJSON_CreateArray());
             for (int h = 0; row && h < H; h++) al_rb_add(rb, row, NULL, number_or_null(a->grid[(size_t)x * a->NH + l * H + h]));
@@ -165,7 +206,7 @@ static void reply(al_reply_builder *rb, const agreement *a) {
     cJSON *least = al_rb_add(rb, rb->root, "least", cJSON_CreateObject());
     al_rb_num(rb, least, "k", a->k);
     cJSON *heads = al_rb_add(rb, least, "heads", cJSON_CreateObject());
-    for (int x = 0; heads && x < M; x++) head_list(rb, heads, k_measures[x].m.id, a->least + (size_t)x * a->k, a->k, H);
+    for (int x = 0; heads && x < M; x++) head_list(rb, heads, a->measures[x].m.id, a->least + (size_t)x * a->k, a->k, H);
     cJSON *ov = al_rb_add(rb, least, "overlap", cJSON_CreateArray());
     for (int x = 0; ov && x < M; x++) {
         cJSON *row = al_rb_add(rb, ov, NULL, cJSON_CreateArray());
@@ -177,7 +218,7 @@ static void reply(al_reply_builder *rb, const agreement *a) {
     for (int x = 0; spi && x < M; x++) {
         cJSON *row = al_rb_add(rb, spi, NULL, cJSON_CreateArray());
         for (int y = 0; row && y < M; y++)
-            al_rb_add(rb, row, NULL, number_or_null(a->rho[x * M + y] * k_measures[x].m.importance_sign * k_measures[y].m.importance_sign));
+            al_rb_add(rb, row, NULL, number_or_null(a->rho[x * M + y] * a->measures[x].m.importance_sign * a->measures[y].m.importance_sign));
     }
     al_rb_str(rb, rb->root, "finding", a->findings.sentence);
     reply_findings(rb, a);
@@ -221,13 +262,15 @@ const al_req_field al_fields_agreement_own[] = {
 };
 
 al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
+    if (al_papa_is_lm_request(ctx->req)) return al_op_head_agreement_lm(ctx, err);
     al_experiment x;
     al_status st = al_experiment_open(ctx, "head_agreement", &x, err);
     if (st) return st;
     const al_model *model = x.m->model;
-    if (al_model_is_causal(model)) { /* its lambdas are PAPA's, not run on decoders (docs/decoder-page.md, "Not yet") */
-        st = al_err(err, AL_ERR_UNSUPPORTED, "head_agreement: field 'model': '%s' is %s, a causal language model; the "
-                    "agreement ranks PAPA's learned lambdas, which are not built for decoders", x.m->id,
+    if (al_model_is_causal(model)) { /* lambda learns against the language model's own loss: on a corpus */
+        st = al_err(err, AL_ERR_UNSUPPORTED, "head_agreement: field 'model': '%s' is %s, a causal language model; its "
+                    "agreement reads a corpus, as the papa op's lambda does: give 'corpus' and 'constants_corpus' "
+                    "instead of a task (docs/agreement.md, \"Causal language models\")", x.m->id,
                     al_arch_name(al_model_config(model)->arch));
         al_experiment_free(&x);
         return st;
@@ -249,17 +292,12 @@ al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
     const double t0 = now_seconds();
     st = al_experiment_inputs(&x, 1, "head_agreement", err);
     al_experiment_cache_names(&x);
-    agreement *a = calloc(1, sizeof(agreement)); /* the findings' sentence and pairs: kept off the stack */
-    if (a) {
-        a->NL = NL, a->H = H, a->NH = NH, a->k = k;
-        a->grid = calloc((size_t)N_MEASURES * NH, sizeof(double));
-        a->least = malloc(sizeof(int) * N_MEASURES * (size_t)k);
-    }
+    al_agreement *a = al_agreement_new(NL, H, k, 0);
     const int per = NH * AL_HS_N;
     double *mean = malloc(sizeof(double) * (size_t)per), *ci = malloc(sizeof(double) * (size_t)per);
     double *norm_mass = malloc(sizeof(double) * (size_t)NH);
     float *theta = malloc(sizeof(float) * (size_t)NH);
-    if (!st && (!a || !a->grid || !a->least || !mean || !ci || !norm_mass || !theta)) st = al_err(err, AL_ERR_OOM, "head_agreement: out of memory");
+    if (!st && (!a || !mean || !ci || !norm_mass || !theta)) st = al_err(err, AL_ERR_OOM, "head_agreement: out of memory");
     /* 1. PAPA's constants and lambda ranking, shared with papa and head_stats through the session cache */
     const float *C = NULL;
     float *owned = NULL;
@@ -282,23 +320,22 @@ al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
     if (!st) st = al_heads_stats(ctx, model, &x.val, C, q->batch_size, confidence, "stats", mean, ci, norm_mass, err);
     if (!st) {
         for (int i = 0; i < NH; i++) {
-            double *g = a->grid;
-            g[M_LAMBDA * NH + i] = al_json_canonical(al_heads_lambda(theta[i]));
-            g[M_GRADIENT * NH + i] = al_json_canonical(imp.normalized[i]);
-            g[M_JS * NH + i] = mean[(size_t)i * AL_HS_N + AL_HS_JS];
-            g[M_CONFIDENCE * NH + i] = mean[(size_t)i * AL_HS_N + AL_HS_CONFIDENCE];
-            g[M_ENTROPY * NH + i] = mean[(size_t)i * AL_HS_N + AL_HS_ENTROPY];
-            g[M_SINK * NH + i] = mean[(size_t)i * AL_HS_N + AL_HS_SINK];
-            g[M_NORM * NH + i] = norm_mass[i];
+            al_agreement_grid(a, AL_AG_LAMBDA)[i] = al_json_canonical(al_heads_lambda(theta[i]));
+            al_agreement_grid(a, AL_AG_GRADIENT)[i] = al_json_canonical(imp.normalized[i]);
+            al_agreement_grid(a, AL_AG_JS)[i] = mean[(size_t)i * AL_HS_N + AL_HS_JS];
+            al_agreement_grid(a, AL_AG_CONFIDENCE)[i] = mean[(size_t)i * AL_HS_N + AL_HS_CONFIDENCE];
+            al_agreement_grid(a, AL_AG_ENTROPY)[i] = mean[(size_t)i * AL_HS_N + AL_HS_ENTROPY];
+            al_agreement_grid(a, AL_AG_SINK)[i] = mean[(size_t)i * AL_HS_N + AL_HS_SINK];
+            al_agreement_grid(a, AL_AG_NORM)[i] = norm_mass[i];
         }
-        if (compare(a, &q->rank)) st = al_err(err, AL_ERR_OOM, "head_agreement: out of memory");
+        if (al_agreement_compare(a, &q->rank)) st = al_err(err, AL_ERR_OOM, "head_agreement: out of memory");
     }
     if (!st) {
         al_reply_builder *rb = ctx->rb;
         al_heads_reply_identity(rb, x.m->id, NL, H, x.model_hash, x.task->hash);
         reply_config(rb, q, x.preset, x.task, max_examples, k);
         al_rb_str(rb, cJSON_GetObjectItemCaseSensitive(rb->root, "config"), "confidence", al_confidence_names[confidence]);
-        reply(rb, a);
+        al_agreement_reply(rb, a);
         al_rb_num(rb, rb->root, "n_examples", imp.n_examples);
         al_rb_num(rb, rb->root, "n_validation", x.val.n);
         al_rb_num(rb, rb->root, "n_train", x.train.n);
@@ -308,8 +345,8 @@ al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
         al_rb_num(rb, rb->root, "seconds", now_seconds() - t0);
     }
     al_head_importance_free(&imp);
-    if (a) free(a->grid), free(a->least);
-    free(a), free(mean), free(ci), free(norm_mass), free(theta), free(owned);
+    al_agreement_free(a);
+    free(mean), free(ci), free(norm_mass), free(theta), free(owned);
     al_experiment_free(&x);
     return st;
 }

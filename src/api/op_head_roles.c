@@ -28,10 +28,13 @@
 #include "../methods/roles/head_roles.h"
 #include "attention_parts.h"
 #include "corpus_reply.h"
+#include "op_agreement.h"
 #include "reply_digest.h"
 
 #define LN2 0.69314718055994530942
 #define ROLES_DEFAULT_LENGTH 32
+#define ROLES_DEFAULT_SEQUENCES 16
+#define ROLES_DEFAULT_SEED 0
 #define ROLES_MAX_LENGTH 2048
 
 const al_req_field al_fields_head_roles_own[] = {
@@ -78,6 +81,69 @@ static al_status run_unit(const al_model *model, const al_forward_params *p, con
         st = al_forward(model, &batch, p, &out, err);
     }
     if (!st) st = al_roles_unit(al_model_config(model), attn, L, offset, n, units->score + at, units->chance + at, err);
+    return st;
+}
+
+/* The R repeated sequences (al_roles_draw with seed, n tokens twice after offset), each run alone: their ids [R, L],
+ * their units' scores into units, and per sequence the mean loss (nats) on tokens 1 .. n - 1 of the first copy and
+ * of the second, and their difference. attn [NL, H, L, L] and nll [L] are scratch. Progress: r + 1 of R + T. */
+static al_status run_repeats(const al_op_ctx *ctx, const al_model *model, const al_forward_params *p,
+                             const al_roles_vocab *vocab, int seed, int R, int n, int T, int32_t *ids, float *attn,
+                             float *nll, role_units *units, double *first, double *second, double *drop, al_error *err) {
+    const int offset = al_roles_offset(vocab), L = offset + 2 * n;
+    al_status st = AL_OK;
+    for (int r = 0; !st && r < R; r++) {
+        int32_t *seq = ids + (size_t)r * L;
+        al_roles_draw(vocab, (uint64_t)seed, r, n, seq);
+        st = run_unit(model, p, seq, L, offset, n, attn, units, r, nll, err);
+        /* tokens 1 .. n - 1 of each copy, each predicted from the position before it */
+        double a = 0.0, b = 0.0;
+        for (int t = 1; !st && t < n; t++) a += nll[offset + t - 1], b += nll[offset + n + t - 1];
+        first[r] = a / (n - 1), second[r] = b / (n - 1), drop[r] = first[r] - second[r];
+        al_api_progress(ctx->params, "head_roles", (double)(r + 1) / (R + T));
+    }
+    return st;
+}
+
+/* The most random tokens the model's positions hold twice after the start token (at most ROLES_MAX_LENGTH), and the
+ * default length: 32 or that. */
+static int fit_length(const al_model *model, int offset) {
+    const int fit = (al_api_max_tokens(model) - offset) / 2;
+    return fit > ROLES_MAX_LENGTH ? ROLES_MAX_LENGTH : fit;
+}
+
+static int default_length(int fit) { return fit < ROLES_DEFAULT_LENGTH ? fit : ROLES_DEFAULT_LENGTH; }
+
+al_status al_head_roles_default_scores(const al_op_ctx *ctx, const al_model *model, double *scores, al_error *err) {
+    const al_config *c = al_model_config(model);
+    const int NH = c->n_layers * c->n_heads, R = ROLES_DEFAULT_SEQUENCES;
+    al_roles_vocab vocab;
+    al_status st = al_roles_vocab_make(model, &vocab, err);
+    if (st) return st;
+    const int offset = al_roles_offset(&vocab), n = default_length(fit_length(model, offset)), L = offset + 2 * n;
+    if (n < 2) st = al_err(err, AL_ERR_INVALID, "request: field 'model': %d positions hold no repeat of 2 tokens",
+                           al_api_max_tokens(model));
+    role_units rep = {0};
+    int32_t *ids = malloc(sizeof(int32_t) * (size_t)R * L);
+    float *attn = malloc(sizeof(float) * (size_t)NH * L * L), *nll = malloc(sizeof(float) * (size_t)L);
+    double *loss = malloc(sizeof(double) * 3 * R);
+    if (!st && (!ids || !attn || !nll || !loss)) st = al_err(err, AL_ERR_OOM, "head_roles: out of memory");
+    if (!st) st = units_new(R, NH, &rep, err);
+    al_forward_params p = al_forward_default_params(); /* the op's */
+    p.pool = ctx->session->pool;
+    p.cancel = ctx->params->cancel;
+    if (!st) st = run_repeats(ctx, model, &p, &vocab, ROLES_DEFAULT_SEED, R, n, 0, ids, attn, nll, &rep, loss, loss + R,
+                              loss + 2 * R, err);
+    for (int role = 0; !st && role < AL_ROLE_N; role++) { /* the op's means over the units */
+        al_role_finding f;
+        st = al_role_finding_make(rep.score + (size_t)role * NH, rep.chance + (size_t)role * NH, R, NH,
+                                  (size_t)AL_ROLE_N * NH, &f, err);
+        if (!st) memcpy(scores + (size_t)role * NH, f.score, sizeof(double) * (size_t)NH);
+        if (!st) al_role_finding_free(&f);
+    }
+    units_free(&rep);
+    free(ids), free(attn), free(nll), free(loss);
+    al_roles_vocab_free(&vocab);
     return st;
 }
 
@@ -176,18 +242,15 @@ al_status al_op_head_roles(al_op_ctx *ctx, al_error *err) {
                       "llama, qwen2, gpt_neox)", m->id, al_arch_name(c->arch));
     al_roles_vocab vocab;
     if ((st = al_roles_vocab_make(model, &vocab, err))) return st;
-    const int offset = al_roles_offset(&vocab), positions = al_api_max_tokens(model);
-    int fit = (positions - offset) / 2;
-    if (fit > ROLES_MAX_LENGTH) fit = ROLES_MAX_LENGTH;
-    st = al_req_int(ctx->req, "sequences", "sequences", 0, 16, 1, 512, &R, err);
-    if (!st) st = al_req_int(ctx->req, "length", "length", 0, fit < ROLES_DEFAULT_LENGTH ? fit : ROLES_DEFAULT_LENGTH,
-                             2, ROLES_MAX_LENGTH, &n, err);
+    const int offset = al_roles_offset(&vocab), positions = al_api_max_tokens(model), fit = fit_length(model, offset);
+    st = al_req_int(ctx->req, "sequences", "sequences", 0, ROLES_DEFAULT_SEQUENCES, 1, 512, &R, err);
+    if (!st) st = al_req_int(ctx->req, "length", "length", 0, default_length(fit), 2, ROLES_MAX_LENGTH, &n, err);
     if (!st && offset + 2 * n > positions)
         st = al_err(err, AL_ERR_INVALID, "request: field 'length': %d tokens twice%s need %d positions, the model has "
                     "%d (at most %d)", n, offset ? " after the start token" : "", offset + 2 * n, positions, fit);
     if (!st && fit < 2) st = al_err(err, AL_ERR_INVALID, "request: field 'model': %d positions hold no repeat of 2 "
                                      "tokens", positions);
-    if (!st) st = al_req_int(ctx->req, "seed", "seed", 0, 0, 0, 2147483647, &seed, err);
+    if (!st) st = al_req_int(ctx->req, "seed", "seed", 0, ROLES_DEFAULT_SEED, 0, 2147483647, &seed, err);
     if (!st) st = al_req_int(ctx->req, "max_length", "max_length", 0, 0, 1, 1 << 24, &max_length, err);
     if (!st) st = al_req_bool(ctx->req, "add_special_tokens", "add_special_tokens", 1, &add_special, err);
     al_api_inputs in = {0};
@@ -242,16 +305,7 @@ al_status al_op_head_roles(al_op_ctx *ctx, al_error *err) {
     p.pool = ctx->session->pool;
     p.cancel = ctx->params->cancel;
     al_api_progress(ctx->params, "head_roles", 0.0);
-    for (int r = 0; !st && r < R; r++) {
-        int32_t *seq = ids + (size_t)r * L;
-        al_roles_draw(&vocab, (uint64_t)seed, r, n, seq);
-        st = run_unit(model, &p, seq, L, offset, n, attn, &rep, r, nll, err);
-        /* tokens 1 .. n - 1 of each copy, each predicted from the position before it */
-        double a = 0.0, b = 0.0;
-        for (int t = 1; !st && t < n; t++) a += nll[offset + t - 1], b += nll[offset + n + t - 1];
-        first[r] = a / (n - 1), second[r] = b / (n - 1), drop[r] = first[r] - second[r];
-        al_api_progress(ctx->params, "head_roles", (double)(r + 1) / (R + T));
-    }
+    if (!st) st = run_repeats(ctx, model, &p, &vocab, seed, R, n, T, ids, attn, nll, &rep, first, second, drop, err);
     for (int t = 0; !st && t < T; t++) {
         st = run_unit(model, &p, text_ids[t], text_n[t], 0, 0, attn, &txt, t, NULL, err);
         al_api_progress(ctx->params, "head_roles", (double)(R + t + 1) / (R + T));

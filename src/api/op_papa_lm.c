@@ -14,6 +14,8 @@
 #include "../methods/papa/papa_lm.h"
 #include "experiment_setup.h"
 #include "op_heads.h"
+#include "lm_heads.h"
+#include "papa_cache.h"
 #include "papa_lm_reply.h"
 #include "papa_reply.h"
 #include "reply_digest.h"
@@ -26,25 +28,6 @@ static void text_hash(const char *text, char out[72]) {
     char hex[65];
     al_sha256_hex_of(text, strlen(text), hex);
     snprintf(out, 72, "sha256:%s", hex);
-}
-
-/* How many documents of the scored text occur, verbatim, among the averaged text's: the two must not overlap
- * silently (docs/papa.md, "Causal language models"). */
-static al_status count_shared_documents(const char *scored, const char *averaged, int *shared, al_error *err) {
-    char **a = NULL, **b = NULL;
-    int na = 0, nb = 0;
-    *shared = 0;
-    al_status st = al_lm_split_documents(scored, "corpus", &a, &na, err);
-    if (!st) st = al_lm_split_documents(averaged, "constants_corpus", &b, &nb, err);
-    for (int i = 0; !st && i < na; i++)
-        for (int j = 0; j < nb; j++)
-            if (!strcmp(a[i], b[j])) {
-                ++*shared;
-                break;
-            }
-    al_lm_documents_free(a, na);
-    al_lm_documents_free(b, nb);
-    return st;
 }
 
 static void put_config(al_reply_builder *rb, const al_papa_sweep_request *q, int min_windows, const char *corpus_name,
@@ -65,6 +48,23 @@ static void put_config(al_reply_builder *rb, const al_papa_sweep_request *q, int
         char shard[32];
         snprintf(shard, sizeof shard, "%d/%d", q->shard_index, q->n_shards);
         al_rb_str(rb, c, "shard", shard);
+    }
+}
+
+/* The averaged constants and the learned lambdas left in the session cache, under the names head_stats and
+ * head_agreement on a corpus look them up by (papa_cache.h), so those ops reuse what a sweep learned. */
+static void put_cache(const al_op_ctx *ctx, const al_papa_sweep_request *q, const al_papa_lm_result *r,
+                      const char *model_hash, const char *averaged_hash, int min_windows, int NL, int H) {
+    char c_name[64], t_name[64];
+    al_papa_lm_cache_keys(model_hash, averaged_hash, q, min_windows, c_name, t_name);
+    const int64_t c_shape[4] = {NL, H, q->L, q->L}, t_shape[1] = {NL * H + 1};
+    if (r->averaged && !q->constants) al_papa_cache_put(ctx->session, c_name, 4, c_shape, r->constants);
+    float *tl = r->theta ? malloc(sizeof(float) * ((size_t)NL * H + 1)) : NULL;
+    if (tl) { /* the logits, then the ranking loss, as the encoder's papa op keeps them */
+        memcpy(tl, r->theta, sizeof(float) * (size_t)NL * H);
+        tl[NL * H] = (float)r->rank_loss;
+        al_papa_cache_put(ctx->session, t_name, 1, t_shape, tl);
+        free(tl);
     }
 }
 
@@ -103,23 +103,14 @@ al_status al_op_papa_lm(al_op_ctx *ctx, al_error *err) {
     if (q.L < 4 || q.L > L_max)
         return al_err(err, AL_ERR_INVALID, "request: field 'L' = %d must be in [4, %d] for this model", q.L, L_max);
     al_op_warn_unknown(ctx);
-    static const char *const probe_fields[] = {"seeds", "probe", "mlm", "layout", "max_train", "max_validation",
-                                               "constants_examples", "preset", NULL};
-    for (int i = 0; probe_fields[i]; i++) /* a task's fields, read by the table, mean nothing here: say so */
-        if (cJSON_GetObjectItemCaseSensitive(ctx->req, probe_fields[i]))
-            al_rb_warn(ctx->rb, "field '%s' applies to a task's probes, not to a language model's sweep: ignored",
-                       probe_fields[i]);
+    al_lm_warn_task_fields(ctx, "sweep");
     const char *label = corpus_name ? corpus_name : "corpus";
     const char *alabel = averaged_name ? averaged_name : "constants_corpus";
     al_lm_corpus scored = {0}, averaged = {0};
     if ((st = al_lm_corpus_build(m->model, corpus, label, q.L, &scored, err))) return st;
     if (averaged_text) st = al_lm_corpus_build(m->model, averaged_text, alabel, q.L, &averaged, err);
-    int shared = 0;
-    if (!st && averaged_text) st = count_shared_documents(corpus, averaged_text, &shared, err);
     al_reply_builder *rb = ctx->rb;
-    if (!st && shared)
-        al_rb_warn(rb, "constants_corpus: %d of the %d documents of '%s' are also in '%s': the constants were averaged "
-                   "over text the sweep scores", shared, scored.n_docs, label, alabel);
+    if (!st && averaged_text) st = al_lm_warn_shared_documents(rb, corpus, averaged_text, scored.n_docs, label, alabel, err);
     q.progress = ctx->params->progress;
     q.plan_progress = ctx->params->plan_progress;
     q.progress_user = ctx->params->progress_user;
@@ -140,6 +131,7 @@ al_status al_op_papa_lm(al_op_ctx *ctx, al_error *err) {
         if (averaged_text) {
             text_hash(averaged_text, ch);
             al_rb_str(rb, hashes, "constants_corpus", ch);
+            put_cache(ctx, &q, &r, model_hash, ch, min_windows, NL, H);
         }
         al_papa_lm_reply_score(rb);
         put_config(rb, &q, min_windows, label, averaged_text ? alabel : NULL);

@@ -10,6 +10,7 @@
 #include "../kernels/kernels.h"
 #include "api_internal.h"
 #include "op_analysis.h"
+#include "lm_heads.h"
 #include "op_heads.h"
 #include "../methods/tasks/task.h"
 #include "../model/family.h"
@@ -50,7 +51,8 @@ static const al_api_op k_ops[] = {
     {"attention_rollout", al_op_attention_rollout, "attention rollout over layers from raw, effective or norm-based attention", 1,
      {al_fields_model, AL_FIELDS_SEQUENCES, al_fields_an_batch, al_fields_rollout_own, al_fields_an_mode}},
     {"head_stats", al_op_head_stats, "per head over a task's examples: entropy, confidence, sink mass, divergence from PAPA's constant", 1,
-     {al_fields_model, al_fields_task, al_fields_sweep, al_fields_sweep_data, al_fields_confidence}},
+     {al_fields_model, al_fields_task, al_fields_sweep, al_fields_sweep_data, al_fields_confidence, al_fields_corpus,
+      al_fields_lm_constants}},
     {"head_steps", al_op_head_steps, "one head for one query token step by step: q, k, scores, softmax, values, context", 1,
      {al_fields_model, al_fields_text, al_fields_ids, al_fields_head_steps_own, al_fields_pad, al_fields_encode}},
     {"papa", al_op_papa, "PAPA: constant heads by fraction and order, probes per seed, baselines, MLM score", 1,
@@ -60,7 +62,8 @@ static const al_api_op k_ops[] = {
     {"head_importance", al_op_head_importance, "gradient head importance (Michel et al.): |dL/dxi| per head, probe, MLM or (a causal model) language-model loss", 1,
      {al_fields_model, al_fields_task, al_fields_importance_own, al_fields_sweep, al_fields_training}},
     {"head_agreement", al_op_head_agreement, "whether PAPA's lambda, gradient importance, head statistics and norm mass agree on which heads matter: Spearman matrix and least-important overlaps", 1,
-     {al_fields_model, al_fields_task, al_fields_sweep, al_fields_sweep_data, al_fields_training, al_fields_agreement_own, al_fields_confidence}},
+     {al_fields_model, al_fields_task, al_fields_sweep, al_fields_sweep_data, al_fields_training, al_fields_agreement_own, al_fields_confidence,
+      al_fields_corpus, al_fields_lm_constants}},
     {"value_zeroing", al_op_value_zeroing, "value zeroing (Mohebbi et al.): per layer, each token's values zeroed, cosine distances", 1,
      {al_fields_model, AL_FIELDS_SEQUENCES}},
     {"lm", al_op_lm, "a causal model's next-token predictions: surprisal, entropy and top-k per position; perplexity with "

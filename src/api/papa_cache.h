@@ -14,6 +14,10 @@
  * request (everything they depend on). */
 void al_papa_cache_keys(const char *model_hash, const al_task *task, const al_papa_sweep_request *q, char c_name[64],
                         char t_name[64]);
+/* The same names for a causal language model's constants [NL, H, L, L] and lambdas (the papa op's corpus sweep,
+ * head_stats and head_agreement with a corpus): the model, the averaged text's hash and the fields they depend on. */
+void al_papa_lm_cache_keys(const char *model_hash, const char *averaged_hash, const al_papa_sweep_request *q,
+                           int min_windows, char c_name[64], char t_name[64]);
 /* Keeps data under name unless the session has it already. */
 void al_papa_cache_put(al_session *session, const char *name, int ndim, const int64_t *shape, const float *data);
 

@@ -7,8 +7,8 @@
  *   - al_head_importance_measure with the language-model loss on all 8: the mean |dL/dxi|, the signed mean and the
  *     mean loss, the same bits on 1 and 3 threads;
  *   - the ops on the tiny GPT-2 of tests/fixtures/decoder_tiny_gpt2 (a real tokenizer) over the pos task, and their
- *     refusals naming the field (a pair task, a loss other than 'lm', 'lm' on an encoder; head_agreement, whose
- *     lambdas are PAPA's).
+ *     refusals naming the field (a pair task, a loss other than 'lm', 'lm' on an encoder; head_agreement over a
+ *     task, which on a decoder reads a corpus: tests/c/test_decoder_agreement.c).
  * The numbers' digest is pinned: the same bits natively and in WebAssembly. */
 #include <math.h>
 #include <stdio.h>

@@ -414,3 +414,32 @@ test('papa on a language model with --orders lambda,random: PAPA\'s lambda again
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /constants_corpus/);
 });
+
+test('agreement on a language model: --text-file scored, --constants-file for the constants, lambda and gradient',
+     opts, () => {
+  const tiny = path.join(root, 'tests/fixtures/decoder_tiny_gpt2');
+  const words = ['the', 'cat', 'sat', 'on', 'a', 'mat', 'and', 'dog', 'ran', 'far', 'from', 'home'];
+  const text = (n, seed) => Array.from({ length: n }, (_, d) =>
+    Array.from({ length: 10 }, (_, w) => words[(d * 7 + w * 5 + seed) % words.length]).join(' ') + '.').join('\n\n') + '\n';
+  const held = path.join(work, 'agree_held.txt'), train = path.join(work, 'agree_train.txt');
+  writeFileSync(held, text(12, 1));
+  writeFileSync(train, text(16, 4));
+  const args = ['agreement', tiny, '--text-file', held, '--constants-file', train, '--L', '32', '--min-windows', '2',
+                '--ranking.epochs', '1', '--least-k', '2'];
+  const r = run(...args);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /on agree_held\.txt \(constants, λ and gradient from agree_train\.txt\): 16 windows for the gradient, 12 scored windows/);
+  assert.match(r.stdout, /\nPAPA's λ .*\.\n/);
+  assert.match(r.stdout, /\n {2}induction +\(low is least\)( \d+\.\d+){2}\n/);
+  const reply = JSON.parse(run(...args, '--json').stdout);
+  assert.deepEqual(reply.measures.map((m) => m.id), ['lambda', 'gradient', 'input_dependence', 'confidence', 'entropy',
+                                                      'sink_mass', 'norm_mass', 'previous_token', 'induction',
+                                                      'duplicate_token']);
+  assert.equal(reply.config.corpus_name, 'agree_held.txt');
+  assert.match(reply.hashes.constants_corpus, /^sha256:[0-9a-f]{64}$/);
+  assert.ok(r.stdout.includes(reply.digest), 'the printed digest is the reply\'s');
+  // lambda never trains on the scored text: without --constants-file the field is named
+  const bad = run('agreement', tiny, '--text-file', held);
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /constants_corpus/);
+});

@@ -42,11 +42,10 @@ static void report(const lm_sweep *s, const char *stage, double fraction) {
 
 static void relay(void *user, const char *stage, double fraction) { report(user, stage, fraction); }
 
-/* The gradient order's importance: al_head_importance_measure with the language-model loss over the first
- * importance_examples windows of the averaged text (one window an example). */
-static al_status measure_importance(lm_sweep *s, const al_lm_corpus *c, const al_forward_params *fp, al_error *err) {
+al_status al_papa_lm_importance(al_model *model, const al_lm_corpus *c, int max_examples, const al_forward_params *fp,
+                                al_head_importance *out, al_error *err) {
     int n = c->n_windows;
-    if (s->q->importance_examples > 0 && n > s->q->importance_examples) n = s->q->importance_examples;
+    if (max_examples > 0 && n > max_examples) n = max_examples;
     if (n < 1) return al_err(err, AL_ERR_INVALID, "papa: order 'gradient' needs a window of text to measure on");
     al_papa_inputs in;
     memset(&in, 0, sizeof in);
@@ -61,12 +60,19 @@ static al_status measure_importance(lm_sweep *s, const al_lm_corpus *c, const al
     }
     for (int w = 0; w < n; w++)
         for (int i = 0; i < c->window; i++) in.mask[(size_t)w * c->window + i] = i < c->len[w];
+    al_status st = al_head_importance_measure(model, &in, AL_IMPORTANCE_LM, NULL, fp, out, err);
+    free(in.mask), free(in.type_ids);
+    return st;
+}
+
+/* The gradient order's importance (al_papa_lm_importance) over the first importance_examples windows of the
+ * averaged text. */
+static al_status measure_importance(lm_sweep *s, const al_lm_corpus *c, const al_forward_params *fp, al_error *err) {
     al_head_importance hi;
     al_forward_params p = *fp;
     p.progress = relay;
     p.progress_user = s;
-    al_status st = al_head_importance_measure(s->model, &in, AL_IMPORTANCE_LM, NULL, &p, &hi, err);
-    free(in.mask), free(in.type_ids);
+    al_status st = al_papa_lm_importance(s->model, c, s->q->importance_examples, &p, &hi, err);
     if (st) return st;
     const int nh = s->NL * s->H;
     s->out->importance = malloc(sizeof(double) * (size_t)nh);

@@ -64,6 +64,13 @@ al_status al_papa_lm_rank(al_model *model, const al_lm_corpus *c, const float *C
                           const al_forward_params *params, float *theta, double *final_loss, int *batch,
                           al_error *err);
 
+/* Michel et al.'s head importance with the language-model loss (al_head_importance_measure, loss lm) over the first
+ * max_examples (<= 0: all) windows of c, one window an example: the gradient order's scores, and the head_agreement
+ * op's gradient on a decoder. out as al_head_importance_measure's (al_head_importance_free). */
+struct al_head_importance;
+al_status al_papa_lm_importance(al_model *model, const al_lm_corpus *c, int max_examples, const al_forward_params *fp,
+                                struct al_head_importance *out, al_error *err);
+
 /* The sweep on a causal model: q's plan (its causal flag set here), fractions or k, L as the window of both
  * corpora, batch_size, rank.seed (the random order), importance_examples (windows the gradient order averages
  * over), shard, constants (cached: skips the averaging), progress (stages "constants", "importance", "lm"; with
