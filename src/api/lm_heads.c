@@ -190,7 +190,7 @@ al_status al_lm_heads_theta(const al_op_ctx *ctx, al_lm_heads *x, const float *C
     }
     const al_forward_params fp = forward_params(ctx);
     double loss = 0.0;
-    al_status st = al_papa_lm_rank(x->m->model, &x->averaged, C, &x->q.rank, &fp, theta, &loss, err);
+    al_status st = al_papa_lm_rank(x->m->model, &x->averaged, C, &x->q.rank, &fp, theta, &loss, NULL, err);
     float *stored = st ? NULL : malloc(sizeof(float) * ((size_t)NH + 1));
     if (stored) { /* the papa op's form: the logits, then the ranking loss */
         memcpy(stored, theta, sizeof(float) * (size_t)NH);
