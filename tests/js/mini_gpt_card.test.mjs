@@ -27,12 +27,14 @@ test('the card\'s head-roles figures are head_roles\' on the snapshot', { skip }
   const ind = r.repeat.induction;
   let best = { s: -1 };
   ind.score.forEach((row, l) => row.forEach((s, h) => { if (s > best.s) best = { s, l, h }; }));
-  if (ind.verdict === 'none') {
-    assert.match(line, /none yet/);
-    assert.ok(line.includes(`best induction score ${fixed(best.s, 3)} (layer ${best.l}, head ${best.h}) against a chance of ${fixed(ind.chance[best.l][best.h], 3)}`), line);
-  } else {
+  if (ind.verdict === 'none') assert.match(line, /none yet/);
+  else {
     assert.doesNotMatch(line, /none yet/, `the engine finds induction heads (${ind.verdict}): the card must say so`);
+    const n = ind.heads.length;
+    assert.ok(line.startsWith(`| induction heads | ${n === 1 ? 'one' : n} at step `), `the card names ${n} induction head(s): ${line}`);
+    for (const [l, h] of ind.heads) assert.ok(line.includes(`layer ${l} head ${h}`), `head L${l}H${h} on the card`);
   }
+  assert.ok(line.includes(`best induction score ${fixed(best.s, 3)} (layer ${best.l}, head ${best.h}) against a chance of ${fixed(ind.chance[best.l][best.h], 3)}`), line);
   const d = r.repeat_loss;
   assert.ok(line.includes(`drops by ${fixed(d.drop_bits, 2)} bits [${fixed(d.drop_bits_ci95[0], 2)}, ${fixed(d.drop_bits_ci95[1], 2)}]`), line);
 });
