@@ -80,7 +80,24 @@ static AL_ALWAYS_INLINE void rows_group(const int M, int K, float alpha, const f
         v4f acc[8];
         for (int i = 0; i < 8; i++) acc[i] = v4f_splat(0.0f);
         int k = 0;
-        if (b_cs == 1) {
+        if (M == 1 && b_cs == 1 && a_cs == 1) {
+            /* One row, both operands contiguous in k: multiply first, 4 k of a column in the lanes against one load
+             * of A's 4 k, then turn the products (a_k * b_jk, the same rounded products as a splat of a_k times the
+             * turned B) and add them in k order. One vector load of A replaces four splats, which a 4-lane target
+             * pays for (docs/speed.md, "Where a one-token step goes"). */
+            for (; k + 4 <= kc; k += 4) {
+                const ptrdiff_t o = pc + k;
+                const v4f x = v4f_load(a[0] + k);
+                v4f r0 = v4f_mul(x, v4f_load(col[0] + o)), r1 = v4f_mul(x, v4f_load(col[1] + o));
+                v4f r2 = v4f_mul(x, v4f_load(col[2] + o)), r3 = v4f_mul(x, v4f_load(col[3] + o));
+                v4f s0 = v4f_mul(x, v4f_load(col[4] + o)), s1 = v4f_mul(x, v4f_load(col[5] + o));
+                v4f s2 = v4f_mul(x, v4f_load(col[6] + o)), s3 = v4f_mul(x, v4f_load(col[7] + o));
+                v4f_transpose4(&r0, &r1, &r2, &r3);
+                v4f_transpose4(&s0, &s1, &s2, &s3);
+                acc[0] = v4f_add(v4f_add(v4f_add(v4f_add(acc[0], r0), r1), r2), r3);
+                acc[1] = v4f_add(v4f_add(v4f_add(v4f_add(acc[1], s0), s1), s2), s3);
+            }
+        } else if (b_cs == 1) {
             for (; k + 4 <= kc; k += 4) {
                 const ptrdiff_t o = pc + k;
                 v4f r0 = v4f_load(col[0] + o), r1 = v4f_load(col[1] + o);
