@@ -35,8 +35,14 @@ const dataFetch = (dataDir) => async (url) => {
   return new Response(readFileSync(file));
 };
 
-// One `attnlab run`: the reply, its tensors file and the CPU and wall seconds.
-function runCli(ctx, name, request, { inputs = null, out = null } = {}) {
+// A page request as the CLI's: the model's folder in place of the worker's model id.
+export function cliOf(op, args, modelDir) {
+  const { model: _id, outputs, ...rest } = args;
+  return { op, model_dir: modelDir, ...rest, ...(outputs ? { outputs } : {}) };
+}
+
+// One `attnlab run` (ctx: {root, cli, threads, work, model}): the reply, its tensors file and the CPU and wall seconds.
+export function runCli(ctx, name, request, { inputs = null, out = null } = {}) {
   const reqPath = path.join(ctx.work, `${name}.json`);
   writeFileSync(reqPath, JSON.stringify(request));
   const timeFile = path.join(ctx.work, 'time.txt');
@@ -53,16 +59,12 @@ function runCli(ctx, name, request, { inputs = null, out = null } = {}) {
 function needRecord(ctx, v, texts) {
   const reqs = needRequests(v, ctx.model.id, texts);
   const dir = path.join(ctx.root, 'models', ctx.model.path);
-  const cliOf = (op, args) => {
-    const { model: _id, outputs, ...rest } = args;
-    return { op, model_dir: dir, ...rest, ...(outputs ? { outputs } : {}) };
-  };
   const papaOut = path.join(ctx.work, 'papa.safetensors');
-  const papa = runCli(ctx, 'papa', cliOf('papa', reqs.papa), { out: papaOut });
+  const papa = runCli(ctx, 'papa', cliOf('papa', reqs.papa, dir), { out: papaOut });
   // the layers' constants by the page's rule (PAPA's average when it reaches the model's positions)
   const info = runCli(ctx, 'info', { op: 'info', model_dir: dir }).reply;
   const lc = layerConstants(readTensor(papaOut, 'constants'), papa.reply.shape, layersWindow(info));
-  let layersReq = cliOf('layers', reqs.layers);
+  let layersReq = cliOf('layers', reqs.layers, dir);
   let inputs = null;
   if (lc.tensor) {
     inputs = path.join(ctx.work, 'layers_inputs.safetensors');
@@ -70,8 +72,8 @@ function needRecord(ctx, v, texts) {
     layersReq = { ...layersReq, constants: 'constants' };
   }
   const layers = runCli(ctx, 'layers', layersReq, { inputs });
-  const streaming = runCli(ctx, 'streaming', cliOf('streaming', reqs.streaming));
-  const roles = runCli(ctx, 'head_roles', cliOf('head_roles', reqs.head_roles));
+  const streaming = runCli(ctx, 'streaming', cliOf('streaming', reqs.streaming, dir));
+  const roles = runCli(ctx, 'head_roles', cliOf('head_roles', reqs.head_roles, dir));
   const runs = { papa, layers, streaming, head_roles: roles };
   return {
     requests: Object.fromEntries(Object.entries(reqs).map(([op, r]) => [op, storedRequest(lc.tensor && op === 'layers' ? { ...r, constants: 'constants' } : r)])),
@@ -84,8 +86,7 @@ function needRecord(ctx, v, texts) {
 function generationRecord(ctx, v) {
   const args = generateArgs(ctx.model.id, v);
   const out = path.join(ctx.work, 'generate.safetensors');
-  const { model: _id, ...rest } = args;
-  const gen = runCli(ctx, 'generate', { op: 'generate', model_dir: path.join(ctx.root, 'models', ctx.model.path), ...rest }, { out });
+  const gen = runCli(ctx, 'generate', cliOf('generate', args, path.join(ctx.root, 'models', ctx.model.path)), { out });
   return { requests: { generate: storedRequest(args) }, replies: { generate: gen.reply }, attentions: encodeTensor(readTensor(out, 'attentions')),
            cpu: gen.cpu, wall: gen.wall };
 }
@@ -94,6 +95,8 @@ function generationRecord(ctx, v) {
 // each: {example, model, panel, file, digest, engine, threads, cpu_seconds, wall_seconds, bytes}.
 export async function makeLmExamples({ root, cli, models, threads, only, outDir, work, list }) {
   const dataDir = path.join(root, 'build/data');
+  // the engine that made them and its kernels (the CLI's version reply), for every record
+  const version = JSON.parse(spawnSync(cli, ['run', '-'], { input: '{"op": "version"}', encoding: 'utf8' }).stdout);
   const get = dataFetch(dataDir);
   for (const model of models) {
     const ctx = { root, cli, threads, work, model };
@@ -111,8 +114,8 @@ export async function makeLmExamples({ root, cli, models, threads, only, outDir,
       const { cpu, wall, ...parts } = made;
       const record = {
         format: 1, example: ex.id, model: model.id, panel: ex.panel, settings,
-        made: { by: 'scripts/make_examples.mjs', threads, cpu_seconds: Math.round(cpu * 10) / 10, wall_seconds: Math.round(wall * 100) / 100,
-                model_files: files },
+        made: { by: 'scripts/make_examples.mjs', engine: version.version, kernels: version.kernels, threads,
+                cpu_seconds: Math.round(cpu * 10) / 10, wall_seconds: Math.round(wall * 100) / 100, model_files: files },
         ...parts,
       };
       const file = lmExampleFile(ex.id, model.id);
@@ -122,7 +125,7 @@ export async function makeLmExamples({ root, cli, models, threads, only, outDir,
       // every example drawn from this record (the head roles are a view of "Attention needed") is listed
       for (const x of LM_EXAMPLES.filter((e) => e.id === ex.id || e.record === ex.id)) {
         list({ example: x.id, model: model.id, panel: x.panel, file, ...(main.digest ? { digest: main.digest } : {}),
-               engine: main.engine ?? record.replies.head_roles?.engine ?? null, threads, cpu_seconds: record.made.cpu_seconds,
+               engine: version.version, threads, cpu_seconds: record.made.cpu_seconds,
                wall_seconds: record.made.wall_seconds, bytes });
       }
       console.log(`${file}: ${cpu.toFixed(1)} s CPU, ${wall.toFixed(1)} s wall on ${threads} thread${threads === 1 ? '' : 's'}, ${bytes} bytes` +

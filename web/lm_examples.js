@@ -5,9 +5,9 @@
 // "Attention needed" panel draw them at once. No DOM access: node tests and make_examples.mjs import this module.
 //
 // A record: { format: 1, example, model, panel, settings (the state keys that differ from their defaults),
-// requests (as the page sends them, each text replaced by its name and sha256), made: {by, threads, cpu_seconds,
-// wall_seconds, model_files: {file: sha256}}, replies: {op: reply} and, for a generation, attentions: {shape, data
-// (base64 little-endian float32)} }.
+// requests (as the page sends them, each text replaced by its name and sha256), made: {by, engine, kernels, threads,
+// cpu_seconds, wall_seconds, model_files: {file: sha256}}, replies: {op: reply} and, for a generation, attentions:
+// {shape, data (base64 little-endian float32)} }.
 import { LINES_PER_DOCUMENT } from './lm_need_request.js';
 
 // The settings of "Attention needed" that make its stored example: PAPA's curve by lambda, gradient and random on

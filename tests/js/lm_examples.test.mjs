@@ -7,12 +7,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { loadEngineTables } from '../../scripts/engine_tables.mjs';
-import { modelFiles, storedRequest } from '../../scripts/make_lm_examples.mjs';
+import { cliOf, modelFiles, runCli, storedRequest } from '../../scripts/make_lm_examples.mjs';
 import { LM_EXAMPLES, compactGeneration, compareGeneration, decodeTensor, encodeTensor, generationPrompt, lmEntries, lmExampleFile, settingsOf }
   from '../../web/lm_examples.js';
 import { BUILTIN_TEXTS, NEED_KEYS, corporaOf, needRequests } from '../../web/lm_need_request.js';
@@ -68,28 +69,47 @@ test('a stale decoder example is caught: the weights and the engine it was made 
     if (!haveWeights(m)) continue;
     assert.deepEqual(r.made.model_files, modelFiles(root, m),
                      `${e.file} was made from other weights than models/${m.path}'s: run node scripts/make_examples.mjs --models ${m.id}`);
-    const engine = r.replies.papa?.engine;
-    if (version && engine) assert.equal(engine, version.version, `${e.file}: made by engine ${engine}`);
+    assert.equal(e.engine, r.made.engine);
+    if (r.replies.papa) assert.equal(r.replies.papa.engine, r.made.engine);
+    if (version) assert.equal(r.made.engine, version.version, `${e.file}: made by engine ${r.made.engine}`);
   }
 });
 
-test('the records hold the requests the page sends on their settings', { skip: (!haveData || !entries.length || !existsSync(cli)) && 'no build/data, no CLI or no decoder example' }, async () => {
+// The requests stored are the page's on the record's settings; the quick ones (the generation, the streaming runs and
+// the head roles: seconds, where PAPA's sweep takes minutes) run again through the CLI and give the stored replies, so
+// a change of the engine's numbers is caught here too (tests/e2e/decoder_examples.test.mjs verifies in the page).
+test('the records hold the requests the page sends, and the quick ones reproduce natively', { skip: (!haveData || !entries.length || !existsSync(cli)) && 'no build/data, no CLI or no decoder example' }, async () => {
   const heldout = readFileSync(path.join(dataDir, BUILTIN_TEXTS.heldout), 'utf8');
   const get = async (url) => new Response(readFileSync(path.join(dataDir, path.basename(url))));
-  for (const e of entries.filter((x) => !LM_EXAMPLES.find((l) => l.id === x.example).record)) {
-    const r = recordOf(e);
-    if (r.panel === 'generate') {
-      assert.equal(r.settings.gprompt, generationPrompt(heldout), 'the prompt: the held-out split\'s first line of 12 words');
-      assert.deepEqual(r.requests.generate, storedRequest(generateArgs(e.model, settingsOf(GENERATE_KEYS, r.settings))));
-    } else {
-      const v = settingsOf(NEED_KEYS, r.settings);
-      const reqs = needRequests(v, e.model, await corporaOf(v, undefined, 'data/', get));
-      assert.equal(reqs.papa.corpus.split('\n\n').length, v.need_docs);
-      for (const op of ['papa', 'streaming', 'head_roles']) assert.deepEqual(r.requests[op], storedRequest(reqs[op]), op);
-      const { constants: _c, ...layers } = r.requests.layers;
-      assert.deepEqual(layers, storedRequest(reqs.layers));
-      assert.equal(r.replies.papa.hashes.corpus !== r.replies.papa.hashes.constants_corpus, true, 'two texts');
+  const work = mkdtempSync(path.join(tmpdir(), 'attnlab-lm-examples-'));
+  try {
+    for (const e of entries.filter((x) => !LM_EXAMPLES.find((l) => l.id === x.example).record)) {
+      const r = recordOf(e);
+      const m = models.find((x) => x.id === e.model);
+      const dir = path.join(root, 'models', m.path);
+      const again = (op, args) => runCli({ root, cli, threads: 2, work, model: m }, op, cliOf(op, args, dir)).reply;
+      if (r.panel === 'generate') {
+        assert.equal(r.settings.gprompt, generationPrompt(heldout), 'the prompt: the held-out split\'s first line of 12 words');
+        const args = generateArgs(e.model, settingsOf(GENERATE_KEYS, r.settings));
+        assert.deepEqual(r.requests.generate, storedRequest(args));
+        const now = again('generate', args);
+        assert.deepEqual(now.steps, r.replies.generate.steps, 'the generation: every token, probability and alternative');
+        assert.deepEqual(now.prompt, r.replies.generate.prompt);
+      } else {
+        const v = settingsOf(NEED_KEYS, r.settings);
+        const reqs = needRequests(v, e.model, await corporaOf(v, undefined, 'data/', get));
+        assert.equal(reqs.papa.corpus.split('\n\n').length, v.need_docs);
+        for (const op of ['papa', 'streaming', 'head_roles']) assert.deepEqual(r.requests[op], storedRequest(reqs[op]), op);
+        const { constants: _c, ...layers } = r.requests.layers;
+        assert.deepEqual(layers, storedRequest(reqs.layers));
+        assert.notEqual(r.replies.papa.hashes.corpus, r.replies.papa.hashes.constants_corpus, 'two texts');
+        assert.equal(again('head_roles', reqs.head_roles).digest, r.replies.head_roles.digest, 'the head roles\' digest');
+        const runs = again('streaming', reqs.streaming).runs;
+        for (const k of ['full', 'window', 'window_sinks']) assert.deepEqual(runs[k], r.replies.streaming.runs[k], `streaming ${k}`);
+      }
     }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
   }
 });
 
