@@ -2,9 +2,11 @@
 // For every example of web/papa_request.js's examples() and every embedded encoder with weights (models/index.json),
 // it builds exactly the request the page sends (buildRequest on the page's default settings and the example's
 // patch, the built-in task's text as task_jsonl), runs it through the native CLI, whose reply has the page's
-// digest, and stores what the page draws: the reply and the shown corner of the constant matrices.
+// digest, and stores what the page draws: the reply and the shown corner of the constant matrices. Then the
+// embedded causal models' examples (web/lm_examples.js: a generation, "Attention needed" and its head roles), made
+// by scripts/make_lm_examples.mjs with the decoder panels' requests; one index lists both.
 //   node scripts/make_examples.mjs [--threads N] [--only ID[,ID]] [--models ID[,ID]]
-// Needs build/native/attnlab and build/data/tasks (scripts/setup.sh). Prints each record's CPU and wall time.
+// Needs build/native/attnlab and build/data (scripts/setup.sh). Prints each record's CPU and wall time.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +16,8 @@ import { fileURLToPath } from 'node:url';
 import { CONSTANTS_SHOWN as SHOWN } from '../web/papa_examples.js';
 import { buildRequest, cliRequest, exampleFile, examples, valuesOf } from '../web/papa_request.js';
 import { loadEngineTables } from './engine_tables.mjs';
+import { makeLmExamples } from './make_lm_examples.mjs';
+import { readTensor } from './safetensors.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, def) => {
@@ -29,22 +33,13 @@ const tasksDir = path.join(root, 'build/data/tasks');
 const outDir = path.join(root, 'web/examples');
 
 if (!existsSync(cli)) throw new Error(`no native CLI at ${cli}: build it first (README.md)`);
-const weights = (m) => !m.causal && m.files.some((f) => /safetensors|pytorch_model\.bin/.test(f)); // encoders: the PAPA panel's tasks
-const models = JSON.parse(readFileSync(path.join(root, 'models/index.json'), 'utf8'))
+const weights = (m) => m.files.some((f) => /safetensors|pytorch_model\.bin/.test(f));
+const embedded = JSON.parse(readFileSync(path.join(root, 'models/index.json'), 'utf8'))
   .filter(weights).filter((m) => !onlyModels || onlyModels.includes(m.id));
+const models = embedded.filter((m) => !m.causal); // encoders: the PAPA panel's tasks
+const causal = embedded.filter((m) => m.causal); // language models: the decoder panels' examples
 mkdirSync(outDir, { recursive: true });
 const work = mkdtempSync(path.join(tmpdir(), 'attnlab-examples-'));
-
-// safetensors: 8-byte little-endian header length, the JSON header, then the data.
-function readTensor(file, name) {
-  const bytes = readFileSync(file);
-  const n = Number(bytes.readBigUInt64LE(0));
-  const header = JSON.parse(bytes.subarray(8, 8 + n).toString('utf8'));
-  const t = header[name];
-  const [a, b] = t.data_offsets;
-  const data = bytes.subarray(8 + n + a, 8 + n + b);
-  return { shape: t.shape, data: new Float32Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength)) };
-}
 
 // The first SHOWN x SHOWN positions of every head's constant matrix, on 256 levels of the largest weight
 // shown (the figure's colour scale has 256 colours): { shape: [NL, H, L, L], n, max, levels: base64 }.
@@ -63,6 +58,15 @@ function shownConstants({ shape, data }) {
 }
 
 const index = [];
+// The index grows as records are made, so a partial run still lists what it made (an entry is one example on one
+// model: the decoder's head roles and "Attention needed" share a file).
+function writeIndex() {
+  const key = (e) => `${e.example}\t${e.model}`;
+  const old = existsSync(path.join(outDir, 'index.json')) ? JSON.parse(readFileSync(path.join(outDir, 'index.json'), 'utf8')) : [];
+  const merged = [...old.filter((o) => !index.some((n) => key(n) === key(o))), ...index]
+    .sort((a, b) => a.file.localeCompare(b.file) || a.example.localeCompare(b.example));
+  writeFileSync(path.join(outDir, 'index.json'), `${JSON.stringify(merged, null, 1)}\n`);
+}
 for (const ex of examples().filter((e) => !only || only.includes(e.id))) {
   const values = valuesOf(ex.patch);
   const jsonl = readFileSync(path.join(tasksDir, `${values.papa_task}.jsonl`), 'utf8');
@@ -91,11 +95,8 @@ for (const ex of examples().filter((e) => !only || only.includes(e.id))) {
     index.push({ example: ex.id, model: m.id, file, task: reply.task.id, digest: reply.digest, engine: reply.engine,
                  threads, cpu_seconds: record.made.cpu_seconds, wall_seconds: wall, bytes });
     console.log(`${file}: ${(user + sys).toFixed(1)} s CPU, ${wall.toFixed(1)} s wall on ${threads} threads, ${bytes} bytes, digest ${reply.digest.slice(0, 19)}…`);
-    // the index grows as records are made, so a partial run still lists what it made
-    const old = existsSync(path.join(outDir, 'index.json')) ? JSON.parse(readFileSync(path.join(outDir, 'index.json'), 'utf8')) : [];
-    const merged = [...old.filter((o) => !index.some((n) => n.file === o.file)), ...index]
-      .sort((a, b) => a.file.localeCompare(b.file));
-    writeFileSync(path.join(outDir, 'index.json'), `${JSON.stringify(merged, null, 1)}\n`);
+    writeIndex();
   }
 }
+await makeLmExamples({ root, cli, models: causal, threads, only, outDir, work, list: (entry) => { index.push(entry); writeIndex(); } });
 rmSync(work, { recursive: true, force: true });

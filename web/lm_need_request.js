@@ -34,13 +34,17 @@ export const NEED_KEYS = {
   need_seqs: { type: 'int', default: 16, min: 1, max: 512 },
   need_seed: { type: 'int', default: 0, min: 0, max: 2147483647 },
   need_result: { type: 'object', default: null, check: checkResult },
+  // what the results show: all four measures, or the head roles beside PAPA's orders with what they say (the stored
+  // head-roles example, web/lm_examples.js)
+  need_view: { type: 'enum', default: 'all', values: ['all', 'roles'] },
 };
 
 // The first `docs` documents of a built-in text: read from the start of /data/<file> only as far as they reach (the
-// training text is tens of megabytes), each LINES_PER_DOCUMENT lines, documents separated by a blank line.
-export async function builtinCorpus(which, docs, signal, base = 'data/') {
+// training text is tens of megabytes), each LINES_PER_DOCUMENT lines, documents separated by a blank line. get: the
+// fetch to read with (scripts/make_examples.mjs reads build/data through its own).
+export async function builtinCorpus(which, docs, signal, base = 'data/', get = fetch) {
   const file = BUILTIN_TEXTS[which];
-  const res = await fetch(`${base}${file}`, { signal });
+  const res = await get(`${base}${file}`, { signal });
   if (!res.ok) throw new RequestError(`the built-in text ${file} could not be read (HTTP ${res.status})`);
   const want = docs * LINES_PER_DOCUMENT;
   const reader = res.body.getReader();
@@ -62,13 +66,13 @@ export async function builtinCorpus(which, docs, signal, base = 'data/') {
 
 // The held-out text and the constants' text a run scores and averages: {corpus, corpus_name, constants_corpus,
 // constants_corpus_name}.
-export async function corporaOf(v, signal, base) {
+export async function corporaOf(v, signal, base, get = fetch) {
   const one = async (src, docs, own, what, which) => {
     if (src === 'text') {
       if (!own.trim()) throw new RequestError(`${what}: paste a text or choose a file (documents separated by blank lines, or JSONL lines with "text")`);
       return { text: own, name: `${what === 'Held-out text' ? 'your held-out' : 'your constants\u2019'} text` };
     }
-    return builtinCorpus(which, docs, signal, base);
+    return builtinCorpus(which, docs, signal, base, get);
   };
   const held = await one(v.need_src, v.need_docs, v.need_text ?? '', 'Held-out text', 'heldout');
   const cons = await one(v.need_csrc, v.need_cdocs, v.need_ctext ?? '', 'Constants\u2019 text', 'train');

@@ -4,10 +4,14 @@
 // max_new_tokens: src/api/op_generate.c) and streams into the page with the rate so far; Cancel stops between
 // tokens. Clicking a generated token shows its alternatives and the attention that predicted it. The settings are
 // state keys and "gen" records that a generation ran, so a link reproduces it exactly (the same seed gives the
-// same text everywhere).
+// same text everywhere). An embedded model's stored generation (lm_examples.js) opens at once; its link carries its
+// tokens (gen_result), and the generation that the link or "Verify by recomputing" runs is compared with them.
 import { decoderFrame } from './decoder_panel.js';
 import { el } from './dom.js';
 import { readableToken, visibleToken } from './decoder_text.js';
+import { checkGeneration, compactGeneration, compareGeneration, decodeTensor, lmEntries, settingsOf } from './lm_examples.js';
+import { exampleIndex, loadExample, timeOf } from './papa_examples.js';
+import { linkBox, showVerdict } from './result_link.js';
 import { registerPanel } from './panels.js';
 import { registerSection } from './sections.js';
 import { state } from './state.js';
@@ -123,18 +127,34 @@ function drawGeneration(reply, tensors, results) {
   return row;
 }
 
+// The panel's state keys (a link's settings; gen records that a generation ran).
+export const GENERATE_KEYS = {
+  gprompt: { type: 'string', default: 'Once upon a time', maxLength: 20000 },
+  gmax: { type: 'int', default: 20, min: 1, max: 1000000 }, // the engine's limit is its own: its error names the field
+  gtemp: { type: 'string', default: '0', pattern: NUMBER },
+  gtopk: { type: 'int', default: 0, min: 0, max: 1 << 24 },
+  gtopp: { type: 'string', default: '1', pattern: NUMBER },
+  gseed: { type: 'int', default: 0, min: 0, max: 2147483647 },
+  gen: { type: 'bool', default: false },
+  gen_result: { type: 'object', default: null, check: checkGeneration }, // a stored generation's tokens, which a recompute must equal
+};
+
+const labelOf = (m) => (m?.source?.kind === 'embedded' ? m.source.entry.id : m?.label);
+
+// The stored example's line above the results: what it is, how it was made, and "Verify by recomputing".
+function storedNote(record, entry, onVerify) {
+  const button = el('button', { id: 'gen-verify', type: 'button', text: 'Verify by recomputing' });
+  button.addEventListener('click', onVerify);
+  return el('p', { id: 'gen-stored-note', class: 'papa-stored', role: 'status' },
+    el('strong', { text: 'Stored result' }),
+    ` \u2014 not computed in this page: examples/${entry.file}, made by ${record.made.by} with the page's request, natively in ` +
+    `${timeOf(entry)}, on ${record.model}. `, button);
+}
+
 registerPanel({
   id: 'generate-panel',
   order: 36,
-  keys: {
-    gprompt: { type: 'string', default: 'Once upon a time', maxLength: 20000 },
-    gmax: { type: 'int', default: 20, min: 1, max: 1000000 }, // the engine's limit is its own: its error names the field
-    gtemp: { type: 'string', default: '0', pattern: NUMBER },
-    gtopk: { type: 'int', default: 0, min: 0, max: 1 << 24 },
-    gtopp: { type: 'string', default: '1', pattern: NUMBER },
-    gseed: { type: 'int', default: 0, min: 0, max: 2147483647 },
-    gen: { type: 'bool', default: false },
-  },
+  keys: GENERATE_KEYS,
   mount(ctx) {
     const api = { last: null, runs: 0, streamed: [] };
     const frame = decoderFrame(ctx, {
@@ -149,8 +169,19 @@ registerPanel({
       ],
       onRun: () => api.run(),
     });
+    const ui = linkBox('gen');
+    frame.results.before(ui.box);
+    let fromLink = null; // the tokens the next generation is compared with (a link's, or a stored one's to verify)
+    const storedOpen = el('button', { id: 'gen-example-open', type: 'button' });
+    const storedRow = el('p', { class: 'row papa-example', id: 'gen-examples', hidden: true },
+                         el('span', { text: 'Stored example, shown at once: ' }), storedOpen);
+    frame.root.querySelector('h2').after(storedRow);
+    let storedEntry = null;
+
     api.run = () => frame.runner.run(async (job) => {
       const v = frame.controls.values();
+      const compareTo = fromLink;
+      fromLink = null;
       ctx.setState({ gen: true });
       const live = el('p', { id: 'gen-live', class: 'lm-live' }, el('span', { text: v.gprompt }), el('strong', { text: '' }));
       frame.results.replaceChildren(live);
@@ -174,15 +205,70 @@ registerPanel({
       api.row = drawGeneration(reply, tensors, frame.results);
       api.last = { reply, tensors };
       api.runs++;
+      if (compareTo) {
+        showVerdict(ui, compareGeneration(compareTo, compactGeneration(reply)));
+        ctx.setState({ gen_result: compactGeneration(reply) });
+      } else if (state.gen_result) {
+        ctx.setState({ gen_result: null });
+      }
       job.status(`Done: ${reply.steps.length} tokens.`);
     }, { label: 'Generating\u2026' });
+
+    // A stored generation: drawn from its record (no engine run), its tokens in the link.
+    api.openStored = async (entry) => {
+      const record = await loadExample(entry);
+      const reply = record.replies.generate;
+      ctx.setState({ ...settingsOf(GENERATE_KEYS, record.settings), gen: true, gen_result: compactGeneration(reply) });
+      frame.controls.restore();
+      fromLink = null;
+      ui.shared.hidden = true;
+      ui.diffs.replaceChildren();
+      ui.verdict.textContent = '';
+      ui.verdict.className = 'verdict';
+      const tensors = { attentions: decodeTensor(record.attentions) };
+      api.row = drawGeneration(reply, tensors, frame.results);
+      frame.results.prepend(storedNote(record, entry, () => {
+        fromLink = compactGeneration(reply);
+        ui.verdict.textContent = 'verifying: generating again; every token and its probability are compared with the stored ones when done.';
+        ui.verdict.className = 'verdict pending';
+        api.run();
+      }));
+      api.last = { reply, tensors, stored: entry.file };
+      frame.status.textContent = `Shown: the stored generation (${reply.steps.length} tokens).`;
+    };
+    storedOpen.addEventListener('click', () => { if (storedEntry) api.openStored(storedEntry); });
+    // The page's embedded model's stored generation, when the index has one.
+    const describe = async () => {
+      const cur = ctx.models.current();
+      storedEntry = cur && frame.causal() ? lmEntries(await exampleIndex(), 'generate', labelOf(cur))[0] ?? null : null;
+      storedRow.hidden = !storedEntry;
+      if (storedEntry) storedOpen.textContent = `Open: ${storedEntry.title} (computed natively in ${timeOf(storedEntry)})`;
+    };
     ctx.on('models', () => {
       frame.results.replaceChildren();
       api.last = null;
+      describe();
     });
-    // A link that holds a generation runs it once its model is open.
+    // A link that holds a generation runs it once its model is open; one with its tokens compares with them.
+    ctx.on('link', () => {
+      fromLink = state.gen_result;
+      ui.diffs.replaceChildren();
+      ui.shared.hidden = !fromLink;
+      if (!fromLink) return;
+      ui.shared.textContent = 'You opened a shared generation: the page generates it again once the model is loaded and says whether ' +
+        'every token and its probability reproduce.';
+      ui.verdict.textContent = `from the link: ${fromLink.ids.length} tokens; the page generates them again once the model is loaded.`;
+      ui.verdict.className = 'verdict pending';
+    });
     ctx.on('opened', () => {
       if (state.gen && frame.causal()) api.run();
+    });
+    // A changed setting: the next generation is not the stored one.
+    frame.root.addEventListener('change', () => {
+      if (!fromLink && !state.gen_result) return;
+      fromLink = null;
+      ctx.setState({ gen_result: null });
+      ui.verdict.textContent = ui.verdict.textContent ? 'the settings have changed: the next generation is not compared with the stored tokens.' : '';
     });
     api.frame = frame;
     return api;

@@ -5,7 +5,9 @@
 // made constant), "streaming" (a window of W keys, with and without k sinks) and "head_roles" (induction,
 // duplicate-token, previous-token and sink heads). A compute panel (compute_panel.js): progress with Cancel, PNG and
 // JSON exports, and the result's numbers in the link (state key need_result): opening it shows them, recomputes and
-// says whether every number reproduced (result_link.js, as PAPA's panel does).
+// says whether every number reproduced (result_link.js, as PAPA's panel does). The embedded decoder's stored
+// examples (lm_examples.js: the four measures, and the head roles with the teaching story of roles_story.js) open
+// at once, marked stored, with "Verify by recomputing".
 import { mountComputePanel } from './compute_panel.js';
 import { $, el, show } from './dom.js';
 import { isCausal } from './decoder_text.js';
@@ -13,9 +15,12 @@ import {
   fractionChart, headList, layersSeries, layersTable, orderRolesTable, papaTable, perplexitySeries, roleEntries, roleGrid, rolesInputs,
   rolesTable, streamingSeries, streamingTable,
 } from './lm_need_figures.js';
+import { lmEntries, settingsOf } from './lm_examples.js';
 import { NEED_KEYS, compactNeed, compareNeed, corporaOf, layerConstants, layersWindow, needRequests } from './lm_need_request.js';
+import { exampleIndex, loadExample, timeOf } from './papa_examples.js';
 import { CONSTANT_KINDS, HEAD_ORDERS } from './papa_request.js';
 import { registerPanel } from './panels.js';
+import { rolesStory } from './roles_story.js';
 import { linkBox, showVerdict } from './result_link.js';
 import { registerSection } from './sections.js';
 import { setState, state } from './state.js';
@@ -54,6 +59,24 @@ const controls = [
 
 const labelOf = (m) => (m.source?.kind === 'embedded' ? m.source.entry.id : m.label);
 
+// The teaching story beside the head roles (roles_story.js), a paragraph per claim.
+function storyBox(papa, roles) {
+  return el('div', { class: 'note need-story', id: 'need-story' }, el('h3', { text: 'What these heads do' }),
+    ...rolesStory(papa, roles).map((p) => el('p', { id: `need-story-${p.id}`, text: p.text })));
+}
+
+// A stored example's record as a run's (compute_panel.js show draws it without a worker request).
+function storedRecord(record, entry) {
+  const r = record.replies;
+  return {
+    panel: 'lm-need', op: 'papa', request: record.requests.papa, reply: r.papa, layers: r.layers ?? null, streaming: r.streaming ?? null,
+    roles: r.head_roles ?? null, modelLabel: record.model, modelRef: state.model, exportName: 'lm_need', requests: record.requests,
+    layerConstants: record.layer_constants?.kind ?? null, layerConstantsWhy: record.layer_constants?.why ?? null, view: entry.view ?? 'all',
+    stored: { file: `examples/${entry.file}`, made_by: record.made.by, threads: record.made.threads, cpu_seconds: record.made.cpu_seconds,
+              wall_seconds: record.made.wall_seconds, entry },
+  };
+}
+
 // The sweep's reports ({stage, fraction, config, n_configs}) as one fraction of the sweep.
 function sweepFraction(p) {
   if (p.stage === 'sweep' && p.n_configs) return p.config / p.n_configs;
@@ -61,9 +84,94 @@ function sweepFraction(p) {
   return 0;
 }
 
+// Every figure and table of the four measures.
+async function drawAll(record, figures, results, model, NL) {
+  const papa = record.reply;
+  const { layers, streaming, roles } = record;
+  results.append(el('p', { class: 'papa-findings', id: 'need-verdict-text', role: 'status', text: papa.findings.text }));
+  const warnings = [papa, layers, streaming, roles].flatMap((r) => r?.warnings ?? []);
+  if (warnings.length) results.append(el('p', { class: 'note', id: 'need-warnings', text: `The engine says: ${warnings.join(' ')}` }));
+  const subtitle = `${model} \u00b7 ${papa.config.corpus_name} \u00b7 L = ${papa.config.L} \u00b7 engine ${papa.engine}`;
+  const lines = perplexitySeries(papa);
+  await figures.add('need_papa', 'Perplexity on the held-out text as heads become constant, by order and constant kind: ' +
+    'lower is better, 95% bands over the documents.', async (canvas) => {
+    figures.charts.papa = await fractionChart(canvas, { series: lines, title: 'Perplexity as heads become constant', subtitle,
+                                                        yTitle: 'perplexity (lower is better)', yType: 'logarithmic' });
+  });
+  results.append(papaTable(papa));
+  const full = papa.configs[papa.findings.full ?? 0];
+  const allOf = papa.configs.filter((c) => c.what === 'sweep' && c.k === NL * papa.shape.n_heads && papa.config.constants.includes(c.constant));
+  await figures.add('need_position', 'The loss at each position of a window (position i predicts token i + 1): the full model ' +
+    'and every head constant, per kind.', async (canvas) => {
+    figures.charts.position = await fractionChart(canvas, {
+      series: [full, ...allOf].map((c) => ({ label: c.k === 0 ? 'full model' : `every head ${c.constant}`,
+                                             points: c.bits_by_position.map((y, i) => (y === null ? null : { x: i, y })).filter(Boolean) })),
+      title: 'Loss by position', subtitle, yTitle: 'bits per token (lower is better)',
+      xAxis: { type: 'linear', title: { display: true, text: 'position in the window' } } });
+  });
+  // beside the blocks, the lines of the first constant kind only (one colour each: the palette has eight)
+  const kindLines = perplexitySeries(papa, papa.config.constants[0]);
+  if (layers) {
+    await figures.add('need_layers', 'Whole attention blocks dropped, the most redundant first (He et al. 2024), on the same axes as ' +
+      `heads made constant (${papa.config.constants[0]}): dropping k of the layers\u2019 blocks leaves 1 \u2212 k / layers of the attention.`, async (canvas) => {
+      figures.charts.layers = await fractionChart(canvas, { series: [layersSeries(layers, NL), ...kindLines],
+                                                            title: 'Perplexity as heads become constant or blocks are dropped', subtitle,
+                                                            yTitle: 'perplexity (lower is better)', yType: 'logarithmic',
+                                                            xAxis: { type: 'linear', min: 0, max: 1, reverse: true,
+                                                                     title: { display: true, text: 'fraction of the attention input-dependent (heads, or whole blocks)' } } });
+    });
+    results.append(layersTable(layers, record.layerConstants ? `${record.layerConstants === 'average' ? 'PAPA\u2019s average' : 'uniform over the prefix'}`
+      : `not run: ${record.layerConstantsWhy}`));
+  }
+  if (streaming) {
+    await figures.add('need_streaming', `The loss at each position with full attention, a window of the ${streaming.window} most recent keys, ` +
+      `and that window with the first ${streaming.sinks} tokens kept as sinks; before position ${streaming.window} the three are the same.`,
+    async (canvas) => {
+      figures.charts.streaming = await fractionChart(canvas, { series: streamingSeries(streaming), title: 'Window and sinks', subtitle,
+                                                               yTitle: 'bits per token (lower is better)',
+                                                               xAxis: { type: 'linear', title: { display: true, text: 'position in the window' } } });
+    });
+    results.append(streamingTable(streaming));
+  }
+  if (roles) {
+    await drawRoles(roles, figures, results);
+    results.append(orderRolesTable(papa, roles));
+  }
+}
+
+// The head roles: the inputs that measured them, each role's grid, and the table of heads with each role.
+async function drawRoles(roles, figures, results) {
+  results.append(rolesInputs(roles));
+  for (const e of roleEntries(roles)) {
+    await figures.add(`need_role_${e.source}_${e.role}`, `${e.roleLabel} score of every head (layers down, heads across) on ` +
+      `${e.sourceLabel}, the mean attention on the role's target: ${e.r.heads.length ? `heads ${headList(e.r.heads)} have the role` : 'no head has the role'}` +
+      `${e.r.weak_heads.length ? `, ${headList(e.r.weak_heads)} weakly` : ''}.`, (canvas) => roleGrid(canvas, e));
+  }
+  results.append(rolesTable(roles));
+}
+
 function mount(ctx) {
   let ui = null;
   let fromLink = null;
+  let api = null;
+
+  // "Verify by recomputing": the stored example's settings are the state's, so a run makes its four requests again,
+  // and draw compares the result with the stored one as with a link's.
+  function storedNote(record) {
+    const m = record.stored;
+    const button = el('button', { id: 'need-verify', type: 'button', text: 'Verify by recomputing' });
+    button.addEventListener('click', () => {
+      fromLink = compactNeed({ papa: record.reply, layers: record.layers, streaming: record.streaming, roles: record.roles });
+      ui.verdict.textContent = 'verifying: recomputing the four measures; every number is compared with the stored one when done.';
+      ui.verdict.className = 'verdict pending';
+      api.run();
+    });
+    return el('p', { id: 'need-stored-note', class: 'papa-stored', role: 'status' },
+      el('strong', { text: 'Stored result' }),
+      ` \u2014 not computed in this page: ${m.file}, made by ${m.made_by} with the page's requests, natively on ${m.threads} ` +
+      `thread${m.threads === 1 ? '' : 's'} in ${Math.round(m.wall_seconds)} s (${Math.round(m.cpu_seconds)} s of CPU), on ${record.modelLabel} ` +
+      `(engine ${record.reply.engine}, digest ${record.reply.digest.slice(0, 19)}\u2026). `, button);
+  }
 
   const panel = {
     id: 'lm-need',
@@ -82,7 +190,7 @@ function mount(ctx) {
       const texts = await corporaOf(v, job.signal);
       job.check();
       const reqs = needRequests(v, m.modelId, texts);
-      const meta = { modelLabel: labelOf(m), modelRef: state.model, exportName: 'lm_need', requests: reqs };
+      const meta = { modelLabel: labelOf(m), modelRef: state.model, exportName: 'lm_need', requests: reqs, view: state.need_view };
       return {
         op: 'papa', args: reqs.papa, running: 'Measuring', meta,
         run: async (j) => {
@@ -119,61 +227,16 @@ function mount(ctx) {
       const papa = record.reply;
       const { layers, streaming, roles } = record;
       const results = $('need-results');
+      if (record.stored) results.append(storedNote(record));
       const model = record.modelLabel;
       const NL = papa.shape.n_layers;
-      results.append(el('p', { class: 'papa-findings', id: 'need-verdict-text', role: 'status', text: papa.findings.text }));
-      const warnings = [papa, layers, streaming, roles].flatMap((r) => r?.warnings ?? []);
-      if (warnings.length) results.append(el('p', { class: 'note', id: 'need-warnings', text: `The engine says: ${warnings.join(' ')}` }));
-      const subtitle = `${model} \u00b7 ${papa.config.corpus_name} \u00b7 L = ${papa.config.L} \u00b7 engine ${papa.engine}`;
-      const lines = perplexitySeries(papa);
-      await figures.add('need_papa', 'Perplexity on the held-out text as heads become constant, by order and constant kind: ' +
-        'lower is better, 95% bands over the documents.', async (canvas) => {
-        figures.charts.papa = await fractionChart(canvas, { series: lines, title: 'Perplexity as heads become constant', subtitle,
-                                                            yTitle: 'perplexity (lower is better)', yType: 'logarithmic' });
-      });
-      results.append(papaTable(papa));
-      const full = papa.configs[papa.findings.full ?? 0];
-      const allOf = papa.configs.filter((c) => c.what === 'sweep' && c.k === NL * papa.shape.n_heads && papa.config.constants.includes(c.constant));
-      await figures.add('need_position', 'The loss at each position of a window (position i predicts token i + 1): the full model ' +
-        'and every head constant, per kind.', async (canvas) => {
-        figures.charts.position = await fractionChart(canvas, {
-          series: [full, ...allOf].map((c) => ({ label: c.k === 0 ? 'full model' : `every head ${c.constant}`,
-                                                 points: c.bits_by_position.map((y, i) => (y === null ? null : { x: i, y })).filter(Boolean) })),
-          title: 'Loss by position', subtitle, yTitle: 'bits per token (lower is better)',
-          xAxis: { type: 'linear', title: { display: true, text: 'position in the window' } } });
-      });
-      // beside the blocks, the lines of the first constant kind only (one colour each: the palette has eight)
-      const kindLines = perplexitySeries(papa, papa.config.constants[0]);
-      if (layers) {
-        await figures.add('need_layers', 'Whole attention blocks dropped, the most redundant first (He et al. 2024), on the same axes as ' +
-          `heads made constant (${papa.config.constants[0]}): dropping k of the layers\u2019 blocks leaves 1 \u2212 k / layers of the attention.`, async (canvas) => {
-          figures.charts.layers = await fractionChart(canvas, { series: [layersSeries(layers, NL), ...kindLines],
-                                                                title: 'Perplexity as heads become constant or blocks are dropped', subtitle,
-                                                                yTitle: 'perplexity (lower is better)', yType: 'logarithmic',
-                                                                xAxis: { type: 'linear', min: 0, max: 1, reverse: true,
-                                                                         title: { display: true, text: 'fraction of the attention input-dependent (heads, or whole blocks)' } } });
-        });
-        results.append(layersTable(layers, record.layerConstants ? `${record.layerConstants === 'average' ? 'PAPA\u2019s average' : 'uniform over the prefix'}`
-          : `not run: ${record.layerConstantsWhy}`));
-      }
-      if (streaming) {
-        await figures.add('need_streaming', `The loss at each position with full attention, a window of the ${streaming.window} most recent keys, ` +
-          `and that window with the first ${streaming.sinks} tokens kept as sinks; before position ${streaming.window} the three are the same.`,
-        async (canvas) => {
-          figures.charts.streaming = await fractionChart(canvas, { series: streamingSeries(streaming), title: 'Window and sinks', subtitle,
-                                                                   yTitle: 'bits per token (lower is better)',
-                                                                   xAxis: { type: 'linear', title: { display: true, text: 'position in the window' } } });
-        });
-        results.append(streamingTable(streaming));
-      }
-      if (roles) {
-        results.append(rolesInputs(roles));
-        for (const e of roleEntries(roles)) {
-          await figures.add(`need_role_${e.source}_${e.role}`, `${e.roleLabel} score of every head (layers down, heads across) on ` +
-            `${e.sourceLabel}, the mean attention on the role's target: ${e.r.heads.length ? `heads ${headList(e.r.heads)} have the role` : 'no head has the role'}` +
-            `${e.r.weak_heads.length ? `, ${headList(e.r.weak_heads)} weakly` : ''}.`, (canvas) => roleGrid(canvas, e));
-        }
-        results.append(rolesTable(roles), orderRolesTable(papa, roles));
+      if (record.view === 'roles' && roles) {
+        // the teaching story: the head roles beside PAPA's orders, and what they say
+        results.append(storyBox(papa, roles));
+        await drawRoles(roles, figures, results);
+        results.append(orderRolesTable(papa, roles));
+      } else {
+        await drawAll(record, figures, results, model, NL);
       }
       const now = compactNeed({ papa, layers, streaming, roles });
       if (fromLink && !record.stored) {
@@ -193,18 +256,55 @@ function mount(ctx) {
     },
 
     exportBody(record) {
-      const strip = (r) => ({ ...r, corpus: `(${r.corpus_name})`, ...(r.constants_corpus ? { constants_corpus: `(${r.constants_corpus_name})` } : {}) });
+      // a stored record's texts are already their names and sha256 (lm_examples.js)
+      const strip = (r) => (typeof r.corpus !== 'string' ? r
+        : { ...r, corpus: `(${r.corpus_name})`, ...(r.constants_corpus ? { constants_corpus: `(${r.constants_corpus_name})` } : {}) });
+      const { entry: _entry, ...stored } = record.stored ?? {};
       // the page's provenance (page_provenance.js) is added by compute_panel.js; the sweep's hashes and digest beside it
-      return { hashes: record.reply.hashes, digest: record.reply.digest,
+      return { hashes: record.reply.hashes, digest: record.reply.digest, ...(record.stored ? { stored } : {}),
                request: Object.fromEntries(Object.entries(record.requests).map(([op, r]) => [op, strip(r)])),
                reply: { papa: record.reply, layers: record.layers, streaming: record.streaming, head_roles: record.roles } };
     },
   };
 
-  const api = mountComputePanel(panel, ctx);
+  api = mountComputePanel(panel, ctx);
   const root = $('lm-need');
   ui = linkBox('need');
   $('need-results').before(ui.box);
+
+  // The stored examples of the page's embedded model (lm_examples.js), drawn at once.
+  const storedSelect = el('select', { id: 'need-example-select', 'aria-label': 'stored example' });
+  const storedOpen = el('button', { id: 'need-example-open', type: 'button', text: 'Open' });
+  const storedRow = el('p', { class: 'row papa-example', id: 'need-examples', hidden: true },
+                       el('label', { for: 'need-example-select', text: 'Stored results, shown at once: ' }), storedSelect, storedOpen);
+  $('lm-need-heading').after(storedRow);
+  let storedEntries = [];
+  const describeStored = async () => {
+    const cur = ctx.models.current();
+    storedEntries = cur && isCausal(ctx.models.info?.()) ? lmEntries(await exampleIndex(), 'lm-need', labelOf(cur)) : [];
+    const chosen = storedSelect.value;
+    storedSelect.replaceChildren(...storedEntries.map((e) => new Option(`${e.title} (computed natively in ${timeOf(e)})`, e.example)));
+    if (storedEntries.some((e) => e.example === chosen)) storedSelect.value = chosen;
+    storedRow.hidden = !storedEntries.length;
+  };
+  api.openStored = async (entry) => {
+    const record = await loadExample(entry);
+    setState({ ...settingsOf(NEED_KEYS, record.settings), need_view: entry.view ?? 'all', need_result: null });
+    api.controls.restore();
+    fromLink = null;
+    ui.shared.hidden = true;
+    ui.diffs.replaceChildren();
+    ui.verdict.textContent = '';
+    ui.verdict.className = 'verdict';
+    await api.show(storedRecord(record, entry));
+    $('need-stored-note')?.scrollIntoView({ block: 'nearest' });
+  };
+  storedOpen.addEventListener('click', () => {
+    const entry = storedEntries.find((e) => e.example === storedSelect.value);
+    if (entry) api.openStored(entry);
+  });
+  ctx.on('models', describeStored);
+  describeStored();
 
   // A text or JSONL file goes into the text box (and so into the link, which carries it compressed).
   for (const [key, id] of [['need_text', 'need-text'], ['need_ctext', 'need-ctext']]) {
@@ -253,6 +353,8 @@ function mount(ctx) {
     ui.box.focus({ preventScroll: true });
   });
   root.addEventListener('change', (e) => {
+    if (e.target === storedSelect) return; // choosing an example changes no setting
+    if (state.need_view !== 'all') setState({ need_view: 'all' }); // a setting changed: the next run is not the stored view
     if (e.target.type === 'file' || !fromLink) return;
     fromLink = null;
     ui.verdict.textContent = 'from the link, but the settings have changed since: the next run is not compared with these numbers.';

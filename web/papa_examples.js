@@ -4,9 +4,14 @@
 // compares as a link's recompute does. A record: { format, example, model, settings (the state keys that
 // differ from their defaults), request (without the task text), made: {threads, cpu_seconds, wall_seconds},
 // reply (the engine's, whatever fields it has), constants: {shape, n, max, levels (base64, 256 levels)} }.
+// The index and the records' loading serve the decoder panels' examples too (lm_examples.js: a record with
+// "replies", one per op, in place of "reply").
 
 // The constants figure shows each head's first positions, this many (a record keeps only those).
 export const CONSTANTS_SHOWN = 24;
+
+// An index entry of the PAPA panel (an encoder's task example); the decoder panels' entries name their panel.
+export const isPapaEntry = (e) => !e.panel;
 
 let indexLoading = null;
 
@@ -27,7 +32,8 @@ export function loadExample(entry) {
     const p = fetch(new URL(`examples/${entry.file}`, document.baseURI).href).then(async (res) => {
       if (!res.ok) throw new Error(`The stored example examples/${entry.file} is not available (HTTP ${res.status}).`);
       const record = await res.json();
-      if (record?.format !== 1 || !record.reply?.digest) throw new Error(`examples/${entry.file} is not a stored PAPA result.`);
+      const stored = record?.format === 1 && (record.reply?.digest || (record.replies && typeof record.replies === 'object'));
+      if (!stored) throw new Error(`examples/${entry.file} is not a stored result.`);
       return record;
     });
     records.set(entry.file, p);

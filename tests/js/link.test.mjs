@@ -82,6 +82,8 @@ function gen(seed) {
     // the generation panel's numbers kept as text (web/panel_generate.js)
     gtemp: () => pick(['0', '0.7', '1', '1.25', '10']),
     gtopp: () => pick(['1', '0.9', '0.95', '0.5']),
+    // a stored generation's tokens (web/lm_examples.js)
+    gen_result: () => (r() < 0.3 ? null : { v: 1, prompt: [int(0, 7999), int(0, 7999)], ids: [int(0, 7999), int(0, 7999)], p: [r(), r()] }),
     // the importance panel's keys (web/importance_record.js)
     imp_task: () => pick(['pos', 'agreement', 'order']),
     imp_result: () => (r() < 0.3 ? null : {

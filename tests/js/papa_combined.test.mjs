@@ -5,18 +5,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { combinedGroups, provenanceLine } from '../../web/papa_combined.js';
+import { isPapaEntry } from '../../web/papa_examples.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const examples = path.join(root, 'web/examples');
 
 test('a combined result opens as one comparison per task, with each sweep\'s provenance', () => {
-  const files = readdirSync(examples).filter((f) => f.endsWith('.json') && f !== 'index.json').sort();
+  // the PAPA panel's stored replies (the decoder panels' records hold other ops' replies)
+  const files = JSON.parse(readFileSync(path.join(examples, 'index.json'), 'utf8')).filter(isPapaEntry).map((e) => e.file).sort();
   const work = mkdtempSync(path.join(tmpdir(), 'attnlab-combined-'));
   try {
     const replies = files.map((f) => {

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 import { loadEngineTables } from '../../scripts/engine_tables.mjs';
 import { isEncoderWithWeights } from '../../web/models.js';
+import { isPapaEntry } from '../../web/papa_examples.js';
 import { exampleFile, examples, valuesOf } from '../../web/papa_request.js';
 import { compactResult, configOfLabel, describeConfig, metricRange, provenanceOf, storedReply } from '../../web/papa_record.js';
 import { SweepProgress } from '../../web/papa_progress.js';
@@ -20,7 +21,8 @@ import { plainSettings, shortFloat } from '../../web/provenance.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 loadEngineTables(); // the built-in tasks, from the CLI's version reply
-const index = JSON.parse(readFileSync(path.join(root, 'web/examples/index.json'), 'utf8'));
+// the PAPA panel's entries (the decoder panels' are tests/js/lm_examples.test.mjs's)
+const index = JSON.parse(readFileSync(path.join(root, 'web/examples/index.json'), 'utf8')).filter(isPapaEntry);
 const records = index.map((e) => JSON.parse(readFileSync(path.join(root, 'web/examples', e.file), 'utf8')));
 
 test('the stored examples: one per example and embedded model, each small and the page\'s own request', () => {
