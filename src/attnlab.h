@@ -173,6 +173,9 @@ int al_tokenizer_token_to_id(const al_tokenizer *tok, const char *token); /* -1 
 
 typedef struct al_special_ids { int cls, sep, pad, mask, unk; } al_special_ids; /* -1 when absent */
 al_special_ids al_tokenizer_special_ids(const al_tokenizer *tok);
+/* The end-of-text token: tokenizer_config.json's eos_token, else the vocabulary's <|endoftext|> (byte-level BPE) or
+ * [SEP] (WordPiece); -1 when none. */
+int al_tokenizer_eos_id(const al_tokenizer *tok);
 
 /* ---------------------------------------------------------------- model */
 

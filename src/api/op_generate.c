@@ -77,10 +77,12 @@ static al_status read_prompt(const al_op_ctx *ctx, const al_model *model, int32_
     return AL_OK;
 }
 
-/* The model's end-of-text token: the tokenizer's </s> or <|endoftext|>, else -1. */
+/* The model's end-of-text token: the one its tokenizer names (tokenizer_config.json's eos_token: attnlab's own
+ * decoders end a line with [SEP], docs/decoder_pretraining.md), else its <|endoftext|>, </s> or <|im_end|>, else -1. */
 static int eos_id(const al_model *model) {
     const al_tokenizer *tok = al_model_tokenizer(model);
     if (!tok) return -1;
+    if (al_tokenizer_eos_id(tok) >= 0) return al_tokenizer_eos_id(tok);
     static const char *const names[] = {"<|endoftext|>", "</s>", "<|im_end|>", NULL};
     for (int i = 0; names[i]; i++) {
         const int id = al_tokenizer_token_to_id(tok, names[i]);

@@ -113,6 +113,8 @@ int al_tokenizer_token_to_id(const al_tokenizer *tok, const char *token) {
 
 al_special_ids al_tokenizer_special_ids(const al_tokenizer *tok) { return tok->specials; }
 
+int al_tokenizer_eos_id(const al_tokenizer *tok) { return tok ? tok->eos : -1; }
+
 int al_tokenizer_is_special(const al_tokenizer *tok, int id) {
     if (!tok || id < 0 || id >= tok->vocab_size || !tok->vocab[id]) return 1; /* a hole is no token */
     const al_special_ids *s = &tok->specials;

@@ -257,6 +257,9 @@ static void round_trip(al_model *m) {
     const int32_t want[] = {5, 6, 7, 8, 9};
     CHECK(enc.n_tokens == 5 && memcmp(enc.ids, want, sizeof want) == 0);
     al_encoding_free(&enc);
+    /* its end of text is [SEP], the end of a line in training: generation stops there */
+    CHECK_MSG(tok && al_tokenizer_eos_id(tok) == al_tokenizer_special_ids(tok).sep && al_tokenizer_eos_id(tok) >= 0,
+              "eos %d, [SEP] %d", al_tokenizer_eos_id(tok), al_tokenizer_special_ids(tok).sep);
     CHECK(back->n_floats == m->n_floats);
     CHECK(back->n_floats == m->n_floats && memcmp(back->storage, m->storage, sizeof(float) * m->n_floats) == 0);
     al_model_free(back);
