@@ -319,15 +319,7 @@ al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
     /* 3. head statistics and norm mass over the validation examples, as head_stats reads them */
     if (!st) st = al_heads_stats(ctx, model, &x.val, C, q->batch_size, confidence, "stats", mean, ci, norm_mass, err);
     if (!st) {
-        for (int i = 0; i < NH; i++) {
-            al_agreement_grid(a, AL_AG_LAMBDA)[i] = al_json_canonical(al_heads_lambda(theta[i]));
-            al_agreement_grid(a, AL_AG_GRADIENT)[i] = al_json_canonical(imp.normalized[i]);
-            al_agreement_grid(a, AL_AG_JS)[i] = mean[(size_t)i * AL_HS_N + AL_HS_JS];
-            al_agreement_grid(a, AL_AG_CONFIDENCE)[i] = mean[(size_t)i * AL_HS_N + AL_HS_CONFIDENCE];
-            al_agreement_grid(a, AL_AG_ENTROPY)[i] = mean[(size_t)i * AL_HS_N + AL_HS_ENTROPY];
-            al_agreement_grid(a, AL_AG_SINK)[i] = mean[(size_t)i * AL_HS_N + AL_HS_SINK];
-            al_agreement_grid(a, AL_AG_NORM)[i] = norm_mass[i];
-        }
+        al_agreement_fill_shared(a, NH, theta, imp.normalized, mean, AL_HS_SINK, norm_mass);
         if (al_agreement_compare(a, &q->rank)) st = al_err(err, AL_ERR_OOM, "head_agreement: out of memory");
     }
     if (!st) {
@@ -336,17 +328,35 @@ al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
         reply_config(rb, q, x.preset, x.task, max_examples, k);
         al_rb_str(rb, cJSON_GetObjectItemCaseSensitive(rb->root, "config"), "confidence", al_confidence_names[confidence]);
         al_agreement_reply(rb, a);
-        al_rb_num(rb, rb->root, "n_examples", imp.n_examples);
-        al_rb_num(rb, rb->root, "n_validation", x.val.n);
-        al_rb_num(rb, rb->root, "n_train", x.train.n);
-        cJSON *reused = al_rb_add(rb, rb->root, "reused", cJSON_CreateObject());
-        al_rb_bool(rb, reused, "constants", reused_c);
-        al_rb_bool(rb, reused, "ranking", reused_t);
-        al_rb_num(rb, rb->root, "seconds", now_seconds() - t0);
+        al_agreement_reply_counts(rb, imp.n_examples, x.val.n, x.train.n, reused_c, reused_t, t0);
     }
     al_head_importance_free(&imp);
     al_agreement_free(a);
     free(mean), free(ci), free(norm_mass), free(theta), free(owned);
     al_experiment_free(&x);
     return st;
+}
+
+void al_agreement_fill_shared(al_agreement *a, int NH, const float *theta, const double *gradient, const double *mean,
+                              int sink, const double *norm_mass) {
+    for (int i = 0; i < NH; i++) {
+        al_agreement_grid(a, AL_AG_LAMBDA)[i] = al_json_canonical(al_heads_lambda(theta[i]));
+        al_agreement_grid(a, AL_AG_GRADIENT)[i] = al_json_canonical(gradient[i]);
+        al_agreement_grid(a, AL_AG_JS)[i] = mean[(size_t)i * AL_HS_N + AL_HS_JS];
+        al_agreement_grid(a, AL_AG_CONFIDENCE)[i] = mean[(size_t)i * AL_HS_N + AL_HS_CONFIDENCE];
+        al_agreement_grid(a, AL_AG_ENTROPY)[i] = mean[(size_t)i * AL_HS_N + AL_HS_ENTROPY];
+        al_agreement_grid(a, AL_AG_SINK)[i] = mean[(size_t)i * AL_HS_N + sink];
+        al_agreement_grid(a, AL_AG_NORM)[i] = norm_mass[i];
+    }
+}
+
+void al_agreement_reply_counts(al_reply_builder *rb, int n_examples, int n_validation, int n_train, int reused_constants,
+                               int reused_ranking, double t0) {
+    al_rb_num(rb, rb->root, "n_examples", n_examples);
+    al_rb_num(rb, rb->root, "n_validation", n_validation);
+    al_rb_num(rb, rb->root, "n_train", n_train);
+    cJSON *reused = al_rb_add(rb, rb->root, "reused", cJSON_CreateObject());
+    al_rb_bool(rb, reused, "constants", reused_constants);
+    al_rb_bool(rb, reused, "ranking", reused_ranking);
+    al_rb_num(rb, rb->root, "seconds", now_seconds() - t0);
 }

@@ -29,6 +29,15 @@ double *al_agreement_grid(al_agreement *a, int measure);
 int al_agreement_compare(al_agreement *a, const al_papa_rank_settings *rank);
 /* "measures", "grids", "spearman", "least", "spearman_importance", "finding", "findings", "digest". */
 void al_agreement_reply(al_reply_builder *rb, const al_agreement *a);
+/* The seven measures both paths share, per head i < NH: lambda from theta, the normalised gradient, and from the
+ * head statistics' means [NH, AL_HS_N] the input dependence, confidence, entropy and sink (stat sink: AL_HS_SINK on
+ * an encoder, AL_HS_FIRST on a causal model), and the norm mass. */
+void al_agreement_fill_shared(al_agreement *a, int NH, const float *theta, const double *gradient, const double *mean,
+                              int sink, const double *norm_mass);
+/* The reply's counts and timing after al_agreement_reply: "n_examples", "n_validation", "n_train", "reused"
+ * {"constants", "ranking"}, "seconds" since t0. */
+void al_agreement_reply_counts(al_reply_builder *rb, int n_examples, int n_validation, int n_train, int reused_constants,
+                               int reused_ranking, double t0);
 
 /* The head_roles op's scores at its defaults (16 repeated random sequences of 32 tokens, or the most the positions
  * hold twice, seed 0): per role (al_role) and head the mean score over the sequences, as its "repeat.<role>.score"

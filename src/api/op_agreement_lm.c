@@ -91,14 +91,8 @@ al_status al_op_head_agreement_lm(al_op_ctx *ctx, al_error *err) {
     /* 4. the head roles' scores on repeated random sequences, as head_roles gives them at its defaults */
     if (!st) st = al_head_roles_default_scores(ctx, model, roles, err);
     if (!st) {
+        al_agreement_fill_shared(a, NH, theta, imp.normalized, mean, AL_HS_FIRST, norm_mass);
         for (int i = 0; i < NH; i++) {
-            al_agreement_grid(a, AL_AG_LAMBDA)[i] = al_json_canonical(al_heads_lambda(theta[i]));
-            al_agreement_grid(a, AL_AG_GRADIENT)[i] = al_json_canonical(imp.normalized[i]);
-            al_agreement_grid(a, AL_AG_JS)[i] = mean[(size_t)i * AL_HS_N + AL_HS_JS];
-            al_agreement_grid(a, AL_AG_CONFIDENCE)[i] = mean[(size_t)i * AL_HS_N + AL_HS_CONFIDENCE];
-            al_agreement_grid(a, AL_AG_ENTROPY)[i] = mean[(size_t)i * AL_HS_N + AL_HS_ENTROPY];
-            al_agreement_grid(a, AL_AG_SINK)[i] = mean[(size_t)i * AL_HS_N + AL_HS_FIRST];
-            al_agreement_grid(a, AL_AG_NORM)[i] = norm_mass[i];
             al_agreement_grid(a, AL_AG_PREVIOUS)[i] = roles[(size_t)AL_ROLE_PREVIOUS * NH + i];
             al_agreement_grid(a, AL_AG_INDUCTION)[i] = roles[(size_t)AL_ROLE_INDUCTION * NH + i];
             al_agreement_grid(a, AL_AG_DUPLICATE)[i] = roles[(size_t)AL_ROLE_DUPLICATE * NH + i];
@@ -111,13 +105,7 @@ al_status al_op_head_agreement_lm(al_op_ctx *ctx, al_error *err) {
         reply_config(rb, &x, max_examples, k, confidence);
         al_rb_str(rb, rb->root, "row_rule", AL_CAUSAL_ROW_RULE);
         al_agreement_reply(rb, a);
-        al_rb_num(rb, rb->root, "n_examples", imp.n_examples);
-        al_rb_num(rb, rb->root, "n_validation", x.val.n);
-        al_rb_num(rb, rb->root, "n_train", x.averaged.n_windows);
-        cJSON *reused = al_rb_add(rb, rb->root, "reused", cJSON_CreateObject());
-        al_rb_bool(rb, reused, "constants", reused_c);
-        al_rb_bool(rb, reused, "ranking", reused_t);
-        al_rb_num(rb, rb->root, "seconds", now_seconds() - t0);
+        al_agreement_reply_counts(rb, imp.n_examples, x.val.n, x.averaged.n_windows, reused_c, reused_t, t0);
     }
     al_head_importance_free(&imp);
     al_agreement_free(a);
