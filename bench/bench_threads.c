@@ -5,7 +5,8 @@
  *
  *   bench_threads [--threads N] [--rounds R] [--papa MODEL_DIR]
  *
- * Workloads: forward passes of random MiniLM-L6 (6 x 384) and bert-base (12 x 768) models at 32, 128 and
+ * Workloads: the pool's own cost (an empty parallel-for back to back, when the workers spin, and after an
+ * idle gap, when they sleep and must be woken: docs/threads.md, "The pool's costs"); forward passes of random MiniLM-L6 (6 x 384) and bert-base (12 x 768) models at 32, 128 and
  * 512 tokens (one sequence); with --papa, a small PAPA sweep (task pos from build/data/tasks: 300
  * training and 150 validation examples, fractions 1, 0.5, 0, lambda order, 3 seeds). */
 #include <math.h>
@@ -15,6 +16,7 @@
 #include <time.h>
 
 #include "attnlab.h"
+#include "core/threadpool.h"
 #include "methods/papa/papa_sweep.h"
 #include "methods/tasks/task.h"
 
@@ -37,6 +39,33 @@ static double load_average(void) {
 static void report(const char *what, int n, double best1, double bestN, int same) {
     printf("%-28s 1 thread %9.2f ms   %d threads %9.2f ms   ratio %.2f   outputs %s   load %.1f\n", what,
            best1 * 1e3, n, bestN * 1e3, best1 / bestN, same ? "identical" : "DIFFER", load_average());
+    fflush(stdout);
+}
+
+static void empty_task(void *arg, int t, int n_tasks, int thread) {
+    (void)arg, (void)t, (void)n_tasks, (void)thread;
+}
+
+/* Microseconds per empty parallel-for of 4 tasks per thread: back to back (calls = 2000) or each after
+ * an idle gap of gap_ms (the workers have gone to sleep). */
+static double pool_us(al_threadpool *pool, int calls, int gap_ms) {
+    const int n = 4 * al_threadpool_size(pool);
+    double total = 0.0;
+    for (int i = 0; i < calls; i++) {
+        if (gap_ms) nanosleep(&(struct timespec){0, gap_ms * 1000000L}, NULL);
+        const double t0 = now_s();
+        al_threadpool_for(pool, n, empty_task, NULL);
+        total += now_s() - t0;
+    }
+    return total / calls * 1e6;
+}
+
+static void bench_pool(al_threadpool *pool) {
+    const int n = al_threadpool_size(pool);
+    pool_us(pool, 100, 0); /* warm-up */
+    const double hot = pool_us(pool, 2000, 0), cold = pool_us(pool, 40, 5);
+    printf("%-28s %d threads: %.2f us back to back, %.2f us after 5 ms idle   load %.1f\n", "pool: empty parallel-for",
+           n, hot, cold, load_average());
     fflush(stdout);
 }
 
@@ -150,6 +179,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_threads: %s\n", err.message);
         return 2;
     }
+    bench_pool(pools[1]);
     bench_forward("MiniLM-L6", 6, 384, 12, pools, rounds);
     bench_forward("bert-base", 12, 768, 12, pools, rounds);
     if (papa) bench_papa(papa, pools, rounds < 2 ? rounds : 2);

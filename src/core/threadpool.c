@@ -1,17 +1,30 @@
-/* threadpool.c: persistent workers and a fixed-partition parallel-for (contract in threadpool.h,
- * reasons in docs/threads.md).
+/* threadpool.c: persistent workers and a parallel-for whose tasks are claimed as threads come free
+ * (contract in threadpool.h, reasons and measurements in docs/threads.md).
  *
- * One mutex and two condition variables: the caller publishes a job (fn, arg, n_tasks) under a new
- * generation number and wakes the workers; worker w (1 .. size-1) runs tasks w, w + size, ... and
- * counts itself done; the caller runs thread 0's tasks and waits for the count. A busy flag taken
- * with the mutex makes a second caller (a task calling back into the pool, or another thread sharing
- * the pool) run its tasks inline instead of waiting.
+ * A job (fn, arg, n_tasks) is published under a new generation number. One 64-bit word holds the
+ * generation (high half) and the next unclaimed task (low half); every thread, the caller included,
+ * claims tasks from it with a compare-and-swap until none is left, so a thread the machine delays
+ * (another process on its core, a slow wake-up) simply claims fewer tasks instead of holding the
+ * others at the join. The generation in the word keeps a late worker from claiming a task of a job it
+ * did not read. The caller returns when every task has run (`done`), not when every worker has woken.
+ *
+ * Waiting: a thread with nothing to do spins for up to AL_POOL_SPIN_NS on the word before it sleeps
+ * on a condition variable, because a forward pass publishes a job every few tens of microseconds and a
+ * wake-up from sleep costs about as much (docs/threads.md, "The pool's costs"). Sleepers are counted so
+ * that a job with every worker awake costs no system call.
+ *
+ * Which thread runs a task changes nothing in the results: a task writes its own outputs, and the
+ * `thread` index only picks scratch memory (threadpool.h). A busy flag makes a second caller (a task
+ * calling back into the pool, or another thread sharing it) run its tasks inline instead.
  *
  * Under Emscripten without -pthread, pthread_create fails: the pool then has size 1 and everything
  * runs on the calling thread, with the same numbers. */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -27,19 +40,33 @@
 #else
 #define AL_WORKER_STACK (8u << 20)
 #endif
+/* How long an idle thread spins before it sleeps (docs/threads.md, "The pool's costs"). */
+#define AL_POOL_SPIN_NS 100000
+/* Tasks a parallel-for is cut into per thread at most, so that claiming can even out a delayed thread. */
+#define AL_TASKS_PER_THREAD 4
 
-struct al_threadpool {
-    int size;            /* threads, the caller's included */
-    int n_workers;       /* started workers (size - 1) */
-    pthread_t workers[AL_THREADS_MAX];
-    pthread_mutex_t mu;
-    pthread_cond_t wake, done;
-    unsigned long generation;
-    int busy, stop, remaining;
-    int split_all;       /* al_threadpool_split_all: ignore min_per_part */
+/* One job: fn over tasks 0 .. n_tasks-1. Two slots, by the generation's parity: the caller writes the
+ * next job's slot while a late worker may still read the current one. */
+typedef struct job {
     al_task_fn fn;
     void *arg;
     int n_tasks;
+} job;
+
+struct al_threadpool {
+    int size;      /* threads, the caller's included */
+    int n_workers; /* started workers (size - 1) */
+    pthread_t workers[AL_THREADS_MAX];
+    job jobs[2];
+    _Atomic uint64_t word;  /* generation << 32 | next task to claim */
+    _Atomic int done;       /* tasks of the current job that have finished */
+    _Atomic int busy;       /* a job is running: later callers run inline */
+    _Atomic int stop;
+    pthread_mutex_t mu;     /* guards the sleeps below, nothing else */
+    pthread_cond_t wake, finished;
+    int sleepers;           /* workers asleep on wake (under mu) */
+    int caller_asleep;      /* the caller asleep on finished (under mu) */
+    int split_all;          /* al_threadpool_split_all: ignore min_per_part */
 };
 
 typedef struct worker_arg {
@@ -47,29 +74,79 @@ typedef struct worker_arg {
     int index;
 } worker_arg;
 
-static void run_share(al_task_fn fn, void *arg, int n_tasks, int thread, int size) {
-    for (int t = thread; t < n_tasks; t += size) fn(arg, t, n_tasks, thread);
+static inline uint32_t generation_of(uint64_t w) { return (uint32_t)(w >> 32); }
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Claims and runs tasks of generation gen until none is left; returns how many this thread ran. */
+static int run_claimed(al_threadpool *pool, uint32_t gen, int thread) {
+    const job *j = &pool->jobs[gen & 1];
+    int ran = 0;
+    uint64_t w = atomic_load_explicit(&pool->word, memory_order_acquire);
+    for (;;) {
+        if (generation_of(w) != gen) break;
+        const int n_tasks = j->n_tasks;
+        const uint32_t t = (uint32_t)w;
+        if ((int)t >= n_tasks) break;
+        /* the compare-and-swap succeeds only while the word still names this job, so the slot read
+         * above was this job's */
+        if (!atomic_compare_exchange_weak_explicit(&pool->word, &w, w + 1, memory_order_acq_rel,
+                                                   memory_order_acquire))
+            continue;
+        j->fn(j->arg, (int)t, n_tasks, thread);
+        ran++;
+        if (atomic_fetch_add_explicit(&pool->done, 1, memory_order_acq_rel) + 1 == n_tasks) {
+            pthread_mutex_lock(&pool->mu);
+            if (pool->caller_asleep) pthread_cond_signal(&pool->finished);
+            pthread_mutex_unlock(&pool->mu);
+        }
+        w = atomic_load_explicit(&pool->word, memory_order_acquire);
+    }
+    return ran;
+}
+
+/* Waits until the word's generation differs from seen (or the pool stops); returns the word. */
+static uint64_t wait_for_job(al_threadpool *pool, uint32_t seen) {
+    const int64_t until = now_ns() + AL_POOL_SPIN_NS;
+    for (int spins = 0;; spins++) {
+        uint64_t w = atomic_load_explicit(&pool->word, memory_order_acquire);
+        if (generation_of(w) != seen || atomic_load_explicit(&pool->stop, memory_order_relaxed)) return w;
+        cpu_relax();
+        if ((spins & 63) == 63 && now_ns() > until) break;
+    }
+    pthread_mutex_lock(&pool->mu);
+    uint64_t w;
+    while (generation_of(w = atomic_load_explicit(&pool->word, memory_order_acquire)) == seen &&
+           !atomic_load_explicit(&pool->stop, memory_order_relaxed)) {
+        pool->sleepers++;
+        pthread_cond_wait(&pool->wake, &pool->mu);
+        pool->sleepers--;
+    }
+    pthread_mutex_unlock(&pool->mu);
+    return w;
 }
 
 static void *worker_main(void *p) {
     worker_arg wa = *(worker_arg *)p;
     free(p);
     al_threadpool *pool = wa.pool;
-    unsigned long seen = 0;
-    pthread_mutex_lock(&pool->mu);
+    uint32_t seen = 0;
     for (;;) {
-        while (!pool->stop && pool->generation == seen) pthread_cond_wait(&pool->wake, &pool->mu);
-        if (pool->stop) break;
-        seen = pool->generation;
-        al_task_fn fn = pool->fn;
-        void *arg = pool->arg;
-        int n_tasks = pool->n_tasks, size = pool->size;
-        pthread_mutex_unlock(&pool->mu);
-        run_share(fn, arg, n_tasks, wa.index, size);
-        pthread_mutex_lock(&pool->mu);
-        if (--pool->remaining == 0) pthread_cond_signal(&pool->done);
+        const uint64_t w = wait_for_job(pool, seen);
+        if (atomic_load_explicit(&pool->stop, memory_order_relaxed)) break;
+        seen = generation_of(w);
+        run_claimed(pool, seen, wa.index);
     }
-    pthread_mutex_unlock(&pool->mu);
     return NULL;
 }
 
@@ -94,7 +171,11 @@ al_status al_threadpool_new(int n_threads, al_threadpool **out, al_error *err) {
     if (!pool) return al_err(err, AL_ERR_OOM, "threads: out of memory");
     pthread_mutex_init(&pool->mu, NULL);
     pthread_cond_init(&pool->wake, NULL);
-    pthread_cond_init(&pool->done, NULL);
+    pthread_cond_init(&pool->finished, NULL);
+    atomic_init(&pool->word, 0);
+    atomic_init(&pool->done, 0);
+    atomic_init(&pool->busy, 0);
+    atomic_init(&pool->stop, 0);
     pool->size = 1;
     pthread_attr_t attr;
     int have_attr = pthread_attr_init(&attr) == 0;
@@ -121,12 +202,12 @@ al_status al_threadpool_new(int n_threads, al_threadpool **out, al_error *err) {
 void al_threadpool_free(al_threadpool *pool) {
     if (!pool) return;
     pthread_mutex_lock(&pool->mu);
-    pool->stop = 1;
+    atomic_store(&pool->stop, 1);
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->mu);
     for (int i = 0; i < pool->n_workers; i++) pthread_join(pool->workers[i], NULL);
     pthread_cond_destroy(&pool->wake);
-    pthread_cond_destroy(&pool->done);
+    pthread_cond_destroy(&pool->finished);
     pthread_mutex_destroy(&pool->mu);
     free(pool);
 }
@@ -138,37 +219,52 @@ void al_threadpool_split_all(al_threadpool *pool, int on) {
 }
 
 int al_threadpool_parts(const al_threadpool *pool, double work, double min_per_part) {
-    int size = al_threadpool_size(pool);
-    if (min_per_part <= 0 || (pool && pool->split_all)) return size;
+    const int size = al_threadpool_size(pool);
+    if (size == 1) return 1;
+    const int most = size * AL_TASKS_PER_THREAD;
+    if (min_per_part <= 0 || pool->split_all) return most;
     double fit = work / min_per_part;
     if (fit < 2.0) return 1;
-    return fit < size ? (int)fit : size;
+    return fit < most ? (int)fit : most;
+}
+
+static void run_inline(al_task_fn fn, void *arg, int n_tasks) {
+    for (int t = 0; t < n_tasks; t++) fn(arg, t, n_tasks, 0);
 }
 
 void al_threadpool_for(al_threadpool *pool, int n_tasks, al_task_fn fn, void *arg) {
     if (n_tasks <= 0) return;
-    int claimed = 0;
-    if (pool && pool->size > 1 && n_tasks > 1) {
-        pthread_mutex_lock(&pool->mu);
-        if (!pool->busy) {
-            pool->busy = 1;
-            claimed = 1;
-            pool->fn = fn;
-            pool->arg = arg;
-            pool->n_tasks = n_tasks;
-            pool->remaining = pool->n_workers;
-            pool->generation++;
-            pthread_cond_broadcast(&pool->wake);
-        }
-        pthread_mutex_unlock(&pool->mu);
-    }
-    if (!claimed) {
-        run_share(fn, arg, n_tasks, 0, 1);
+    int expected = 0;
+    if (!pool || pool->size == 1 || n_tasks == 1 ||
+        !atomic_compare_exchange_strong(&pool->busy, &expected, 1)) {
+        run_inline(fn, arg, n_tasks);
         return;
     }
-    run_share(fn, arg, n_tasks, 0, pool->size);
+    /* Publish: the slot first, then the word (release), which names the new generation from task 0. */
+    const uint32_t gen = generation_of(atomic_load_explicit(&pool->word, memory_order_relaxed)) + 1;
+    job *j = &pool->jobs[gen & 1];
+    j->fn = fn, j->arg = arg, j->n_tasks = n_tasks;
+    atomic_store_explicit(&pool->done, 0, memory_order_relaxed);
+    atomic_store_explicit(&pool->word, (uint64_t)gen << 32, memory_order_release);
     pthread_mutex_lock(&pool->mu);
-    while (pool->remaining > 0) pthread_cond_wait(&pool->done, &pool->mu);
-    pool->busy = 0;
+    if (pool->sleepers) pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->mu);
+
+    run_claimed(pool, gen, 0);
+
+    /* Join: the tasks other threads claimed may still run. */
+    const int64_t until = now_ns() + AL_POOL_SPIN_NS;
+    for (int spins = 0; atomic_load_explicit(&pool->done, memory_order_acquire) < n_tasks; spins++) {
+        cpu_relax();
+        if ((spins & 63) == 63 && now_ns() > until) {
+            pthread_mutex_lock(&pool->mu);
+            pool->caller_asleep = 1;
+            while (atomic_load_explicit(&pool->done, memory_order_acquire) < n_tasks)
+                pthread_cond_wait(&pool->finished, &pool->mu);
+            pool->caller_asleep = 0;
+            pthread_mutex_unlock(&pool->mu);
+            break;
+        }
+    }
+    atomic_store_explicit(&pool->busy, 0, memory_order_release);
 }

@@ -252,7 +252,6 @@ void al_fwd_attention(const al_model *m, int layer, const al_head_policy *polici
     /* per pair about 2 L^2 dh multiply-adds (Q K^T and P V) */
     int parts = al_threadpool_parts(s->pool, (double)j.n_pairs * 2.0 * L * L * dh, 1 << 17);
     if (parts > j.n_pairs) parts = j.n_pairs;
-    if (parts > s->n_threads) parts = s->n_threads; /* scratch exists for n_threads threads */
     al_threadpool_for(s->pool, parts, heads_task, &j);
     if (packed) al_rows_compact(s->ctx, row_bytes, s->row_of, n_rows);
 }
