@@ -6,21 +6,28 @@
 //                   average and zeros, in one sweep ("Pruning curve").
 // Both take the PAPA panel's settings (papa_request.js buildRequest: preset, examples, L, probe, ranking,
 // seeds, fractions), so one request rule serves both panels; the importance panel adds its task, the
-// measures' example count and k.
+// measures' example count and k. On a causal language model both read a corpus instead (docs/agreement.md and
+// docs/papa-op.md, "A causal language model"): the texts and the window as the language-model panel takes them
+// (lm_corpus.js, keys imp_src ... imp_L), the sweep scored by the model's next-token loss in bits per token
+// (lmCurveRequest), and the result keeps the sweep as that panel does (lm_need_request.js compactSweep).
 //   compactImportance(agree, curve)    the summary a link carries (state key imp_result): both digests and
 //                                      every number drawn (the curve's as papa_record.js keeps it)
 //   checkImportance(r)                 why a link's summary is refused, or null
 //   compareImportance(stored, a, c)    after a recompute: identical, or where the numbers differ (one
 //                                      comparison, result_link.js shows it as PAPA's)
 //   importanceProvenance(record, link) what every export carries (papa_record.js provenanceOf, plus the
-//                                      agreement's digest and configuration)
+//                                      agreement's digest and configuration; on a corpus the texts' names and
+//                                      hashes in place of the task)
+//   lmCurveRequest(v, model, texts)    the pruning curve on a causal language model's corpus
 //   curveSeries(curve)                 the two lines: constant heads in the lambda order, removed heads in
 //                                      the gradient order
 //   importanceCsv(agree, curve, prov)  per head every measure, then the correlations, the overlap, the curve
 import { BUILTIN_TASKS } from './engine_tables.js';
+import { corpusKeys } from './lm_corpus.js';
+import { checkSweep, compactSweep, compareSweep, fractionsField } from './lm_need_request.js';
 import { PAPA_KEYS, buildRequest, valuesOf } from './papa_request.js';
 import { checkResult, compactResult, compareResult, orderName, provenanceOf, seriesOf } from './papa_record.js';
-import { plainSettings } from './provenance.js';
+import { plainSettings, provenance } from './provenance.js';
 import { joinComparisons } from './result_link.js';
 
 export const IMPORTANCE_VERSION = 1;
@@ -45,14 +52,21 @@ export function checkImportance(r) {
     return 'least: the least important heads of each measure';
   }
   if (typeof r.finding !== 'string' || r.finding.length > 2000) return 'finding: a sentence';
-  const curve = checkResult(r.curve);
+  if (r.lm !== undefined && r.lm !== true) return 'lm: true (a language model\u2019s sweep) or absent';
+  if (r.lm && (!r.curve || typeof r.curve !== 'object' || Array.isArray(r.curve))) return 'curve: missing';
+  const curve = r.lm ? checkSweep(r.curve) : checkResult(r.curve);
   return curve ? `curve: ${curve}` : (r.curve ? null : 'curve: missing');
 }
 
+// Whether a papa reply is a language model's sweep on a corpus (scored in bits per token), not a task's probes.
+export const isCorpusSweep = (curve) => !!curve.hashes?.corpus;
+
 export function compactImportance(agree, curve) {
   const ids = agree.measures.map((m) => m.id);
+  const lm = isCorpusSweep(curve);
   return {
     v: IMPORTANCE_VERSION,
+    ...(lm ? { lm: true } : {}),
     digest: agree.digest,
     ids,
     grids: ids.map((id) => agree.grids[id]),
@@ -60,7 +74,7 @@ export function compactImportance(agree, curve) {
     k: agree.least.k,
     least: ids.map((id) => agree.least.heads[id]),
     finding: agree.finding,
-    curve: compactResult(curve),
+    curve: lm ? compactSweep(curve) : compactResult(curve),
   };
 }
 
@@ -91,6 +105,14 @@ export function compareImportance(stored, agree, curve) {
     }
   });
   const mine = { identical: !problems.length && !diffs.length, digest: { stored: stored.digest, now: now.digest }, problems, diffs };
+  if (!stored.lm !== !now.lm) {
+    problems.push(`the link\u2019s curve is ${stored.lm ? 'a language model\u2019s' : 'a task\u2019s'}, this one is not`);
+    return { ...mine, identical: false };
+  }
+  if (now.lm) {
+    const { problems: p, diffs: d } = compareSweep(stored.curve, now.curve);
+    return joinComparisons(mine, { identical: !p.length && !d.length, digest: { stored: stored.curve.digest, now: now.curve.digest }, problems: p, diffs: d });
+  }
   return joinComparisons(mine, compareResult(stored.curve, curve));
 }
 
@@ -104,11 +126,19 @@ export function curveRequest(state, modelId, jsonl) {
   return args;
 }
 
-// The head_agreement request: the curve's task fields and settings as head_importance takes them, plus
-// the measures' example count and k.
+// The pruning curve on a causal language model: the two texts and the window (lm_corpus.js corporaOf with the
+// keys imp_*), the curve's orders and constants, the fractions (the engine's when not given), no baselines.
+export function lmCurveRequest(v, model, texts) {
+  return { model, ...texts, L: v.imp_L, constants: CURVE.constants.split(','), orders: CURVE.orders.split(','),
+           ...fractionsField(v.imp_fractions), baselines: false };
+}
+
+// The head_agreement request: the curve's task (or corpus) fields and settings as head_importance takes them,
+// plus the measures' example count and k. On a corpus the gradient's windows stay the sweep's
+// (ranking.max_examples: docs/agreement.md), so its grid is the curve's gradient order.
 export function agreementRequest(curve, v) {
   const { constants, orders, fractions, seeds, baselines, mlm, ...rest } = curve;
-  return { ...rest, max_examples: v.imp_examples, least_k: v.imp_least_k };
+  return { ...rest, ...('corpus' in rest ? {} : { max_examples: v.imp_examples }), least_k: v.imp_least_k };
 }
 
 export const IMPORTANCE_KEYS = {
@@ -118,6 +148,10 @@ export const IMPORTANCE_KEYS = {
   imp_examples: { type: 'int', default: 1000, min: 1, max: 10000000 },
   imp_least_k: { type: 'int', default: 4, min: 1, max: 100000 },
   imp_result: { type: 'object', default: null, check: checkImportance },
+  // on a causal language model: the held-out text scored, the constants' text, the window L (lm_corpus.js, the
+  // language-model panel's choices and defaults) and the sweep's fractions ('' for the engine's)
+  ...corpusKeys('imp'),
+  imp_fractions: { type: 'string', default: '', maxLength: 200, pattern: /^[\d., eE+-]*$/ },
 };
 
 // The two lines drawn on the PAPA curve's axes (seriesOf's other pairs, crossed, stay in the table).
@@ -132,9 +166,25 @@ export function curveSeries(curve) {
 }
 
 export function importanceProvenance(record, link) {
+  if (isCorpusSweep(record.curve)) return lmProvenance(record, link);
   const p = provenanceOf({ ...record, reply: record.curve }, link);
   return { ...p, digest: record.reply.digest, curve_digest: record.curve.digest,
            agreement_configuration: plainSettings(record.reply.config ?? null) };
+}
+
+// A language model's run: the texts by name and content hash in place of the task.
+function lmProvenance(record, link) {
+  const r = record.curve;
+  return provenance({
+    engine: r.engine, link, made: record.finishedAt,
+    model: { name: record.modelLabel, ref: record.modelRef, content_hash: r.hashes.model, shape: r.shape },
+    corpus: { name: r.config.corpus_name, content_hash: r.hashes.corpus, constants_name: record.reply.config?.constants_corpus_name ?? null,
+              constants_content_hash: r.hashes.constants_corpus, score: r.score?.name ?? 'bits_per_token' },
+    configuration: plainSettings(r.config),
+    settings: record.settings ?? null,
+    digest: record.reply.digest, curve_digest: r.digest,
+    agreement_configuration: plainSettings(record.reply.config ?? null),
+  });
 }
 
 function csvField(v) {
@@ -148,7 +198,9 @@ export function importanceCsv(agree, curve, prov) {
   const lines = [
     `# attnlab head importance and agreement; engine ${prov.engine}; digest ${prov.digest}; pruning curve digest ${prov.curve_digest}`,
     `# model: ${prov.model?.name ?? ''} (content ${prov.model?.content_hash ?? ''})`,
-    `# task: ${prov.task?.id ?? ''} (${prov.task?.metric ?? ''}; content ${prov.task?.content_hash ?? ''})`,
+    prov.corpus ? `# held-out text: ${prov.corpus.name} (content ${prov.corpus.content_hash}); constants' text: ` +
+      `${prov.corpus.constants_name ?? ''} (content ${prov.corpus.constants_content_hash})`
+      : `# task: ${prov.task?.id ?? ''} (${prov.task?.metric ?? ''}; content ${prov.task?.content_hash ?? ''})`,
     `# finding: ${agree.finding}`,
     `# link: ${prov.link ?? '(none)'}`,
     '# heads: every measure per layer and head',
@@ -160,7 +212,8 @@ export function importanceCsv(agree, curve, prov) {
   ids.forEach((id, m) => lines.push(row([id, ...agree.spearman[m]])));
   lines.push(`# overlap of the ${agree.least.k} least important heads`, row(['measure', ...ids]));
   ids.forEach((id, m) => lines.push(row([id, ...agree.least.overlap[m]])));
-  lines.push('# pruning curve and PAPA curve (mean score over the seeds, 95% interval)', row(['order', 'constant', 'fraction_kept', 'mean', 'ci95']));
+  lines.push(prov.corpus ? '# pruning curve and PAPA curve (bits per token over the held-out documents, lower is better; 95% interval)'
+    : '# pruning curve and PAPA curve (mean score over the seeds, 95% interval)', row(['order', 'constant', 'fraction_kept', 'mean', 'ci95']));
   for (const s of seriesOf(curve, 'score')) for (const p of s.points) lines.push(row([orderName(s.order), s.constant, p.x, p.y, p.hi - p.y]));
   return `${lines.join('\n')}\n`;
 }

@@ -44,7 +44,8 @@ export function layersSeries(layers, NL) {
   return { label: 'whole attention blocks dropped (most redundant first)', points: layers.dropped.map((d) => pplPoint(1 - d.n_dropped / NL, d.summary)) };
 }
 
-export function papaTable(papa) {
+// id: the table's (the importance panel draws it on a decoder too).
+export function papaTable(papa, id = 'need-papa-table') {
   const nHeads = papa.shape.n_layers * papa.shape.n_heads;
   const rows = papa.configs.map((c, i) => {
     const s = papa.summary[i];
@@ -53,7 +54,7 @@ export function papaTable(papa) {
   });
   return table(`Every configuration on ${papa.config.corpus_name} (${papa.summary[0].n} documents, ${papa.summary[0].tokens} tokens): ` +
                'bits per token and perplexity, lower is better', ['configuration', 'bits per token (mean \u00b1 95%)', 'perplexity',
-               'perplexity 95%', 'rise of the loss', 'full minus this, per document (bits \u00b1 95%)'], rows, 'need-papa-table');
+               'perplexity 95%', 'rise of the loss', 'full minus this, per document (bits \u00b1 95%)'], rows, id);
 }
 
 export function layersTable(layers, layerConstantKind) {

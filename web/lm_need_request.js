@@ -2,16 +2,15 @@
 // (docs/decoder-page.md) and the four requests one run makes: "papa" on a corpus (docs/papa-op.md, "A causal
 // language model"), "layers" and "streaming" (docs/decoders.md) and "head_roles" (docs/measures.md); the result's
 // summary a link carries and its comparison with a recompute. No DOM access: node tests import this module.
-import { CONSTANT_KINDS, HEAD_ORDERS, RequestError, listOf, parseNumbers, parseWords } from './papa_request.js';
+import { corpusKeys } from './lm_corpus.js';
+import { CONSTANT_KINDS, HEAD_ORDERS, listOf, parseNumbers, parseWords } from './papa_request.js';
 
-// The built-in texts: the held-out split and the training split of the page's data (build/data, served as /data/:
-// one sentence a line), cut into documents of this many lines, as docs/papa.md's first look does; the held-out text
-// is scored, the training text averaged into the constants (attnlab never splits one text into both).
-export const LINES_PER_DOCUMENT = 10;
-export const BUILTIN_TEXTS = { heldout: 'heldout.txt', train: 'train.txt' };
+// The texts (lm_corpus.js: the importance panel on a decoder reads them by the same rule), as this module gave them.
+export { BUILTIN_TEXTS, LINES_PER_DOCUMENT, builtinCorpus, corporaOf } from './lm_corpus.js';
 
-// Why a stored result (the link's need_result) is refused, or null: its form only; the numbers are compared.
-function checkResult(r) {
+// Why a stored result (the link's need_result, or the sweep in the importance panel's imp_result) is refused, or
+// null: its form only; the numbers are compared.
+export function checkSweep(r) {
   if (r.v !== 1) return 'unknown version';
   if (typeof r.digest !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(r.digest)) return 'no digest';
   for (const k of ['labels', 'bits', 'ci95']) if (!Array.isArray(r[k])) return `no ${k}`;
@@ -19,13 +18,7 @@ function checkResult(r) {
 }
 
 export const NEED_KEYS = {
-  need_src: { type: 'enum', default: 'heldout', values: ['heldout', 'text'] },
-  need_docs: { type: 'int', default: 40, min: 2, max: 1000 },
-  need_text: { type: 'text', default: '', maxLength: 1 << 19 },
-  need_csrc: { type: 'enum', default: 'train', values: ['train', 'text'] },
-  need_cdocs: { type: 'int', default: 100, min: 1, max: 5000 },
-  need_ctext: { type: 'text', default: '', maxLength: 1 << 19 },
-  need_L: { type: 'int', default: 64, min: 2, max: 4096 },
+  ...corpusKeys('need'), // the two texts and the window L (lm_corpus.js)
   need_constants: { type: 'string', default: 'average,uniform', maxLength: 200, get pattern() { return listOf(CONSTANT_KINDS); } },
   need_orders: { type: 'string', default: 'lambda,gradient,random,first_to_last,last_to_first', maxLength: 200, get pattern() { return listOf(HEAD_ORDERS); } },
   need_fractions: { type: 'string', default: '', maxLength: 200, pattern: /^[\d., eE+-]*$/ },
@@ -33,50 +26,15 @@ export const NEED_KEYS = {
   need_sinks: { type: 'int', default: 4, min: 0, max: 1 << 20 },
   need_seqs: { type: 'int', default: 16, min: 1, max: 512 },
   need_seed: { type: 'int', default: 0, min: 0, max: 2147483647 },
-  need_result: { type: 'object', default: null, check: checkResult },
+  need_result: { type: 'object', default: null, check: checkSweep },
   // what the results show: all four measures, or the head roles beside PAPA's orders with what they say (the stored
   // head-roles example, web/lm_examples.js)
   need_view: { type: 'enum', default: 'all', values: ['all', 'roles'] },
 };
 
-// The first `docs` documents of a built-in text: read from the start of /data/<file> only as far as they reach (the
-// training text is tens of megabytes), each LINES_PER_DOCUMENT lines, documents separated by a blank line. get: the
-// fetch to read with (scripts/make_examples.mjs reads build/data through its own).
-export async function builtinCorpus(which, docs, signal, base = 'data/', get = fetch) {
-  const file = BUILTIN_TEXTS[which];
-  const res = await get(`${base}${file}`, { signal });
-  if (!res.ok) throw new RequestError(`the built-in text ${file} could not be read (HTTP ${res.status})`);
-  const want = docs * LINES_PER_DOCUMENT;
-  const reader = res.body.getReader();
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  let text = '';
-  let lines = [];
-  for (;;) {
-    const { value, done } = await reader.read();
-    text += decoder.decode(value ?? new Uint8Array(), { stream: !done });
-    lines = text.split('\n');
-    if (done || lines.length > want) break;
-  }
-  reader.cancel().catch(() => {});
-  lines = lines.slice(0, want).filter((l) => l.trim() !== '');
-  const out = [];
-  for (let i = 0; i < lines.length; i += LINES_PER_DOCUMENT) out.push(lines.slice(i, i + LINES_PER_DOCUMENT).join('\n'));
-  return { text: out.join('\n\n'), name: `${file} (first ${out.length} documents of ${LINES_PER_DOCUMENT} lines)` };
-}
-
-// The held-out text and the constants' text a run scores and averages: {corpus, corpus_name, constants_corpus,
-// constants_corpus_name}.
-export async function corporaOf(v, signal, base, get = fetch) {
-  const one = async (src, docs, own, what, which) => {
-    if (src === 'text') {
-      if (!own.trim()) throw new RequestError(`${what}: paste a text or choose a file (documents separated by blank lines, or JSONL lines with "text")`);
-      return { text: own, name: `${what === 'Held-out text' ? 'your held-out' : 'your constants\u2019'} text` };
-    }
-    return builtinCorpus(which, docs, signal, base, get);
-  };
-  const held = await one(v.need_src, v.need_docs, v.need_text ?? '', 'Held-out text', 'heldout');
-  const cons = await one(v.need_csrc, v.need_cdocs, v.need_ctext ?? '', 'Constants\u2019 text', 'train');
-  return { corpus: held.text, corpus_name: held.name, constants_corpus: cons.text, constants_corpus_name: cons.name };
+// The sweep's fractions from a control's text: {fractions} when given, {} for the engine's default.
+export function fractionsField(text) {
+  return String(text).trim() ? { fractions: parseNumbers(text, 'Fractions kept', { min: 0, max: 1 }) } : {};
 }
 
 // The four requests of a run (the model's id in the worker, the texts from corporaOf).
@@ -88,7 +46,7 @@ export function needRequests(v, model, texts) {
     orders: parseWords(v.need_orders, 'Head orders', HEAD_ORDERS),
     outputs: ['constants'],
   };
-  if (String(v.need_fractions).trim()) papa.fractions = parseNumbers(v.need_fractions, 'Fractions kept', { min: 0, max: 1 });
+  Object.assign(papa, fractionsField(v.need_fractions));
   return {
     papa,
     layers: { model, corpus: texts.corpus, corpus_name: texts.corpus_name },
@@ -114,12 +72,20 @@ export function layerConstants(papaTensor, shape, window) {
 
 const bitsOf = (run) => run.summary.bits_per_token;
 
+// The sweep's part of a link's summary (the importance panel on a decoder keeps it alone): its digest, hashes, and
+// every configuration's bits per token and interval.
+export function compactSweep(papa) {
+  return {
+    v: 1, digest: papa.digest, engine: papa.engine, hashes: papa.hashes, shape: papa.shape,
+    labels: papa.configs.map((c) => c.label), bits: papa.summary.map((s) => s.mean), ci95: papa.summary.map((s) => s.ci95),
+  };
+}
+
 // The summary a link carries (state key need_result): every number the panel draws that a recompute must equal.
 export function compactNeed(rec) {
   const { papa, layers, streaming, roles } = rec;
   return {
-    v: 1, digest: papa.digest, engine: papa.engine, hashes: papa.hashes, shape: papa.shape,
-    labels: papa.configs.map((c) => c.label), bits: papa.summary.map((s) => s.mean), ci95: papa.summary.map((s) => s.ci95),
+    ...compactSweep(papa),
     layers: layers ? { order: layers.order, dropped: layers.dropped.map(bitsOf), alone: (layers.alone ?? []).map(bitsOf),
                        constant: (layers.constant ?? []).map(bitsOf) } : null,
     streaming: streaming ? { window: streaming.window, sinks: streaming.sinks,
@@ -128,8 +94,9 @@ export function compactNeed(rec) {
   };
 }
 
-// {identical, digest, problems, diffs} as result_link.js's showVerdict reads it.
-export function compareNeed(stored, now) {
+// The sweep's part of a comparison (stored and now: compactSweep's fields): {problems, diffs, same(what, a, b)}, the
+// last to compare more.
+export function compareSweep(stored, now) {
   const problems = [];
   const diffs = [];
   if (stored.hashes?.model !== now.hashes?.model) problems.push('the model differs (content hash)');
@@ -148,6 +115,12 @@ export function compareNeed(stored, now) {
     if (stored.bits[i] !== now.bits[j]) diffs.push({ what: `${label}: bits per token`, stored: stored.bits[i], now: now.bits[j] });
     if (stored.ci95[i] !== now.ci95[j]) diffs.push({ what: `${label}: 95% interval`, stored: stored.ci95[i], now: now.ci95[j] });
   });
+  return { problems, diffs, same };
+}
+
+// {identical, digest, problems, diffs} as result_link.js's showVerdict reads it.
+export function compareNeed(stored, now) {
+  const { problems, diffs, same } = compareSweep(stored, now);
   for (const k of ['order', 'dropped', 'alone', 'constant']) same(`layers: ${k}`, stored.layers?.[k], now.layers?.[k]);
   same('streaming', stored.streaming, now.streaming);
   if (stored.roles !== now.roles) diffs.push({ what: 'head roles digest', stored: stored.roles, now: now.roles });

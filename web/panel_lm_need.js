@@ -10,7 +10,9 @@
 // at once, marked stored, with "Verify by recomputing".
 import { mountComputePanel } from './compute_panel.js';
 import { $, el, show } from './dom.js';
+import { attachTextFiles } from './corpus_files.js';
 import { isCausal } from './decoder_text.js';
+import { corpusControls, lmSweepFraction } from './lm_corpus.js';
 import {
   fractionChart, headList, layersSeries, layersTable, orderRolesTable, papaTable, perplexitySeries, roleEntries, roleGrid, rolesInputs,
   rolesTable, streamingSeries, streamingTable,
@@ -29,20 +31,8 @@ import { setState, state } from './state.js';
 const SHARES = [['papa', 0.6], ['layers', 0.2], ['streaming', 0.1], ['head_roles', 0.1]];
 const STAGE_WORDS = { constants: 'averaging the constants', importance: 'gradient head importance', lm: 'scoring the held-out text' };
 
-const textIs = (key) => (v) => v[key] === 'text';
 const controls = [
-  { kind: 'select', key: 'need_src', id: 'need-src', label: 'Held-out text (scored)', row: 'held',
-    options: [['heldout', 'the built-in held-out split'], ['text', 'your text or file']] },
-  { kind: 'number', key: 'need_docs', id: 'need-docs', label: 'Documents (10 lines each)', row: 'held', showIf: (v) => v.need_src === 'heldout',
-    attrs: { min: 2, max: 1000, step: 1, size: 5 } },
-  { kind: 'textarea', key: 'need_text', id: 'need-text', showIf: textIs('need_src'),
-    attrs: { rows: 3, 'aria-label': 'your held-out text: documents separated by blank lines, or JSONL lines with "text"' } },
-  { kind: 'select', key: 'need_csrc', id: 'need-csrc', label: 'Constants\u2019 text (averaged)', row: 'cons',
-    options: [['train', 'the built-in training split'], ['text', 'your text or file']] },
-  { kind: 'number', key: 'need_cdocs', id: 'need-cdocs', label: 'Documents (10 lines each)', row: 'cons', showIf: (v) => v.need_csrc === 'train',
-    attrs: { min: 1, max: 5000, step: 1, size: 5 } },
-  { kind: 'textarea', key: 'need_ctext', id: 'need-ctext', showIf: textIs('need_csrc'),
-    attrs: { rows: 3, 'aria-label': 'your constants\u2019 text: documents separated by blank lines, or JSONL lines with "text"' } },
+  ...corpusControls('need'), // the held-out text and the constants' text (lm_corpus.js)
   { kind: 'number', key: 'need_L', id: 'need-L', label: 'Window L (tokens)', row: 'papa', attrs: { min: 2, step: 1, size: 5 } },
   { kind: 'text', key: 'need_constants', id: 'need-constants', label: 'Constant matrices', row: 'papa', attrs: { size: 22 } },
   { kind: 'text', key: 'need_orders', id: 'need-orders', label: 'Head orders', row: 'papa', attrs: { size: 34 } },
@@ -75,13 +65,6 @@ function storedRecord(record, entry) {
     stored: { file: `examples/${entry.file}`, made_by: record.made.by, threads: record.made.threads, cpu_seconds: record.made.cpu_seconds,
               wall_seconds: record.made.wall_seconds, entry },
   };
-}
-
-// The sweep's reports ({stage, fraction, config, n_configs}) as one fraction of the sweep.
-function sweepFraction(p) {
-  if (p.stage === 'sweep' && p.n_configs) return p.config / p.n_configs;
-  if (p.stage === 'lm' && p.n_configs && p.config > 0) return (p.config - 1 + p.fraction) / p.n_configs;
-  return 0;
 }
 
 // Every figure and table of the four measures.
@@ -204,7 +187,7 @@ function mount(ctx) {
             return r;
           };
           const share = Object.fromEntries(SHARES);
-          const papa = await part('papa', reqs.papa, share.papa, 'Heads made constant', sweepFraction);
+          const papa = await part('papa', reqs.papa, share.papa, 'Heads made constant', lmSweepFraction);
           const window = layersWindow(c.models.info?.());
           meta.layerConstants = null;
           const layersArgs = { ...reqs.layers };
@@ -307,20 +290,7 @@ function mount(ctx) {
   describeStored();
 
   // A text or JSONL file goes into the text box (and so into the link, which carries it compressed).
-  for (const [key, id] of [['need_text', 'need-text'], ['need_ctext', 'need-ctext']]) {
-    const box = $(id);
-    const file = el('input', { id: `${id}-file`, type: 'file', accept: '.txt,.jsonl,.json,text/plain', 'aria-label': `${box.getAttribute('aria-label')} (file)` });
-    file.addEventListener('change', async () => {
-      const f = file.files?.[0];
-      if (!f) return;
-      setState({ [key]: await f.text(), ...(state.need_result ? { need_result: null } : {}) });
-      api.controls.restore();
-    });
-    box.after(file);
-    const sync = () => { file.hidden = box.hidden; };
-    new MutationObserver(sync).observe(box, { attributes: true, attributeFilter: ['hidden'] });
-    sync();
-  }
+  attachTextFiles(api, 'need', () => (state.need_result ? { need_result: null } : {}));
 
   const refresh = api.refresh;
   api.refresh = () => {

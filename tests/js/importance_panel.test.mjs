@@ -8,7 +8,8 @@ import test from 'node:test';
 
 import '../../web/panel_list.js';
 import {
-  agreementRequest, checkImportance, compactImportance, compareImportance, curveRequest, curveSeries, importanceCsv,
+  agreementRequest, checkImportance, compactImportance, compareImportance, curveRequest, curveSeries, importanceCsv, importanceProvenance,
+  isCorpusSweep, lmCurveRequest,
 } from '../../web/importance_record.js';
 import { valuesOf } from '../../web/papa_request.js';
 import { viewScale } from '../../web/scales.js';
@@ -91,4 +92,59 @@ test('a link\u2019s importance result: checked, compared number by number, two l
   assert.match(csv, /^# attnlab head importance and agreement; engine 0\.1\.0; digest sha256:a{64}; pruning curve digest sha256:b{64}\n/);
   assert.match(csv, /\nlayer,head,lambda,entropy\n0,0,0.1,1.2\n0,1,0.9,0.3\n/);
   assert.match(csv, /\nentropy,-0.8,1\n/);
+});
+
+// A causal language model's reply (docs/agreement.md and docs/papa-op.md, "A causal language model"): texts, not a task.
+const LM_HASHES = { model: hash('c'), corpus: hash('e'), constants_corpus: hash('f') };
+const LM_AGREE = { ...AGREE, hashes: LM_HASHES, config: { corpus_name: 'h', constants_corpus_name: 't', L: 64 }, n_examples: 12, n_validation: 8 };
+const LM_CURVE = {
+  digest: hash('b'), engine: '0.2.0', hashes: LM_HASHES, score: { name: 'bits_per_token', direction: 'lower is better' },
+  shape: { n_layers: 2, n_heads: 2 }, lambdas: [[0.1, 0.9], [0.5, 0.4]],
+  config: { corpus_name: 'h', L: 64, orders: ['lambda', 'gradient'], constants: ['average', 'zeros'] },
+  configs: CURVE.configs, summary: [{ mean: 7.1, ci95: 0.2 }, { mean: 7.3, ci95: 0.2 }, { mean: 9, ci95: 0.4 }],
+  runs: [{ config: 0, seed_index: 0, score: 7.1 }, { config: 1, seed_index: 0, score: 7.3 }, { config: 2, seed_index: 0, score: 9 }],
+};
+
+test('on a causal language model: the corpus fields in both requests, the sweep kept as the language-model panel keeps it', () => {
+  const texts = { corpus: 'a\n\nb', corpus_name: 'h', constants_corpus: 'c', constants_corpus_name: 't' };
+  const v = { imp_L: 32, imp_fractions: '1,0.5,0', imp_examples: 40, imp_least_k: 3 };
+  const curve = lmCurveRequest(v, 'm', texts);
+  assert.deepEqual(curve, { model: 'm', ...texts, L: 32, constants: ['average', 'zeros'], orders: ['lambda', 'gradient'], fractions: [1, 0.5, 0],
+                            baselines: false });
+  assert.equal(lmCurveRequest({ ...v, imp_fractions: '' }, 'm', texts).fractions, undefined, 'the engine\u2019s fractions');
+  // the measures on the same texts and window; the gradient's windows stay the sweep's (no max_examples)
+  assert.deepEqual(agreementRequest(curve, v), { model: 'm', ...texts, L: 32, least_k: 3 });
+  assert.equal(isCorpusSweep(LM_CURVE), true);
+  assert.equal(isCorpusSweep(CURVE), false);
+  // the link's summary: lm, the grids as for a task, the sweep's bits per token and intervals
+  const stored = compactImportance(LM_AGREE, LM_CURVE);
+  assert.equal(stored.lm, true);
+  assert.deepEqual(stored.curve, { v: 1, digest: LM_CURVE.digest, engine: '0.2.0', hashes: LM_HASHES, shape: LM_CURVE.shape,
+                                   labels: ['full', 'average k=2 lambda', 'zeros k=2 gradient'], bits: [7.1, 7.3, 9], ci95: [0.2, 0.2, 0.4] });
+  assert.equal(compactImportance(AGREE, CURVE).lm, undefined, 'a task\u2019s summary is as it was');
+  assert.equal(checkImportance(JSON.parse(JSON.stringify(stored))), null);
+  assert.match(checkImportance({ ...stored, lm: 1 }), /^lm:/);
+  assert.match(checkImportance({ ...stored, curve: { ...stored.curve, bits: null } }), /^curve: no bits/);
+  assert.match(checkImportance({ ...stored, curve: null }), /^curve: missing/);
+  assert.equal(compareImportance(stored, LM_AGREE, LM_CURVE).identical, true);
+  const changed = JSON.parse(JSON.stringify(stored));
+  changed.grids[0][0][1] = 0.8;
+  changed.curve.bits[2] = 9.01;
+  const cmp = compareImportance(changed, LM_AGREE, LM_CURVE);
+  assert.equal(cmp.identical, false);
+  assert.deepEqual(cmp.diffs.map((d) => d.what), ['lambda of layer 0 head 1', 'zeros k=2 gradient: bits per token']);
+  assert.deepEqual(compareImportance(compactImportance(AGREE, CURVE), LM_AGREE, LM_CURVE).problems.slice(-1),
+                   ['the link\u2019s curve is a task\u2019s, this one is not']);
+  // the two lines in bits per token with the 95% bands
+  assert.deepEqual(curveSeries(LM_CURVE).map((s) => [s.order, s.constant, s.points.map((p) => [p.y, p.lo, p.hi])]),
+                   [['lambda', 'average', [[7.1, 7.1 - 0.2, 7.1 + 0.2], [7.3, 7.3 - 0.2, 7.3 + 0.2]]],
+                    ['gradient', 'zeros', [[7.1, 7.1 - 0.2, 7.1 + 0.2], [9, 9 - 0.4, 9 + 0.4]]]]);
+  // provenance and CSV: the texts by name and hash in place of the task
+  const prov = importanceProvenance({ reply: LM_AGREE, curve: LM_CURVE, modelLabel: 'mini', modelRef: 'x', finishedAt: 'now' }, 'http://x/#v1.y');
+  assert.deepEqual(prov.corpus, { name: 'h', content_hash: hash('e'), constants_name: 't', constants_content_hash: hash('f'), score: 'bits_per_token' });
+  assert.deepEqual([prov.digest, prov.curve_digest, prov.model.content_hash, prov.task], [AGREE.digest, LM_CURVE.digest, hash('c'), undefined]);
+  const csv = importanceCsv(LM_AGREE, LM_CURVE, prov);
+  assert.match(csv, /\n# held-out text: h \(content sha256:e{64}\); constants' text: t \(content sha256:f{64}\)\n/);
+  assert.match(csv, /\n# pruning curve and PAPA curve \(bits per token over the held-out documents, lower is better; 95% interval\)\n/);
+  assert.match(csv, /\ngradient-importance order,zeros,0\.5,9,0\.4\d*\n/);
 });

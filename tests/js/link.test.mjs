@@ -86,12 +86,19 @@ function gen(seed) {
     gen_result: () => (r() < 0.3 ? null : { v: 1, prompt: [int(0, 7999), int(0, 7999)], ids: [int(0, 7999), int(0, 7999)], p: [r(), r()] }),
     // the importance panel's keys (web/importance_record.js)
     imp_task: () => pick(['pos', 'agreement', 'order']),
-    imp_result: () => (r() < 0.3 ? null : {
+    imp_result: () => (r() < 0.3 ? null : r() < 0.5 ? {
       v: 1, digest: `sha256:${hex64()}`, ids: ['lambda', 'gradient'], grids: [[[r(), r()]], [[r(), null]]], spearman: [[1, r()], [r(), 1]],
       k: 1, least: [[[0, 1]], [[0, 0]]], finding: str(80),
       curve: { v: 1, digest: `sha256:${hex64()}`, engine: '0.1.0', model: `sha256:${hex64()}`, task: `sha256:${hex64()}`,
                metric: 'token_accuracy', labels: ['full'], mean: [r()], ci95: [r()], mlm: [null], runs: [[r()]], lambdas: [] },
+    } : {
+      // on a causal language model: the sweep kept as the language-model panel keeps it
+      v: 1, lm: true, digest: `sha256:${hex64()}`, ids: ['lambda', 'sink_mass'], grids: [[[r(), r()]], [[r(), null]]], spearman: [[1, r()], [r(), 1]],
+      k: 1, least: [[[0, 1]], [[0, 0]]], finding: str(80),
+      curve: { v: 1, digest: `sha256:${hex64()}`, engine: '0.2.0', hashes: { model: `sha256:${hex64()}`, corpus: `sha256:${hex64()}` },
+               shape: { n_layers: 1, n_heads: 2 }, labels: ['full', 'zeros all'], bits: [r() * 10, r() * 10], ci95: [r(), r()] },
     }),
+    imp_fractions: () => pick(['', '1,0.5,0', '0.25']),
     // the language-model panel's keys (web/lm_need_request.js)
     need_constants: () => pick(['average', 'average,uniform', 'previous,first,first_uniform']),
     need_orders: () => pick(['random', 'first_to_last,gradient', 'lambda,random']),
