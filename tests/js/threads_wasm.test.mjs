@@ -1,5 +1,5 @@
 // threads_wasm.test.mjs: the same numbers on any thread count across builds (docs/threads.md). The
-// threaded WASM module (attnlab_wasm_mt, Emscripten pthreads) at 1, 2 and 3 threads, the plain module
+// threaded WASM module (attnlab_wasm_mt, Emscripten pthreads) at 1, 2, 3, 4 and 8 threads, the plain module
 // (no threads) and the native CLI at 1 and 2 threads (--threads) run the same requests on the default
 // model: every tensor bit for bit (natively on each kernel path the CPU has: x86-avx2 and x86-sse), and
 // a PAPA sweep's digest.
@@ -25,6 +25,8 @@ const missing = !existsSync(path.join(wasmDir, 'attnlab_wasm_mt.js')) ? `no thre
   : !existsSync(path.join(wasmDir, 'attnlab_wasm.js')) ? `no WASM build in ${wasmDir}`
   : !existsSync(cli) ? `no native CLI at ${cli}` : null;
 
+// 4 and 8 threads run on any machine (a laptop's core counts; here more threads than cores): the same bits
+const MT_THREADS = [1, 2, 3, 4, 8];
 const apis = {}; // label -> api
 let work;
 
@@ -34,7 +36,7 @@ before(async () => {
   const files = {};
   for (const name of readdirSync(modelDir)) files[name] = new Uint8Array(readFileSync(path.join(modelDir, name)));
   apis.plain = await loadNode(wasmDir);
-  for (const threads of [1, 2, 3]) apis[`mt${threads}`] = await loadNode(wasmDir, {}, { threaded: true, threads });
+  for (const threads of MT_THREADS) apis[`mt${threads}`] = await loadNode(wasmDir, {}, { threaded: true, threads });
   for (const api of Object.values(apis)) api.addModel('mini', files);
 });
 
@@ -80,7 +82,7 @@ function sameBits(label, a, b) {
 
 test('the threaded module reports its threads; the plain one has one', { skip: missing ?? false }, () => {
   assert.equal(apis.plain.threads, 1);
-  for (const threads of [1, 2, 3]) {
+  for (const threads of MT_THREADS) {
     assert.equal(apis[`mt${threads}`].threads, threads);
     assert.equal(apis[`mt${threads}`].run({ op: 'version' }).reply.threads, threads);
   }
@@ -97,7 +99,7 @@ test('attention, hidden states and values: bit-identical on every build and thre
   const ref = apis.plain.run(request);
   assert.equal(ref.status, 0, JSON.stringify(ref.reply.error ?? ''));
   assert.ok(ref.tensors.attentions.shape[3] > 100, 'a long enough input to split the work');
-  for (const label of ['mt1', 'mt2', 'mt3']) {
+  for (const label of MT_THREADS.map((n) => `mt${n}`)) {
     const r = apis[label].run(request);
     assert.equal(r.status, 0, JSON.stringify(r.reply.error ?? ''));
     sameBits(`plain vs ${label}`, ref.tensors, r.tensors);
@@ -114,7 +116,7 @@ test('attention, hidden states and values: bit-identical on every build and thre
   }
 });
 
-test('a PAPA sweep: the same digest on 1 and 3 WASM threads and natively on 2', { skip: missing ?? (existsSync(posTask) ? false : 'no built-in tasks') }, () => {
+test('a PAPA sweep: the same digest on 1, 3 and 8 WASM threads and natively on 2', { skip: missing ?? (existsSync(posTask) ? false : 'no built-in tasks') }, () => {
   const request = {
     op: 'papa', model: 'mini', task: 'pos', task_jsonl: readFileSync(posTask, 'utf8'),
     max_train: 64, max_validation: 24, L: 32, seeds: [1, 2, 3], fractions: [1, 0.5, 0],
@@ -124,6 +126,7 @@ test('a PAPA sweep: the same digest on 1 and 3 WASM threads and natively on 2', 
   assert.equal(one.status, 0, JSON.stringify(one.reply.error ?? ''));
   const three = apis.mt3.run(request);
   assert.equal(three.reply.digest, one.reply.digest);
+  assert.equal(apis.mt8.run(request).reply.digest, one.reply.digest, '8 threads (more than this machine may have cores)');
   const native = runNative(request, 2);
   assert.equal(native.reply.digest, one.reply.digest);
   console.log(`papa digest on WASM 1 and 3 threads and native 2 threads: ${one.reply.digest}`);
