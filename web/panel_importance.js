@@ -90,17 +90,23 @@ async function lmRequest(v, m, job) {
       });
       j.check();
       meta.curve = result.reply;
-      const stages = [];
-      let done = 0;
       const a = await j.request('head_agreement', agree, {
-        onProgress: (p) => {
-          if (!stages.includes(p.stage)) stages.push(p.stage);
-          done = Math.max(done, Math.min(1, (stages.indexOf(p.stage) + p.fraction) / Math.max(4, stages.length)));
-          report(LM_CURVE_SHARE + (1 - LM_CURVE_SHARE) * done, `Measures: ${p.stage} ${Math.round(p.fraction * 100)}%`);
-        },
+        onProgress: agreementProgress((f, text) => report(LM_CURVE_SHARE + (1 - LM_CURVE_SHARE) * f, text)),
       });
       return a;
     },
+  };
+}
+
+// head_agreement's progress: its stages (constants, ranking, statistics, gradients ...) each report 0 to 1; one
+// fraction of the whole that never goes back, passed to report(fraction, text).
+function agreementProgress(report) {
+  const stages = [];
+  let done = 0;
+  return (p) => {
+    if (!stages.includes(p.stage)) stages.push(p.stage);
+    done = Math.max(done, Math.min(1, (stages.indexOf(p.stage) + p.fraction) / Math.max(4, stages.length)));
+    report(done, `Measures: ${p.stage} ${Math.round(p.fraction * 100)}%`);
   };
 }
 
@@ -148,15 +154,8 @@ function mount(ctx) {
         op: 'head_agreement', args: agree, running: 'Measuring the heads', meta,
         run: async (j) => {
           const report = (f, text) => j.report(f, text, 'importance');
-          // the op's stages (constants, ranking, statistics, gradients ...) each report 0 to 1: one bar that never goes back
-          const stages = [];
-          let done = 0;
           const a = await j.request('head_agreement', agree, {
-            onProgress: (p) => {
-              if (!stages.includes(p.stage)) stages.push(p.stage);
-              done = Math.max(done, Math.min(1, (stages.indexOf(p.stage) + p.fraction) / Math.max(4, stages.length)));
-              report(AGREEMENT_SHARE * done, `Measures: ${p.stage} ${Math.round(p.fraction * 100)}%`);
-            },
+            onProgress: agreementProgress((f, text) => report(AGREEMENT_SHARE * f, text)),
           });
           j.check();
           const sweep = new SweepProgress(); // the engine's reports count the configurations
