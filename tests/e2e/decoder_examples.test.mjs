@@ -6,13 +6,13 @@
 //     its tables as long as the stored replies';
 //   - the head roles open at once with the teaching story, sentence for sentence web/roles_story.js's on the stored
 //     replies, beside PAPA's orders, and none of the other measures' figures.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { embeddedModelOnly, launchChromium, linkUrl, modelReady, openUrl, root, skipReason, startServer } from './helpers.mjs';
+import { linkUrl, modelReady, openUrl, root, skipReason } from './helpers.mjs';
+import { pageSuite } from './page_suite.mjs';
 import { rolesStory } from '../../web/roles_story.js';
 
 const MODEL = 'attnlab-mini-gpt';
@@ -26,18 +26,7 @@ let work;
 let server;
 let browser;
 
-before(async () => {
-  if (skip) return;
-  work = mkdtempSync(path.join(tmpdir(), 'attnlab-decoder-examples-'));
-  server = await startServer({ AL_MODELS_DIR: embeddedModelOnly(work, MODEL) });
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  server?.child.kill();
-  if (work) rmSync(work, { recursive: true, force: true });
-});
+pageSuite({ skip, name: 'decoder-examples', model: MODEL }, (h) => ({ work, server, browser } = h));
 
 // the figures drawn (a table's figure has no name)
 const figureNames = (p) => p.$$eval('#need-results figure[data-name]', (fs) => fs.map((f) => f.dataset.name));

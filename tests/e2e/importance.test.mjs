@@ -8,13 +8,13 @@
 //     overlap, the finding, the pruning curve on the PAPA curve's axes; JSON, CSV and PNG exports carry
 //     provenance; its link reopens on the result and verifies it; cancel stops a run and the page keeps
 //     working; the panel and its figures fit 390 px.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { embeddedModelOnly, launchChromium, linkUrl, modelReady, openUrl, root, runText, setControls, showView, skipReason, startServer, waitIdle } from './helpers.mjs';
+import { linkUrl, modelReady, openUrl, root, runText, setControls, showView, skipReason, waitIdle } from './helpers.mjs';
+import { pageSuite } from './page_suite.mjs';
 
 const skip = skipReason || (!existsSync(path.join(root, 'build/data/tasks/pos.jsonl')) ? 'no built-in tasks (build/data/tasks)' : false);
 const shots = process.env.AL_SCREENSHOTS ?? null; // a folder for screenshots, when given
@@ -28,18 +28,7 @@ let server;
 let browser;
 const shared = {};
 
-before(async () => {
-  if (skip) return;
-  work = mkdtempSync(path.join(tmpdir(), 'attnlab-importance-e2e-'));
-  server = await startServer({ AL_MODELS_DIR: embeddedModelOnly(work, 'attnlab-mini-bert') });
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  server?.child.kill();
-  if (work) rmSync(work, { recursive: true, force: true });
-});
+pageSuite({ skip, name: 'importance-e2e', model: 'attnlab-mini-bert' }, (h) => ({ work, server, browser } = h));
 
 // After a need's setting changed: its new data drawn.
 async function needSettled(p, prev) {

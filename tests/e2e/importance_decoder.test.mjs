@@ -8,13 +8,13 @@
 // finding are the engine's reply, the pruning curve is bits per token with 95% bands from the sweep's reply, the JSON,
 // CSV and PNG exports carry provenance with the texts' hashes, the link reopens on the result and says "reproduced:
 // identical", and Cancel stops a run.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { embeddedModelOnly, launchChromium, linkUrl, modelReady, openUrl, root, setControls, skipReason, startServer } from './helpers.mjs';
+import { linkUrl, modelReady, openUrl, root, setControls, skipReason } from './helpers.mjs';
+import { pageSuite } from './page_suite.mjs';
 
 const MINI_GPT = path.join(root, 'models/attnlab-mini-gpt');
 const DATA = path.join(root, 'build/data');
@@ -32,18 +32,7 @@ let server;
 let browser;
 const shared = {};
 
-before(async () => {
-  if (skip) return;
-  work = mkdtempSync(path.join(tmpdir(), 'attnlab-importance-decoder-'));
-  server = await startServer({ AL_MODELS_DIR: embeddedModelOnly(work, 'attnlab-mini-gpt'), AL_DATA_DIR: DATA });
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  server?.child.kill();
-  if (work) rmSync(work, { recursive: true, force: true });
-});
+pageSuite({ skip, name: 'importance-decoder', model: 'attnlab-mini-gpt', env: { AL_DATA_DIR: DATA } }, (h) => ({ work, server, browser } = h));
 
 async function download(p, selector) {
   const [d] = await Promise.all([p.waitForEvent('download'), p.click(selector)]);

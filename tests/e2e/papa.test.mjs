@@ -13,16 +13,16 @@
 //     each with the CLI's numbers for that model;
 //   - cancel mid-sweep leaves the page usable;
 //   - a link naming a Hub host other than the default asks before anything is downloaded from it.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 
 import { plainSettings } from '../../web/provenance.js';
-import { cli, embeddedModelOnly, launchChromium, linkUrl, modelReady, newContext, newPage, openUrl, root, runText, setControls, skipReason, startServer, writeModelIndex, FREEZE_MS } from './helpers.mjs';
+import { cli, linkUrl, modelReady, newContext, newPage, openUrl, root, runText, setControls, skipReason, startServer, writeModelIndex, FREEZE_MS } from './helpers.mjs';
+import { pageSuite } from './page_suite.mjs';
 
 const skip = skipReason || (!existsSync(cli) ? `no native CLI at ${cli}`
   : !existsSync(path.join(root, 'build/data/tasks/pos.jsonl')) ? 'no built-in tasks (build/data/tasks)' : false);
@@ -36,19 +36,8 @@ let server;
 let browser;
 let shared = {};
 
-before(async () => {
-  if (skip) return;
-  work = mkdtempSync(path.join(tmpdir(), 'attnlab-papa-e2e-'));
-  // the sweeps run on attnlab-mini-bert (the fastest embedded model); the comparisons with the CLI name it
-  server = await startServer({ AL_MODELS_DIR: embeddedModelOnly(work, 'attnlab-mini-bert') });
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  server?.child.kill();
-  if (work) rmSync(work, { recursive: true, force: true });
-});
+// the sweeps run on attnlab-mini-bert (the fastest embedded model); the comparisons with the CLI name it
+pageSuite({ skip, name: 'papa-e2e', model: 'attnlab-mini-bert' }, (h) => ({ work, server, browser } = h));
 
 const openPage = (url) => openUrl(browser, url);
 

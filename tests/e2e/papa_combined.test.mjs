@@ -2,14 +2,14 @@
 // combined.json, made here by scripts/papa_table.py --combined from the stored examples' replies) and draws one
 // comparison per task, one row per model, as its own comparison reads, with each sweep's provenance; a file of
 // another kind is refused, naming it. In headless Chromium, with attnlab-mini-bert as the page's only model.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { embeddedModelOnly, launchChromium, modelReady, openUrl, root, skipReason, startServer } from './helpers.mjs';
+import { modelReady, openUrl, root, skipReason } from './helpers.mjs';
+import { pageSuite } from './page_suite.mjs';
 
 const MODEL = 'attnlab-mini-bert';
 const indexFile = path.join(root, 'web/examples/index.json');
@@ -21,18 +21,7 @@ let work;
 let server;
 let browser;
 
-before(async () => {
-  if (skip) return;
-  work = mkdtempSync(path.join(tmpdir(), 'attnlab-papa-combined-'));
-  server = await startServer({ AL_MODELS_DIR: embeddedModelOnly(work, MODEL) });
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  server?.child.kill();
-  if (work) rmSync(work, { recursive: true, force: true });
-});
+pageSuite({ skip, name: 'papa-combined', model: MODEL }, (h) => ({ work, server, browser } = h));
 
 test('a combined result opens from a file as the panel\'s comparison, with its provenance', { skip }, async () => {
   const replies = compare.map((e) => {

@@ -10,13 +10,13 @@
 //     only its own columns; a file with invalid UTF-8 is refused naming the file and line;
 //   - a score axis stays inside the metric's range on degenerate data;
 //   - the explorer's PNG has a title, the model and the colour scale, and its PNG and JSON the provenance.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { embeddedModelOnly, launchChromium, linkUrl, modelReady, openUrl, root, setControls, skipReason, startServer } from './helpers.mjs';
+import { linkUrl, modelReady, openUrl, root, setControls, skipReason, startServer } from './helpers.mjs';
+import { pageSuite } from './page_suite.mjs';
 import { readText } from '../../web/png_text.js';
 import { loadEngineTables } from '../../scripts/engine_tables.mjs';
 import { examples } from '../../web/papa_request.js';
@@ -35,18 +35,7 @@ let server;
 let browser;
 let shared = {};
 
-before(async () => {
-  if (skip) return;
-  work = mkdtempSync(path.join(tmpdir(), 'attnlab-papa-results-'));
-  server = await startServer({ AL_MODELS_DIR: embeddedModelOnly(work, MODEL) });
-  browser = await launchChromium();
-});
-
-after(async () => {
-  await browser?.close();
-  server?.child.kill();
-  if (work) rmSync(work, { recursive: true, force: true });
-});
+pageSuite({ skip, name: 'papa-results', model: MODEL }, (h) => ({ work, server, browser } = h));
 
 const openPage = (url) => openUrl(browser, url);
 
