@@ -11,7 +11,7 @@ import { el } from './dom.js';
 import { readableToken, visibleToken } from './decoder_text.js';
 import { checkGeneration, compactGeneration, compareGeneration, decodeTensor, lmEntries, settingsOf } from './lm_examples.js';
 import { exampleIndex, loadExample, timeOf } from './papa_examples.js';
-import { linkBox, showVerdict } from './result_link.js';
+import { clearVerdict, linkBox, showVerdict } from './result_link.js';
 import { registerPanel } from './panels.js';
 import { registerSection } from './sections.js';
 import { state } from './state.js';
@@ -221,10 +221,7 @@ registerPanel({
       ctx.setState({ ...settingsOf(GENERATE_KEYS, record.settings), gen: true, gen_result: compactGeneration(reply) });
       frame.controls.restore();
       fromLink = null;
-      ui.shared.hidden = true;
-      ui.diffs.replaceChildren();
-      ui.verdict.textContent = '';
-      ui.verdict.className = 'verdict';
+      clearVerdict(ui);
       const tensors = { attentions: decodeTensor(record.attentions) };
       api.row = drawGeneration(reply, tensors, frame.results);
       frame.results.prepend(storedNote(record, entry, () => {

@@ -23,7 +23,7 @@ import { exampleIndex, loadExample, timeOf } from './papa_examples.js';
 import { CONSTANT_KINDS, HEAD_ORDERS } from './papa_request.js';
 import { registerPanel } from './panels.js';
 import { rolesStory } from './roles_story.js';
-import { linkBox, showVerdict } from './result_link.js';
+import { clearVerdict, linkBox, showVerdict } from './result_link.js';
 import { registerSection } from './sections.js';
 import { setState, state } from './state.js';
 
@@ -275,10 +275,7 @@ function mount(ctx) {
     setState({ ...settingsOf(NEED_KEYS, record.settings), need_view: entry.view ?? 'all', need_result: null });
     api.controls.restore();
     fromLink = null;
-    ui.shared.hidden = true;
-    ui.diffs.replaceChildren();
-    ui.verdict.textContent = '';
-    ui.verdict.className = 'verdict';
+    clearVerdict(ui);
     await api.show(storedRecord(record, entry));
     $('need-stored-note')?.scrollIntoView({ block: 'nearest' });
   };

@@ -35,6 +35,14 @@ export function showVerdict(ui, cmp, ranOn = '') {
 }
 
 // Two comparisons as one (a result made of two replies: both must reproduce).
+// A result opened from elsewhere (a stored example) replaces a shared one: its note, verdict and differences go.
+export function clearVerdict(ui) {
+  ui.shared.hidden = true;
+  ui.diffs.replaceChildren();
+  ui.verdict.textContent = '';
+  ui.verdict.className = 'verdict';
+}
+
 export function joinComparisons(a, b) {
   return { identical: a.identical && b.identical, digest: { stored: `${a.digest.stored} + ${b.digest.stored}`, now: `${a.digest.now} + ${b.digest.now}` },
            problems: [...a.problems, ...b.problems], diffs: [...a.diffs, ...b.diffs] };
