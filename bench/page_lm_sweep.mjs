@@ -100,7 +100,7 @@ try {
       if (error) throw new Error(`${name}: the page's run: ${error}`);
       const run = await p.evaluate(() => {
         const r = window.attnlab.panels['lm-need'].last;
-        return { requests: r.requests, papa: r.reply, roles: r.roles };
+        return { requests: r.requests, papa: r.reply, roles: r.roles, layerConstants: r.layerConstants };
       });
       await p.context().close();
       const pageWall = (t1 - t0) / 1000;

@@ -12,7 +12,7 @@ function timedJson(cli, args) {
   return { reply, seconds: Number(process.hrtime.bigint() - t0) / 1e9 };
 }
 
-// run: the page's last run ({requests: {papa, streaming, head_roles}}); work: a directory for the texts;
+// run: the page's last run ({requests: {papa, streaming, head_roles}, layerConstants}); work: a directory for the texts;
 // threads: the CLI's --threads (undefined: its default).
 export function lmNeedCli(cli, run, model, work, threads) {
   const dir = mkdtempSync(path.join(work, 'cli-'));
@@ -27,8 +27,12 @@ export function lmNeedCli(cli, run, model, work, threads) {
     '--constants', q.constants.join(','), '--orders', q.orders.join(','), ...(q.fractions ? ['--fractions', q.fractions.join(',')] : []),
     '--outputs', 'constants', '--out', tensors, '--json', ...t]);
   const layersReq = path.join(dir, 'layers.json');
-  writeFileSync(layersReq, JSON.stringify({ op: 'layers', model_dir: model, corpus: q.corpus, constants: 'constants' }));
-  const layers = timedJson(cli, ['run', layersReq, '--inputs', tensors, '--json', ...t]);
+  // the constants the page gave the layers op (web/lm_need_request.js, layerConstants): PAPA's average when it reaches the
+  // model's positions, else none (a GPT-2 small's 1,024 positions); the all-ones fallback is not mirrored here
+  if (run.layerConstants === 'uniform') throw new Error('lmNeedCli: the page made the layers uniform; mirror that with a ones tensor');
+  const averaged = run.layerConstants === 'average';
+  writeFileSync(layersReq, JSON.stringify({ op: 'layers', model_dir: model, corpus: q.corpus, ...(averaged ? { constants: 'constants' } : {}) }));
+  const layers = timedJson(cli, ['run', layersReq, ...(averaged ? ['--inputs', tensors] : []), '--json', ...t]);
   const s = run.requests.streaming;
   const streaming = timedJson(cli, ['streaming', model, '--text-file', held, '--window', String(s.window), '--sinks', String(s.sinks), '--json', ...t]);
   const r = run.requests.head_roles;
