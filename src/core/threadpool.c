@@ -23,7 +23,6 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,11 +45,14 @@
 #define AL_TASKS_PER_THREAD 4
 
 /* One job: fn over tasks 0 .. n_tasks-1. Two slots, by the generation's parity: the caller writes the
- * next job's slot while a late worker may still read the current one. */
+ * next job's slot while a late worker may still read the current one. n_tasks is read before the
+ * compare-and-swap that tells whether the slot still holds the job, so a late reader may race with
+ * the caller's write: it is atomic (relaxed; a failed swap discards the value). fn and arg are read
+ * only after a successful swap, ordered by the word's release and acquire. */
 typedef struct job {
     al_task_fn fn;
     void *arg;
-    int n_tasks;
+    _Atomic int n_tasks;
 } job;
 
 struct al_threadpool {
@@ -88,14 +90,13 @@ static int64_t now_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Claims and runs tasks of generation gen until none is left; returns how many this thread ran. */
-static int run_claimed(al_threadpool *pool, uint32_t gen, int thread) {
-    const job *j = &pool->jobs[gen & 1];
-    int ran = 0;
+/* Claims and runs tasks of generation gen until none is left. */
+static void run_claimed(al_threadpool *pool, uint32_t gen, int thread) {
+    job *j = &pool->jobs[gen & 1];
     uint64_t w = atomic_load_explicit(&pool->word, memory_order_acquire);
     for (;;) {
         if (generation_of(w) != gen) break;
-        const int n_tasks = j->n_tasks;
+        const int n_tasks = atomic_load_explicit(&j->n_tasks, memory_order_relaxed);
         const uint32_t t = (uint32_t)w;
         if ((int)t >= n_tasks) break;
         /* the compare-and-swap succeeds only while the word still names this job, so the slot read
@@ -104,7 +105,6 @@ static int run_claimed(al_threadpool *pool, uint32_t gen, int thread) {
                                                    memory_order_acquire))
             continue;
         j->fn(j->arg, (int)t, n_tasks, thread);
-        ran++;
         if (atomic_fetch_add_explicit(&pool->done, 1, memory_order_acq_rel) + 1 == n_tasks) {
             pthread_mutex_lock(&pool->mu);
             if (pool->caller_asleep) pthread_cond_signal(&pool->finished);
@@ -112,7 +112,6 @@ static int run_claimed(al_threadpool *pool, uint32_t gen, int thread) {
         }
         w = atomic_load_explicit(&pool->word, memory_order_acquire);
     }
-    return ran;
 }
 
 /* Waits until the word's generation differs from seen (or the pool stops); returns the word. */
@@ -243,7 +242,8 @@ void al_threadpool_for(al_threadpool *pool, int n_tasks, al_task_fn fn, void *ar
     /* Publish: the slot first, then the word (release), which names the new generation from task 0. */
     const uint32_t gen = generation_of(atomic_load_explicit(&pool->word, memory_order_relaxed)) + 1;
     job *j = &pool->jobs[gen & 1];
-    j->fn = fn, j->arg = arg, j->n_tasks = n_tasks;
+    j->fn = fn, j->arg = arg;
+    atomic_store_explicit(&j->n_tasks, n_tasks, memory_order_relaxed);
     atomic_store_explicit(&pool->done, 0, memory_order_relaxed);
     atomic_store_explicit(&pool->word, (uint64_t)gen << 32, memory_order_release);
     pthread_mutex_lock(&pool->mu);

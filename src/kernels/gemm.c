@@ -4,7 +4,7 @@
  * as "element (n,k) = B[n*b_rs + k*b_cs]", so nt, nn and tn differ only in those strides.
  * Blocking (GotoBLAS order): columns in blocks of NC, depth in blocks of KC; each NC x KC block of B is
  * packed on the stack into NR-wide panels ([k][NR], zero-padded), then for every MR rows of A the
- * micro-kernel keeps an MR x NR (6 x 8, or 4 x 8 in WebAssembly) tile of C in 12 (8) vector registers and streams the panel. A is
+ * micro-kernel keeps an MR x NR (6 x 8, or 5 x 8 in WebAssembly) tile of C in 12 (10) vector registers and streams the panel. A is
  * read in place (its MR x KC micro-panel stays in L1 across the panels). No allocation: the packed
  * block is a fixed stack array of KC * NC floats (128 KiB).
  *
@@ -23,12 +23,14 @@
 #include "path.h"
 #include "simd.h"
 
-/* Rows per tile: 6 natively (12 accumulators, 15 of x86-64's 16 vector registers), 4 in WebAssembly,
- * where V8's register allocator spills a 12-accumulator loop: measured side by side (docs/kernels.md),
- * the 4 x 8 tile runs the bert-base GEMMs about 1.5x faster under V8 than the 6 x 8 one. */
+/* Rows per tile: 6 natively (12 accumulators, 15 of x86-64's 16 vector registers), 5 in WebAssembly.
+ * V8 keeps one of the 16 xmm registers as scratch and needs one for each product before its add, so
+ * 10 accumulators, two B vectors, a broadcast and a product fit where 12 accumulators spill: measured
+ * side by side under node (docs/kernels.md), 5 x 8 runs the bert-base GEMMs about 1.2x faster than
+ * 4 x 8, which ran them about 1.5x faster than 6 x 8. */
 #ifndef AL_GEMM4_MR
 #if defined(__wasm_simd128__)
-#define AL_GEMM4_MR 4
+#define AL_GEMM4_MR 5
 #else
 #define AL_GEMM4_MR 6
 #endif
@@ -95,7 +97,7 @@ static inline void store_row(float *c, v4f lo, v4f hi, v4f alpha, int add) {
     v4f_store(c + 4, hi);
 }
 
-/* The MR x NR register tile over kc steps: 12 accumulators (8 with MR 4), two B vectors and one
+/* The MR x NR register tile over kc steps: 12 accumulators (10 with MR 5), two B vectors and one
  * broadcast. a[i] points at k = 0 of row i of A
  * (step cs per k); bp is one packed panel; the tile goes to C as store_row says.
  * Kept out of line (noinline for clang, two call sites for binaryen, which otherwise inlines a
@@ -108,9 +110,13 @@ __attribute__((noinline)) static void micro_kernel(int kc, const float *const a[
     const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
     v4f c00 = v4f_splat(0.0f), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     v4f c30 = c00, c31 = c00;
+#if MR >= 5
+    const float *a4 = a[4];
+    v4f c40 = c00, c41 = c00;
+#endif
 #if MR == 6
-    const float *a4 = a[4], *a5 = a[5];
-    v4f c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    const float *a5 = a[5];
+    v4f c50 = c00, c51 = c00;
 #endif
     for (int k = 0; k < kc; k++) {
         v4f b0 = v4f_load(bp), b1 = v4f_load(bp + 4);
@@ -127,10 +133,12 @@ __attribute__((noinline)) static void micro_kernel(int kc, const float *const a[
         x = v4f_splat(a3[o]);
         c30 = v4f_add(c30, v4f_mul(x, b0));
         c31 = v4f_add(c31, v4f_mul(x, b1));
-#if MR == 6
+#if MR >= 5
         x = v4f_splat(a4[o]);
         c40 = v4f_add(c40, v4f_mul(x, b0));
         c41 = v4f_add(c41, v4f_mul(x, b1));
+#endif
+#if MR == 6
         x = v4f_splat(a5[o]);
         c50 = v4f_add(c50, v4f_mul(x, b0));
         c51 = v4f_add(c51, v4f_mul(x, b1));
@@ -142,8 +150,10 @@ __attribute__((noinline)) static void micro_kernel(int kc, const float *const a[
     store_row(C + ldc, c10, c11, al, add);
     store_row(C + 2 * ldc, c20, c21, al, add);
     store_row(C + 3 * ldc, c30, c31, al, add);
-#if MR == 6
+#if MR >= 5
     store_row(C + 4 * ldc, c40, c41, al, add);
+#endif
+#if MR == 6
     store_row(C + 5 * ldc, c50, c51, al, add);
 #endif
 }
