@@ -265,6 +265,7 @@ typedef struct al_forward_outputs {
     float *values;        /* [NL, B, H, L, head_dim]  per-head value vectors, bias included */
     float *mlm_logits;    /* [B, L, V]  needs the MLM head */
     float *lm_logits;     /* [B, L, V]  a causal language model's next-token logits (its LM head) */
+    float *last_hidden_state; /* [B, L, D]  hidden_states[NL] alone (Hugging Face's last_hidden_state) */
 } al_forward_outputs;
 
 /* Progress: stage name and fraction in [0,1]. */

@@ -25,7 +25,8 @@
  *                  means every layer or head. NAME is a tensor attached with al_session_set_tensor,
  *                  [L, L] or [NL, H, L, L]; its L pads the batch when "pad_to" is absent.
  *      outputs: any of "attentions" [NL,B,H,L,L], "hidden_states" [NL+1,B,L,D],
- *               "values" [NL,B,H,L,head_dim], "mlm_logits" [B,L,V]; default ["attentions"].
+ *               "values" [NL,B,H,L,head_dim], "mlm_logits" [B,L,V], "last_hidden_state" [B,L,D]
+ *               (hidden_states[NL] alone); default ["attentions"].
  *               "input_ids" and "attention_mask" [B,L] (I32) always come back.
  *
  *   Effective attention and its analyses: "effective_attention", "attention_diff",

@@ -8,11 +8,13 @@
 #include "../methods/papa/papa.h"
 #include "attention_parts.h"
 
-/* names[i] sets bit 1 << i: the runner's AL_RUN_ATTENTIONS, AL_RUN_HIDDEN, AL_RUN_VALUES, AL_RUN_MLM. */
-static const char *const k_output_names[] = {"attentions", "hidden_states", "values", "mlm_logits", NULL};
+/* names[i] sets bit 1 << i: the runner's AL_RUN_ATTENTIONS, AL_RUN_HIDDEN, AL_RUN_VALUES, AL_RUN_MLM,
+ * AL_RUN_LAST_HIDDEN. */
+static const char *const k_output_names[] = {"attentions", "hidden_states", "values", "mlm_logits",
+                                             "last_hidden_state", NULL};
 
 static al_status read_outputs(const cJSON *req, int *flags, al_error *err) {
-    return al_req_flags(req, "outputs", k_output_names, 4, AL_RUN_ATTENTIONS, flags, err);
+    return al_req_flags(req, "outputs", k_output_names, 5, AL_RUN_ATTENTIONS, flags, err);
 }
 
 const al_req_field al_fields_attention_own[] = {
@@ -159,6 +161,11 @@ al_status al_op_attention(al_op_ctx *ctx, al_error *err) {
         int64_t shape[4] = {NL + 1, B, L, D};
         st = al_rb_tensor(rb, "hidden_states", "F32", 4, shape, &data, err);
         rp.dest.hidden_states = data;
+    }
+    if (!st && (flags & AL_RUN_LAST_HIDDEN)) {
+        int64_t shape[3] = {B, L, D};
+        st = al_rb_tensor(rb, "last_hidden_state", "F32", 3, shape, &data, err);
+        rp.dest.last_hidden_state = data;
     }
     if (!st && (flags & AL_RUN_VALUES)) {
         int64_t shape[5] = {NL, B, H, L, hd};

@@ -341,6 +341,7 @@ static al_status forward_rows(const al_model *model, const al_batch *batch, cons
             store_rows(out->hidden_states + (size_t)(l + 1) * layer_hidden, ws.x, map, B, L, L_out, (size_t)D);
         if (params && params->progress) params->progress(params->progress_user, "forward", (double)(l + 1) / NL);
     }
+    if (out->last_hidden_state) store_rows(out->last_hidden_state, ws.x, map, B, L, L_out, (size_t)D);
 
     if (out->mlm_logits) {
         if (cancelled(params)) {

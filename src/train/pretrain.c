@@ -485,7 +485,7 @@ static al_status evaluate(const al_model *model, const al_mlm_corpus *c, int n, 
         st = al_mlm_make_batch(c, idx, nb, mk, &rng, &batch, err);
         if (st) break;
         al_batch in = {nb, batch.L, batch.ids, batch.mask, NULL, NULL};
-        al_forward_outputs fo = {NULL, attn, NULL, logits, NULL};
+        al_forward_outputs fo = {.attentions = attn, .mlm_logits = logits};
         al_forward_params fp = al_forward_default_params();
         st = al_forward(model, &in, &fp, &fo, err);
         if (!st) add_patterns(attn, &batch, NL, H, sp->cls, sp->sep, psum, pcnt);

@@ -231,6 +231,19 @@ static void test_attention(al_session *s) {
     cJSON_Delete(r2);
     al_reply_free(&again);
 
+    /* "last_hidden_state" is hidden_states[NL] alone, the same bits. */
+    r2 = run(s, "{\"op\":\"attention\",\"model\":\"tiny\",\"text\":\"the cat sat on the mat\","
+                "\"outputs\":[\"last_hidden_state\"]}", AL_OK, &again);
+    const al_tensor_out *last = find_tensor(&again, "last_hidden_state");
+    CHECK(last && !find_tensor(&again, "hidden_states") && !find_tensor(&again, "attentions"));
+    if (last && hid) {
+        CHECK(last->ndim == 3 && last->shape[0] == 1 && last->shape[1] == 8 && last->shape[2] == 32);
+        CHECK(last->nbytes == 8 * 32 * sizeof(float) &&
+              memcmp(last->data, (const char *)hid->data + 3 * last->nbytes, last->nbytes) == 0);
+    }
+    cJSON_Delete(r2);
+    al_reply_free(&again);
+
     /* "forward" is an alias; default outputs are attentions only. */
     r2 = run(s, "{\"op\":\"forward\",\"model\":\"tiny\",\"text\":\"the cat sat on the mat\"}", AL_OK, &again);
     const al_tensor_out *att2 = find_tensor(&again, "attentions");

@@ -32,7 +32,7 @@ static void run_forward(const al_model *m, const int32_t *ids, int n) {
     al_batch batch = {1, n, ids, NULL, NULL, NULL};
     size_t per = (size_t)c->n_layers * c->n_heads * n * n;
     float *attn = malloc(per * sizeof(float) + 1);
-    al_forward_outputs out = {NULL, attn, NULL, NULL, NULL};
+    al_forward_outputs out = {.attentions = attn};
     al_forward_params p = al_forward_default_params();
     al_error err;
     memset(&err, 0, sizeof err);

@@ -31,9 +31,9 @@ int al_batch_run_length(const al_run_example *examples, int n_examples, int pad_
 
 /* What one model computes per batch: output pointers (the runner's or dest) and which it owns. */
 typedef struct model_out {
-    float *hidden, *attn, *values, *mlm, *eff;
+    float *hidden, *attn, *values, *mlm, *eff, *last;
     int *ranks;
-    float *own[5]; /* allocations to free */
+    float *own[6]; /* allocations to free */
 } model_out;
 
 typedef struct buffers {
@@ -43,7 +43,7 @@ typedef struct buffers {
 } buffers;
 
 static void free_out(model_out *o) {
-    for (int i = 0; i < 5; i++) free(o->own[i]);
+    for (int i = 0; i < 6; i++) free(o->own[i]);
     free(o->ranks);
 }
 
@@ -69,7 +69,7 @@ static int alloc_out(const al_config *c, int chunk, int L, int outputs, int effe
                      const al_forward_outputs *dest, int primary, model_out *o) {
     const double BL = (double)chunk * L, NL = c->n_layers, H = c->n_heads;
     const double na = NL * BL * H * L, nv = NL * BL * H * c->head_dim;
-    const al_forward_outputs none = {NULL, NULL, NULL, NULL, NULL};
+    const al_forward_outputs none = {0};
     if (!dest) dest = &none;
     int ok = take(dest->hidden_states, primary && (outputs & AL_RUN_HIDDEN), (NL + 1) * BL * c->hidden_size,
                   &o->hidden, &o->own[0]);
@@ -77,6 +77,8 @@ static int alloc_out(const al_config *c, int chunk, int L, int outputs, int effe
     ok = ok && take(dest->values, effective || (outputs & AL_RUN_VALUES), nv, &o->values, &o->own[2]);
     ok = ok && take(dest->mlm_logits, primary && (outputs & AL_RUN_MLM), BL * c->vocab_size, &o->mlm, &o->own[3]);
     ok = ok && take(NULL, effective, na, &o->eff, &o->own[4]);
+    ok = ok && take(dest->last_hidden_state, primary && (outputs & AL_RUN_LAST_HIDDEN), BL * c->hidden_size, &o->last,
+                    &o->own[5]);
     if (ok && effective && primary) {
         o->ranks = malloc((size_t)c->n_layers * chunk * c->n_heads * sizeof(int));
         ok = o->ranks != NULL;
@@ -122,7 +124,7 @@ static al_status forward_one(const al_model *model, const al_head_policy *polici
     fp.progress_user = p->progress_user;
     fp.cancel = p->cancel;
     fp.pool = p->pool;
-    al_forward_outputs out = {o->hidden, o->attn, o->values, o->mlm, NULL};
+    al_forward_outputs out = {o->hidden, o->attn, o->values, o->mlm, NULL, o->last};
     al_status st = al_forward(model, &batch, &fp, &out, err);
     if (!st && p->effective)
         st = al_effective_attention(c, o->attn, o->values, r->mask, B, L, p->effective_mode, o->eff, o->ranks, err);
@@ -155,7 +157,7 @@ al_status al_batch_run(const al_model *model, const al_run_example *examples, in
     if (st) return st;
     const al_config *cfg = al_model_config(model);
     const al_forward_outputs *d = &p->dest;
-    const int has_dest = d->hidden_states || d->attentions || d->values || d->mlm_logits;
+    const int has_dest = d->hidden_states || d->attentions || d->values || d->mlm_logits || d->last_hidden_state;
     const int L = al_batch_run_length(examples, n_examples, p->pad_to);
     int chunk = p->batch_size > 0 && p->batch_size < n_examples ? p->batch_size : n_examples;
     if (has_dest) chunk = n_examples;
@@ -195,7 +197,7 @@ al_status al_batch_run(const al_model *model, const al_run_example *examples, in
         if (!st) {
             al_run_chunk c = {first, B, L, r.ids, r.mask, r.types, r.pos, r.segments, r.classes,
                               r.a.hidden, r.a.attn, r.a.values, r.a.mlm, r.a.eff, r.a.ranks,
-                              r.b.attn, r.b.values, r.b.eff};
+                              r.b.attn, r.b.values, r.b.eff, r.a.last};
             st = fn(user, &c, err);
         }
         if (!st && p->progress) p->progress(p->progress_user, "batches", (double)(first + B) / n_examples);

@@ -33,6 +33,7 @@ enum {
     AL_RUN_HIDDEN = 2,     /* [NL + 1, B, L, D] */
     AL_RUN_VALUES = 4,     /* [NL, B, H, L, head_dim] */
     AL_RUN_MLM = 8,        /* [B, L, V], needs an MLM head */
+    AL_RUN_LAST_HIDDEN = 16, /* [B, L, D]: hidden_states[NL] alone */
 };
 
 typedef struct al_batch_run_params {
@@ -73,6 +74,7 @@ typedef struct al_run_chunk {
     const float *effective;               /* [NL, B, H, L, L] */
     const int *ranks;                     /* [NL, B, H] (al_effective_attention's ranks_out) */
     const float *attentions_b, *values_b, *effective_b; /* model_b's */
+    const float *last_hidden_state;       /* [B, L, D] */
 } al_run_chunk;
 
 typedef al_status (*al_batch_run_fn)(void *user, const al_run_chunk *chunk, al_error *err);
