@@ -74,12 +74,12 @@ for (const shape of shapes) {
   console.log('tokens  threads   attnlab min/median     onnxruntime min/median   ratio (min, median)');
   for (const L of lengths) {
     const ids = Array.from({ length: L }, (_, i) => 1000 + ((i * 7919) % 20000));
-    const request = { op: 'attention', model: shape, input_ids: [ids], outputs: ['hidden_states'] };
+    // the last layer's states, as the exported ONNX graph returns (not every layer's)
+    const request = { op: 'attention', model: shape, input_ids: [ids], outputs: ['last_hidden_state'] };
     const runAttnlab = (t) => {
       const r = attnlab[t].run(request);
       if (r.status !== 0) throw new Error(`attnlab: ${JSON.stringify(r.reply.error)}`);
-      const h = r.tensors.hidden_states; // [NL + 1, 1, L, D]: the last layer is the output
-      return h.data.subarray(h.data.length - L * D);
+      return r.tensors.last_hidden_state.data; // [1, L, D]
     };
     const runOrt = (t) => ask(ortWorkers[t], { type: 'run', ids });
     // agreement first (and a warm-up of every runner)
