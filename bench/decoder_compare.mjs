@@ -10,9 +10,9 @@
 // (bench/decoder_ort_worker.mjs). Before timing, onnxruntime's logits must agree with native attnlab's: the
 // prefill's at the first length, and the prompt's last row and 3 decode steps fed attnlab's greedy ids, each within
 // 1e-4 of the largest logit. Then the runners take turns case by case, round by round, so a busy moment of the
-// machine hits all of them; printed: min and median per runner, the ratio onnxruntime / attnlab-WASM (above 1:
-// attnlab faster), WASM / native, each runner's share of its own GEMM rate on the model's shapes, the CPU and
-// the load average at the start and end of each shape.
+// machine hits all of them, each after a pause (bench/settle.mjs); printed: min and median per runner, the ratio
+// onnxruntime / attnlab-WASM (above 1: attnlab faster), WASM / native, each runner's share of its own GEMM rate on
+// the model's shapes, the CPU and the load average at the start and end of each shape.
 //
 //   node bench/decoder_compare.mjs [--shapes gpt2-small,smollm2-135m] [--rounds 3] [--lengths 128,512]
 //        [--prompt 128] [--new 64] [--threads 1,2] [--no-native | --no-wasm] [--check-only]
@@ -24,6 +24,8 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+
+import { settle } from './settle.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -188,6 +190,7 @@ for (const shape of shapes) {
       for (const t of THREADS) {
         const key = c.kind === 'prefill' ? `prefill ${c.L}` : 'generate';
         for (const r of runners) {
+          await settle();
           if (c.kind === 'prefill') {
             const m = await r.ask(`prefill ${c.L} ${t}`, 'prefill');
             rec(`${key}|${t}|${r.name}`, m.ms);
@@ -200,6 +203,7 @@ for (const shape of shapes) {
             times['prompt|gflop'] = m.prompt_gflop;
           }
         }
+        await settle();
         if (c.kind === 'prefill') {
           rec(`${key}|${t}|onnxruntime`, (await ask(ortWorkers[t], { type: 'prefill', ids: ids(c.L) })).ms);
         } else {

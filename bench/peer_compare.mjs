@@ -5,7 +5,7 @@
 // states must agree to 1e-4. The four runners (attnlab 1 thread, onnxruntime 1, attnlab 2, onnxruntime 2)
 // take turns round by round, so a busy moment of the machine hits all of them; printed: min and median
 // milliseconds per forward pass of each, the ratio onnxruntime / attnlab (above 1: attnlab is faster) and
-// the load average when the shape started and ended.
+// the load average when the shape started and ended. Each runner starts after a pause (bench/settle.mjs).
 //   node bench/peer_compare.mjs [--shapes bert-tiny,minilm-l6,bert-base] [--lengths 32,128,512] [--rounds 7]
 //   AL_WASM_DIR (default build/wasm): attnlab_wasm_mt.{js,wasm}
 import { execFileSync } from 'node:child_process';
@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
 import { loadNode } from '../wasm/attnlab_node.mjs';
+import { settle, SETTLE_MS } from './settle.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -54,7 +55,7 @@ const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[s.len
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
 console.log(`node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), onnxruntime-web ${ortVersion}`);
-console.log(`rounds ${rounds}; ms per forward pass (batch 1), min / median; ratio = onnxruntime / attnlab (> 1: attnlab faster)`);
+console.log(`rounds ${rounds}, ${SETTLE_MS} ms between runners; ms per forward pass (batch 1), min / median; ratio = onnxruntime / attnlab (> 1: attnlab faster)`);
 
 const attnlab = {};
 for (const t of THREADS) attnlab[t] = await loadNode(wasmDir, {}, { threaded: true, threads: t });
@@ -93,9 +94,11 @@ for (const shape of shapes) {
     const times = Object.fromEntries(THREADS.flatMap((t) => [[`a${t}`, []], [`o${t}`, []]]));
     for (let r = 0; r < rounds; r++) {
       for (const t of THREADS) {
-        let t0 = now();
+        await settle();
+        const t0 = now();
         runAttnlab(t);
         times[`a${t}`].push(now() - t0);
+        await settle();
         times[`o${t}`].push((await runOrt(t)).ms);
       }
     }

@@ -108,7 +108,12 @@ int main(void) {
     float *ref_hid = malloc((size_t)(NL + 1) * N * L * D * sizeof(float)), *ref_mlm = malloc((size_t)N * L * V * sizeof(float));
     float *ref_eff = malloc(na * sizeof(float));
     al_batch batch = {N, L, bid, bmask, btype, NULL};
-    al_forward_outputs out = {ref_hid, ref_attn, ref_val, ref_mlm, NULL, NULL};
+    al_forward_outputs out = {
+        .hidden_states = ref_hid,
+        .attentions = ref_attn,
+        .values = ref_val,
+        .mlm_logits = ref_mlm,
+    };
     CHECK(al_forward(model, &batch, NULL, &out, &err) == AL_OK);
 
     /* Chunks of two examples: every output equals the whole batch's, bit for bit. */
@@ -172,7 +177,7 @@ int main(void) {
     for (int t = 0; t < 9; t++) rpos[t] = row_pos[0][t], rpos[9 + t] = t; /* BERT's default: the index */
     float *row_ref = malloc((size_t)NL * 2 * H * 81 * sizeof(float));
     al_batch rb = {2, 9, &row_ids[0][0], &row_mask[0][0], NULL, rpos};
-    al_forward_outputs ro = {NULL, row_ref, NULL, NULL, NULL, NULL};
+    al_forward_outputs ro = {.attentions = row_ref};
     CHECK(al_forward(model, &rb, NULL, &ro, &err) == AL_OK);
     float *row_attn = calloc((size_t)NL * 2 * H * 81, sizeof(float));
     al_batch_run_params pr = al_batch_run_default_params();

@@ -29,7 +29,12 @@ static void outs_free(outs *o) {
 static al_status run(const al_model *m, const al_batch *b, const al_head_policy *pol, outs *o) {
     al_forward_params p = al_forward_default_params();
     p.policies = pol;
-    al_forward_outputs out = {o->hidden, o->attn, o->values, o->logits, NULL, NULL};
+    al_forward_outputs out = {
+        .hidden_states = o->hidden,
+        .attentions = o->attn,
+        .values = o->values,
+        .mlm_logits = o->logits,
+    };
     al_error err = {0};
     al_status st = al_forward(m, b, &p, &out, &err);
     if (st != AL_OK) fprintf(stderr, "forward: %s\n", err.message);

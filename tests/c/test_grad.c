@@ -620,7 +620,7 @@ static void check_forward_matches(const char *label, al_config cfg, const al_hea
     float *hs = malloc((size_t)(NL + 1) * n * sizeof(float));
     al_forward_params fp = al_forward_default_params();
     fp.policies = pol ? fpol : NULL;
-    al_forward_outputs out = {hs, NULL, NULL, NULL, NULL, NULL};
+    al_forward_outputs out = {.hidden_states = hs};
     CHECK(al_forward(m, &batch, &fp, &out, &err) == AL_OK);
     double worst = 0.0;
     for (int l = 0; l <= NL; l++) {

@@ -178,7 +178,7 @@ static void check_family(const char *dir, int disentangled) {
     float *hidden = malloc(sizeof(float) * (size_t)(NL + 1) * B * L * D);
     float *attn = malloc(sizeof(float) * (size_t)NL * B * H * L * L);
     al_batch batch = {B, L, ids, mask, NULL, NULL};
-    al_forward_outputs fo = {hidden, attn, NULL, NULL, NULL, NULL};
+    al_forward_outputs fo = {.hidden_states = hidden, .attentions = attn};
     al_forward_params fp = al_forward_default_params();
     CHECK_MSG(al_forward(model, &batch, &fp, &fo, &err) == AL_OK, "%s", err.message);
     float *buf = malloc(sizeof(float) * (size_t)(2 * dh + 2 * L * dh + 13 * L + D));

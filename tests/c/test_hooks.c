@@ -50,7 +50,12 @@ static al_status forward(const al_model *m, const al_batch *batch, const al_head
                          al_error *err) {
     al_forward_params p = al_forward_default_params();
     p.policies = policies;
-    al_forward_outputs out = {r->hidden, r->attn, r->values, r->logits, NULL, NULL};
+    al_forward_outputs out = {
+        .hidden_states = r->hidden,
+        .attentions = r->attn,
+        .values = r->values,
+        .mlm_logits = r->logits,
+    };
     return al_forward(m, batch, &p, &out, err);
 }
 
@@ -566,7 +571,7 @@ static void check_errors(fixture *f) {
     al_model *bare = NULL;
     if (al_model_load_dir("tests/golden/bert_gelu_new", &bare, &err) == AL_OK) {
         float logits[4];
-        al_forward_outputs out = {NULL, NULL, NULL, logits, NULL, NULL};
+        al_forward_outputs out = {.mlm_logits = logits};
         al_batch one = {1, 1, f->ids, NULL, NULL, NULL};
         CHECK(al_forward(bare, &one, NULL, &out, &err) == AL_ERR_INVALID);
         CHECK_MSG(strstr(err.message, "MLM head") != NULL, "%s", err.message);

@@ -153,7 +153,7 @@ static void test_train_family(const char *dir) {
  * (pad_rows): every output the same bits. */
 static int packed_forward(const al_model *m, const int32_t *ids, const int32_t *mask, const al_head_policy *pol,
                           int pad_rows, float *hidden, float *attn, float *values, float *logits) {
-    al_forward_outputs out = {hidden, attn, values, logits, NULL, NULL};
+    al_forward_outputs out = {.hidden_states = hidden, .attentions = attn, .values = values, .mlm_logits = logits};
     al_batch batch = {B, L, ids, mask, NULL, NULL};
     al_forward_params p = al_forward_default_params();
     p.policies = pol;

@@ -44,7 +44,12 @@ static int run(const al_model *m, const al_batch *batch, const al_head_policy *p
         *bufs[k] = sizes[k] ? malloc(sizeof(float) * sizes[k]) : NULL;
         for (size_t i = 0; i < sizes[k]; i++) (*bufs[k])[i] = NAN;
     }
-    al_forward_outputs out = {o->hidden, o->attn, o->values, o->logits, NULL, NULL};
+    al_forward_outputs out = {
+        .hidden_states = o->hidden,
+        .attentions = o->attn,
+        .values = o->values,
+        .mlm_logits = o->logits,
+    };
     al_forward_params p = al_forward_default_params();
     p.policies = pol;
     p.skip_pads = skip_pads;

@@ -142,7 +142,12 @@ static int run_forward(const al_model *m, const al_batch *batch, const al_head_p
     r->attn = malloc(r->n_attn * sizeof(float));
     r->values = malloc(r->n_values * sizeof(float));
     r->logits = r->n_logits ? malloc(r->n_logits * sizeof(float)) : NULL;
-    al_forward_outputs out = {r->hidden, r->attn, r->values, r->logits, NULL, NULL};
+    al_forward_outputs out = {
+        .hidden_states = r->hidden,
+        .attentions = r->attn,
+        .values = r->values,
+        .mlm_logits = r->logits,
+    };
     al_forward_params p = al_forward_default_params();
     p.policies = pol;
     p.pool = pool;

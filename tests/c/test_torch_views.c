@@ -28,7 +28,7 @@ static al_model *load_and_run(const char *dir, float **att, float **logits, size
     *n_logits = (size_t)7 * c->vocab_size;
     *att = calloc(*n_att, sizeof **att);
     *logits = calloc(*n_logits, sizeof **logits);
-    al_forward_outputs out = {NULL, *att, NULL, *logits, NULL, NULL};
+    al_forward_outputs out = {.attentions = *att, .mlm_logits = *logits};
     al_forward_params params = al_forward_default_params();
     CHECK_MSG(al_forward(m, &batch, &params, &out, &err) == AL_OK, "%s: %s", dir, err.message);
     return m;

@@ -124,7 +124,13 @@ static al_status forward_one(const al_model *model, const al_head_policy *polici
     fp.progress_user = p->progress_user;
     fp.cancel = p->cancel;
     fp.pool = p->pool;
-    al_forward_outputs out = {o->hidden, o->attn, o->values, o->mlm, NULL, o->last};
+    al_forward_outputs out = {
+        .hidden_states = o->hidden,
+        .attentions = o->attn,
+        .values = o->values,
+        .mlm_logits = o->mlm,
+        .last_hidden_state = o->last,
+    };
     al_status st = al_forward(model, &batch, &fp, &out, err);
     if (!st && p->effective)
         st = al_effective_attention(c, o->attn, o->values, r->mask, B, L, p->effective_mode, o->eff, o->ranks, err);
