@@ -5,8 +5,9 @@
 // page's only embedded model. The sweep is the quick preset on POS cut to --train / --validation examples (the
 // ranking on the same cut) with --seeds seeds. Printed: the page's and the CLI's seconds per stage (the reply's
 // "seconds") and wall time, their ratio, the two digests, the load average, and the time left that the progress
-// bar's status predicted at several points of the run against the time the run then took.
-//   node bench/page_sweep.mjs [--train 40] [--validation 20] [--seeds 3] [--layers 12]
+// bar's status predicted at several points of the run against the time the run then took. With --rounds N the
+// page (a fresh one each time) and the CLI take N turns each, alternating which goes first.
+//   node bench/page_sweep.mjs [--train 40] [--validation 20] [--seeds 3] [--layers 12] [--rounds 1]
 //   AL_WASM_DIR (default build/wasm), AL_BUILD_DIR (default build/native)
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,6 +23,7 @@ const opt = (name, def) => (args.includes(name) ? args[args.indexOf(name) + 1] :
 const nTrain = Number(opt('--train', '40'));
 const nVal = Number(opt('--validation', '20'));
 const seeds = Number(opt('--seeds', '3'));
+const rounds = Number(opt('--rounds', '1'));
 const layers = Number(opt('--layers', '12'));
 const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
 if (skipReason) {
@@ -76,8 +78,10 @@ writeFileSync(path.join(models, 'index.json'), JSON.stringify([{
 
 const server = await startServer({ AL_MODELS_DIR: models });
 const browser = await launchChromium();
-let status = 1;
-try {
+const median = (xs) => { const v = [...xs].sort((a, b) => a - b); return v[v.length >> 1]; };
+
+// One sweep in a freshly opened page: its request, reply, wall time and the progress bar's predictions.
+async function pageRun() {
   const p = await openUrl(browser, server.url);
   await p.waitForFunction(() => (window.attnlab?.app?.run && !window.attnlab.app.job) ||
                                  document.getElementById('model-error')?.textContent, null, { timeout: 3600e3 });
@@ -105,44 +109,74 @@ try {
     return { request, reply: last.reply };
   });
   if (error) throw new Error(`the page's sweep: ${error}`);
-  const pageWall = (t1 - t0) / 1000;
+  const wall = (t1 - t0) / 1000;
   // the bar's predictions: the time left it showed against the time the run then took
   const statuses = await p.evaluate(() => window.__papaStatus);
   const predictions = [];
   for (const at of [0.1, 0.25, 0.5, 0.75]) {
-    const s = statuses.find((x) => (x.t - t0) / 1000 >= at * pageWall && /left/.test(x.text));
+    const s = statuses.find((x) => (x.t - t0) / 1000 >= at * wall && /left/.test(x.text));
     if (!s) continue;
     const m = /about (\d+) (s|min) left/.exec(s.text);
     const said = m ? Number(m[1]) * (m[2] === 'min' ? 60 : 1) : (/less than a second/.test(s.text) ? 0.5 : NaN);
     predictions.push({ elapsed: (s.t - t0) / 1000, said, took: (t1 - s.t) / 1000, bar: s.bar });
   }
-  console.log(`page: ${threads.trim()}; load ${loadBefore} before, ${load()} after`);
+  await p.context().close();
+  return { request, reply, wall, predictions, threads: threads.trim(), loads: `${loadBefore} before, ${load()} after` };
+}
 
-  // the same request natively, 2 threads
+// The same request through the native CLI on 2 threads.
+function nativeRun(request) {
   const reqPath = path.join(work, 'papa.json');
   const { model, outputs, ...rest } = request;
   writeFileSync(reqPath, JSON.stringify({ ...rest, op: 'papa', model_dir: path.join(models, id) }));
+  const loadBefore = load();
   const n0 = process.hrtime.bigint();
-  const native = JSON.parse(execFileSync(cli, ['run', reqPath, '--threads', '2'], { cwd: root, encoding: 'utf8', maxBuffer: 256 << 20 }));
-  const nativeWall = Number(process.hrtime.bigint() - n0) / 1e9;
+  const reply = JSON.parse(execFileSync(cli, ['run', reqPath, '--threads', '2'], { cwd: root, encoding: 'utf8', maxBuffer: 256 << 20 }));
+  return { reply, wall: Number(process.hrtime.bigint() - n0) / 1e9, loads: `${loadBefore} before, ${load()} after` };
+}
 
+let status = 1;
+try {
+  // Rounds alternate which side goes first (page, CLI; CLI, page; ...), so a change of the machine's speed
+  // during the run (a VM's clock moves: docs/speed.md) falls on both sides rather than on one.
+  const pages = [], natives = [];
+  pages.push(await pageRun());
+  natives.push(nativeRun(pages[0].request));
+  for (let r = 1; r < rounds; r++) {
+    if (r % 2) {
+      natives.push(nativeRun(pages[0].request));
+      pages.push(await pageRun());
+    } else {
+      pages.push(await pageRun());
+      natives.push(nativeRun(pages[0].request));
+    }
+  }
+  const { reply } = pages[0];
+  console.log(`page: ${pages[0].threads}`);
   console.log(`PAPA sweep, quick preset on POS cut to ${nTrain} / ${nVal} examples (ranking on ${nTrain}), ${seeds} seeds, ` +
-              `MLM off, bert-base shape (${layers} layers, random weights), ${reply.configs.length} configurations`);
-  console.log('stage        page s   native s   page / native');
+              `MLM off, bert-base shape (${layers} layers, random weights), ${reply.configs.length} configurations, ` +
+              `${rounds} round${rounds === 1 ? '' : 's'} (the page's and the CLI's turns alternating)`);
+  for (let r = 0; r < rounds; r++) {
+    console.log(`round ${r + 1}: page ${pages[r].wall.toFixed(1)} s (load ${pages[r].loads}), ` +
+                `CLI ${natives[r].wall.toFixed(1)} s (load ${natives[r].loads}), ${(pages[r].wall / natives[r].wall).toFixed(2)}x`);
+  }
+  console.log('stage, median over rounds  page s   native s   page / native');
   const stages = ['constants', 'ranking', 'features', 'probes', 'mlm'];
   for (const st of stages) {
-    const a = reply.seconds?.[st], b = native.seconds?.[st];
-    if (a === undefined && b === undefined) continue;
-    console.log(`${st.padEnd(10)} ${(a ?? 0).toFixed(1).padStart(8)} ${(b ?? 0).toFixed(1).padStart(10)} ${b > 0 ? (a / b).toFixed(2).padStart(15) : ''}`);
+    const a = median(pages.map((x) => x.reply.seconds?.[st] ?? 0)), b = median(natives.map((x) => x.reply.seconds?.[st] ?? 0));
+    if (!a && !b) continue;
+    console.log(`${st.padEnd(26)} ${a.toFixed(1).padStart(8)} ${b.toFixed(1).padStart(10)} ${b > 0 ? (a / b).toFixed(2).padStart(15) : ''}`);
   }
-  console.log(`${'wall'.padEnd(10)} ${pageWall.toFixed(1).padStart(8)} ${nativeWall.toFixed(1).padStart(10)} ${(pageWall / nativeWall).toFixed(2).padStart(15)}`);
-  console.log(`digests: page ${reply.digest.slice(0, 19)}…, native ${native.digest.slice(0, 19)}… (${reply.digest === native.digest ? 'the same' : 'DIFFER'})`);
-  console.log('the progress bar\'s time left against the time the run then took:');
-  for (const x of predictions) {
+  const pw = median(pages.map((x) => x.wall)), nw = median(natives.map((x) => x.wall));
+  console.log(`${'wall'.padEnd(26)} ${pw.toFixed(1).padStart(8)} ${nw.toFixed(1).padStart(10)} ${(pw / nw).toFixed(2).padStart(15)}`);
+  const digests = new Set([...pages, ...natives].map((x) => x.reply.digest));
+  console.log(`digests: ${digests.size === 1 ? `one, ${reply.digest.slice(0, 19)}…, in every run` : `DIFFER: ${[...digests].join(', ')}`}`);
+  console.log('the progress bar\'s time left against the time the run then took (first page run):');
+  for (const x of pages[0].predictions) {
     console.log(`  at ${x.elapsed.toFixed(0)} s (bar ${(100 * x.bar).toFixed(0)}%): said ${x.said} s, took ${x.took.toFixed(0)} s`);
   }
   console.log(`load ${load()} at the end`);
-  status = reply.digest === native.digest ? 0 : 1;
+  status = digests.size === 1 ? 0 : 1;
 } finally {
   await browser.close();
   server.child.kill();

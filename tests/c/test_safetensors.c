@@ -63,6 +63,29 @@ int main(void) {
         }
     }
     CHECK(exact);
+    /* A tensor of all 65,536 patterns: al_tensor_to_f32's loop gives al_f16_to_f32's bits for each,
+     * NaN payloads included. */
+    {
+        static uint8_t all[2 * 65536];
+        static float got[65536];
+        for (uint32_t h = 0; h < 65536; h++) {
+            all[2 * h] = (uint8_t)(h & 0xffu);
+            all[2 * h + 1] = (uint8_t)(h >> 8);
+        }
+        al_tensor_entry t = {.name = "all", .dtype = AL_DT_F16, .ndim = 1, .shape = {65536}, .data = all,
+                             .nbytes = sizeof all, .file = "test"};
+        al_error e = {0};
+        CHECK(al_tensor_to_f32(&t, got, &e) == AL_OK);
+        int same = 1;
+        for (uint32_t h = 0; h < 65536 && same; h++) {
+            const float want = al_f16_to_f32((uint16_t)h);
+            if (memcmp(&want, &got[h], 4) != 0) {
+                same = 0;
+                fprintf(stderr, "tensor f16 0x%04x -> %a, al_f16_to_f32 gives %a\n", h, (double)got[h], (double)want);
+            }
+        }
+        CHECK(same);
+    }
     CHECK(al_f16_to_f32(0x0001) == ldexpf(1.0f, -24));
     CHECK(isinf(al_f16_to_f32(0xfc00)) && al_f16_to_f32(0xfc00) < 0);
     CHECK(al_bf16_to_f32(0x3f80) == 1.0f && al_bf16_to_f32(0xc0a0) == -5.0f);
