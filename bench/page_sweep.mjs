@@ -16,7 +16,7 @@ import path from 'node:path';
 
 import { serializeSafetensors } from '../wasm/safetensors.mjs';
 import { randomTensors } from './random_tensors.mjs';
-import { launchChromium, openUrl, root, setControls, skipReason, startServer } from '../tests/e2e/helpers.mjs';
+import { launchChromium, openUrl, root, setControls, skipReason, startServer, watchStatus } from '../tests/e2e/helpers.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, def) => (args.includes(name) ? args[args.indexOf(name) + 1] : def);
@@ -90,13 +90,7 @@ async function pageRun() {
   const threads = await p.evaluate(() => document.getElementById('engine-status')?.textContent ?? '');
   await setControls(p, { 'papa-task': 'pos', 'papa-preset': 'quick', 'papa-train': String(nTrain), 'papa-val': String(nVal),
        'papa-rank-n': String(nTrain), 'papa-seeds': Array.from({ length: seeds }, (_, i) => i + 1).join(','), 'papa-mlm': false });
-  await p.evaluate(() => {
-    window.__papaStatus = [];
-    const el = document.getElementById('papa-status');
-    new MutationObserver(() => window.__papaStatus.push({ t: performance.now(), text: el.textContent,
-                                                          bar: document.getElementById('papa-progress').value }))
-      .observe(el, { childList: true, characterData: true, subtree: true });
-  });
+  await watchStatus(p, 'papa', '__papaStatus');
   const loadBefore = load();
   const t0 = await p.evaluate(() => performance.now());
   await p.click('#papa-run');

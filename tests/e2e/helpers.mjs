@@ -225,6 +225,27 @@ export async function runPanel(p, prefix, panel, timeout = 60000) {
   return p.evaluate((pre) => { const e = document.getElementById(`${pre}-error`); return e.hidden ? '' : e.textContent; }, prefix);
 }
 
+// Records each text a panel's status line (#<prefix>-status) shows, with the time and its progress bar's value
+// (#<prefix>-progress), into window[key]: the tests read the stages and the times left from it.
+export async function watchStatus(p, prefix, key) {
+  await p.evaluate(([pre, k]) => {
+    window[k] = [];
+    const status = document.getElementById(`${pre}-status`);
+    new MutationObserver(() => window[k].push({ t: performance.now(), text: status.textContent,
+                                                bar: document.getElementById(`${pre}-progress`).value }))
+      .observe(status, { childList: true, characterData: true, subtree: true });
+  }, [prefix, key]);
+}
+
+// Clicks a compute panel's #<prefix>-run (panel: its window.attnlab.panels key, e.g. importance or papa) and waits
+// until its job has ended with a new run or its error line (#<prefix>-error) shows.
+export async function clickRunAndWait(p, prefix, panel, timeout) {
+  const before = await p.evaluate((id) => window.attnlab.panels[id].runs, panel);
+  await p.click(`#${prefix}-run`);
+  await p.waitForFunction(([id, n, pre]) => (window.attnlab.panels[id].runs > n || !document.getElementById(`${pre}-error`).hidden) &&
+    !window.attnlab.panels[id].job, [panel, before, prefix], { timeout });
+}
+
 // A main-thread task this long is a frozen page, which these tests refuse. How long the tasks are (the aim: none
 // over 100 ms) is a measurement, not a test's verdict (a loaded machine moves it): the tests print it with their
 // other measurements, and docs/speed.md's benchmarks report it side by side.

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { linkUrl, modelReady, openUrl, root, runText, setControls, showView, skipReason, waitIdle } from './helpers.mjs';
+import { clickRunAndWait, linkUrl, modelReady, openUrl, root, runText, setControls, showView, skipReason, waitIdle, watchStatus } from './helpers.mjs';
 import { pageSuite } from './page_suite.mjs';
 
 const skip = skipReason || (!existsSync(path.join(root, 'build/data/tasks/pos.jsonl')) ? 'no built-in tasks (build/data/tasks)' : false);
@@ -138,7 +138,6 @@ test('rollout, norm-based attention and value zeroing: their ops, rows summing t
 
 // Clicks Run measures and waits until it ends: { ok, error }.
 async function runPanel(p) {
-  const before = await p.evaluate(() => window.attnlab.panels.importance.runs);
   await p.evaluate(() => {
     // the numbers written into the Spearman figure
     window.__spearmanText = [];
@@ -147,14 +146,9 @@ async function runPanel(p) {
       if (this.canvas.closest?.('figure')?.dataset.name === 'imp_spearman') window.__spearmanText.push(String(t));
       return fill.call(this, t, ...rest);
     };
-    window.__impStatus = [];
-    const status = document.getElementById('imp-status');
-    new MutationObserver(() => window.__impStatus.push({ text: status.textContent, bar: document.getElementById('imp-progress').value }))
-      .observe(status, { childList: true, characterData: true, subtree: true });
   });
-  await p.click('#imp-run');
-  await p.waitForFunction((n) => (window.attnlab.panels.importance.runs > n || !document.getElementById('imp-error').hidden) &&
-    !window.attnlab.panels.importance.job, before, { timeout: 600000 });
+  await watchStatus(p, 'imp', '__impStatus');
+  await clickRunAndWait(p, 'imp', 'importance', 600000);
   return p.evaluate(() => ({ ok: !!window.attnlab.panels.importance.last, error: document.getElementById('imp-error').textContent }));
 }
 

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { linkUrl, modelReady, openUrl, root, setControls, skipReason } from './helpers.mjs';
+import { clickRunAndWait, linkUrl, modelReady, openUrl, root, setControls, skipReason, watchStatus } from './helpers.mjs';
 import { pageSuite } from './page_suite.mjs';
 
 const MINI_GPT = path.join(root, 'models/attnlab-mini-gpt');
@@ -41,17 +41,9 @@ async function download(p, selector) {
 
 // Clicks Run measures and waits until it ends: { ok, error, ms }.
 async function runPanel(p) {
-  const before = await p.evaluate(() => window.attnlab.panels.importance.runs);
-  await p.evaluate(() => {
-    window.__impStatus = [];
-    const status = document.getElementById('imp-status');
-    new MutationObserver(() => window.__impStatus.push({ text: status.textContent, bar: document.getElementById('imp-progress').value }))
-      .observe(status, { childList: true, characterData: true, subtree: true });
-  });
+  await watchStatus(p, 'imp', '__impStatus');
   const started = Date.now();
-  await p.click('#imp-run');
-  await p.waitForFunction((n) => (window.attnlab.panels.importance.runs > n || !document.getElementById('imp-error').hidden) &&
-    !window.attnlab.panels.importance.job, before, { timeout: 300000 });
+  await clickRunAndWait(p, 'imp', 'importance', 300000);
   const ms = Date.now() - started;
   return p.evaluate((t) => ({ ok: !document.getElementById('imp-error').hidden ? false : !!window.attnlab.panels.importance.last,
                               error: document.getElementById('imp-error').textContent, ms: t,

@@ -21,7 +21,7 @@ import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 
 import { plainSettings } from '../../web/provenance.js';
-import { cli, linkUrl, modelReady, newContext, newPage, openUrl, root, runText, setControls, skipReason, startServer, writeModelIndex, FREEZE_MS } from './helpers.mjs';
+import { clickRunAndWait, cli, linkUrl, modelReady, newContext, newPage, openUrl, root, runText, setControls, skipReason, startServer, watchStatus, writeModelIndex, FREEZE_MS } from './helpers.mjs';
 import { pageSuite } from './page_suite.mjs';
 
 const skip = skipReason || (!existsSync(cli) ? `no native CLI at ${cli}`
@@ -43,15 +43,8 @@ const openPage = (url) => openUrl(browser, url);
 
 // Clicks Run sweep and waits until the run is drawn; returns the run's facts.
 async function runSweep(p, { timeout = 240000 } = {}) {
-  const before = await p.evaluate(() => window.attnlab.panels.papa.runs);
-  await p.evaluate(() => {
-    window.__papaStatus = [];
-    const status = document.getElementById('papa-status');
-    new MutationObserver(() => window.__papaStatus.push({ text: status.textContent, bar: document.getElementById('papa-progress').value }))
-      .observe(status, { childList: true, characterData: true, subtree: true });
-  });
-  await p.click('#papa-run');
-  await p.waitForFunction((n) => window.attnlab.panels.papa.runs > n && !window.attnlab.panels.papa.job, before, { timeout });
+  await watchStatus(p, 'papa', '__papaStatus');
+  await clickRunAndWait(p, 'papa', 'papa', timeout);
 }
 
 function lastReply(p) {
