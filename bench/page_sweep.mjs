@@ -16,7 +16,7 @@ import path from 'node:path';
 
 import { serializeSafetensors } from '../wasm/safetensors.mjs';
 import { randomTensors } from './random_tensors.mjs';
-import { launchChromium, openUrl, root, setControls, skipReason, startServer, watchStatus } from '../tests/e2e/helpers.mjs';
+import { clickRunAndWait, launchChromium, openUrl, root, setControls, skipReason, startServer, watchStatus } from '../tests/e2e/helpers.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, def) => (args.includes(name) ? args[args.indexOf(name) + 1] : def);
@@ -93,12 +93,11 @@ async function pageRun() {
   await watchStatus(p, 'papa', '__papaStatus');
   const loadBefore = load();
   const t0 = await p.evaluate(() => performance.now());
-  await p.click('#papa-run');
-  await p.waitForFunction(() => window.attnlab.panels.papa.runs > 0 && !window.attnlab.panels.papa.job, null, { timeout: 6 * 3600e3 });
+  await clickRunAndWait(p, 'papa', 'papa', 6 * 3600e3);
   const t1 = await p.evaluate(() => performance.now());
   const { request, reply, error } = await p.evaluate(() => {
     const last = window.attnlab.panels.papa.last;
-    if (!last) return { error: document.getElementById('papa-status').textContent };
+    if (!last) return { error: document.getElementById('papa-error').textContent || document.getElementById('papa-status').textContent };
     const { task_jsonl, import: imp, ...request } = last.request;
     return { request, reply: last.reply };
   });
