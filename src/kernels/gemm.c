@@ -212,7 +212,9 @@ static void gemm_driver(int M, int N, int K, float alpha, const float *A, ptrdif
     /* A few rows (a generation step): packing B would cost more than the products; the same bits. */
     if (M <= rows_max) {
 #if AL_KERNELS_HAVE_AVX2
-        if (al_kernels_use_avx2()) {
+        /* One row of A against B contiguous in k (nt): the 4-lane kernel's 8 streams read memory faster than the
+         * 8-lane kernel's 16, and a step's weights come from memory (docs/speed.md, "One long stream per lane"). */
+        if (al_kernels_use_avx2() && !(M == 1 && b_cs == 1)) {
             al_gemm_rows_avx2(M, N, K, alpha, A, a_rs, a_cs, B, b_rs, b_cs, C, ldc, accumulate);
             return;
         }

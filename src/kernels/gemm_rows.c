@@ -26,11 +26,12 @@
 #define AL_ALWAYS_INLINE inline
 #endif
 
-/* c = alpha * acc, or c + alpha * acc when add is set, for the group's first nr columns. */
-static inline void store_group(float *c, v4f lo, v4f hi, v4f alpha, int add, int nr) {
+/* c = alpha * acc, or c + alpha * acc when add is set, for the group's first nr columns; lane j's column is
+ * c[j * cs]. */
+static inline void store_group(float *c, ptrdiff_t cs, v4f lo, v4f hi, v4f alpha, int add, int nr) {
     lo = v4f_mul(alpha, lo);
     hi = v4f_mul(alpha, hi);
-    if (nr == RN) {
+    if (nr == RN && cs == 1) {
         if (add) {
             lo = v4f_add(v4f_load(c), lo);
             hi = v4f_add(v4f_load(c + 4), hi);
@@ -42,7 +43,7 @@ static inline void store_group(float *c, v4f lo, v4f hi, v4f alpha, int add, int
     float t[RN];
     v4f_store(t, lo);
     v4f_store(t + 4, hi);
-    for (int j = 0; j < nr; j++) c[j] = add ? c[j] + t[j] : t[j];
+    for (int j = 0; j < nr; j++) c[j * cs] = add ? c[j * cs] + t[j] : t[j];
 }
 
 /* One k step for rows below M: acc[2m + h] = acc[2m + h] + a_m * b_h. M is a constant in every caller, so the
@@ -71,7 +72,7 @@ static AL_ALWAYS_INLINE void step(const int M, const float *const a[4], ptrdiff_
 /* Columns j0 .. j0 + nr - 1 (nr <= RN) of C for M rows, every depth block. col[j] points at column j's B(n, 0). */
 static AL_ALWAYS_INLINE void rows_group(const int M, int K, float alpha, const float *A, ptrdiff_t a_rs,
                                         ptrdiff_t a_cs, const float *const col[RN], ptrdiff_t b_cs, int contiguous_n,
-                                        int nr, float *C, ptrdiff_t ldc, int accumulate) {
+                                        int nr, float *C, ptrdiff_t cs, ptrdiff_t ldc, int accumulate) {
     const v4f al = v4f_splat(alpha);
     for (int pc = 0; pc < K; pc += KC) {
         const int kc = K - pc < KC ? K - pc : KC;
@@ -123,25 +124,34 @@ static AL_ALWAYS_INLINE void rows_group(const int M, int K, float alpha, const f
             step(M, a, (ptrdiff_t)k * a_cs, v4f_load(t), v4f_load(t + 4), acc);
         }
         const int add = accumulate || pc > 0;
-        store_group(C, acc[0], acc[1], al, add, nr);
-        if (M > 1) store_group(C + ldc, acc[2], acc[3], al, add, nr);
-        if (M > 2) store_group(C + 2 * ldc, acc[4], acc[5], al, add, nr);
-        if (M > 3) store_group(C + 3 * ldc, acc[6], acc[7], al, add, nr);
+        store_group(C, cs, acc[0], acc[1], al, add, nr);
+        if (M > 1) store_group(C + ldc, cs, acc[2], acc[3], al, add, nr);
+        if (M > 2) store_group(C + 2 * ldc, cs, acc[4], acc[5], al, add, nr);
+        if (M > 3) store_group(C + 3 * ldc, cs, acc[6], acc[7], al, add, nr);
     }
 }
 
 void al_gemm_rows_4(int M, int N, int K, float alpha, const float *A, ptrdiff_t a_rs, ptrdiff_t a_cs,
                     const float *B, ptrdiff_t b_rs, ptrdiff_t b_cs, float *C, ptrdiff_t ldc, int accumulate) {
-    for (int j0 = 0; j0 < N; j0 += RN) {
-        const int nr = N - j0 < RN ? N - j0 : RN;
+    /* Which columns share a group. Contiguous in k (nt): lane j takes column s + j * slab, so each lane walks its
+     * slab of B's rows front to back and the group reads RN long streams, not RN rows of K floats that end after
+     * 4 * K bytes (docs/speed.md, "One long stream per lane"). Otherwise RN neighbouring columns. Lanes are
+     * independent, so the grouping changes no bit. */
+    const int slab = b_cs == 1 ? (N + RN - 1) / RN : 1;
+    const ptrdiff_t cs = b_cs == 1 ? slab : 1;
+    const int step_j = b_cs == 1 ? 1 : RN;
+    const int groups = b_cs == 1 ? slab : N;
+    for (int s = 0; s < groups; s += step_j) {
+        int nr = 0; /* valid lanes: a prefix, since lane j's column grows with j */
+        while (nr < RN && s + (ptrdiff_t)nr * cs < N) nr++;
         const float *col[RN];
-        for (int j = 0; j < RN; j++) col[j] = B + (ptrdiff_t)(j0 + (j < nr ? j : nr - 1)) * b_rs;
-        float *c = C + j0;
+        for (int j = 0; j < RN; j++) col[j] = B + (s + (ptrdiff_t)(j < nr ? j : nr - 1) * cs) * b_rs;
+        float *c = C + s;
         switch (M) {
-        case 1: rows_group(1, K, alpha, A, a_rs, a_cs, col, b_cs, b_rs == 1, nr, c, ldc, accumulate); break;
-        case 2: rows_group(2, K, alpha, A, a_rs, a_cs, col, b_cs, b_rs == 1, nr, c, ldc, accumulate); break;
-        case 3: rows_group(3, K, alpha, A, a_rs, a_cs, col, b_cs, b_rs == 1, nr, c, ldc, accumulate); break;
-        default: rows_group(4, K, alpha, A, a_rs, a_cs, col, b_cs, b_rs == 1, nr, c, ldc, accumulate); break;
+        case 1: rows_group(1, K, alpha, A, a_rs, a_cs, col, b_cs, b_rs == 1, nr, c, cs, ldc, accumulate); break;
+        case 2: rows_group(2, K, alpha, A, a_rs, a_cs, col, b_cs, b_rs == 1, nr, c, cs, ldc, accumulate); break;
+        case 3: rows_group(3, K, alpha, A, a_rs, a_cs, col, b_cs, b_rs == 1, nr, c, cs, ldc, accumulate); break;
+        default: rows_group(4, K, alpha, A, a_rs, a_cs, col, b_cs, b_rs == 1, nr, c, cs, ldc, accumulate); break;
         }
     }
 }

@@ -20,10 +20,11 @@
 #define KC AL_GEMM_KC
 #define RN 16 /* columns per group: two ymm */
 
-static inline void store_group(float *c, __m256 lo, __m256 hi, __m256 alpha, int add, int nr) {
+/* Lane j's column is c[j * cs] (gemm_rows.c). */
+static inline void store_group(float *c, ptrdiff_t cs, __m256 lo, __m256 hi, __m256 alpha, int add, int nr) {
     lo = _mm256_mul_ps(alpha, lo);
     hi = _mm256_mul_ps(alpha, hi);
-    if (nr == RN) {
+    if (nr == RN && cs == 1) {
         if (add) {
             lo = _mm256_add_ps(_mm256_loadu_ps(c), lo);
             hi = _mm256_add_ps(_mm256_loadu_ps(c + 8), hi);
@@ -35,7 +36,7 @@ static inline void store_group(float *c, __m256 lo, __m256 hi, __m256 alpha, int
     float t[RN];
     _mm256_storeu_ps(t, lo);
     _mm256_storeu_ps(t + 8, hi);
-    for (int j = 0; j < nr; j++) c[j] = add ? c[j] + t[j] : t[j];
+    for (int j = 0; j < nr; j++) c[j * cs] = add ? c[j * cs] + t[j] : t[j];
 }
 
 static inline __attribute__((always_inline)) void step(const int M, const float *const a[4], ptrdiff_t o, __m256 b0,
@@ -77,7 +78,7 @@ static inline __attribute__((always_inline)) void load_turn(const float *const c
 static inline __attribute__((always_inline)) void rows_group(const int M, int K, float alpha, const float *A,
                                                              ptrdiff_t a_rs, ptrdiff_t a_cs, const float *const col[RN],
                                                              ptrdiff_t b_cs, int contiguous_n, int nr, float *C,
-                                                             ptrdiff_t ldc, int accumulate) {
+                                                             ptrdiff_t cs, ptrdiff_t ldc, int accumulate) {
     const __m256 al = _mm256_set1_ps(alpha);
     for (int pc = 0; pc < K; pc += KC) {
         const int kc = K - pc < KC ? K - pc : KC;
@@ -108,25 +109,31 @@ static inline __attribute__((always_inline)) void rows_group(const int M, int K,
             step(M, a, (ptrdiff_t)k * a_cs, _mm256_loadu_ps(t), _mm256_loadu_ps(t + 8), acc);
         }
         const int add = accumulate || pc > 0;
-        store_group(C, acc[0], acc[1], al, add, nr);
-        if (M > 1) store_group(C + ldc, acc[2], acc[3], al, add, nr);
-        if (M > 2) store_group(C + 2 * ldc, acc[4], acc[5], al, add, nr);
-        if (M > 3) store_group(C + 3 * ldc, acc[6], acc[7], al, add, nr);
+        store_group(C, cs, acc[0], acc[1], al, add, nr);
+        if (M > 1) store_group(C + ldc, cs, acc[2], acc[3], al, add, nr);
+        if (M > 2) store_group(C + 2 * ldc, cs, acc[4], acc[5], al, add, nr);
+        if (M > 3) store_group(C + 3 * ldc, cs, acc[6], acc[7], al, add, nr);
     }
 }
 
 void al_gemm_rows_avx2(int M, int N, int K, float alpha, const float *A, ptrdiff_t a_rs, ptrdiff_t a_cs,
                        const float *B, ptrdiff_t b_rs, ptrdiff_t b_cs, float *C, ptrdiff_t ldc, int accumulate) {
-    for (int j0 = 0; j0 < N; j0 += RN) {
-        const int nr = N - j0 < RN ? N - j0 : RN;
+    /* Contiguous in k: lane j takes column s + j * slab, one long stream per lane (gemm_rows.c). */
+    const int slab = b_cs == 1 ? (N + RN - 1) / RN : 1;
+    const ptrdiff_t cs = b_cs == 1 ? slab : 1;
+    const int step_j = b_cs == 1 ? 1 : RN;
+    const int groups = b_cs == 1 ? slab : N;
+    for (int s = 0; s < groups; s += step_j) {
+        int nr = 0;
+        while (nr < RN && s + (ptrdiff_t)nr * cs < N) nr++;
         const float *col[RN];
-        for (int j = 0; j < RN; j++) col[j] = B + (ptrdiff_t)(j0 + (j < nr ? j : nr - 1)) * b_rs;
-        float *c = C + j0;
+        for (int j = 0; j < RN; j++) col[j] = B + (s + (ptrdiff_t)(j < nr ? j : nr - 1) * cs) * b_rs;
+        float *c = C + s;
         switch (M) {
-        case 1: rows_group(1, K, alpha, A, a_rs, a_cs, col, b_cs, b_rs == 1, nr, c, ldc, accumulate); break;
-        case 2: rows_group(2, K, alpha, A, a_rs, a_cs, col, b_cs, b_rs == 1, nr, c, ldc, accumulate); break;
-        case 3: rows_group(3, K, alpha, A, a_rs, a_cs, col, b_cs, b_rs == 1, nr, c, ldc, accumulate); break;
-        default: rows_group(4, K, alpha, A, a_rs, a_cs, col, b_cs, b_rs == 1, nr, c, ldc, accumulate); break;
+        case 1: rows_group(1, K, alpha, A, a_rs, a_cs, col, b_cs, b_rs == 1, nr, c, cs, ldc, accumulate); break;
+        case 2: rows_group(2, K, alpha, A, a_rs, a_cs, col, b_cs, b_rs == 1, nr, c, cs, ldc, accumulate); break;
+        case 3: rows_group(3, K, alpha, A, a_rs, a_cs, col, b_cs, b_rs == 1, nr, c, cs, ldc, accumulate); break;
+        default: rows_group(4, K, alpha, A, a_rs, a_cs, col, b_cs, b_rs == 1, nr, c, cs, ldc, accumulate); break;
         }
     }
 }
