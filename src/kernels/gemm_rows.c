@@ -3,7 +3,8 @@
  *
  * The packed driver (gemm.c) copies every KC x NC block of B into panels before it multiplies. For one row the copy
  * reads and writes each weight to use it once, and costs more than the products (docs/speed.md, "Where attnlab's
- * time goes"). Here 8 columns of C sit in the lanes (two 4-lane vectors), and B is read in place: in the nt layout
+ * time goes"). Here 8 columns of C sit in the lanes (two 4-lane vectors; in the nt layout 8 columns a slab apart, see
+ * al_gemm_rows_4), and B is read in place: in the nt layout
  * (B(n, k) contiguous in k, the weights of nn.Linear) 4 k at a time from each of the 8 columns' rows, turned in
  * registers by 4 x 4 transposes as pack_b does; contiguous in n (nn, tn) 8 floats per k; else one float at a time.
  *
