@@ -5,11 +5,10 @@
 // processes are listed beside it. Linux only (/proc). docs/decoders.md, "Memory", reports what it printed.
 //
 //   node bench/page_memory.mjs MODEL_DIR [--new-tokens N]
-import { readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { readFileSync, readdirSync } from 'node:fs';
 
-import { launchChromium, newContext, newPage, skipReason, startServer, waitIdle } from '../tests/e2e/helpers.mjs';
+import { generateInPage, openModelPage } from './page_model.mjs';
+import { skipReason } from '../tests/e2e/helpers.mjs';
 
 const args = process.argv.slice(2);
 let dir = null;
@@ -26,8 +25,6 @@ if (skipReason) {
   console.error(`page_memory: ${skipReason}`);
   process.exit(1);
 }
-
-const MODEL_FILES = /^(config\.json|vocab\.txt|tokenizer\.json|vocab\.json|merges\.txt|tokenizer_config\.json|special_tokens_map\.json|spm\.model|tokenizer\.model|.*\.safetensors|model\.safetensors\.index\.json|pytorch_model\.bin)$/;
 
 // Every Chromium process below pid (this script: it launched the browser): { pid, type, kB of VmHWM and VmRSS }.
 function tree(pid) {
@@ -53,33 +50,12 @@ function tree(pid) {
   return out;
 }
 
-const work = mkdtempSync(path.join(tmpdir(), 'attnlab-page-memory-'));
-const id = path.basename(path.resolve(dir));
-symlinkSync(path.resolve(dir), path.join(work, id));
-const files = readdirSync(dir).filter((f) => MODEL_FILES.test(f));
-writeFileSync(path.join(work, 'index.json'), JSON.stringify([{ id, name: id, path: id, default: true, files }]));
-const server = await startServer({ AL_MODELS_DIR: work });
-const browser = await launchChromium();
-const bytes = files.reduce((n, f) => n + readFileSync(path.join(dir, f)).length, 0);
+const { page, id, bytes, loadedSeconds: loaded, close } = await openModelPage(dir);
 try {
-  const page = await newPage(await newContext(browser));
-  const t0 = Date.now();
-  await page.goto(server.url);
-  await page.waitForFunction(() => window.attnlab?.app?.run || !document.getElementById('model-error').hidden, null, { timeout: 1800000 });
-  const error = await page.evaluate(() => { const e = document.getElementById('model-error'); return e.hidden ? '' : e.textContent; });
-  if (error) throw new Error(`the page did not load ${id}: ${error}`);
-  await waitIdle(page, 1800000);
-  const loaded = (Date.now() - t0) / 1000;
   let generated = 'no generation (not a causal model)';
   if (newTokens > 0 && await page.isVisible('#generate-panel')) {
-    await page.fill('#gen-max', String(newTokens));
-    await page.dispatchEvent('#gen-max', 'change');
-    const before = await page.evaluate(() => window.attnlab.panels['generate-panel'].runs);
-    await page.click('#gen-run');
-    await page.waitForFunction((n) => window.attnlab.panels['generate-panel'].runs > n && !window.attnlab.panels['generate-panel'].frame.runner.current,
-      before, { timeout: 1800000 });
-    const steps = await page.evaluate(() => window.attnlab.panels['generate-panel'].last.reply.steps.length);
-    generated = `generated ${steps} tokens`;
+    const reply = await generateInPage(page, newTokens);
+    generated = `generated ${reply.steps.length} tokens`;
   }
   const procs = tree(process.pid);
   const renderer = procs.filter((p) => p.type === 'renderer').sort((a, b) => b.hwmKB - a.hwmKB)[0];
@@ -89,7 +65,5 @@ try {
   for (const p of procs) console.log(`  ${p.type.padEnd(10)} pid ${p.pid}: peak ${mb(p.hwmKB)} MB, now ${mb(p.rssKB)} MB`);
   console.log(`all of Chromium's processes: ${mb(procs.reduce((s, p) => s + p.hwmKB, 0))} MB (sum of peaks)`);
 } finally {
-  await browser.close();
-  server.child.kill();
-  rmSync(work, { recursive: true, force: true });
+  await close();
 }
