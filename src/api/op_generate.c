@@ -181,7 +181,8 @@ al_status al_op_generate(al_op_ctx *ctx, al_error *err) {
             st = al_err(err, AL_ERR_CANCELLED, "generate: cancelled after %d tokens", n_new);
             break;
         }
-        const int id = al_sample_next(next_logits, V, &sampling, &rng, order, prob, &p_tok[n_new]);
+        double z = 0.0; /* the step's normaliser, the sampler's: one pass of exponentials over V a step */
+        const int id = al_sample_next(next_logits, V, &sampling, &rng, order, prob, &p_tok[n_new], &z);
         if (id < 0) {
             st = al_err(err, AL_ERR_OOM, "generate: out of memory sampling");
             break;
@@ -194,13 +195,11 @@ al_status al_op_generate(al_op_ctx *ctx, al_error *err) {
         /* the most probable alternatives at this step (under the model, temperature 1) */
         cJSON *alts = al_rb_add(rb, step, "alternatives", cJSON_CreateArray());
         if (n_alt > 0) {
-            double mx = next_logits[0], z = 0.0;
+            double mx = next_logits[0];
             for (int v = 1; v < V; v++)
                 if (next_logits[v] > mx) mx = next_logits[v];
-            for (int v = 0; v < V; v++) z += al_det_exp((double)next_logits[v] - mx);
-            int32_t best[20];
-            float best_p[20], nll, entropy; /* the lm op's top k (ties: lower id first); p in double below */
-            al_lm_score_row(next_logits, V, -1, n_alt, &nll, &entropy, best, best_p);
+            int32_t best[20]; /* the lm op's top k (ties: lower id first); p in double below */
+            al_lm_top_ids(next_logits, V, n_alt, best);
             for (int j = 0; j < n_alt && best[j] >= 0; j++) {
                 cJSON *a = al_rb_add(rb, alts, NULL, cJSON_CreateObject());
                 al_rb_num(rb, a, "id", best[j]);

@@ -49,7 +49,12 @@ void al_lm_score_row(const float *x, int V, int target, int k, float *nll, float
     const double log_z = al_det_log(sum); /* logsumexp - max */
     *nll = target >= 0 ? (float)(log_z - ((double)x[target] - mx)) : NAN;
     *entropy = (float)(log_z - wsum / sum);
-    for (int j = 0; j < k; j++) top_ids[j] = -1, top_p[j] = 0.0f;
+    al_lm_top_ids(x, V, k, top_ids);
+    for (int j = 0; j < k; j++) top_p[j] = top_ids[j] >= 0 ? (float)(al_det_exp((double)x[top_ids[j]] - mx) / sum) : 0.0f;
+}
+
+void al_lm_top_ids(const float *x, int V, int k, int32_t *top_ids) {
+    for (int j = 0; j < k; j++) top_ids[j] = -1;
     for (int v = 0; v < V; v++) { /* insertion into the k best (strictly greater moves up: ties keep the lower id) */
         if (k == 0 || (top_ids[k - 1] >= 0 && x[v] <= x[top_ids[k - 1]])) continue;
         int j = k - 1;
@@ -59,8 +64,6 @@ void al_lm_score_row(const float *x, int V, int target, int k, float *nll, float
         }
         top_ids[j] = v;
     }
-    for (int j = 0; j < k; j++)
-        if (top_ids[j] >= 0) top_p[j] = (float)(al_det_exp((double)x[top_ids[j]] - mx) / sum);
 }
 
 al_status al_lm_score(const al_model *model, const al_batch *batch, const al_forward_params *params, al_lm_rows *rows,

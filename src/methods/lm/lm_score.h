@@ -36,6 +36,10 @@ al_status al_lm_score_outputs(const al_model *model, const al_batch *batch, cons
 void al_lm_score_row(const float *x, int V, int target, int k, float *nll, float *entropy, int32_t *top_ids,
                      float *top_p);
 
+/* The k largest of x [V] in order, ties to the lower id (top_ids [k], -1 past V): al_lm_score_row's top k without its
+ * pass of exponentials, for a caller that has the normaliser already (generation's alternatives). */
+void al_lm_top_ids(const float *x, int V, int k, int32_t *top_ids);
+
 /* The corpus's cross-entropy over documents d with nll_sum[d] nats on n[d] predicted tokens: the ratio sum nll /
  * sum n, and its 95% interval by the ratio estimator's standard error over documents (Student t, D - 1 degrees of
  * freedom; docs/decoders.md). With one document the interval is [NAN, NAN]. */

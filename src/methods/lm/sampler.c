@@ -19,12 +19,13 @@ static int by_logit(const void *a, const void *b) {
 }
 
 int al_sample_next(const float *logits, int V, const al_sampling *s, al_rng *rng, int32_t *order, double *prob,
-                   float *p) {
+                   float *p, double *z_out) {
     int best = 0;
     for (int v = 1; v < V; v++)
         if (logits[v] > logits[best]) best = v;
     double z = 0.0;
     for (int v = 0; v < V; v++) z += al_det_exp((double)logits[v] - logits[best]);
+    if (z_out) *z_out = z;
     if (s->temperature <= 0.0f) {
         *p = (float)(1.0 / z);
         return best;

@@ -14,8 +14,10 @@ typedef struct al_sampling {
 } al_sampling;
 
 /* Picks from logits [V] (scratch: [V] ints and [V] doubles). *p is the picked token's probability under the model
- * (temperature 1, before any limit). rng is drawn once per sampled token, never for greedy. -1: out of memory. */
+ * (temperature 1, before any limit); *z, if not NULL, its normaliser: the sum over v of
+ * al_det_exp((double)logits[v] - max) in v order, so a caller's further probabilities need no second pass over V.
+ * rng is drawn once per sampled token, never for greedy. -1: out of memory. */
 int al_sample_next(const float *logits, int V, const al_sampling *s, al_rng *rng, int32_t *order, double *prob,
-                   float *p);
+                   float *p, double *z);
 
 #endif
