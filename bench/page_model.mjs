@@ -7,14 +7,14 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, wri
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { launchChromium, newContext, newPage, skipReason, startServer, waitIdle } from '../tests/e2e/helpers.mjs';
+import { launchChromium, newContext, newPage, runPanel, skipReason, startServer, waitIdle } from '../tests/e2e/helpers.mjs';
 
 const MODEL_FILES = /^(config\.json|vocab\.txt|tokenizer\.json|vocab\.json|merges\.txt|tokenizer_config\.json|special_tokens_map\.json|spm\.model|tokenizer\.model|.*\.safetensors|model\.safetensors\.index\.json|pytorch_model\.bin)$/;
 
 // The model's folder as the page serves it: work/<id>/ with a link to each model file of dir, and to each file of
 // tokenizerDir that dir lacks (a random-weight shape from bench/decoder_export.py has no tokenizer). Returns
 // { id, folder, files }.
-export function linkModelFolder(work, dir, tokenizerDir = null) {
+function linkModelFolder(work, dir, tokenizerDir = null) {
   const id = path.basename(path.resolve(dir));
   const folder = path.join(work, id);
   mkdirSync(folder);
@@ -57,7 +57,8 @@ export async function openModelPage(dir, { timeout = 1800000, tokenizerDir = nul
   }
 }
 
-// Runs the generation panel once with its current settings and resolves to the reply (the panel's last run).
+// Runs the generation panel once with its current settings (tests/e2e/helpers.mjs's runPanel clicks Run and waits)
+// and resolves to the reply; a run the panel reports as failed throws with the panel's error line.
 export async function generateInPage(page, maxNewTokens, { prompt = null, timeout = 1800000 } = {}) {
   if (prompt !== null) {
     await page.fill('#gen-prompt', prompt);
@@ -65,9 +66,7 @@ export async function generateInPage(page, maxNewTokens, { prompt = null, timeou
   }
   await page.fill('#gen-max', String(maxNewTokens));
   await page.dispatchEvent('#gen-max', 'change');
-  const before = await page.evaluate(() => window.attnlab.panels['generate-panel'].runs);
-  await page.click('#gen-run');
-  await page.waitForFunction((n) => window.attnlab.panels['generate-panel'].runs > n && !window.attnlab.panels['generate-panel'].frame.runner.current,
-    before, { timeout });
+  const error = await runPanel(page, 'gen', 'generate-panel', timeout);
+  if (error) throw new Error(`the generation panel failed: ${error}`);
   return page.evaluate(() => window.attnlab.panels['generate-panel'].last.reply);
 }
