@@ -1,24 +1,29 @@
 // first_heatmap.mjs: how long the page takes, from navigation, to draw its first heatmap with each model
 // as the embedded default: real Chromium, the real WASM build, the page served from localhost, a fresh
-// browser context (no cache) per round. Prints each model's times and their ratio, side by side in one run.
+// browser context (no cache) per round. With --unbundled, each model is also served with the page's modules
+// one by one (AL_NO_BUNDLE=1, scripts/serve.mjs) instead of as one script. The cases take turns within a
+// round, in an order that rotates from round to round, so a change of the machine's speed falls on all of
+// them; prints each case's times and the ratios to the first case, with the load average and the CPU.
 //
-//   node bench/first_heatmap.mjs [--rounds N] MODEL_DIR [MODEL_DIR ...]
-//   e.g. node bench/first_heatmap.mjs models/attnlab-mini-bert models/attnlab-small-bert
-import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+//   node bench/first_heatmap.mjs [--rounds N] [--unbundled] MODEL_DIR [MODEL_DIR ...]
+//   e.g. node bench/first_heatmap.mjs --unbundled models/attnlab-small-bert models/attnlab-mini-bert
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { launchChromium, newContext, newPage, skipReason, startServer, waitIdle } from '../tests/e2e/helpers.mjs';
 
 const args = process.argv.slice(2);
 let rounds = 5;
+let unbundled = false;
 const dirs = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--rounds') rounds = Number(args[++i]);
+  else if (args[i] === '--unbundled') unbundled = true;
   else dirs.push(args[i]);
 }
 if (!dirs.length || !(rounds >= 1)) {
-  console.error('usage: node bench/first_heatmap.mjs [--rounds N] MODEL_DIR [MODEL_DIR ...]');
+  console.error('usage: node bench/first_heatmap.mjs [--rounds N] [--unbundled] MODEL_DIR [MODEL_DIR ...]');
   process.exit(2);
 }
 if (skipReason) {
@@ -28,39 +33,56 @@ if (skipReason) {
 
 const MODEL_FILES = /^(config\.json|vocab\.txt|tokenizer\.json|vocab\.json|merges\.txt|tokenizer_config\.json|special_tokens_map\.json|.*\.safetensors|model\.safetensors\.index\.json|pytorch_model\.bin)$/;
 
-async function measure(dir) {
+// A models folder with dir's model as the only one and the default.
+function modelsFolder(dir) {
   const work = mkdtempSync(path.join(tmpdir(), 'attnlab-first-heatmap-'));
   const id = path.basename(path.resolve(dir));
   cpSync(dir, path.join(work, id), { recursive: true });
   const files = readdirSync(path.join(work, id)).filter((f) => MODEL_FILES.test(f));
   writeFileSync(path.join(work, 'index.json'), JSON.stringify([{ id, name: id, path: id, default: true, files }]));
-  const server = await startServer({ AL_MODELS_DIR: work });
-  const browser = await launchChromium();
-  const times = [];
-  try {
-    for (let r = 0; r < rounds; r++) {
-      const context = await newContext(browser);
-      const page = await newPage(context);
-      await page.goto(server.url);
-      await waitIdle(page, 60000);
-      times.push(await page.evaluate(() => window.attnlab.app.timings.firstHeatmap));
-      await context.close();
-    }
-  } finally {
-    await browser.close();
-    server.child.kill();
-    rmSync(work, { recursive: true, force: true });
-  }
-  times.sort((a, b) => a - b);
-  return { id, times, median: times[Math.floor(times.length / 2)] };
+  return { id, work };
 }
 
-const results = [];
-for (const dir of dirs) results.push(await measure(dir));
-for (const r of results) {
-  console.log(`${r.id}: first heatmap after navigation, median ${Math.round(r.median)} ms ` +
-              `(${r.times.map((t) => Math.round(t)).join(', ')} ms over ${rounds} fresh contexts)`);
+const cpu = (readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.*)$/m)?.[1] ?? 'unknown CPU').trim();
+const family = readFileSync('/proc/cpuinfo', 'utf8').match(/^cpu family\s*:\s*(\d+)$/m)?.[1];
+const model = readFileSync('/proc/cpuinfo', 'utf8').match(/^model\s*:\s*(\d+)$/m)?.[1];
+
+const cases = [];
+const folders = [];
+const browser = await launchChromium();
+try {
+  for (const dir of dirs) {
+    const f = modelsFolder(dir);
+    folders.push(f.work);
+    for (const bundle of unbundled ? [true, false] : [true]) {
+      const server = await startServer({ AL_MODELS_DIR: f.work, ...(bundle ? {} : { AL_NO_BUNDLE: '1' }) });
+      cases.push({ name: `${f.id}${unbundled ? (bundle ? ', one script' : ', modules one by one') : ''}`, server, times: [] });
+    }
+  }
+  const loadBefore = loadavg()[0];
+  for (let r = 0; r < rounds; r++) {
+    for (let k = 0; k < cases.length; k++) {
+      const c = cases[(k + r) % cases.length];
+      const context = await newContext(browser);
+      const page = await newPage(context);
+      await page.goto(c.server.url);
+      await waitIdle(page, 60000);
+      c.times.push(await page.evaluate(() => window.attnlab.app.timings.firstHeatmap));
+      await context.close();
+    }
+  }
+  console.log(`${cpu} (family ${family} model ${model}), ${rounds} rounds, load average ${loadBefore.toFixed(2)} before, ` +
+              `${loadavg()[0].toFixed(2)} after`);
+} finally {
+  await browser.close();
+  for (const c of cases) c.server.child.kill();
+  for (const w of folders) rmSync(w, { recursive: true, force: true });
 }
-for (const r of results.slice(1)) {
-  console.log(`${r.id} / ${results[0].id}: ${(r.median / results[0].median).toFixed(2)}x`);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+for (const c of cases) {
+  console.log(`${c.name}: first heatmap after navigation, median ${Math.round(median(c.times))} ms ` +
+              `(${c.times.map((t) => Math.round(t)).join(', ')} ms)`);
+}
+for (const c of cases.slice(1)) {
+  console.log(`${c.name} / ${cases[0].name}: ${(median(c.times) / median(cases[0].times)).toFixed(2)}x`);
 }

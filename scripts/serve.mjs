@@ -1,5 +1,7 @@
 // serve.mjs: a static file server for the attnlab app on localhost.
-// Routes: /            -> web/
+// Routes: /app.js      -> web/app.js and the modules it imports as one script (scripts/web_bundle.mjs), unless
+//                         AL_NO_BUNDLE=1 or esbuild is missing: then web/app.js itself
+//         /            -> web/
 //         /wasm/       -> build/wasm/attnlab_wasm.{js,wasm} (the core), attnlab_wasm_mt.{js,wasm,worker.js}
 //                         (the core with threads, docs/threads.md) and wasm/*.mjs (its JS wrapper)
 //         /models/     -> models/ (the embedded encoders, Hugging Face layout; models/index.json lists
@@ -14,6 +16,8 @@
 import { createServer } from 'node:http';
 import { appendFileSync, createReadStream, statSync } from 'node:fs';
 import { extname, join, normalize, resolve } from 'node:path';
+
+import { webBundler } from './web_bundle.mjs';
 
 const root = resolve(new URL('..', import.meta.url).pathname);
 const port = Number(process.env.PORT ?? 8080);
@@ -52,9 +56,13 @@ function locate(urlPath) {
   return null;
 }
 
+const { bundler, reason: noBundle } = process.env.AL_NO_BUNDLE === '1' ? { bundler: null, reason: 'AL_NO_BUNDLE=1' }
+  : await webBundler(join(root, 'web'));
+if (bundler) await bundler.bundle(); // built before the first visit asks for it
+
 const accessLog = process.env.AL_ACCESS_LOG ? resolve(process.env.AL_ACCESS_LOG) : null;
 
-const server = createServer((req, res) => {
+const server = createServer(async (req, res) => {
   if (accessLog) {
     appendFileSync(accessLog, `${new Date().toISOString()} ${req.method} ${req.url} ${JSON.stringify(req.headers)}\n`);
   }
@@ -68,6 +76,12 @@ const server = createServer((req, res) => {
     urlPath = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
   } catch {
     res.writeHead(400, headers).end('bad request');
+    return;
+  }
+  const bundled = urlPath === '/app.js' && bundler ? await bundler.bundle() : null;
+  if (bundled !== null) {
+    res.writeHead(200, { ...headers, 'Content-Type': types['.js'], 'Content-Length': Buffer.byteLength(bundled) });
+    res.end(req.method === 'HEAD' ? undefined : bundled);
     return;
   }
   let file = locate(urlPath);
@@ -97,5 +111,6 @@ const server = createServer((req, res) => {
 server.listen(port, host, () => {
   // PORT=0 picks a free port; the line below tells which (the browser tests read it).
   const actual = server.address().port;
+  if (noBundle) console.log(`attnlab: the page's modules are served one by one (${noBundle}): slower first load`);
   console.log(`attnlab: serving on http://${host === '0.0.0.0' ? 'localhost' : host}:${actual}/`);
 });

@@ -1,6 +1,10 @@
 // test_hooks.js: read-only hooks for the browser tests (and curious users in the console):
-// window.attnlab.{app, explorer, client, analyses, panels, state, link, current, companion}.
+// window.attnlab.{app, explorer, client, analyses, panels, state, link, current, companion, tables}.
+// The page's modules are one script (scripts/web_bundle.mjs): a module a test imports by its URL is a second copy
+// with its own state, so what a test reads of the page's module state is here (tables).
 import { readLink } from './link.js';
+import { metricRange } from './papa_record.js';
+import { HEAD_ORDERS } from './papa_request.js';
 import { linkValues, state } from './state.js';
 
 export function installTestHooks(ctx) {
@@ -33,6 +37,8 @@ export function installTestHooks(ctx) {
       return c && { layer: c.layer, head: c.head, view: c.view, merged: c.merged, size: c.size, labels: [...c.labels],
                     matrix: Array.from(c.matrix) };
     },
+    // the engine's tables as the page's modules hold them (engine_tables.js, filled from the worker's reply)
+    tables: { metricRange, headOrders: () => [...HEAD_ORDERS] },
     get companion() {
       const c = explorerPanel().explorer.companionCurrent;
       return c && { view: c.view, size: c.size, labels: [...c.labels], matrix: Array.from(c.matrix) };

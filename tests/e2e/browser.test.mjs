@@ -103,12 +103,38 @@ test('the default model loads and the first sentence is drawn', { skip }, async 
     engineReady: performance.getEntriesByName('attnlab:engine-ready')[0]?.startTime,
   }));
   assert.ok(order.weights < order.engineReady, JSON.stringify(order));
+  // the page's code arrives as one script (scripts/web_bundle.mjs), not as its ~70 modules
+  const scripts = await page.evaluate(() => performance.getEntriesByType('resource')
+    .map((e) => new URL(e.name).pathname).filter((p) => p.endsWith('.js') && !p.startsWith('/wasm/')));
+  assert.deepEqual(scripts, ['/app.js']);
   measured.firstRun = info.timings.lastRun;
   assert.ok((await distinctColours(page, '#heatmap')) > 5, 'the large heatmap is not blank');
   assert.ok((await distinctColours(page, '#grid button:nth-of-type(5) canvas')) > 2, 'a thumbnail is not blank');
   assert.ok((await distinctColours(page, '#legend')) > 5, 'the legend is drawn');
   assert.deepEqual(page.errors, []);
   await page.screenshot({ path: path.join(artifacts, 'default.png'), fullPage: true });
+});
+
+test('served as modules one by one (any static server), the page draws the same heatmap', { skip }, async () => {
+  const unbundled = await startServer({ AL_MODELS_DIR: path.join(work, 'models'), AL_NO_BUNDLE: '1' });
+  const p = await newPage(await newContext(browser));
+  try {
+    await p.goto(unbundled.url);
+    await waitIdle(p);
+    const got = await p.evaluate(() => ({
+      shape: document.getElementById('grid').dataset.shape,
+      heatmap: document.getElementById('heatmap').toDataURL(),
+      modules: performance.getEntriesByType('resource').filter((e) => /\.js$/.test(e.name) && !/\/wasm\//.test(e.name)).length,
+    }));
+    assert.equal(got.shape, '12x12');
+    assert.ok(got.modules > 20, `${got.modules} modules fetched`);
+    assert.equal(got.heatmap, await page.evaluate(() => document.getElementById('heatmap').toDataURL()),
+                 'the same pixels as the bundled page');
+    assert.deepEqual(p.errors, []);
+  } finally {
+    await p.context().close();
+    unbundled.child.kill();
+  }
 });
 
 test('hover shows the (query, key) pair under the pointer', { skip }, async () => {

@@ -39,9 +39,9 @@ test('the task choices and the chart axes are the engine\'s tables, from the wor
     options: [...document.getElementById('papa-task').options].map((o) => [o.value, o.textContent]),
     chosen: document.getElementById('papa-task').value,
     reply: (await window.attnlab.client.ready).reply,
-    mcc: (await import('/papa_record.js')).metricRange('mcc'),
-    accuracy: (await import('/papa_record.js')).metricRange('accuracy'),
-    orders: [...(await import('/papa_request.js')).HEAD_ORDERS],
+    mcc: window.attnlab.tables.metricRange('mcc'),
+    accuracy: window.attnlab.tables.metricRange('accuracy'),
+    orders: window.attnlab.tables.headOrders(),
     ordersHelp: document.getElementById('papa-lists-help')?.textContent ?? '',
   }));
   const engine = JSON.parse(execFileSync(cli, ['run', '-'], { input: '{"op": "version"}', encoding: 'utf8' }));

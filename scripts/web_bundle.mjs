@@ -1,0 +1,44 @@
+// web_bundle.mjs: the page's modules (web/app.js and every module it imports) joined into one script, which
+// scripts/serve.mjs sends as /app.js. A fresh visit then fetches, parses and links one file instead of about 70:
+// on two cores that was about a fifth of the time to the first heatmap (docs/speed.md, "First heatmap").
+// esbuild (npm) joins them without minifying or renaming, so stack traces keep the functions' names, and each
+// module's code keeps a "// web/<file>.js" line above it. The modules still work unbundled (any static server
+// can serve web/ as it is); the bundle is rebuilt whenever a file in web/ is newer than it.
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+// newest modification time of the .js files in dir (web/ is flat)
+function newestModule(dir) {
+  let newest = 0;
+  for (const f of readdirSync(dir)) if (f.endsWith('.js')) newest = Math.max(newest, statSync(join(dir, f)).mtimeMs);
+  return newest;
+}
+
+// A bundler for webDir/app.js, or null (with the reason) when esbuild is not installed.
+// bundle(): the script's text, or null when esbuild rejects the modules (the page is then served unbundled,
+// and the browser reports the module's own error).
+export async function webBundler(webDir) {
+  let esbuild;
+  try {
+    esbuild = await import('esbuild');
+  } catch (e) {
+    return { bundler: null, reason: `esbuild is not installed (${e.code ?? e.message})` };
+  }
+  let built = null; // { stamp, code }
+  const bundle = async () => {
+    const stamp = newestModule(webDir);
+    if (built?.stamp === stamp) return built.code;
+    try {
+      const out = await esbuild.build({
+        entryPoints: [join(webDir, 'app.js')], bundle: true, format: 'esm', write: false, logLevel: 'silent',
+        target: 'es2022', charset: 'utf8', absWorkingDir: join(webDir, '..'),
+      });
+      built = { stamp, code: out.outputFiles[0].text };
+    } catch (e) {
+      console.error(`attnlab: web/app.js not bundled (served as modules): ${e.message}`);
+      built = { stamp, code: null };
+    }
+    return built.code;
+  };
+  return { bundler: { bundle }, reason: null };
+}
