@@ -3,15 +3,19 @@
 // on two cores that was about a fifth of the time to the first heatmap (docs/speed.md, "First heatmap").
 // esbuild (npm) joins them without minifying or renaming, so stack traces keep the functions' names, and each
 // module's code keeps a "// web/<file>.js" line above it. The modules still work unbundled (any static server
-// can serve web/ as it is); the bundle is rebuilt whenever a file in web/ is newer than it.
+// can serve web/ as it is); the bundle is rebuilt whenever a module in web/ is added, removed or changed.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-// newest modification time of the .js files in dir (web/ is flat)
-function newestModule(dir) {
-  let newest = 0;
-  for (const f of readdirSync(dir)) if (f.endsWith('.js')) newest = Math.max(newest, statSync(join(dir, f)).mtimeMs);
-  return newest;
+// the .js files in dir (web/ is flat): how many, and the newest modification time; a change of either rebuilds
+function modulesStamp(dir) {
+  let newest = 0, count = 0;
+  for (const f of readdirSync(dir)) {
+    if (!f.endsWith('.js')) continue;
+    newest = Math.max(newest, statSync(join(dir, f)).mtimeMs);
+    count++;
+  }
+  return `${count} ${newest}`;
 }
 
 // A bundler for webDir/app.js, or null (with the reason) when esbuild is not installed.
@@ -26,7 +30,7 @@ export async function webBundler(webDir) {
   }
   let built = null; // { stamp, code }
   const bundle = async () => {
-    const stamp = newestModule(webDir);
+    const stamp = modulesStamp(webDir);
     if (built?.stamp === stamp) return built.code;
     try {
       const out = await esbuild.build({

@@ -29,6 +29,9 @@ test('the bundle joins app.js and its imports, and follows edits', async () => {
     assert.equal(await bundler.bundle(), one, 'unchanged files: the same text');
     write('word.js', "export const word = 'second edition';\n", 2000);
     assert.match(await bundler.bundle(), /second edition/, 'an edited module is bundled again');
+    write('extra.js', "export const extra = 'added';\n", 1000); // an old file added: the count changes
+    write('app.js', "import { word } from './word.js';\nimport { extra } from './extra.js';\nconsole.log(word, extra);\n", 1000);
+    assert.match(await bundler.bundle(), /added/, 'a module added (with an old time) is bundled');
     write('word.js', 'export const = ;\n', 3000);
     const errors = [];
     const log = console.error;
