@@ -7,11 +7,11 @@
 //
 //   node bench/first_heatmap.mjs [--rounds N] [--unbundled] MODEL_DIR [MODEL_DIR ...]
 //   e.g. node bench/first_heatmap.mjs --unbundled models/attnlab-small-bert models/attnlab-mini-bert
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import path from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
 
 import { launchChromium, newContext, newPage, skipReason, startServer, waitIdle } from '../tests/e2e/helpers.mjs';
+import { modelsFolder } from './page_model.mjs';
 
 const args = process.argv.slice(2);
 let rounds = 5;
@@ -31,21 +31,10 @@ if (skipReason) {
   process.exit(1);
 }
 
-const MODEL_FILES = /^(config\.json|vocab\.txt|tokenizer\.json|vocab\.json|merges\.txt|tokenizer_config\.json|special_tokens_map\.json|.*\.safetensors|model\.safetensors\.index\.json|pytorch_model\.bin)$/;
-
-// A models folder with dir's model as the only one and the default.
-function modelsFolder(dir) {
-  const work = mkdtempSync(path.join(tmpdir(), 'attnlab-first-heatmap-'));
-  const id = path.basename(path.resolve(dir));
-  cpSync(dir, path.join(work, id), { recursive: true });
-  const files = readdirSync(path.join(work, id)).filter((f) => MODEL_FILES.test(f));
-  writeFileSync(path.join(work, 'index.json'), JSON.stringify([{ id, name: id, path: id, default: true, files }]));
-  return { id, work };
-}
-
-const cpu = (readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.*)$/m)?.[1] ?? 'unknown CPU').trim();
-const family = readFileSync('/proc/cpuinfo', 'utf8').match(/^cpu family\s*:\s*(\d+)$/m)?.[1];
-const model = readFileSync('/proc/cpuinfo', 'utf8').match(/^model\s*:\s*(\d+)$/m)?.[1];
+const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
+const cpu = (cpuinfo.match(/^model name\s*:\s*(.*)$/m)?.[1] ?? 'unknown CPU').trim();
+const family = cpuinfo.match(/^cpu family\s*:\s*(\d+)$/m)?.[1];
+const model = cpuinfo.match(/^model\s*:\s*(\d+)$/m)?.[1];
 
 const cases = [];
 const folders = [];

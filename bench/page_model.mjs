@@ -1,5 +1,5 @@
 // page_model.mjs: the page in real Chromium with a model folder as its embedded default, loaded and drawn; shared by
-// the page benchmarks that need a model the repository does not embed (bench/page_memory.mjs,
+// the page benchmarks that need a model the repository does not embed (bench/page_memory.mjs, bench/first_heatmap.mjs,
 // bench/page_generate.mjs). The folder is linked into a fresh models directory with an index.json naming it as the
 // default, the app is served from it (tests/e2e/helpers.mjs), and the page is opened and waited on until the explorer
 // is drawn or the page shows a model error, which is thrown with the page's words.
@@ -27,13 +27,20 @@ function linkModelFolder(work, dir, tokenizerDir = null) {
   return { id, folder, files };
 }
 
+// A fresh models directory (a temporary folder: remove work when done) holding dir's model as its only embedded
+// model and the default, for scripts/serve.mjs's AL_MODELS_DIR. Returns { work, id, folder, files }.
+export function modelsFolder(dir, tokenizerDir = null) {
+  const work = mkdtempSync(path.join(tmpdir(), 'attnlab-page-model-'));
+  const { id, folder, files } = linkModelFolder(work, dir, tokenizerDir);
+  writeFileSync(path.join(work, 'index.json'), JSON.stringify([{ id, name: id, path: id, default: true, files }]));
+  return { work, id, folder, files };
+}
+
 // Resolves to { page, browser, id, folder, bytes (the model files' size), loadedSeconds, close() }; close() must be
 // awaited.
 export async function openModelPage(dir, { timeout = 1800000, tokenizerDir = null } = {}) {
   if (skipReason) throw new Error(skipReason);
-  const work = mkdtempSync(path.join(tmpdir(), 'attnlab-page-model-'));
-  const { id, folder, files } = linkModelFolder(work, dir, tokenizerDir);
-  writeFileSync(path.join(work, 'index.json'), JSON.stringify([{ id, name: id, path: id, default: true, files }]));
+  const { work, id, folder, files } = modelsFolder(dir, tokenizerDir);
   const server = await startServer({ AL_MODELS_DIR: work });
   const browser = await launchChromium();
   const close = async () => {
