@@ -5,20 +5,44 @@
 // page's only embedded model. The sweep is the quick preset on POS cut to --train / --validation examples (the
 // ranking on the same cut) with --seeds seeds. Printed: the page's and the CLI's seconds per stage (the reply's
 // "seconds") and wall time, their ratio, the two digests, the load average, and the time left that the progress
-// bar's status predicted at several points of the run against the time the run then took. With --rounds N the
-// page (a fresh one each time) and the CLI take N turns each, alternating which goes first.
+// bar's status predicted at several points of the run against the time the run then took. Between the two, the
+// page's request also runs through the same WebAssembly build in node, outside any browser (its own node process, 2
+// threads): page against that engine is what the page adds, that engine against the CLI is WebAssembly against
+// native code. With --rounds N the three take N turns each, the one that goes first rotating.
 //   node bench/page_sweep.mjs [--train 40] [--validation 20] [--seeds 3] [--layers 12] [--rounds 1]
 //   AL_WASM_DIR (default build/wasm), AL_BUILD_DIR (default build/native)
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 
+import { loadNode } from '../wasm/attnlab_node.mjs';
 import { serializeSafetensors } from '../wasm/safetensors.mjs';
 import { randomTensors } from './random_tensors.mjs';
 import { clickRunAndWait, launchChromium, openUrl, root, setControls, skipReason, startServer, watchStatus } from '../tests/e2e/helpers.mjs';
 
 const args = process.argv.slice(2);
+const wasmDir = path.resolve(root, process.env.AL_WASM_DIR ?? 'build/wasm');
+
+// The engine's side, in a node process of its own (this program run with --engine <dir>): the threaded WebAssembly
+// build on 2 threads, the model folder's files, the page's request (with its task text) from <dir>/request.json;
+// prints the reply and the seconds api.run took.
+if (args[0] === '--engine') {
+  const dir = args[1];
+  const api = await loadNode(wasmDir, { alPoolSize: 1 }, { threaded: true, threads: 2 });
+  const files = {};
+  const modelDir = path.join(dir, 'model');
+  for (const name of readdirSync(modelDir)) files[name] = new Uint8Array(readFileSync(path.join(modelDir, name)));
+  api.addModel('m', files);
+  const request = JSON.parse(readFileSync(path.join(dir, 'request.json'), 'utf8'));
+  const t0 = performance.now();
+  const { reply } = api.run({ ...request, op: 'papa', model: 'm' });
+  const wall = (performance.now() - t0) / 1000;
+  api.release();
+  console.log(JSON.stringify({ reply, wall }));
+  process.exit(reply.error ? 1 : 0);
+}
+
 const opt = (name, def) => (args.includes(name) ? args[args.indexOf(name) + 1] : def);
 const nTrain = Number(opt('--train', '40'));
 const nVal = Number(opt('--validation', '20'));
@@ -95,11 +119,11 @@ async function pageRun() {
   const t0 = await p.evaluate(() => performance.now());
   await clickRunAndWait(p, 'papa', 'papa', 6 * 3600e3);
   const t1 = await p.evaluate(() => performance.now());
-  const { request, reply, error } = await p.evaluate(() => {
+  const { request, taskText, reply, error } = await p.evaluate(() => {
     const last = window.attnlab.panels.papa.last;
     if (!last) return { error: document.getElementById('papa-error').textContent || document.getElementById('papa-status').textContent };
     const { task_jsonl, import: imp, ...request } = last.request;
-    return { request, reply: last.reply };
+    return { request, taskText: task_jsonl, reply: last.reply };
   });
   if (error) throw new Error(`the page's sweep: ${error}`);
   const wall = (t1 - t0) / 1000;
@@ -114,7 +138,21 @@ async function pageRun() {
     predictions.push({ elapsed: (s.t - t0) / 1000, said, took: (t1 - s.t) / 1000, bar: s.bar });
   }
   await p.context().close();
-  return { request, reply, wall, predictions, threads: threads.trim(), loads: `${loadBefore} before, ${load()} after` };
+  return { request, taskText, reply, wall, predictions, threads: threads.trim(), loads: `${loadBefore} before, ${load()} after` };
+}
+
+// The page's request (with its task text) through the WebAssembly engine in node, in a process of its own.
+function engineRun({ request, taskText }) {
+  const dir = path.join(work, 'engine');
+  mkdirSync(dir, { recursive: true });
+  const { model, outputs, ...rest } = request;
+  writeFileSync(path.join(dir, 'request.json'), JSON.stringify({ ...rest, ...(taskText ? { task_jsonl: taskText } : {}) }));
+  rmSync(path.join(dir, 'model'), { force: true });
+  symlinkSync(path.join(models, id), path.join(dir, 'model'));
+  const loadBefore = load();
+  const out = execFileSync(process.execPath, [process.argv[1], '--engine', dir], { cwd: root, encoding: 'utf8', maxBuffer: 256 << 20 });
+  const { reply, wall } = JSON.parse(out.trim().split('\n').pop());
+  return { reply, wall, loads: `${loadBefore} before, ${load()} after` };
 }
 
 // The same request through the native CLI on 2 threads.
@@ -130,39 +168,39 @@ function nativeRun(request) {
 
 let status = 1;
 try {
-  // Rounds alternate which side goes first (page, CLI; CLI, page; ...), so a change of the machine's speed
-  // during the run (a VM's clock moves: docs/speed.md) falls on both sides rather than on one.
-  const pages = [], natives = [];
-  pages.push(await pageRun());
-  natives.push(nativeRun(pages[0].request));
-  for (let r = 1; r < rounds; r++) {
-    if (r % 2) {
-      natives.push(nativeRun(pages[0].request));
-      pages.push(await pageRun());
-    } else {
-      pages.push(await pageRun());
-      natives.push(nativeRun(pages[0].request));
-    }
+  // The side that goes first rotates with the round (page, engine, CLI; engine, CLI, page; ...), so a change of the
+  // machine's speed during the run (a VM's clock moves: docs/speed.md) falls on every side rather than on one. The
+  // first round starts with the page, whose request the other two then run.
+  const pages = [], engines = [], natives = [];
+  const sides = [async () => pages.push(await pageRun()), async () => engines.push(engineRun(pages[0])),
+                 async () => natives.push(nativeRun(pages[0].request))];
+  for (let r = 0; r < rounds; r++) {
+    for (let k = 0; k < 3; k++) await sides[(r + k) % 3]();
   }
   const { reply } = pages[0];
-  console.log(`page: ${pages[0].threads}`);
+  console.log(`page: ${pages[0].threads}; engine: the same WebAssembly build in node, 2 threads; CLI: native, 2 threads`);
   console.log(`PAPA sweep, quick preset on POS cut to ${nTrain} / ${nVal} examples (ranking on ${nTrain}), ${seeds} seeds, ` +
               `MLM off, bert-base shape (${layers} layers, random weights), ${reply.configs.length} configurations, ` +
-              `${rounds} round${rounds === 1 ? '' : 's'} (the page's and the CLI's turns alternating)`);
+              `${rounds} round${rounds === 1 ? '' : 's'} (the side that goes first rotating)`);
   for (let r = 0; r < rounds; r++) {
     console.log(`round ${r + 1}: page ${pages[r].wall.toFixed(1)} s (load ${pages[r].loads}), ` +
-                `CLI ${natives[r].wall.toFixed(1)} s (load ${natives[r].loads}), ${(pages[r].wall / natives[r].wall).toFixed(2)}x`);
+                `engine ${engines[r].wall.toFixed(1)} s (load ${engines[r].loads}), ` +
+                `CLI ${natives[r].wall.toFixed(1)} s (load ${natives[r].loads}); page / engine ` +
+                `${(pages[r].wall / engines[r].wall).toFixed(2)}x, engine / CLI ${(engines[r].wall / natives[r].wall).toFixed(2)}x, ` +
+                `page / CLI ${(pages[r].wall / natives[r].wall).toFixed(2)}x`);
   }
-  console.log('stage, median over rounds  page s   native s   page / native');
-  const stages = ['constants', 'ranking', 'features', 'probes', 'mlm'];
-  for (const st of stages) {
-    const a = median(pages.map((x) => x.reply.seconds?.[st] ?? 0)), b = median(natives.map((x) => x.reply.seconds?.[st] ?? 0));
-    if (!a && !b) continue;
-    console.log(`${st.padEnd(26)} ${a.toFixed(1).padStart(8)} ${b.toFixed(1).padStart(10)} ${b > 0 ? (a / b).toFixed(2).padStart(15) : ''}`);
+  const ratio = (x, y) => (y > 0 ? (x / y).toFixed(2) : '');
+  console.log(`${'stage, median over rounds'.padEnd(26)} ${'page s'.padStart(8)} ${'engine s'.padStart(9)} ${'CLI s'.padStart(8)} ` +
+              `${'page/engine'.padStart(12)} ${'engine/CLI'.padStart(11)} ${'page/CLI'.padStart(9)}`);
+  const row = (name, a, e, n) => console.log(`${name.padEnd(26)} ${a.toFixed(1).padStart(8)} ${e.toFixed(1).padStart(9)} ` +
+    `${n.toFixed(1).padStart(8)} ${ratio(a, e).padStart(12)} ${ratio(e, n).padStart(11)} ${ratio(a, n).padStart(9)}`);
+  const stageOf = (runs, st) => median(runs.map((x) => x.reply.seconds?.[st] ?? 0));
+  for (const st of ['constants', 'ranking', 'features', 'probes', 'mlm']) {
+    const a = stageOf(pages, st), e = stageOf(engines, st), n = stageOf(natives, st);
+    if (a || e || n) row(st, a, e, n);
   }
-  const pw = median(pages.map((x) => x.wall)), nw = median(natives.map((x) => x.wall));
-  console.log(`${'wall'.padEnd(26)} ${pw.toFixed(1).padStart(8)} ${nw.toFixed(1).padStart(10)} ${(pw / nw).toFixed(2).padStart(15)}`);
-  const digests = new Set([...pages, ...natives].map((x) => x.reply.digest));
+  row('wall', median(pages.map((x) => x.wall)), median(engines.map((x) => x.wall)), median(natives.map((x) => x.wall)));
+  const digests = new Set([...pages, ...engines, ...natives].map((x) => x.reply.digest));
   console.log(`digests: ${digests.size === 1 ? `one, ${reply.digest.slice(0, 19)}…, in every run` : `DIFFER: ${[...digests].join(', ')}`}`);
   console.log('the progress bar\'s time left against the time the run then took (first page run):');
   for (const x of pages[0].predictions) {
