@@ -13,6 +13,7 @@
 typedef struct al_api_model {
     char id[128];
     al_model *model;
+    char hash[65]; /* the model's content hash once al_api_model_hash has computed it, else "" */
 } al_api_model;
 
 /* A named float32 input attached with al_session_set_tensor (e.g. PAPA constant matrices). */
@@ -35,6 +36,11 @@ struct al_session {
 /* ------------------------------------------------------------ session (session.c) */
 
 const al_api_model *al_api_find_model(const al_session *s, const char *id);
+/* The model's content hash (al_model_content_hash, 64 hex digits), computed on the first request that asks and kept
+ * with the model: a session's models are never written after loading, and hashing bert-base's 440 MB of weights
+ * takes a second or more (docs/speed.md, "A model's hash once per session"). Not for two requests at once on one
+ * session (neither is the pool). */
+const char *al_api_model_hash(const al_api_model *m);
 const al_api_tensor *al_api_find_tensor(const al_session *s, const char *name);
 /* Adds or replaces the model under `id`; takes ownership of `model` on success only. */
 al_status al_api_put_model(al_session *s, const char *id, al_model *model, al_error *err);

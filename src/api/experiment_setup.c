@@ -381,7 +381,7 @@ al_status al_experiment_inputs(al_experiment *x, int validation, const char *who
 }
 
 void al_experiment_cache_names(al_experiment *x) {
-    al_model_content_hash(x->m->model, x->model_hash);
+    snprintf(x->model_hash, sizeof x->model_hash, "%s", al_api_model_hash(x->m));
     al_papa_cache_keys(x->model_hash, x->task, &x->q, x->c_name, x->t_name);
 }
 

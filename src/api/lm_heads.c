@@ -132,7 +132,7 @@ al_status al_lm_heads_open(al_op_ctx *ctx, const char *who, al_lm_heads *x, al_e
         al_lm_heads_free(x);
         return st;
     }
-    al_model_content_hash(model, x->model_hash);
+    snprintf(x->model_hash, sizeof x->model_hash, "%s", al_api_model_hash(x->m));
     text_hash(x->corpus, x->corpus_hash);
     text_hash(x->averaged_text, x->averaged_hash);
     al_papa_lm_cache_keys(x->model_hash, x->averaged_hash, &x->q, x->min_windows, x->c_name, x->t_name);

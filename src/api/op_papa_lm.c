@@ -122,7 +122,7 @@ al_status al_op_papa_lm(al_op_ctx *ctx, al_error *err) {
     if (!st) {
         const int NL = cfg->n_layers, H = cfg->n_heads;
         char model_hash[65], ch[72];
-        al_model_content_hash(m->model, model_hash);
+        snprintf(model_hash, sizeof model_hash, "%s", al_api_model_hash(m));
         text_hash(corpus, ch);
         al_heads_reply_identity(rb, m->id, NL, H, model_hash, ch + 7);
         cJSON *hashes = cJSON_GetObjectItemCaseSensitive(rb->root, "hashes");

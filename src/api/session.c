@@ -47,6 +47,12 @@ const al_api_model *al_api_find_model(const al_session *s, const char *id) {
     return NULL;
 }
 
+const char *al_api_model_hash(const al_api_model *m) {
+    al_api_model *entry = (al_api_model *)m; /* the session's own entry, handed to ops as const */
+    if (!entry->hash[0]) al_model_content_hash(entry->model, entry->hash);
+    return entry->hash;
+}
+
 const al_api_tensor *al_api_find_tensor(const al_session *s, const char *name) {
     for (int i = 0; i < s->n_inputs; i++)
         if (strcmp(s->inputs[i].name, name) == 0) return &s->inputs[i];
@@ -68,6 +74,7 @@ al_status al_api_put_model(al_session *s, const char *id, al_model *model, al_er
         if (strcmp(s->models[i].id, id) == 0) {
             al_model_free(s->models[i].model);
             s->models[i].model = model;
+            s->models[i].hash[0] = '\0';
             return AL_OK;
         }
     }

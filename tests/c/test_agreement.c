@@ -257,6 +257,31 @@ static void test_op_findings(void) {
     CHECK_MSG(finding && strstr(finding, "With 2 heads no rank correlation could be significant") && !strstr(finding, "agrees with"),
               "%s", finding ? finding : "(none)");
     CHECK(!strcmp(cJSON_GetStringValue(item(item(r, "findings"), "verdict")), "too_few_heads"));
+    /* The session keeps a model's content hash after its first request (al_api_model_hash); a model loaded again
+     * under the same id is hashed anew, so the reply names the model it came from. */
+    char direct[65], hash_two[72], hash_mini[72];
+    al_model *direct_model = NULL;
+    al_error direct_err;
+    CHECK(al_model_load_dir(dir, &direct_model, &direct_err) == AL_OK);
+    al_model_content_hash(direct_model, direct);
+    al_model_free(direct_model);
+    snprintf(hash_two, sizeof hash_two, "sha256:%s", direct);
+    CHECK_MSG(!strcmp(cJSON_GetStringValue(item(item(r, "hashes"), "model")), hash_two), "%s",
+              cJSON_GetStringValue(item(item(r, "hashes"), "model")));
+    cJSON_Delete(r);
+    const char *again_req = "{\"op\":\"head_agreement\",\"model\":\"two\",\"task\":\"pos\",\"L\":16,\"max_train\":20,"
+                            "\"max_validation\":10,\"max_examples\":10,\"probe\":{\"epochs\":1},\"ranking\":{\"epochs\":1}}";
+    r = run_once(s, again_req);
+    CHECK(!strcmp(cJSON_GetStringValue(item(item(r, "hashes"), "model")), hash_two));
+    cJSON_Delete(r);
+    cJSON_Delete(run_once(s, "{\"op\":\"load_model\",\"model\":\"two\",\"path\":\"models/attnlab-mini-bert\"}"));
+    CHECK(al_model_load_dir("models/attnlab-mini-bert", &direct_model, &direct_err) == AL_OK);
+    al_model_content_hash(direct_model, direct);
+    al_model_free(direct_model);
+    snprintf(hash_mini, sizeof hash_mini, "sha256:%s", direct);
+    r = run_once(s, again_req);
+    CHECK_MSG(!strcmp(cJSON_GetStringValue(item(item(r, "hashes"), "model")), hash_mini) && strcmp(hash_mini, hash_two),
+              "%s after reloading 'two'", cJSON_GetStringValue(item(item(r, "hashes"), "model")));
     cJSON_Delete(r);
     al_session_free(s);
 
