@@ -19,7 +19,7 @@ import path from 'node:path';
 import { loadNode } from '../wasm/attnlab_node.mjs';
 import { serializeSafetensors } from '../wasm/safetensors.mjs';
 import { randomTensors } from './random_tensors.mjs';
-import { clickRunAndWait, launchChromium, openUrl, root, setControls, skipReason, startServer, watchStatus } from '../tests/e2e/helpers.mjs';
+import { runPanel, launchChromium, openUrl, root, setControls, skipReason, startServer, watchStatus } from '../tests/e2e/helpers.mjs';
 
 const args = process.argv.slice(2);
 const wasmDir = path.resolve(root, process.env.AL_WASM_DIR ?? 'build/wasm');
@@ -117,7 +117,7 @@ async function pageRun() {
   await watchStatus(p, 'papa', '__papaStatus');
   const loadBefore = load();
   const t0 = await p.evaluate(() => performance.now());
-  await clickRunAndWait(p, 'papa', 'papa', 6 * 3600e3);
+  await runPanel(p, 'papa', 'papa', 6 * 3600e3);
   const t1 = await p.evaluate(() => performance.now());
   const { request, taskText, reply, error } = await p.evaluate(() => {
     const last = window.attnlab.panels.papa.last;

@@ -215,13 +215,17 @@ export async function linkUrl(p) {
   return p.url();
 }
 
-// Runs one of a decoder's panels (its "<prefix>-run" button; panel: its window.attnlab.panels key, e.g. lm-panel or
-// generate-panel) and waits until its runner is done; returns the panel's error line ('' when none).
+// Clicks a panel's Run button (#<prefix>-run; panel: its window.attnlab.panels key, e.g. importance, papa, lm-panel or
+// generate-panel) and waits until its run has ended with a new run or its error line (#<prefix>-error); returns that
+// line's text ('' when none). A compute panel shows its run as .job (web/compute_panel.js), a decoder's panel as
+// .frame.runner.current (web/decoder_panel.js).
 export async function runPanel(p, prefix, panel, timeout = 60000) {
   const before = await p.evaluate((id) => window.attnlab.panels[id].runs, panel);
   await p.click(`#${prefix}-run`);
-  await p.waitForFunction(([id, n, pre]) => !window.attnlab.panels[id].frame.runner.current &&
-    (window.attnlab.panels[id].runs > n || !document.getElementById(`${pre}-error`).hidden), [panel, before, prefix], { timeout });
+  await p.waitForFunction(([id, n, pre]) => {
+    const pn = window.attnlab.panels[id];
+    return !(pn.job ?? pn.frame?.runner?.current) && (pn.runs > n || !document.getElementById(`${pre}-error`).hidden);
+  }, [panel, before, prefix], { timeout });
   return p.evaluate((pre) => { const e = document.getElementById(`${pre}-error`); return e.hidden ? '' : e.textContent; }, prefix);
 }
 
@@ -235,15 +239,6 @@ export async function watchStatus(p, prefix, key) {
                                                 bar: document.getElementById(`${pre}-progress`).value }))
       .observe(status, { childList: true, characterData: true, subtree: true });
   }, [prefix, key]);
-}
-
-// Clicks a compute panel's #<prefix>-run (panel: its window.attnlab.panels key, e.g. importance or papa) and waits
-// until its job has ended with a new run or its error line (#<prefix>-error) shows.
-export async function clickRunAndWait(p, prefix, panel, timeout) {
-  const before = await p.evaluate((id) => window.attnlab.panels[id].runs, panel);
-  await p.click(`#${prefix}-run`);
-  await p.waitForFunction(([id, n, pre]) => (window.attnlab.panels[id].runs > n || !document.getElementById(`${pre}-error`).hidden) &&
-    !window.attnlab.panels[id].job, [panel, before, prefix], { timeout });
 }
 
 // A main-thread task this long is a frozen page, which these tests refuse. How long the tasks are (the aim: none

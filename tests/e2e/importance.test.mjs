@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { clickRunAndWait, linkUrl, modelReady, openUrl, root, runText, setControls, showView, skipReason, waitIdle, watchStatus } from './helpers.mjs';
+import { runPanel, linkUrl, modelReady, openUrl, root, runText, setControls, showView, skipReason, waitIdle, watchStatus } from './helpers.mjs';
 import { pageSuite } from './page_suite.mjs';
 
 const skip = skipReason || (!existsSync(path.join(root, 'build/data/tasks/pos.jsonl')) ? 'no built-in tasks (build/data/tasks)' : false);
@@ -137,7 +137,7 @@ test('rollout, norm-based attention and value zeroing: their ops, rows summing t
 });
 
 // Clicks Run measures and waits until it ends: { ok, error }.
-async function runPanel(p) {
+async function runMeasures(p) {
   await p.evaluate(() => {
     // the numbers written into the Spearman figure
     window.__spearmanText = [];
@@ -148,7 +148,7 @@ async function runPanel(p) {
     };
   });
   await watchStatus(p, 'imp', '__impStatus');
-  await clickRunAndWait(p, 'imp', 'importance', 600000);
+  await runPanel(p, 'imp', 'importance', 600000);
   return p.evaluate(() => ({ ok: !!window.attnlab.panels.importance.last, error: document.getElementById('imp-error').textContent }));
 }
 
@@ -156,7 +156,7 @@ test('the importance panel: a grid per measure, the correlations, the overlap, t
   const p = await openUrl(browser, server.url);
   await modelReady(p);
   await setControls(p, SMALL);
-  const got = await runPanel(p);
+  const got = await runMeasures(p);
   assert.ok(got.ok, got.error);
   const { reply, curve } = await p.evaluate(() => ({ reply: window.attnlab.panels.importance.last.reply,
                                                       curve: window.attnlab.panels.importance.last.curve }));

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { clickRunAndWait, linkUrl, modelReady, openUrl, root, setControls, skipReason, watchStatus } from './helpers.mjs';
+import { runPanel, linkUrl, modelReady, openUrl, root, setControls, skipReason, watchStatus } from './helpers.mjs';
 import { pageSuite } from './page_suite.mjs';
 
 const MINI_GPT = path.join(root, 'models/attnlab-mini-gpt');
@@ -40,10 +40,10 @@ async function download(p, selector) {
 }
 
 // Clicks Run measures and waits until it ends: { ok, error, ms }.
-async function runPanel(p) {
+async function runMeasures(p) {
   await watchStatus(p, 'imp', '__impStatus');
   const started = Date.now();
-  await clickRunAndWait(p, 'imp', 'importance', 300000);
+  await runPanel(p, 'imp', 'importance', 300000);
   const ms = Date.now() - started;
   return p.evaluate((t) => ({ ok: !document.getElementById('imp-error').hidden ? false : !!window.attnlab.panels.importance.last,
                               error: document.getElementById('imp-error').textContent, ms: t,
@@ -66,18 +66,18 @@ test('the importance panel on a decoder: the texts instead of a task, the engine
   // an empty file as the held-out text: refused in words, and the panel works on
   await setControls(p, { 'imp-src': 'text' });
   await p.setInputFiles('#imp-text-file', { name: 'empty.txt', mimeType: 'text/plain', buffer: Buffer.alloc(0) });
-  const empty = await runPanel(p);
+  const empty = await runMeasures(p);
   assert.equal(empty.ok, false);
   assert.match(empty.error, /^Held-out text: paste a text or choose a file/);
   assert.equal(await p.$$eval('#imp-results figure', (f) => f.length), 0);
   // a window longer than the model's positions: the engine refuses it by name, and the panel works on
   await setControls(p, { 'imp-src': 'heldout', ...SMALL, 'imp-L': '256' });
-  const long = await runPanel(p);
+  const long = await runMeasures(p);
   assert.equal(long.ok, false);
   assert.match(long.error, /field 'L'/);
   await setControls(p, { 'imp-L': SMALL['imp-L'] });
 
-  const got = await runPanel(p);
+  const got = await runMeasures(p);
   assert.ok(got.ok, got.error);
   console.log(`# the run at ${JSON.stringify(SMALL)}: ${got.ms} ms (${JSON.stringify(got.timing)})`);
   const { reply, curve, request, curveRequest } = await p.evaluate(() => {

@@ -21,7 +21,7 @@ import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 
 import { plainSettings } from '../../web/provenance.js';
-import { clickRunAndWait, cli, linkUrl, modelReady, newContext, newPage, openUrl, root, runText, setControls, skipReason, startServer, watchStatus, writeModelIndex, FREEZE_MS } from './helpers.mjs';
+import { runPanel, cli, linkUrl, modelReady, newContext, newPage, openUrl, root, runText, setControls, skipReason, startServer, watchStatus, writeModelIndex, FREEZE_MS } from './helpers.mjs';
 import { pageSuite } from './page_suite.mjs';
 
 const skip = skipReason || (!existsSync(cli) ? `no native CLI at ${cli}`
@@ -44,7 +44,7 @@ const openPage = (url) => openUrl(browser, url);
 // Clicks Run sweep and waits until the run is drawn; returns the run's facts.
 async function runSweep(p, { timeout = 240000 } = {}) {
   await watchStatus(p, 'papa', '__papaStatus');
-  await clickRunAndWait(p, 'papa', 'papa', timeout);
+  await runPanel(p, 'papa', 'papa', timeout);
 }
 
 function lastReply(p) {
