@@ -26,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
 import { settle } from './settle.mjs';
+import { median } from './median.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -113,7 +114,6 @@ const wasmPaths = `${path.join(root, 'node_modules/onnxruntime-web/dist')}/`;
 const ortVersion = JSON.parse(readFileSync(path.join(root, 'node_modules/onnxruntime-web/package.json'), 'utf8')).version;
 
 const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[s.length >> 1]; };
 const ids = (n) => Array.from({ length: n }, (_, t) => 1000 + ((t * 7919) % 20000)); // bench_decoder's prompt_id
 
 function maxRelDiff(a, o) {

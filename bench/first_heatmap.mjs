@@ -12,6 +12,7 @@ import { loadavg } from 'node:os';
 
 import { launchChromium, newContext, newPage, skipReason, startServer, waitIdle } from '../tests/e2e/helpers.mjs';
 import { modelsFolder } from './page_model.mjs';
+import { median } from './median.mjs';
 
 const args = process.argv.slice(2);
 let rounds = 5;
@@ -67,7 +68,6 @@ try {
   for (const c of cases) c.server.child.kill();
   for (const w of folders) rmSync(w, { recursive: true, force: true });
 }
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 for (const c of cases) {
   console.log(`${c.name}: first heatmap after navigation, median ${Math.round(median(c.times))} ms ` +
               `(${c.times.map((t) => Math.round(t)).join(', ')} ms)`);

@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 
 import { generateInPage, openModelPage } from './page_model.mjs';
 import { settle } from './settle.mjs';
+import { median } from './median.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -42,7 +43,6 @@ const PROMPT = ('The river rose through the night, and by morning the lower fiel
   'their fathers were young, and that the river had taken a month to go back to its bed. The young ones did not ' +
   'believe them, and went down each day to measure the water against the posts of the bridge, which still stood.');
 
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
 const clock = () => { // G dependent adds per second (a tight loop of integer adds): how fast the VM runs right now
   let x = 0; const n = 2e8; const t = process.hrtime.bigint();
   for (let i = 0; i < n; i++) x = (x + 1) | 0;

@@ -20,6 +20,7 @@ import { loadNode } from '../wasm/attnlab_node.mjs';
 import { serializeSafetensors } from '../wasm/safetensors.mjs';
 import { randomTensors } from './random_tensors.mjs';
 import { runPanel, launchChromium, openUrl, root, setControls, skipReason, startServer, watchStatus } from '../tests/e2e/helpers.mjs';
+import { median } from './median.mjs';
 
 const args = process.argv.slice(2);
 const wasmDir = path.resolve(root, process.env.AL_WASM_DIR ?? 'build/wasm');
@@ -102,7 +103,6 @@ writeFileSync(path.join(models, 'index.json'), JSON.stringify([{
 
 const server = await startServer({ AL_MODELS_DIR: models });
 const browser = await launchChromium();
-const median = (xs) => { const v = [...xs].sort((a, b) => a - b); return v[v.length >> 1]; };
 
 // One sweep in a freshly opened page: its request, reply, wall time and the progress bar's predictions.
 async function pageRun() {

@@ -18,6 +18,7 @@ import { Worker } from 'node:worker_threads';
 
 import { loadNode } from '../wasm/attnlab_node.mjs';
 import { settle, SETTLE_MS } from './settle.mjs';
+import { median } from './median.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -51,7 +52,6 @@ const ask = (w, msg) => new Promise((resolve, reject) => {
 });
 
 const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[s.length >> 1]; };
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
 console.log(`node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), onnxruntime-web ${ortVersion}`);
