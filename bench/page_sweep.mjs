@@ -12,11 +12,11 @@
 //   node bench/page_sweep.mjs [--train 40] [--validation 20] [--seeds 3] [--layers 12] [--rounds 1]
 //   AL_WASM_DIR (default build/wasm), AL_BUILD_DIR (default build/native)
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { loadNode } from '../wasm/attnlab_node.mjs';
+import { loadNode, readModelFiles } from '../wasm/attnlab_node.mjs';
 import { serializeSafetensors } from '../wasm/safetensors.mjs';
 import { randomTensors } from './random_tensors.mjs';
 import { runPanel, launchChromium, openUrl, root, setControls, skipReason, startServer, watchStatus } from '../tests/e2e/helpers.mjs';
@@ -25,17 +25,13 @@ import { median } from './median.mjs';
 const args = process.argv.slice(2);
 const wasmDir = path.resolve(root, process.env.AL_WASM_DIR ?? 'build/wasm');
 
-// The engine's side, in a node process of its own (this program run with --engine <dir>): the threaded WebAssembly
-// build on 2 threads, the model folder's files, the page's request (with its task text) from <dir>/request.json;
-// prints the reply and the seconds api.run took.
+// The engine's side, in a node process of its own (this program run with --engine MODEL_DIR REQUEST_JSON): the
+// threaded WebAssembly build on 2 threads, the page's request (with its task text); prints the reply and the seconds
+// api.run took.
 if (args[0] === '--engine') {
-  const dir = args[1];
   const api = await loadNode(wasmDir, { alPoolSize: 1 }, { threaded: true, threads: 2 });
-  const files = {};
-  const modelDir = path.join(dir, 'model');
-  for (const name of readdirSync(modelDir)) files[name] = new Uint8Array(readFileSync(path.join(modelDir, name)));
-  api.addModel('m', files);
-  const request = JSON.parse(readFileSync(path.join(dir, 'request.json'), 'utf8'));
+  api.addModel('m', readModelFiles(args[1]));
+  const request = JSON.parse(readFileSync(args[2], 'utf8'));
   const t0 = performance.now();
   const { reply } = api.run({ ...request, op: 'papa', model: 'm' });
   const wall = (performance.now() - t0) / 1000;
@@ -143,14 +139,12 @@ async function pageRun() {
 
 // The page's request (with its task text) through the WebAssembly engine in node, in a process of its own.
 function engineRun({ request, taskText }) {
-  const dir = path.join(work, 'engine');
-  mkdirSync(dir, { recursive: true });
+  const reqPath = path.join(work, 'engine_request.json');
   const { model, outputs, ...rest } = request;
-  writeFileSync(path.join(dir, 'request.json'), JSON.stringify({ ...rest, ...(taskText ? { task_jsonl: taskText } : {}) }));
-  rmSync(path.join(dir, 'model'), { force: true });
-  symlinkSync(path.join(models, id), path.join(dir, 'model'));
+  writeFileSync(reqPath, JSON.stringify({ ...rest, ...(taskText ? { task_jsonl: taskText } : {}) }));
   const loadBefore = load();
-  const out = execFileSync(process.execPath, [process.argv[1], '--engine', dir], { cwd: root, encoding: 'utf8', maxBuffer: 256 << 20 });
+  const out = execFileSync(process.execPath, [process.argv[1], '--engine', path.join(models, id), reqPath],
+                           { cwd: root, encoding: 'utf8', maxBuffer: 256 << 20 });
   const { reply, wall } = JSON.parse(out.trim().split('\n').pop());
   return { reply, wall, loads: `${loadBefore} before, ${load()} after` };
 }

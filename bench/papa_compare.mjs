@@ -5,12 +5,12 @@
 //   node bench/papa_compare.mjs [--model DIR] [--tasks pos,agreement] [--orders lambda] [--seeds 1,2,3]
 //   AL_BUILD_DIR (default build/native) and AL_WASM_DIR (default build/wasm) locate the two builds.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { loadNode } from '../wasm/attnlab_node.mjs';
+import { loadNode, readModelFiles } from '../wasm/attnlab_node.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -25,8 +25,7 @@ for (const f of [cli, path.join(wasmDir, 'attnlab_wasm.js')])
   if (!existsSync(f)) { console.error(`papa_compare: ${f} is missing; build first (scripts/test.sh)`); process.exit(1); }
 
 const api = await loadNode(wasmDir);
-const files = {};
-for (const name of readdirSync(modelDir)) files[name] = new Uint8Array(readFileSync(path.join(modelDir, name)));
+const files = readModelFiles(modelDir);
 api.addModel('bench', files);
 const work = mkdtempSync(path.join(tmpdir(), 'attnlab-papa-bench-'));
 console.log(`load average before: ${loadavg().map((x) => x.toFixed(2)).join(' ')} (${(await import('node:os')).cpus().length} cores)`);

@@ -9,14 +9,14 @@
 //   node bench/peer_compare.mjs [--shapes bert-tiny,minilm-l6,bert-base] [--lengths 32,128,512] [--rounds 7]
 //   AL_WASM_DIR (default build/wasm): attnlab_wasm_mt.{js,wasm}
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { Worker } from 'node:worker_threads';
 
-import { loadNode } from '../wasm/attnlab_node.mjs';
+import { loadNode, readModelFiles } from '../wasm/attnlab_node.mjs';
 import { settle, SETTLE_MS } from './settle.mjs';
 import { median } from './median.mjs';
 
@@ -62,10 +62,7 @@ for (const t of THREADS) attnlab[t] = await loadNode(wasmDir, {}, { threaded: tr
 
 for (const shape of shapes) {
   const dir = path.join(peerDir, shape);
-  const files = {};
-  for (const name of readdirSync(dir)) {
-    if (name !== 'model.onnx') files[name] = new Uint8Array(readFileSync(path.join(dir, name)));
-  }
+  const files = readModelFiles(dir, (name) => name !== 'model.onnx');
   for (const t of THREADS) attnlab[t].addModel(shape, files);
   const onnx = new Uint8Array(readFileSync(path.join(dir, 'model.onnx')));
   for (const t of THREADS) await ask(ortWorkers[t], { type: 'load', numThreads: t, wasmPaths, onnx });

@@ -3,7 +3,7 @@
 // this package is "type": "module"), so it is evaluated as a function body with a CommonJS require;
 // the .wasm bytes are passed in directly, which avoids the Emscripten 3.1.6 loader's fetch path
 // that mis-detects Node 20.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -25,4 +25,11 @@ export async function loadNode(wasmDir, moduleOptions = {}, { threaded = false, 
   const factory = loadFactory(wasmDir, name);
   const wasmBinary = readFileSync(path.resolve(wasmDir, `${name}.wasm`));
   return createApi(factory, { wasmBinary, ...moduleOptions }, { threads });
+}
+
+// A model folder's files as addModel takes them ({name: Uint8Array}); keep(name) chooses which (default: every file).
+export function readModelFiles(dir, keep = () => true) {
+  const files = {};
+  for (const name of readdirSync(dir)) if (keep(name)) files[name] = new Uint8Array(readFileSync(path.join(dir, name)));
+  return files;
 }

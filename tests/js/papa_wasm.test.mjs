@@ -6,12 +6,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { loadNode } from '../../wasm/attnlab_node.mjs';
+import { loadNode, readModelFiles } from '../../wasm/attnlab_node.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const wasmDir = path.resolve(root, process.env.AL_WASM_DIR ?? 'build/wasm');
@@ -27,8 +27,7 @@ before(async () => {
   if (missing) return;
   api = await loadNode(wasmDir);
   work = mkdtempSync(path.join(tmpdir(), 'attnlab-papa-test-'));
-  const files = {};
-  for (const name of readdirSync(modelDir)) files[name] = new Uint8Array(readFileSync(path.join(modelDir, name)));
+  const files = readModelFiles(modelDir);
   api.addModel('mini', files);
 });
 after(() => {

@@ -8,12 +8,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { loadNode } from '../../wasm/attnlab_node.mjs';
+import { loadNode, readModelFiles } from '../../wasm/attnlab_node.mjs';
 import { parseSafetensors } from '../../wasm/safetensors.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -33,8 +33,7 @@ let work;
 before(async () => {
   if (missing) return;
   work = mkdtempSync(path.join(tmpdir(), 'attnlab-threads-test-'));
-  const files = {};
-  for (const name of readdirSync(modelDir)) files[name] = new Uint8Array(readFileSync(path.join(modelDir, name)));
+  const files = readModelFiles(modelDir);
   apis.plain = await loadNode(wasmDir);
   for (const threads of MT_THREADS) apis[`mt${threads}`] = await loadNode(wasmDir, {}, { threaded: true, threads });
   for (const api of Object.values(apis)) api.addModel('mini', files);

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { loadNode } from '../../wasm/attnlab_node.mjs';
+import { loadNode, readModelFiles } from '../../wasm/attnlab_node.mjs';
 import { parseSafetensors, serializeSafetensors } from '../../wasm/safetensors.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -29,13 +29,7 @@ const missing = !existsSync(path.join(wasmDir, 'attnlab_wasm.js')) ? `no WASM bu
 
 // The files a model needs (the goldens' reference outputs stay out).
 function modelFiles(dir, every = false) {
-  const files = {};
-  for (const name of readdirSync(dir)) {
-    if (every || /^(config\.json|model\.safetensors|vocab\.txt|tokenizer\.json|vocab\.json|merges\.txt)$/.test(name)) {
-      files[name] = new Uint8Array(readFileSync(path.join(dir, name)));
-    }
-  }
-  return files;
+  return readModelFiles(dir, (name) => every || /^(config\.json|model\.safetensors|vocab\.txt|tokenizer\.json|vocab\.json|merges\.txt)$/.test(name));
 }
 
 // A WordPiece vocab for the 100-id golden BERT, so text requests have a tokenizer.
