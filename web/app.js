@@ -2,6 +2,7 @@
 // context, reads the link (link.js) into the page state (state.js), loads the link's model and
 // draws its first run. The WASM core runs in a Web Worker (engine.js); this thread only draws.
 // User text reaches the DOM through textContent and form values only, never as HTML.
+import { firstView } from './first_view.js'; // first: its request leaves before the rest is evaluated
 import './panel_list.js';
 import { mountComputePanel } from './compute_panel.js';
 import { download } from './dom.js';
@@ -36,6 +37,8 @@ ctx.client = engine.client;
 for (const panel of allPanels()) {
   ctx.panels[panel.id] = panel.mount ? panel.mount(ctx) : mountComputePanel(panel, ctx);
 }
+// On a plain visit, the default model's stored first view, drawn while the engine starts (first_view.js).
+const shown = firstView?.then((view) => ctx.explorer.showStored(view));
 
 async function start() {
   // The model's files download while the engine starts; the rest of the link is read once the engine
@@ -51,8 +54,12 @@ async function start() {
   if (await ctx.models.open(state.model)) {
     await ctx.explorer.run();
     ctx.emit('opened');
+  } else {
+    ctx.explorer.storedOnly('its model did not load: see above');
   }
 }
 
 installTestHooks(ctx);
-window.attnlab.started = start();
+// The model's download waits for the stored view to be drawn (its data would hold this thread meanwhile and delay
+// the view; docs/first-view.md measures both orders), but never past the engine's start.
+window.attnlab.started = Promise.race([shown ?? true, engine.ready]).then(start);

@@ -32,8 +32,15 @@ export const hasWeights = (entry) => (entry.files ?? []).some((f) => f === SHARD
 // "causal" is a language model, whose own measures are the lm-need panel's: docs/decoder-page.md).
 export const isEncoderWithWeights = (entry) => hasWeights(entry) && !entry.causal;
 
-// The embedded models: [] when models/index.json is absent or unreadable.
-export async function embeddedModels(base = 'models/') {
+// The embedded models: [] when models/index.json is absent or unreadable. Read once per page and base: the app's
+// start, the stored first view and the model panel share one request.
+const listings = new Map();
+export function embeddedModels(base = 'models/') {
+  if (!listings.has(base)) listings.set(base, readIndex(base));
+  return listings.get(base);
+}
+
+async function readIndex(base) {
   try {
     const res = await fetch(new URL('index.json', new URL(base, location.href)), { cache: 'no-cache' });
     if (!res.ok) return [];

@@ -266,17 +266,16 @@ function mount(ctx) {
   // model a link names, or the default one. Its files are used once, by the first load of that model;
   // a failed download is simply done again then, with its error shown.
   const prefetched = new Map(); // entry id -> Promise of {files} (or null when it failed)
-  let listing = null;
   api.prefetch = async (ref) => {
     if (ref && ref.kind !== 'embedded') return;
-    const list = await (listing ??= embeddedModels());
+    const list = await embeddedModels();
     const entry = ref ? list.find((m) => m.id === ref.id) : defaultEmbedded(list);
     if (entry && !prefetched.has(entry.id)) prefetched.set(entry.id, fetchEmbeddedModel(entry, {}).catch(() => null));
   };
 
   // The embedded models (models/index.json) in the select.
   api.init = async () => {
-    api.embeddedList = await (listing ??= embeddedModels());
+    api.embeddedList = await embeddedModels();
     const select = $('embedded-select');
     if (!api.embeddedList.length) {
       select.append(new Option('(none: load one from the Hub or from files)', ''));
