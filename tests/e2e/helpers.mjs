@@ -47,11 +47,11 @@ export function startServer(env = {}) {
 // The files of a model folder the page loads (tests/e2e/make_test_model.mjs writes them).
 export const MODEL_FILES = ['config.json', 'model.safetensors', 'vocab.txt', 'tokenizer_config.json'];
 
-// models/index.json for the test models in folder models, one folder per id: entries { id, name, default, files,
-// first_view } (files defaults to MODEL_FILES; first_view names a stored first view, web/first_view.js).
+// models/index.json for the test models in folder models, one folder per id: entries { id, name, default, files }
+// (files defaults to MODEL_FILES).
 export function writeModelIndex(models, entries) {
-  writeFileSync(path.join(models, 'index.json'), JSON.stringify(entries.map(({ id, name, default: isDefault, files = MODEL_FILES, first_view: fv }) =>
-    ({ id, name, path: id, ...(isDefault ? { default: true } : {}), ...(fv ? { first_view: fv } : {}), files }))));
+  writeFileSync(path.join(models, 'index.json'), JSON.stringify(entries.map(({ id, name, default: isDefault, files = MODEL_FILES }) =>
+    ({ id, name, path: id, ...(isDefault ? { default: true } : {}), files }))));
 }
 
 // A Hugging Face look-alike on a free port: /<owner>/<name>/resolve/main/<file> from dir/<owner>/<name>/<file>,
