@@ -8,8 +8,9 @@
 // bar's status predicted at several points of the run against the time the run then took. Between the two, the
 // page's request also runs through the same WebAssembly build in node, outside any browser (its own node process, 2
 // threads): page against that engine is what the page adds, that engine against the CLI is WebAssembly against
-// native code. With --rounds N the three take N turns each, the one that goes first rotating.
-//   node bench/page_sweep.mjs [--train 40] [--validation 20] [--seeds 3] [--layers 12] [--rounds 1]
+// native code. With --rounds N the three take N turns each, the one that goes first rotating. --no-engine leaves
+// the engine out (the page against the CLI only: a full-size sweep takes the better part of an hour per side).
+//   node bench/page_sweep.mjs [--train 40] [--validation 20] [--seeds 3] [--layers 12] [--rounds 1] [--no-engine]
 //   AL_WASM_DIR (default build/wasm), AL_BUILD_DIR (default build/native)
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -46,6 +47,7 @@ const nVal = Number(opt('--validation', '20'));
 const seeds = Number(opt('--seeds', '3'));
 const rounds = Number(opt('--rounds', '1'));
 const layers = Number(opt('--layers', '12'));
+const withEngine = !args.includes('--no-engine');
 const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
 if (skipReason) {
   console.error(`page_sweep: ${skipReason}`);
@@ -167,34 +169,39 @@ try {
   // first round starts with the page, whose request the other two then run.
   const pages = [], engines = [], natives = [];
   const sides = [async () => pages.push(await pageRun()), async () => engines.push(engineRun(pages[0])),
-                 async () => natives.push(nativeRun(pages[0].request))];
+                 async () => natives.push(nativeRun(pages[0].request))].filter((_, k) => withEngine || k !== 1);
   for (let r = 0; r < rounds; r++) {
-    for (let k = 0; k < 3; k++) await sides[(r + k) % 3]();
+    for (let k = 0; k < sides.length; k++) await sides[(r + k) % sides.length]();
   }
+  const none = { wall: NaN, loads: 'not run', reply: {} };
+  if (!withEngine) for (let r = 0; r < rounds; r++) engines.push(none);
   const { reply } = pages[0];
   console.log(`page: ${pages[0].threads}; engine: the same WebAssembly build in node, 2 threads; CLI: native, 2 threads`);
   console.log(`PAPA sweep, quick preset on POS cut to ${nTrain} / ${nVal} examples (ranking on ${nTrain}), ${seeds} seeds, ` +
               `MLM off, bert-base shape (${layers} layers, random weights), ${reply.configs.length} configurations, ` +
               `${rounds} round${rounds === 1 ? '' : 's'} (the side that goes first rotating)`);
   for (let r = 0; r < rounds; r++) {
-    console.log(`round ${r + 1}: page ${pages[r].wall.toFixed(1)} s (load ${pages[r].loads}), ` +
-                `engine ${engines[r].wall.toFixed(1)} s (load ${engines[r].loads}), ` +
-                `CLI ${natives[r].wall.toFixed(1)} s (load ${natives[r].loads}); page / engine ` +
-                `${(pages[r].wall / engines[r].wall).toFixed(2)}x, engine / CLI ${(engines[r].wall / natives[r].wall).toFixed(2)}x, ` +
-                `page / CLI ${(pages[r].wall / natives[r].wall).toFixed(2)}x`);
+    console.log(withEngine
+      ? `round ${r + 1}: page ${pages[r].wall.toFixed(1)} s (load ${pages[r].loads}), ` +
+        `engine ${engines[r].wall.toFixed(1)} s (load ${engines[r].loads}), ` +
+        `CLI ${natives[r].wall.toFixed(1)} s (load ${natives[r].loads}); page / engine ` +
+        `${(pages[r].wall / engines[r].wall).toFixed(2)}x, engine / CLI ${(engines[r].wall / natives[r].wall).toFixed(2)}x, ` +
+        `page / CLI ${(pages[r].wall / natives[r].wall).toFixed(2)}x`
+      : `round ${r + 1}: page ${pages[r].wall.toFixed(1)} s (load ${pages[r].loads}), ` +
+        `CLI ${natives[r].wall.toFixed(1)} s (load ${natives[r].loads}); page / CLI ${(pages[r].wall / natives[r].wall).toFixed(2)}x`);
   }
-  const ratio = (x, y) => (y > 0 ? (x / y).toFixed(2) : '');
+  const ratio = (x, y) => (y > 0 && x > 0 ? (x / y).toFixed(2) : '');
   console.log(`${'stage, median over rounds'.padEnd(26)} ${'page s'.padStart(8)} ${'engine s'.padStart(9)} ${'CLI s'.padStart(8)} ` +
               `${'page/engine'.padStart(12)} ${'engine/CLI'.padStart(11)} ${'page/CLI'.padStart(9)}`);
   const row = (name, a, e, n) => console.log(`${name.padEnd(26)} ${a.toFixed(1).padStart(8)} ${e.toFixed(1).padStart(9)} ` +
     `${n.toFixed(1).padStart(8)} ${ratio(a, e).padStart(12)} ${ratio(e, n).padStart(11)} ${ratio(a, n).padStart(9)}`);
-  const stageOf = (runs, st) => median(runs.map((x) => x.reply.seconds?.[st] ?? 0));
+  const stageOf = (runs, st) => median(runs.map((x) => x.reply.seconds?.[st] ?? (x === none ? NaN : 0)));
   for (const st of ['constants', 'ranking', 'features', 'probes', 'mlm']) {
     const a = stageOf(pages, st), e = stageOf(engines, st), n = stageOf(natives, st);
-    if (a || e || n) row(st, a, e, n);
+    if (a || n) row(st, a, e, n);
   }
   row('wall', median(pages.map((x) => x.wall)), median(engines.map((x) => x.wall)), median(natives.map((x) => x.wall)));
-  const digests = new Set([...pages, ...engines, ...natives].map((x) => x.reply.digest));
+  const digests = new Set([...pages, ...engines, ...natives].filter((x) => x !== none).map((x) => x.reply.digest));
   console.log(`digests: ${digests.size === 1 ? `one, ${reply.digest.slice(0, 19)}…, in every run` : `DIFFER: ${[...digests].join(', ')}`}`);
   console.log('the progress bar\'s time left against the time the run then took (first page run):');
   for (const x of pages[0].predictions) {
