@@ -1,6 +1,7 @@
 // serve.mjs: a static file server for the attnlab app on localhost.
 // Routes: /app.js      -> web/app.js and the modules it imports as one script (scripts/web_bundle.mjs), unless
 //                         AL_NO_BUNDLE=1 or esbuild is missing: then web/app.js itself
+//         /app.js.map  -> that script's source map (the modules' own text, for the browser's tools)
 //         /            -> web/
 //         /wasm/       -> build/wasm/attnlab_wasm.{js,wasm} (the core), attnlab_wasm_mt.{js,wasm,worker.js}
 //                         (the core with threads, docs/threads.md) and wasm/*.mjs (its JS wrapper)
@@ -78,9 +79,11 @@ const server = createServer(async (req, res) => {
     res.writeHead(400, headers).end('bad request');
     return;
   }
-  const bundled = urlPath === '/app.js' && bundler ? await bundler.bundle() : null;
+  const bundled = urlPath === '/app.js' && bundler ? await bundler.bundle()
+    : urlPath === '/app.js.map' && bundler ? bundler.map() : null;
   if (bundled !== null) {
-    res.writeHead(200, { ...headers, 'Content-Type': types['.js'], 'Content-Length': Buffer.byteLength(bundled) });
+    const type = urlPath.endsWith('.map') ? 'application/json; charset=utf-8' : types['.js'];
+    res.writeHead(200, { ...headers, 'Content-Type': type, 'Content-Length': Buffer.byteLength(bundled) });
     res.end(req.method === 'HEAD' ? undefined : bundled);
     return;
   }

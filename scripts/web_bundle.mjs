@@ -2,8 +2,11 @@
 // scripts/serve.mjs sends as /app.js. A fresh visit then fetches, parses and links one file instead of about 70:
 // on two cores that was about a fifth of the time to the first heatmap (docs/speed.md, "First heatmap").
 // esbuild (npm) joins them without minifying or renaming, so stack traces keep the functions' names, and each
-// module's code keeps a "// web/<file>.js" line above it. The modules still work unbundled (any static server
-// can serve web/ as it is); the bundle is rebuilt whenever a module in web/ is added, removed or changed.
+// module's code keeps a "// web/<file>.js" line above it; a source map (/app.js.map, with the modules' text) lets
+// the browser's tools show and step through the modules themselves. The modules still work unbundled (any static
+// server can serve web/ as it is); the bundle is rebuilt whenever a module in web/ is added, removed or changed.
+// esbuild's build() runs in a helper process of esbuild's; it is stopped after each build, so that the server
+// leaves no process behind it.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -20,7 +23,7 @@ function modulesStamp(dir) {
 
 // A bundler for webDir/app.js, or null (with the reason) when esbuild is not installed.
 // bundle(): the script's text, or null when esbuild rejects the modules (the page is then served unbundled,
-// and the browser reports the module's own error).
+// and the browser reports the module's own error); map(): the source map of the script bundle() last gave.
 export async function webBundler(webDir) {
   let esbuild;
   try {
@@ -28,7 +31,7 @@ export async function webBundler(webDir) {
   } catch (e) {
     return { bundler: null, reason: `esbuild is not installed (${e.code ?? e.message})` };
   }
-  let built = null; // { stamp, code }
+  let built = null; // { stamp, code, map }
   const bundle = async () => {
     const stamp = modulesStamp(webDir);
     if (built?.stamp === stamp) return built.code;
@@ -36,13 +39,17 @@ export async function webBundler(webDir) {
       const out = await esbuild.build({
         entryPoints: [join(webDir, 'app.js')], bundle: true, format: 'esm', write: false, logLevel: 'silent',
         target: 'es2022', charset: 'utf8', absWorkingDir: join(webDir, '..'),
+        outfile: join(webDir, 'app.js'), sourcemap: 'linked', // named as served: /app.js and /app.js.map
       });
-      built = { stamp, code: out.outputFiles[0].text };
+      const file = (ext) => out.outputFiles.find((f) => f.path.endsWith(ext)).text;
+      built = { stamp, code: file('.js'), map: file('.js.map') };
     } catch (e) {
       console.error(`attnlab: web/app.js not bundled (served as modules): ${e.message}`);
-      built = { stamp, code: null };
+      built = { stamp, code: null, map: null };
+    } finally {
+      await esbuild.stop();
     }
     return built.code;
   };
-  return { bundler: { bundle }, reason: null };
+  return { bundler: { bundle, map: () => built?.map ?? null }, reason: null };
 }

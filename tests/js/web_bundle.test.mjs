@@ -27,6 +27,11 @@ test('the bundle joins app.js and its imports, and follows edits', async () => {
     assert.match(one, /sideEffect = "kept"/, 'a module imported for its side effect is in the bundle');
     assert.doesNotMatch(one, /^\s*import\s/m, 'no import is left for the browser to fetch');
     assert.equal(await bundler.bundle(), one, 'unchanged files: the same text');
+    // the source map the script names holds every module's own text
+    assert.match(one, /\/\/# sourceMappingURL=app\.js\.map\s*$/);
+    const map = JSON.parse(bundler.map());
+    assert.deepEqual([...map.sources].sort(), ['app.js', 'side.js', 'word.js']);
+    assert.match(map.sourcesContent[map.sources.indexOf('word.js')], /first edition/);
     write('word.js', "export const word = 'second edition';\n", 2000);
     assert.match(await bundler.bundle(), /second edition/, 'an edited module is bundled again');
     write('extra.js', "export const extra = 'added';\n", 1000); // an old file added: the count changes
