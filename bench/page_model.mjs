@@ -8,8 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { launchChromium, newContext, newPage, runPanel, skipReason, startServer, waitIdle } from '../tests/e2e/helpers.mjs';
-
-const MODEL_FILES = /^(config\.json|vocab\.txt|tokenizer\.json|vocab\.json|merges\.txt|tokenizer_config\.json|special_tokens_map\.json|spm\.model|tokenizer\.model|.*\.safetensors|model\.safetensors\.index\.json|pytorch_model\.bin)$/;
+import { isModelFile } from '../wasm/attnlab_node.mjs';
 
 // The model's folder as the page serves it: work/<id>/ with a link to each model file of dir, and to each file of
 // tokenizerDir that dir lacks (a random-weight shape from bench/decoder_export.py has no tokenizer). Returns
@@ -18,9 +17,9 @@ function linkModelFolder(work, dir, tokenizerDir = null) {
   const id = path.basename(path.resolve(dir));
   const folder = path.join(work, id);
   mkdirSync(folder);
-  const files = readdirSync(dir).filter((f) => MODEL_FILES.test(f));
+  const files = readdirSync(dir).filter(isModelFile);
   for (const f of files) symlinkSync(path.resolve(dir, f), path.join(folder, f));
-  for (const f of tokenizerDir ? readdirSync(tokenizerDir).filter((g) => MODEL_FILES.test(g) && !files.includes(g)) : []) {
+  for (const f of tokenizerDir ? readdirSync(tokenizerDir).filter((g) => isModelFile(g) && !files.includes(g)) : []) {
     symlinkSync(path.resolve(tokenizerDir, f), path.join(folder, f));
     files.push(f);
   }

@@ -9,11 +9,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { loadNode, readModelFiles } from '../wasm/attnlab_node.mjs';
+import { isModelFile, loadNode, readModelFiles } from '../wasm/attnlab_node.mjs';
+import { defaultEmbedded } from '../web/models.js';
+import { encodeTensor } from '../web/tensor_record.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const FIRST_VIEW_FILE = 'first-view.json'; // in the models folder, beside index.json
-const MODEL_FILES = /^(config\.json|vocab\.txt|tokenizer\.json|vocab\.json|merges\.txt|tokenizer_config\.json|special_tokens_map\.json|spm\.model|tokenizer\.model|.*\.safetensors|model\.safetensors\.index\.json)$/;
 
 // The page's default sentence: the text box's content in web/index.html, its one source.
 export function defaultText(indexHtml = readFileSync(path.join(root, 'web/index.html'), 'utf8')) {
@@ -23,10 +24,10 @@ export function defaultText(indexHtml = readFileSync(path.join(root, 'web/index.
 }
 
 // The stored view of model id (in folder modelDir) for text, computed by api (wasm/attnlab_node.mjs): what the page's
-// explorer requests (panel_explorer.js: the "attention" op, outputs attentions), as JSON with the attentions as
-// base64 of their little-endian float32 bytes.
+// explorer requests (panel_explorer.js: the "attention" op, outputs attentions), as JSON with the attentions as a
+// stored tensor (web/tensor_record.js) and their dtype.
 export function firstView(api, id, modelDir, text) {
-  api.addModel(id, readModelFiles(modelDir, (name) => MODEL_FILES.test(name)));
+  api.addModel(id, readModelFiles(modelDir, isModelFile));
   const info = api.run({ op: 'info', model: id }).reply;
   if (info.error) throw new Error(`${modelDir}: ${info.error.message}`);
   const { reply, tensors } = api.run({ op: 'attention', model: id, text, outputs: ['attentions'] });
@@ -45,18 +46,13 @@ export function firstView(api, id, modelDir, text) {
       seq_len: reply.seq_len, n_layers: reply.n_layers, n_heads: reply.n_heads, warnings: reply.warnings ?? [],
       sequences: [reply.sequences[0]],
     },
-    attentions: {
-      dtype: att.dtype,
-      shape: att.shape,
-      base64: Buffer.from(att.data.buffer, att.data.byteOffset, att.data.byteLength).toString('base64'),
-    },
+    attentions: { dtype: att.dtype, ...encodeTensor(att) },
   };
 }
 
-// The models folder's default model (models/index.json: the entry marked "default", else the first) and its folder.
+// The models folder's default model (models/index.json, as the page chooses it: web/models.js) and its folder.
 export function defaultModel(modelsDir) {
-  const list = JSON.parse(readFileSync(path.join(modelsDir, 'index.json'), 'utf8'));
-  const entry = list.find((m) => m.default) ?? list[0];
+  const entry = defaultEmbedded(JSON.parse(readFileSync(path.join(modelsDir, 'index.json'), 'utf8')));
   if (!entry) throw new Error(`${modelsDir}/index.json: no model`);
   return { id: entry.id, dir: path.join(modelsDir, entry.path) };
 }

@@ -12,7 +12,8 @@ import path from 'node:path';
 
 import { readTensor, writeTensor } from './safetensors.mjs';
 import { GENERATE_KEYS, generateArgs } from '../web/panel_generate.js';
-import { LM_EXAMPLES, encodeTensor, generationPrompt, lmExampleFile, settingsOf } from '../web/lm_examples.js';
+import { LM_EXAMPLES, generationPrompt, lmExampleFile, settingsOf } from '../web/lm_examples.js';
+import { encodeTensor } from '../web/tensor_record.js';
 import { BUILTIN_TEXTS, NEED_KEYS, corporaOf, layerConstants, layersWindow, needRequests } from '../web/lm_need_request.js';
 
 const sha256 = (bytes) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;

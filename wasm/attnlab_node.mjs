@@ -27,6 +27,9 @@ export async function loadNode(wasmDir, moduleOptions = {}, { threaded = false, 
   return createApi(factory, { wasmBinary, ...moduleOptions }, { threads });
 }
 
+// Whether a file of a model folder is one the core reads (config, tokenizer, weights), not a card, a log or a figure.
+export const isModelFile = (name) => /^(config\.json|vocab\.txt|tokenizer\.json|vocab\.json|merges\.txt|tokenizer_config\.json|special_tokens_map\.json|spm\.model|tokenizer\.model|.*\.safetensors|model\.safetensors\.index\.json|pytorch_model\.bin)$/.test(name);
+
 // A model folder's files as addModel takes them ({name: Uint8Array}); keep(name) chooses which (default: every file).
 export function readModelFiles(dir, keep = () => true) {
   const files = {};

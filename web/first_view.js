@@ -7,18 +7,12 @@
 // app.js imports this module first, so that its request leaves while the rest of the page's code is still being
 // evaluated (about 0.3 s on two cores): by the time the explorer is mounted the view is here.
 import { defaultEmbedded, embeddedModels } from './models.js';
+import { decodeBytes } from './tensor_record.js';
 
 export const FIRST_VIEW_URL = 'models/first-view.json';
 
 // A plain visit: no link state in the address, so the page opens its default model on its default text.
 export const isPlainVisit = (loc) => !loc.hash && !loc.search;
-
-function bytesOfBase64(b64) {
-  const bin = atob(b64);
-  const bytes = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-  return bytes;
-}
 
 // The view in the worker's reply shape: { model, text, pair, engine, info, reply, tensors }; throws naming the fault.
 export function readFirstView(v) {
@@ -32,7 +26,7 @@ export function readFirstView(v) {
   if (att?.dtype !== 'F32' || JSON.stringify(att.shape) !== JSON.stringify([NL, 1, H, n, n])) {
     throw new Error(`attentions must be F32 of shape [${NL}, 1, ${H}, ${n}, ${n}]`);
   }
-  const bytes = bytesOfBase64(att.base64);
+  const bytes = decodeBytes(att.data ?? '');
   if (bytes.length !== NL * H * n * n * 4) throw new Error(`attentions hold ${bytes.length} bytes, not ${NL * H * n * n * 4}`);
   return {
     model: v.model, text: v.text, pair: v.text_pair ?? null, engine: v.engine, info: v.info ?? {}, reply: v.reply,

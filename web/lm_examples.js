@@ -7,7 +7,7 @@
 // A record: { format: 1, example, model, panel, settings (the state keys that differ from their defaults),
 // requests (as the page sends them, each text replaced by its name and sha256), made: {by, engine, kernels, threads,
 // cpu_seconds, wall_seconds, model_files: {file: sha256}}, replies: {op: reply} and, for a generation, attentions:
-// {shape, data (base64 little-endian float32)} }.
+// {shape, data (base64 little-endian float32): tensor_record.js} }.
 import { LINES_PER_DOCUMENT } from './lm_need_request.js';
 
 // The settings of "Attention needed" that make its stored example: PAPA's curve by lambda, gradient and random on
@@ -46,19 +46,6 @@ export const lmExampleFile = (id, model) => `${LM_EXAMPLES.find((e) => e.id === 
 export const lmEntries = (index, panel, model) => LM_EXAMPLES.filter((x) => x.panel === panel)
   .map((x) => ({ ...index.find((e) => e.example === x.id && e.model === model), title: x.title, view: x.view ?? null }))
   .filter((e) => e.file);
-
-// A tensor as a record keeps it: its shape and its float32 values in base64 (exact; node and the page read it).
-export function encodeTensor({ shape, data }) {
-  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  let s = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return { shape, data: btoa(s) };
-}
-export function decodeTensor(t) {
-  if (!t?.data) return null;
-  const bytes = Uint8Array.from(atob(t.data), (c) => c.charCodeAt(0));
-  return { shape: t.shape, data: new Float32Array(bytes.buffer) };
-}
 
 // What a link keeps of a generation (state key gen_result): the prompt's ids and every new token's id and
 // probability, which a recompute must equal.

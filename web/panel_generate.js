@@ -9,7 +9,8 @@
 import { decoderFrame } from './decoder_panel.js';
 import { el } from './dom.js';
 import { readableToken, visibleToken } from './decoder_text.js';
-import { checkGeneration, compactGeneration, compareGeneration, decodeTensor, lmEntries, settingsOf } from './lm_examples.js';
+import { checkGeneration, compactGeneration, compareGeneration, lmEntries, settingsOf } from './lm_examples.js';
+import { decodeTensor } from './tensor_record.js';
 import { exampleIndex, loadExample, timeOf } from './papa_examples.js';
 import { clearVerdict, linkBox, showVerdict } from './result_link.js';
 import { registerPanel } from './panels.js';

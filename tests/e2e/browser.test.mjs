@@ -322,9 +322,9 @@ test('a stored first view that is not what the engine computes is replaced, and 
   copyFileSync(path.join(work, 'models/index.json'), path.join(models, 'index.json'));
   symlinkSync(path.join(work, 'models/test-bert'), path.join(models, 'test-bert'));
   const view = JSON.parse(readFileSync(path.join(work, 'models/first-view.json'), 'utf8'));
-  const bytes = Buffer.from(view.attentions.base64, 'base64');
+  const bytes = Buffer.from(view.attentions.data, 'base64');
   bytes[4 * 40] ^= 1;
-  view.attentions.base64 = bytes.toString('base64');
+  view.attentions.data = bytes.toString('base64');
   writeFileSync(path.join(models, 'first-view.json'), JSON.stringify(view));
   const stale = await startServer({ AL_MODELS_DIR: models });
   const p = await newPage(await newContext(browser));

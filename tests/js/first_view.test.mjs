@@ -53,8 +53,8 @@ test('the page\'s reader takes the stored view and names what is wrong with a da
   assert.throws(() => readFirstView({ ...stored, attentions: { ...stored.attentions, shape: [NL, 1, H, n, n + 1] } }),
                 /attentions must be F32 of shape/);
   assert.throws(() => readFirstView({ ...stored, attentions: { ...stored.attentions, dtype: 'F16' } }), /F32/);
-  const cut = stored.attentions.base64.slice(0, stored.attentions.base64.length - 8);
-  assert.throws(() => readFirstView({ ...stored, attentions: { ...stored.attentions, base64: cut } }), /attentions hold \d+ bytes/);
+  const cut = stored.attentions.data.slice(0, stored.attentions.data.length - 8);
+  assert.throws(() => readFirstView({ ...stored, attentions: { ...stored.attentions, data: cut } }), /attentions hold \d+ bytes/);
   assert.throws(() => readFirstView(null), /names no model/);
 });
 

@@ -14,8 +14,9 @@ import { fileURLToPath } from 'node:url';
 
 import { loadEngineTables } from '../../scripts/engine_tables.mjs';
 import { cliOf, modelFiles, runCli, storedRequest } from '../../scripts/make_lm_examples.mjs';
-import { LM_EXAMPLES, compactGeneration, compareGeneration, decodeTensor, encodeTensor, generationPrompt, lmEntries, lmExampleFile, settingsOf }
+import { LM_EXAMPLES, compactGeneration, compareGeneration, generationPrompt, lmEntries, lmExampleFile, settingsOf }
   from '../../web/lm_examples.js';
+import { decodeTensor, encodeTensor } from '../../web/tensor_record.js';
 import { BUILTIN_TEXTS, NEED_KEYS, corporaOf, needRequests } from '../../web/lm_need_request.js';
 import { GENERATE_KEYS, generateArgs } from '../../web/panel_generate.js';
 import { hasWeights } from '../../web/models.js';
