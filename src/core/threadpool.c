@@ -217,6 +217,10 @@ void al_threadpool_split_all(al_threadpool *pool, int on) {
     if (pool) pool->split_all = on != 0;
 }
 
+double al_threadpool_least_part(const al_threadpool *pool, double min_per_part) {
+    return pool && pool->split_all ? 0.0 : min_per_part;
+}
+
 int al_threadpool_parts(const al_threadpool *pool, double work, double min_per_part) {
     const int size = al_threadpool_size(pool);
     if (size == 1) return 1;

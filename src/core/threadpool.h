@@ -27,6 +27,10 @@ void al_threadpool_for(al_threadpool *pool, int n_tasks, al_task_fn fn, void *ar
  * thread of the pool (so that a delayed thread's share is taken by the others), 1 for NULL. */
 int al_threadpool_parts(const al_threadpool *pool, double work, double min_per_part);
 
+/* The least work a part should have when a caller cuts its own parts: min_per_part, or 0 while the pool splits
+ * every problem (al_threadpool_split_all). */
+double al_threadpool_least_part(const al_threadpool *pool, double min_per_part);
+
 /* For the tests: split every problem as far as the pool's size allows, however small (so the
  * thread-count identity is checked on tiny golden models too). */
 void al_threadpool_split_all(al_threadpool *pool, int on);

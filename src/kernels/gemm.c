@@ -239,13 +239,17 @@ static void gemm_driver(int M, int N, int K, float alpha, const float *A, ptrdif
     }
 }
 
+/* The most column tasks one product is cut into (gemm_split). */
+#define GEMM_MAX_TASKS 256
+
 /* One product's arguments, in the driver's strided form, for the column-block tasks. */
 typedef struct gemm_job {
-    int M, N, K, accumulate, cols; /* cols: columns per task, a multiple of NR */
+    int M, N, K, accumulate;
     float alpha;
     const float *A, *B, *bias;
     ptrdiff_t a_rs, a_cs, b_rs, b_cs, ldc;
     float *C;
+    int first_col[GEMM_MAX_TASKS + 1]; /* task t: columns [first_col[t], first_col[t + 1]), multiples of NR */
 } gemm_job;
 
 static void add_bias_cols(float *C, ptrdiff_t ldc, int M, int n, const float *bias) {
@@ -257,11 +261,11 @@ static void add_bias_cols(float *C, ptrdiff_t ldc, int M, int n, const float *bi
     }
 }
 
-/* Task t: columns [t * cols, min(N, (t + 1) * cols)) of C, and their bias. */
+/* Task t: columns [first_col[t], first_col[t + 1]) of C, and their bias. */
 static void gemm_task(void *arg, int t, int n_tasks, int thread) {
     const gemm_job *g = arg;
-    const int j0 = t * g->cols;
-    const int n = g->N - j0 < g->cols ? g->N - j0 : g->cols;
+    const int j0 = g->first_col[t];
+    const int n = (g->first_col[t + 1] < g->N ? g->first_col[t + 1] : g->N) - j0;
     if (n <= 0) return;
     gemm_driver(g->M, n, g->K, g->alpha, g->A, g->a_rs, g->a_cs, g->B + j0 * g->b_rs, g->b_rs, g->b_cs,
                 g->C + j0, g->ldc, g->accumulate);
@@ -271,42 +275,59 @@ static void gemm_task(void *arg, int t, int n_tasks, int thread) {
 /* Below this many multiply-adds per task the wake-up costs more than it saves. */
 #define GEMM_MIN_TASK_MACS (1 << 18)
 
+/* The column tasks shrink as the product goes (guided): each takes about 1/(2 x threads) of the panels not yet
+ * given out, at least two panels and GEMM_MIN_TASK_MACS. The first tasks are long, the last short, so a thread that
+ * runs slower than the others (a VM's vCPU, a thread woken late) holds up the end of the product by a short task
+ * at most. Where a column is computed does not change its bits (the header), so neither does the cut. */
 static void gemm_split(al_threadpool *pool, gemm_job *g) {
-    int parts = al_threadpool_parts(pool, (double)g->M * g->N * g->K, GEMM_MIN_TASK_MACS);
-    const int max_parts = (g->N + 2 * NR - 1) / (2 * NR); /* at least two panels a task */
-    if (parts > max_parts) parts = max_parts;
-    if (parts < 1) parts = 1;
-    g->cols = (g->N + parts - 1) / parts;
-    g->cols = (g->cols + NR - 1) / NR * NR;
-    parts = (g->N + g->cols - 1) / g->cols;
-    al_threadpool_for(pool, parts, gemm_task, g);
+    const int panels = (g->N + NR - 1) / NR;
+    int n_tasks = 1;
+    g->first_col[0] = 0;
+    if (al_threadpool_parts(pool, (double)g->M * g->N * g->K, GEMM_MIN_TASK_MACS) > 1) {
+        const double macs_per_panel = (double)g->M * g->K * NR;
+        int min_w = (int)(al_threadpool_least_part(pool, GEMM_MIN_TASK_MACS) / macs_per_panel) + 1;
+        if (min_w < 2) min_w = 2;
+        const int share = 2 * al_threadpool_size(pool);
+        n_tasks = 0;
+        for (int given = 0; given < panels && n_tasks < GEMM_MAX_TASKS;) {
+            const int left = panels - given;
+            int w = (left + share - 1) / share;
+            if (w < min_w) w = min_w;
+            if (w > left || n_tasks == GEMM_MAX_TASKS - 1) w = left;
+            given += w;
+            g->first_col[++n_tasks] = given * NR;
+        }
+    } else {
+        g->first_col[1] = panels * NR;
+    }
+    al_threadpool_for(pool, n_tasks, gemm_task, g);
 }
 
 void al_gemm_nt_pool(al_threadpool *pool, int M, int N, int K, float alpha, const float *A, int lda,
                      const float *B, int ldb, float *C, int ldc, int accumulate) {
     if (M <= 0 || N <= 0) return;
-    gemm_job g = {M, N, K, accumulate, 0, alpha, A, B, NULL, lda, 1, ldb, 1, ldc, C};
+    gemm_job g = {M, N, K, accumulate, alpha, A, B, NULL, lda, 1, ldb, 1, ldc, C, {0}};
     gemm_split(pool, &g);
 }
 
 void al_gemm_nn_pool(al_threadpool *pool, int M, int N, int K, float alpha, const float *A, int lda,
                      const float *B, int ldb, float *C, int ldc, int accumulate) {
     if (M <= 0 || N <= 0) return;
-    gemm_job g = {M, N, K, accumulate, 0, alpha, A, B, NULL, lda, 1, 1, ldb, ldc, C};
+    gemm_job g = {M, N, K, accumulate, alpha, A, B, NULL, lda, 1, 1, ldb, ldc, C, {0}};
     gemm_split(pool, &g);
 }
 
 void al_gemm_tn_pool(al_threadpool *pool, int M, int N, int K, float alpha, const float *A, int lda,
                      const float *B, int ldb, float *C, int ldc, int accumulate) {
     if (M <= 0 || N <= 0) return;
-    gemm_job g = {M, N, K, accumulate, 0, alpha, A, B, NULL, 1, lda, 1, ldb, ldc, C};
+    gemm_job g = {M, N, K, accumulate, alpha, A, B, NULL, 1, lda, 1, ldb, ldc, C, {0}};
     gemm_split(pool, &g);
 }
 
 void al_linear_pool(al_threadpool *pool, int M, int N, int K, const float *x, const float *W,
                     const float *bias, float *y) {
     if (M <= 0 || N <= 0) return;
-    gemm_job g = {M, N, K, 0, 0, 1.0f, x, W, bias, K, 1, K, 1, N, y};
+    gemm_job g = {M, N, K, 0, 1.0f, x, W, bias, K, 1, K, 1, N, y, {0}};
     gemm_split(pool, &g);
 }
 
