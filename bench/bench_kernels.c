@@ -126,7 +126,10 @@ int main(int argc, char **argv) {
     printf("kernel paths side by side, best of %d alternating repetitions, single thread\n", reps);
     double best[8];
 
-    static const int shapes[][3] = {{128, 768, 768}, {512, 768, 768}, {512, 3072, 768}, {128, 128, 128},
+    /* bert-base's projection and FFN shapes, MiniLM's (384 wide, 1536 FFN) at 128 tokens, then attention-like
+     * ones (a head's scores: 128 x 128 over MiniLM's head width 32 and bert-base's 64) */
+    static const int shapes[][3] = {{128, 768, 768}, {512, 768, 768}, {512, 3072, 768}, {128, 384, 384},
+                                    {128, 1536, 384}, {128, 384, 1536}, {128, 128, 128}, {128, 128, 32},
                                     {512, 512, 64}};
     print_header("al_gemm_nt M x N x K", "GFLOP/s");
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {

@@ -10,7 +10,10 @@
 // threads): page against that engine is what the page adds, that engine against the CLI is WebAssembly against
 // native code. With --rounds N the three take N turns each, the one that goes first rotating. --no-engine leaves
 // the engine out (the page against the CLI only: a full-size sweep takes the better part of an hour per side).
+// --timeline FILE writes the first page run's status line as it changed ({s: seconds since the click, bar, text}
+// per line, JSON lines): where the time of each stage and configuration went, and what the bar said meanwhile.
 //   node bench/page_sweep.mjs [--train 40] [--validation 20] [--seeds 3] [--layers 12] [--rounds 1] [--no-engine]
+//                             [--timeline FILE]
 //   AL_WASM_DIR (default build/wasm), AL_BUILD_DIR (default build/native)
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -48,6 +51,7 @@ const seeds = Number(opt('--seeds', '3'));
 const rounds = Number(opt('--rounds', '1'));
 const layers = Number(opt('--layers', '12'));
 const withEngine = !args.includes('--no-engine');
+const timelineFile = opt('--timeline', null);
 const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
 if (skipReason) {
   console.error(`page_sweep: ${skipReason}`);
@@ -135,8 +139,9 @@ async function pageRun() {
     const said = m ? Number(m[1]) * (m[2] === 'min' ? 60 : 1) : (/less than a second/.test(s.text) ? 0.5 : NaN);
     predictions.push({ elapsed: (s.t - t0) / 1000, said, took: (t1 - s.t) / 1000, bar: s.bar });
   }
+  const timeline = statuses.map((x) => ({ s: Number(((x.t - t0) / 1000).toFixed(3)), bar: x.bar, text: x.text }));
   await p.context().close();
-  return { request, taskText, reply, wall, predictions, threads: threads.trim(), loads: `${loadBefore} before, ${load()} after` };
+  return { request, taskText, reply, wall, predictions, timeline, threads: threads.trim(), loads: `${loadBefore} before, ${load()} after` };
 }
 
 // The page's request (with its task text) through the WebAssembly engine in node, in a process of its own.
@@ -206,6 +211,10 @@ try {
   console.log('the progress bar\'s time left against the time the run then took (first page run):');
   for (const x of pages[0].predictions) {
     console.log(`  at ${x.elapsed.toFixed(0)} s (bar ${(100 * x.bar).toFixed(0)}%): said ${x.said} s, took ${x.took.toFixed(0)} s`);
+  }
+  if (timelineFile) {
+    writeFileSync(timelineFile, pages[0].timeline.map((x) => JSON.stringify(x)).join('\n') + '\n');
+    console.log(`the first page run's status line, ${pages[0].timeline.length} changes: ${timelineFile}`);
   }
   console.log(`load ${load()} at the end`);
   status = digests.size === 1 ? 0 : 1;
