@@ -249,7 +249,7 @@ typedef struct gemm_job {
     const float *A, *B, *bias;
     ptrdiff_t a_rs, a_cs, b_rs, b_cs, ldc;
     float *C;
-    int first_col[GEMM_MAX_TASKS + 1]; /* task t: columns [first_col[t], first_col[t + 1]), multiples of NR */
+    const int *first_col; /* task t: columns [first_col[t], first_col[t + 1]), multiples of NR (gemm_split) */
 } gemm_job;
 
 static void add_bias_cols(float *C, ptrdiff_t ldc, int M, int n, const float *bias) {
@@ -281,53 +281,53 @@ static void gemm_task(void *arg, int t, int n_tasks, int thread) {
  * at most. Where a column is computed does not change its bits (the header), so neither does the cut. */
 static void gemm_split(al_threadpool *pool, gemm_job *g) {
     const int panels = (g->N + NR - 1) / NR;
-    int n_tasks = 1;
-    g->first_col[0] = 0;
+    int min_w = panels, share = 1; /* one task holding every panel, unless the product is worth sharing */
     if (al_threadpool_parts(pool, (double)g->M * g->N * g->K, GEMM_MIN_TASK_MACS) > 1) {
         const double macs_per_panel = (double)g->M * g->K * NR;
-        int min_w = (int)(al_threadpool_least_part(pool, GEMM_MIN_TASK_MACS) / macs_per_panel) + 1;
+        min_w = (int)(al_threadpool_least_part(pool, GEMM_MIN_TASK_MACS) / macs_per_panel) + 1;
         if (min_w < 2) min_w = 2;
-        const int share = 2 * al_threadpool_size(pool);
-        n_tasks = 0;
-        for (int given = 0; given < panels && n_tasks < GEMM_MAX_TASKS;) {
-            const int left = panels - given;
-            int w = (left + share - 1) / share;
-            if (w < min_w) w = min_w;
-            if (w > left || n_tasks == GEMM_MAX_TASKS - 1) w = left;
-            given += w;
-            g->first_col[++n_tasks] = given * NR;
-        }
-    } else {
-        g->first_col[1] = panels * NR;
+        share = 2 * al_threadpool_size(pool);
     }
+    int first_col[GEMM_MAX_TASKS + 1]; /* filled only as far as the tasks go */
+    int n_tasks = 0;
+    first_col[0] = 0;
+    for (int given = 0; given < panels;) {
+        const int left = panels - given;
+        int w = (left + share - 1) / share;
+        if (w < min_w) w = min_w;
+        if (w > left || n_tasks == GEMM_MAX_TASKS - 1) w = left; /* the last task takes the rest */
+        given += w;
+        first_col[++n_tasks] = given * NR;
+    }
+    g->first_col = first_col;
     al_threadpool_for(pool, n_tasks, gemm_task, g);
 }
 
 void al_gemm_nt_pool(al_threadpool *pool, int M, int N, int K, float alpha, const float *A, int lda,
                      const float *B, int ldb, float *C, int ldc, int accumulate) {
     if (M <= 0 || N <= 0) return;
-    gemm_job g = {M, N, K, accumulate, alpha, A, B, NULL, lda, 1, ldb, 1, ldc, C, {0}};
+    gemm_job g = {M, N, K, accumulate, alpha, A, B, NULL, lda, 1, ldb, 1, ldc, C, NULL};
     gemm_split(pool, &g);
 }
 
 void al_gemm_nn_pool(al_threadpool *pool, int M, int N, int K, float alpha, const float *A, int lda,
                      const float *B, int ldb, float *C, int ldc, int accumulate) {
     if (M <= 0 || N <= 0) return;
-    gemm_job g = {M, N, K, accumulate, alpha, A, B, NULL, lda, 1, 1, ldb, ldc, C, {0}};
+    gemm_job g = {M, N, K, accumulate, alpha, A, B, NULL, lda, 1, 1, ldb, ldc, C, NULL};
     gemm_split(pool, &g);
 }
 
 void al_gemm_tn_pool(al_threadpool *pool, int M, int N, int K, float alpha, const float *A, int lda,
                      const float *B, int ldb, float *C, int ldc, int accumulate) {
     if (M <= 0 || N <= 0) return;
-    gemm_job g = {M, N, K, accumulate, alpha, A, B, NULL, 1, lda, 1, ldb, ldc, C, {0}};
+    gemm_job g = {M, N, K, accumulate, alpha, A, B, NULL, 1, lda, 1, ldb, ldc, C, NULL};
     gemm_split(pool, &g);
 }
 
 void al_linear_pool(al_threadpool *pool, int M, int N, int K, const float *x, const float *W,
                     const float *bias, float *y) {
     if (M <= 0 || N <= 0) return;
-    gemm_job g = {M, N, K, 0, 1.0f, x, W, bias, K, 1, K, 1, N, y, {0}};
+    gemm_job g = {M, N, K, 0, 1.0f, x, W, bias, K, 1, K, 1, N, y, NULL};
     gemm_split(pool, &g);
 }
 
