@@ -49,6 +49,8 @@ static inline v4f v4f_or(v4f a, v4f b) { return wasm_v128_or(a, b); }
 static inline v4f v4f_xor(v4f a, v4f b) { return wasm_v128_xor(a, b); }
 /* mask ? a : b, lane by lane (mask lanes all-ones or all-zeros). */
 static inline v4f v4f_select(v4f mask, v4f a, v4f b) { return wasm_v128_bitselect(a, b, mask); }
+/* 1 when every lane of a mask is all-ones. */
+static inline int v4f_all(v4f mask) { return wasm_i32x4_all_true(mask); }
 static inline float v4f_lane0(v4f v) { return wasm_f32x4_extract_lane(v, 0); }
 /* (v0 + v2) + (v1 + v3) */
 static inline float v4f_hsum(v4f v) {
@@ -98,6 +100,7 @@ static inline v4f v4f_isnan(v4f a) { return _mm_cmpunord_ps(a, a); }
 static inline v4f v4f_and(v4f a, v4f b) { return _mm_and_ps(a, b); }
 static inline v4f v4f_or(v4f a, v4f b) { return _mm_or_ps(a, b); }
 static inline v4f v4f_xor(v4f a, v4f b) { return _mm_xor_ps(a, b); }
+static inline int v4f_all(v4f mask) { return _mm_movemask_ps(mask) == 0xF; }
 static inline v4f v4f_select(v4f mask, v4f a, v4f b) {
     return _mm_or_ps(_mm_and_ps(mask, a), _mm_andnot_ps(mask, b));
 }
@@ -180,6 +183,10 @@ static inline v4f v4f_select(v4f mask, v4f a, v4f b) {
     for (int l = 0; l < 4; l++) x.i[l] = (x.i[l] & m.i[l]) | (y.i[l] & ~m.i[l]);
     return v4i_as_float(x);
 }
+static inline int v4f_all(v4f mask) {
+    v4i m = v4f_bits(mask);
+    return m.i[0] == -1 && m.i[1] == -1 && m.i[2] == -1 && m.i[3] == -1;
+}
 static inline float v4f_lane0(v4f v) { return v.f[0]; }
 static inline float v4f_hsum(v4f v) { return (v.f[0] + v.f[2]) + (v.f[1] + v.f[3]); }
 static inline float v4f_hmax(v4f v) {
@@ -224,6 +231,7 @@ static inline vf vf_and(vf a, vf b) { return _mm256_and_ps(a, b); }
 static inline vf vf_or(vf a, vf b) { return _mm256_or_ps(a, b); }
 static inline vf vf_xor(vf a, vf b) { return _mm256_xor_ps(a, b); }
 static inline vf vf_select(vf mask, vf a, vf b) { return _mm256_or_ps(_mm256_and_ps(mask, a), _mm256_andnot_ps(mask, b)); }
+static inline int vf_all(vf mask) { return _mm256_movemask_ps(mask) == 0xFF; }
 static inline float vf_lane0(vf v) { return _mm256_cvtss_f32(v); }
 static inline vi vi_splat(int32_t x) { return _mm256_set1_epi32(x); }
 static inline vi vi_add(vi a, vi b) { return _mm256_add_epi32(a, b); }
@@ -256,6 +264,7 @@ static inline vf vf_and(vf a, vf b) { return v4f_and(a, b); }
 static inline vf vf_or(vf a, vf b) { return v4f_or(a, b); }
 static inline vf vf_xor(vf a, vf b) { return v4f_xor(a, b); }
 static inline vf vf_select(vf mask, vf a, vf b) { return v4f_select(mask, a, b); }
+static inline int vf_all(vf mask) { return v4f_all(mask); }
 static inline float vf_lane0(vf v) { return v4f_lane0(v); }
 static inline vi vi_splat(int32_t x) { return v4i_splat(x); }
 static inline vi vi_add(vi a, vi b) { return v4i_add(a, b); }

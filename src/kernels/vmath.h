@@ -52,6 +52,10 @@ static inline vf vf_erf(vf x) {
     p = vf_add(vf_mul(p, z), vf_splat(-3.7612626e-01f));
     p = vf_add(vf_mul(p, z), vf_splat(1.1283791f));
     vf small = vf_mul(a, p);
+    /* Every lane below the cut (NaN is not): the other branch would be computed and then not chosen, so it
+     * is not computed (the same bits; a GELU's inputs are mostly here, docs/kernels.md). */
+    vf is_small = vf_lt(a, vf_splat(0.875f));
+    if (vf_all(is_small)) return vf_or(small, sign);
     vf t = vf_min(a, vf_splat(4.0f));
     vf q = vf_splat(2.0680066e-08f);
     q = vf_add(vf_mul(q, t), vf_splat(1.1680231e-06f));
@@ -64,7 +68,7 @@ static inline vf vf_erf(vf x) {
     q = vf_add(vf_mul(q, t), vf_splat(-1.1300721f));
     q = vf_add(vf_mul(q, t), vf_splat(2.831755e-04f));
     vf large = vf_sub(vf_splat(1.0f), vf_exp(q));
-    vf r = vf_select(vf_lt(a, vf_splat(0.875f)), small, large);
+    vf r = vf_select(is_small, small, large);
     r = vf_or(r, sign);
     return vf_select(vf_isnan(x), x, r);
 }
@@ -80,9 +84,11 @@ static inline vf vf_tanh(vf x) {
     p = vf_add(vf_mul(p, z), vf_splat(1.33314422036e-1f));
     p = vf_add(vf_mul(p, z), vf_splat(-3.33332819422e-1f));
     vf small = vf_add(vf_mul(vf_mul(p, z), a), a);
+    vf is_small = vf_lt(a, vf_splat(0.625f));
+    if (vf_all(is_small)) return vf_or(small, sign); /* as in vf_erf */
     vf e = vf_exp(vf_add(a, a));
     vf large = vf_sub(vf_splat(1.0f), vf_div(vf_splat(2.0f), vf_add(e, vf_splat(1.0f))));
-    vf r = vf_select(vf_lt(a, vf_splat(0.625f)), small, large);
+    vf r = vf_select(is_small, small, large);
     r = vf_or(r, sign);
     return vf_select(vf_isnan(x), x, r);
 }
