@@ -1,12 +1,12 @@
 // peer_compare.mjs: attnlab's WebAssembly build against onnxruntime-web (its WASM backend), on the same
-// random weights, in one node process: bert-tiny, MiniLM-L6 and bert-base shapes at 32, 128 and 512 tokens,
-// 1 and 2 threads each side. bench/peer_export.py (Debian's PyTorch) writes each shape for attnlab
+// weights, in one node process: bert-tiny, MiniLM-L6 and bert-base shapes (random weights) at 32, 128 and 512
+// tokens, and, asked for, attnlab-small-bert (the trained default model, 128 positions), 1 and 2 threads each side. bench/peer_export.py (Debian's PyTorch) writes each shape for attnlab
 // (safetensors) and as ONNX into build/bench/peer/ (never committed). Before timing, the two last hidden
 // states must agree to 1e-4. The four runners (attnlab 1 thread, onnxruntime 1, attnlab 2, onnxruntime 2)
 // take turns round by round, so a busy moment of the machine hits all of them; printed: min and median
 // milliseconds per forward pass of each, the ratio onnxruntime / attnlab (above 1: attnlab is faster) and
 // the load average when the shape started and ended. Each runner starts after a pause (bench/settle.mjs).
-//   node bench/peer_compare.mjs [--shapes bert-tiny,minilm-l6,bert-base] [--lengths 32,128,512] [--rounds 7]
+//   node bench/peer_compare.mjs [--shapes bert-tiny,minilm-l6,bert-base,attnlab-small-bert] [--lengths 32,128,512] [--rounds 7]
 //   AL_WASM_DIR (default build/wasm): attnlab_wasm_mt.{js,wasm}
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -66,11 +66,16 @@ for (const shape of shapes) {
   for (const t of THREADS) attnlab[t].addModel(shape, files);
   const onnx = new Uint8Array(readFileSync(path.join(dir, 'model.onnx')));
   for (const t of THREADS) await ask(ortWorkers[t], { type: 'load', numThreads: t, wasmPaths, onnx });
-  const D = JSON.parse(new TextDecoder().decode(files['config.json'])).hidden_size;
+  const config = JSON.parse(new TextDecoder().decode(files['config.json']));
+  const D = config.hidden_size;
   console.log(`\n${shape}  (load average at start: ${load()}; onnxruntime-web: ${THREADS.join(' and ')} threads, one module each, ` +
               `attnlab: ${THREADS.map((t) => attnlab[t].threads).join(' and ')})`);
   console.log('tokens  threads   attnlab min/median     onnxruntime min/median   ratio (min, median)');
   for (const L of lengths) {
+    if (L > config.max_position_embeddings) {
+      console.log(`${String(L).padStart(6)}  (skipped: ${shape} has ${config.max_position_embeddings} positions)`);
+      continue;
+    }
     const ids = Array.from({ length: L }, (_, i) => 1000 + ((i * 7919) % 20000));
     // the last layer's states, as the exported ONNX graph returns (not every layer's)
     const request = { op: 'attention', model: shape, input_ids: [ids], outputs: ['last_hidden_state'] };

@@ -1,9 +1,12 @@
 #!/usr/bin/python3
-"""Random-weight BERT encoders for bench/peer_compare.mjs: each shape twice, as attnlab reads it (config.json +
+"""BERT encoders for bench/peer_compare.mjs: each shape twice, as attnlab reads it (config.json +
 model.safetensors with Hugging Face names) and as onnxruntime reads it (model.onnx, exported by PyTorch from
 a plain BertModel-like module holding the same float32 weights). Outputs: the last hidden states.
+The shapes hold random weights (normal, std 0.02, as BERT initializes them), except attnlab-small-bert: the
+trained weights of models/attnlab-small-bert, whose activations have a trained model's spread (a random
+model's GELU inputs are mostly within +-1.2, where erf takes its cheap branch; docs/kernels.md).
 
-  /usr/bin/python3 bench/peer_export.py OUT_DIR [bert-tiny,minilm-l6,bert-base]
+  /usr/bin/python3 bench/peer_export.py OUT_DIR [bert-tiny,minilm-l6,bert-base,attnlab-small-bert]
 
 Writes OUT_DIR/<shape>/{config.json, model.safetensors, model.onnx}; run by the bench script into build/
 (never committed). Needs PyTorch (Debian's python3-torch); the safetensors writer and Hugging Face names
@@ -19,6 +22,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden"))
 import make_goldens as mg  # noqa: E402  (sets float64 as the default dtype: put back below)
+import make_model_golden as mmg  # noqa: E402  (read_weights: a model directory's safetensors, shards too)
 
 torch.set_default_dtype(torch.float32)
 
@@ -28,6 +32,8 @@ SHAPES = {  # layers, hidden, heads, intermediate
     "minilm-l6": (6, 384, 12, 1536),
     "bert-base": (12, 768, 12, 3072),
 }
+TRAINED = {"attnlab-small-bert": os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models",
+                                              "attnlab-small-bert")}
 
 
 def make_params(gen, n_layers, hidden, inter):
@@ -88,20 +94,37 @@ class Encoder(torch.nn.Module):
         return x
 
 
-def config(n_layers, hidden, heads, inter):
+def config(n_layers, hidden, heads, inter, maxpos):
     return {"architectures": ["BertModel"], "hidden_act": "gelu", "hidden_size": hidden, "intermediate_size": inter,
-            "layer_norm_eps": 1e-12, "max_position_embeddings": MAXPOS, "model_type": "bert",
+            "layer_norm_eps": 1e-12, "max_position_embeddings": maxpos, "model_type": "bert",
             "num_attention_heads": heads, "num_hidden_layers": n_layers, "pad_token_id": 0,
             "position_embedding_type": "absolute", "type_vocab_size": TYPES, "vocab_size": VOCAB}
 
 
+def trained_params(model_dir):
+    """A trained model's encoder weights as make_params lays them out, and its shape and position count."""
+    c = json.load(open(os.path.join(model_dir, "config.json")))
+    shape = (c["num_hidden_layers"], c["hidden_size"], c["num_attention_heads"], c["intermediate_size"])
+    assert c["vocab_size"] == VOCAB and c["type_vocab_size"] == TYPES, model_dir
+    p = make_params(torch.Generator().manual_seed(0), shape[0], shape[1], shape[3])
+    p["pos"] = torch.zeros(c["max_position_embeddings"], shape[1])
+    w = mmg.read_weights(model_dir)
+    prefix = "bert." if "bert.embeddings.word_embeddings.weight" in w else ""
+    for name, t in mg.bert_names(p, prefix, mlm=False):
+        t.copy_(w[name].to(torch.float32))  # float16 or float32 on disk: exact in float32
+    return p, shape, c["max_position_embeddings"]
+
+
 def export(out_dir, name, seed):
-    n_layers, hidden, heads, inter = SHAPES[name]
+    if name in TRAINED:
+        p, (n_layers, hidden, heads, inter), maxpos = trained_params(TRAINED[name])
+    else:
+        (n_layers, hidden, heads, inter), maxpos = SHAPES[name], MAXPOS
+        p = make_params(torch.Generator().manual_seed(seed), n_layers, hidden, inter)
     d = os.path.join(out_dir, name)
     os.makedirs(d, exist_ok=True)
-    p = make_params(torch.Generator().manual_seed(seed), n_layers, hidden, inter)
     with open(os.path.join(d, "config.json"), "w") as f:
-        json.dump(config(n_layers, hidden, heads, inter), f, indent=2)
+        json.dump(config(n_layers, hidden, heads, inter, maxpos), f, indent=2)
     mg.write_safetensors(os.path.join(d, "model.safetensors"), mg.bert_names(p, "", mlm=False), "F32")
     model = Encoder(p, heads).eval()
     ids = torch.randint(1000, 20000, (1, 32), generator=torch.Generator().manual_seed(1))
@@ -117,8 +140,8 @@ def main():
     out_dir = sys.argv[1] if len(sys.argv) > 1 else "build/bench/peer"
     names = sys.argv[2].split(",") if len(sys.argv) > 2 else list(SHAPES)
     for i, name in enumerate(names):
-        if name not in SHAPES:
-            sys.exit("peer_export: unknown shape '%s' (%s)" % (name, ", ".join(SHAPES)))
+        if name not in SHAPES and name not in TRAINED:
+            sys.exit("peer_export: unknown shape '%s' (%s)" % (name, ", ".join(list(SHAPES) + list(TRAINED))))
         export(out_dir, name, 100 + i)
 
 
