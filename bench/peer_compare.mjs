@@ -1,7 +1,8 @@
 // peer_compare.mjs: attnlab's WebAssembly build against onnxruntime-web (its WASM backend), on the same
 // weights, in one node process: bert-tiny, MiniLM-L6 and bert-base shapes (random weights) at 32, 128 and 512
-// tokens, and, asked for, attnlab-small-bert (the trained default model, 128 positions), 1 and 2 threads each side. bench/peer_export.py (Debian's PyTorch) writes each shape for attnlab
-// (safetensors) and as ONNX into build/bench/peer/ (never committed). Before timing, the two last hidden
+// tokens, and, asked for, attnlab-small-bert (the trained default model, 128 positions), 1 and 2 threads each
+// side. bench/peer_export.py (Debian's PyTorch) writes each shape for attnlab (safetensors) and as ONNX into
+// build/bench/peer/ (never committed). Before timing, the two last hidden
 // states must agree to 1e-4. The four runners (attnlab 1 thread, onnxruntime 1, attnlab 2, onnxruntime 2)
 // take turns round by round, so a busy moment of the machine hits all of them; printed: min and median
 // milliseconds per forward pass of each, the ratio onnxruntime / attnlab (above 1: attnlab is faster) and

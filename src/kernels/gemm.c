@@ -265,8 +265,7 @@ static void add_bias_cols(float *C, ptrdiff_t ldc, int M, int n, const float *bi
 static void gemm_task(void *arg, int t, int n_tasks, int thread) {
     const gemm_job *g = arg;
     const int j0 = g->first_col[t];
-    const int n = (g->first_col[t + 1] < g->N ? g->first_col[t + 1] : g->N) - j0;
-    if (n <= 0) return;
+    const int n = (g->first_col[t + 1] < g->N ? g->first_col[t + 1] : g->N) - j0; /* at least 1: a task has a panel */
     gemm_driver(g->M, n, g->K, g->alpha, g->A, g->a_rs, g->a_cs, g->B + j0 * g->b_rs, g->b_rs, g->b_cs,
                 g->C + j0, g->ldc, g->accumulate);
     if (g->bias) add_bias_cols(g->C + j0, g->ldc, g->M, n, g->bias + j0);
