@@ -106,7 +106,8 @@ test('the default model loads and the first sentence is drawn', { skip }, async 
   measured.firstHeatmapMs = Math.round(info.timings.firstHeatmap);
   measured.firstLiveHeatmapMs = Math.round(info.timings.firstLiveHeatmap);
   const order = await page.evaluate(() => ({
-    weights: performance.getEntriesByType('resource').find((e) => /\/models\/test-bert\/model\.safetensors$/.test(e.name))?.startTime,
+    weights: performance.getEntriesByType('resource').filter((e) => /\/models\/test-bert\/model\.safetensors$/.test(e.name))
+      .map((e) => e.startTime),
     engineReady: performance.getEntriesByName('attnlab:engine-ready')[0]?.startTime,
   }));
   // a plain visit draws the stored first view (web/first_view.js) first, and the live run says it has the same bits
@@ -114,9 +115,13 @@ test('the default model loads and the first sentence is drawn', { skip }, async 
   assert.equal(info.timings.firstHeatmap, info.timings.storedView);
   assert.equal(info.timings.storedCheck, 'same');
   assert.match(info.status, /12 \u00d7 12 heads in \d+ ms; the same bits as the stored first view/);
-  // the model's weights start downloading once the stored view is drawn, and while the engine is still starting
-  // when the view came first (app.js, models.prefetch)
-  if (info.timings.storedView < order.engineReady) assert.ok(order.weights < order.engineReady, JSON.stringify(order));
+  // the model's weights download once: the prefetch app.js starts when the stored view is drawn or the engine is
+  // ready, whichever is first, is what the engine loads (models.prefetch). Which of the two comes first is a race
+  // between threads, so it is printed, not asserted.
+  assert.equal(order.weights.length, 1, JSON.stringify(order));
+  assert.ok(order.weights[0] >= Math.min(info.timings.storedView, order.engineReady), JSON.stringify({ order, info }));
+  measured.weightsStartMs = Math.round(order.weights[0]);
+  measured.engineReadyMs = Math.round(order.engineReady);
   // the page's code arrives as one script (scripts/web_bundle.mjs), not as its ~70 modules
   const scripts = await page.evaluate(() => performance.getEntriesByType('resource')
     .map((e) => new URL(e.name).pathname).filter((p) => p.endsWith('.js') && !p.startsWith('/wasm/')));
