@@ -11,24 +11,45 @@
 #include "vmath.h"
 
 static void softmax_row(float *x, int n) {
+    /* the max over four running 4-lane maxima instead of one: the same value whatever the order (only the sign
+     * of a zero maximum can differ, and x - 0 and x - (-0) have the same exponential), and a row holding a NaN
+     * comes out all NaN either way (its exponential makes the sum NaN); four independent chains instead of one
+     * dependent one (docs/kernels.md, "Softmax") */
     int i = 0;
-    v4f m4 = v4f_splat(-INFINITY);
-    for (; i + 4 <= n; i += 4) m4 = v4f_max(m4, v4f_load(x + i));
-    float mx = v4f_hmax(m4);
+    v4f m0 = v4f_splat(-INFINITY), m1 = m0, m2 = m0, m3 = m0;
+    for (; i + 16 <= n; i += 16) {
+        m0 = v4f_max(m0, v4f_load(x + i));
+        m1 = v4f_max(m1, v4f_load(x + i + 4));
+        m2 = v4f_max(m2, v4f_load(x + i + 8));
+        m3 = v4f_max(m3, v4f_load(x + i + 12));
+    }
+    for (; i + 4 <= n; i += 4) m0 = v4f_max(m0, v4f_load(x + i));
+    float mx = v4f_hmax(v4f_max(v4f_max(m0, m1), v4f_max(m2, m3)));
     for (int j = i; j < n; j++) mx = x[j] > mx ? x[j] : mx;
 
-    /* x = exp(x - mx), the last partial vector through a padded copy */
+    /* x = exp(x - mx), summed in the same pass in the 4-lane order (lane l of s4 adds x[l], x[l + 4], ...;
+     * v4f_add_vf), two vectors at a time; the last partial vector through a padded copy */
     const vf mxv = vf_splat(mx);
-    for (i = 0; i + AL_VF_LANES <= n; i += AL_VF_LANES) vf_store(x + i, vf_exp(vf_sub(vf_load(x + i), mxv)));
+    v4f s4 = v4f_splat(0.0f);
+    for (i = 0; i + 2 * AL_VF_LANES <= n; i += 2 * AL_VF_LANES) {
+        vf e0 = vf_exp(vf_sub(vf_load(x + i), mxv)), e1 = vf_exp(vf_sub(vf_load(x + i + AL_VF_LANES), mxv));
+        vf_store(x + i, e0);
+        vf_store(x + i + AL_VF_LANES, e1);
+        s4 = v4f_add_vf(v4f_add_vf(s4, e0), e1);
+    }
+    for (; i + AL_VF_LANES <= n; i += AL_VF_LANES) {
+        vf e = vf_exp(vf_sub(vf_load(x + i), mxv));
+        vf_store(x + i, e);
+        s4 = v4f_add_vf(s4, e);
+    }
     if (i < n) {
         float t[AL_VF_LANES] = {0.0f};
         for (int j = i; j < n; j++) t[j - i] = x[j];
         vf_store(t, vf_exp(vf_sub(vf_load(t), mxv)));
         for (int j = i; j < n; j++) x[j] = t[j - i];
     }
-    /* sum in the 4-lane order: lane l of s4 adds x[l], x[l + 4], ...; then the last n % 4 in turn */
-    v4f s4 = v4f_splat(0.0f);
-    for (i = 0; i + 4 <= n; i += 4) s4 = v4f_add(s4, v4f_load(x + i));
+    /* the sum's last whole 4 (8 lanes: a partial vector may hold one), then the last n % 4 in turn */
+    for (; i + 4 <= n; i += 4) s4 = v4f_add(s4, v4f_load(x + i));
     float sum = v4f_hsum(s4);
     for (int j = i; j < n; j++) sum += x[j];
 

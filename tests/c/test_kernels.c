@@ -342,6 +342,32 @@ static void test_softmax(al_rng *r) {
         CHECK_MSG(pad_ok, "softmax cols=%d wrote into the ld padding", cols);
         free(x), free(ref);
     }
+    /* The bits of the order softmax.c states, written out in scalars: the row's maximum, al_expf of x - max, the
+     * sum with lane l of four adding x[l], x[l + 4], ... then (l0 + l2) + (l1 + l3) and the last n % 4 in turn,
+     * then x * (1 / sum). Every length up to 70 and 512 (every split of whole vectors, 4-groups and scalars on 4
+     * and 8 lanes), a row whose maximum is a zero of either sign, and a row holding a NaN (all NaN). */
+    for (int cols = 1; cols <= 512; cols = cols == 70 ? 512 : cols + 1) {
+        for (int kind = 0; kind < 3; kind++) {
+            float x[512], want[512];
+            fill_uniform(r, x, (size_t)cols, -30.0f, 30.0f);
+            if (kind == 1)
+                for (int j = 0; j < cols; j++) x[j] = -fabsf(x[j]) - 1.0f, x[cols - 1 - j / 7] = j % 2 ? 0.0f : -0.0f;
+            if (kind == 2) x[(cols * 5) / 7] = NAN;
+            float mx = -INFINITY, lanes[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            for (int j = 0; j < cols; j++) mx = x[j] > mx ? x[j] : mx;
+            for (int j = 0; j < cols; j++) want[j] = al_expf(x[j] - mx);
+            int whole = cols / 4 * 4;
+            for (int j = 0; j < whole; j++) lanes[j % 4] += want[j];
+            float sum = (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]);
+            for (int j = whole; j < cols; j++) sum += want[j];
+            const float inv = 1.0f / sum;
+            for (int j = 0; j < cols; j++) want[j] *= inv;
+            al_softmax_rows(x, 1, cols, cols);
+            int same = 1;
+            for (int j = 0; j < cols; j++) same &= kind == 2 ? isnan(x[j]) != 0 : memcmp(&x[j], &want[j], 4) == 0;
+            CHECK_MSG(same, "softmax cols=%d kind %d: not the bits of the stated order", cols, kind);
+        }
+    }
     /* Large logits must not overflow (the max is subtracted first). */
     float big[3] = {1000.0f, 1000.0f, -1000.0f};
     al_softmax_rows(big, 1, 3, 3);
