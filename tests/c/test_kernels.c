@@ -350,8 +350,11 @@ static void test_softmax(al_rng *r) {
         for (int kind = 0; kind < 3; kind++) {
             float x[512], want[512];
             fill_uniform(r, x, (size_t)cols, -30.0f, 30.0f);
-            if (kind == 1)
-                for (int j = 0; j < cols; j++) x[j] = -fabsf(x[j]) - 1.0f, x[cols - 1 - j / 7] = j % 2 ? 0.0f : -0.0f;
+            if (kind == 1) { /* every entry negative but two zeros of opposite sign: the maximum is a zero */
+                for (int j = 0; j < cols; j++) x[j] = -fabsf(x[j]) - 1.0f;
+                x[cols / 2] = -0.0f;
+                x[cols - 1] = 0.0f;
+            }
             if (kind == 2) x[(cols * 5) / 7] = NAN;
             float mx = -INFINITY, lanes[4] = {0.0f, 0.0f, 0.0f, 0.0f};
             for (int j = 0; j < cols; j++) mx = x[j] > mx ? x[j] : mx;
