@@ -232,8 +232,12 @@ test('the first example compares the embedded models: one run, side by side, eac
                                           orders: document.getElementById('papa-orders').value, epochs: document.getElementById('papa-epochs').value,
                                           lr: document.getElementById('papa-lr').value }));
     assert.deepEqual(set, { task: 'agreement', models: 'embedded', preset: 'quick', seeds: '1,2,3,4,5', orders: 'random', epochs: '20', lr: '' });
+    const before = await p.textContent('#papa-status');
     await p.click('#papa-cancel');
-    await p.waitForFunction(() => !window.attnlab.panels.papa.job);
+    // a cancel ends the job within a report of the core's progress (about 0.1 s here); a stall says where it was
+    await p.waitForFunction(() => !window.attnlab.panels.papa.job).catch(async (e) => {
+      throw new Error(`Cancel did not end the example's job; status before: "${before}", now: "${await p.textContent('#papa-status')}" (${e.message})`);
+    });
     // the same scope on a small sweep
     await setControls(p, { ...SMALL, 'papa-task': 'agreement', 'papa-models': 'embedded' });
     await runSweep(p);
