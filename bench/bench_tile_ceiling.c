@@ -10,9 +10,9 @@
  *   tile step      the step as V8 emits it (2 loads of B, 5 broadcasts from memory)
  *   tile, no bcast the step with A already broadcast in memory (5 plain vector loads instead of vbroadcastss)
  *
- * Cycles come from a loop of dependent integer adds timed beside each round (one add a cycle on the cores this
- * project runs on), read before and after each variant, so they hold while a VM's clock moves. Printed per variant:
- * the median cycles per k step over the rounds, flops a cycle (80 per step) and the ratio to the arithmetic alone. x86-64 with GCC or clang only.
+ * Cycles come from a loop of dependent integer adds (one add a cycle on the cores this project runs on) read before
+ * and after each variant, so they hold while a VM's clock moves. Printed per variant: the median cycles per k step
+ * over the rounds, flops a cycle (80 per step) and the ratio to the arithmetic alone. x86-64 with GCC or clang only.
  *
  *   bench_tile_ceiling [--rounds R] */
 #include <stdio.h>
@@ -135,16 +135,16 @@ int main(int argc, char **argv) {
             if (ghz > hi) hi = ghz;
             cycles[v][r] = secs * ghz * 1e9 / ((double)REPS * STEPS);
         }
-    double best[N_VARIANTS];
+    double median[N_VARIANTS];
     for (int v = 0; v < N_VARIANTS; v++) {
         qsort(cycles[v], (size_t)rounds, sizeof(double), by_value);
-        best[v] = cycles[v][rounds / 2];
+        median[v] = cycles[v][rounds / 2];
     }
     printf("the 5 x 8 tile's k step in x86 assembly, %d rounds, the clock %.2f to %.2f G dependent adds a second\n",
            rounds, lo, hi);
     printf("%-16s %14s %14s %14s\n", "variant", "cycles / step", "flops / cycle", "vs arithmetic");
     for (int v = 0; v < N_VARIANTS; v++)
-        printf("%-16s %14.2f %14.1f %13.2fx\n", names[v], best[v], 80.0 / best[v], best[v] / best[0]);
+        printf("%-16s %14.2f %14.1f %13.2fx\n", names[v], median[v], 80.0 / median[v], median[v] / median[0]);
     return 0;
 }
 
