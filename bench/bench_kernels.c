@@ -1,6 +1,7 @@
 /* bench_kernels.c: throughput of the kernels, single thread, as a plain table with one column per
- * kernel path the build and CPU can run (natively x86-avx2 and x86-sse, src/kernels/path.h), the
- * paths alternating repetition by repetition, and the first path's ratio to the last.
+ * kernel path the build and CPU can run (natively x86-avx2 and x86-sse; in WebAssembly wasm-simd128-4x8 and
+ * wasm-simd128, the GEMM's two tiles; src/kernels/path.h), the paths alternating repetition by repetition, and the
+ * first path's ratio to the last.
  * Usage: bench_kernels [repetitions]   (default 5; the best repetition is reported)
  * GEMM rows are al_gemm_nt at nn.Linear- and attention-like shapes M x N x K, in GFLOP/s (2MNK
  * flops); softmax, layernorm and GELU rows are in millions of elements per second. */
@@ -48,7 +49,7 @@ __attribute__((noinline)) static double best_seconds(bench_fn fn, void *ctx, int
     return best;
 }
 
-/* The kernel paths, widest first (al_kernels_paths lists the build's 4-lane path first). */
+/* The kernel paths, the build's 4-lane path last (al_kernels_paths lists it first). */
 static const char *g_paths[8];
 static int g_n_paths;
 

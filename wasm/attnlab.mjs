@@ -30,18 +30,27 @@ export async function load(wasmBytes, factory = globalThis.createAttnlab, module
 }
 
 // threads: the session's thread count (only the threaded build, attnlab_wasm_mt, can give more than
-// one; docs/threads.md); omitted: the core's default.
-export async function createApi(factory, moduleOptions = {}, { threads = 0 } = {}) {
+// one; docs/threads.md); omitted: the core's default. kernels: the kernel path (src/kernels/path.h), for a host
+// that knows which GEMM tile its engine runs faster (wasm/worker.mjs); omitted: the core's default. Every path gives
+// the same bits.
+export async function createApi(factory, moduleOptions = {}, { threads = 0, kernels = null } = {}) {
   const mod = await factory(moduleOptions);
-  return new AttnlabApi(mod, threads);
+  return new AttnlabApi(mod, threads, kernels);
 }
 
 export class AttnlabApi {
-  constructor(mod, threads = 0) {
+  constructor(mod, threads = 0, kernels = null) {
     this.mod = mod;
+    if (kernels) {
+      const name = this._string(kernels);
+      const status = mod._al_wasm_set_kernels(name);
+      mod._free(name);
+      this._check(status);
+    }
     this.session = threads > 0 ? mod._al_wasm_session_new_threads(threads) : mod._al_wasm_session_new();
     if (!this.session) throw new AttnlabError('out_of_memory', 'session: out of memory');
     this.version = mod.UTF8ToString(mod._al_wasm_version());
+    this.kernels = mod.UTF8ToString(mod._al_wasm_kernels());
     this.threads = mod._al_wasm_session_threads(this.session);
   }
 

@@ -19,12 +19,13 @@ export function loadFactory(wasmDir, name = 'attnlab_wasm') {
 }
 
 // threaded: the module with threads (attnlab_wasm_mt, docs/threads.md), whose pthreads run in node's
-// worker threads; threads: the session's thread count (0: the core's default).
-export async function loadNode(wasmDir, moduleOptions = {}, { threaded = false, threads = 0 } = {}) {
+// worker threads; threads: the session's thread count (0: the core's default); kernels: the kernel path (null: the
+// core's default; attnlab.mjs's createApi).
+export async function loadNode(wasmDir, moduleOptions = {}, { threaded = false, threads = 0, kernels = null } = {}) {
   const name = threaded ? 'attnlab_wasm_mt' : 'attnlab_wasm';
   const factory = loadFactory(wasmDir, name);
   const wasmBinary = readFileSync(path.resolve(wasmDir, `${name}.wasm`));
-  return createApi(factory, { wasmBinary, ...moduleOptions }, { threads });
+  return createApi(factory, { wasmBinary, ...moduleOptions }, { threads, kernels });
 }
 
 // Whether a file of a model folder is one the core reads (config, tokenizer, weights), not a card, a log or a figure.

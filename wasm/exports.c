@@ -5,6 +5,8 @@
  *   session = al_wasm_session_new()                     ... al_wasm_session_free(session)
  *   session = al_wasm_session_new_threads(n)            n threads (attnlab_wasm_mt; 1 in attnlab_wasm)
  *   al_wasm_session_threads(session)                    the threads the session's pool really has
+ *   al_wasm_set_kernels(name) / al_wasm_kernels()       the kernel path for every later run (src/kernels/path.h:
+ *                                                       the host that knows its engine picks the GEMM's tile)
  *   fs = al_wasm_fileset_new(); al_wasm_fileset_add(fs, name, ptr, size)   (copies the bytes)
  *   al_wasm_add_model(session, id, fs)                  (always takes fs, whatever the outcome)
  *   al_wasm_set_tensor(session, name, ndim, shape_i32, data_f32) / al_wasm_clear_tensors(session)
@@ -29,7 +31,9 @@
 
 #include "attnlab.h"
 #include "cJSON.h"
+#include "core/error.h"
 #include "core/memory.h"
+#include "kernels/kernels.h"
 
 typedef struct wasm_reply {
     al_reply reply;
@@ -101,6 +105,23 @@ EMSCRIPTEN_KEEPALIVE al_session *al_wasm_session_new_threads(int n_threads) {
 }
 
 EMSCRIPTEN_KEEPALIVE int al_wasm_session_threads(const al_session *s) { return al_session_threads(s); }
+
+EMSCRIPTEN_KEEPALIVE const char *al_wasm_kernels(void) { return al_kernels_path(); }
+
+/* Every path gives the same bits (docs/kernels.md), so this changes the speed only. Not while a run is going. */
+EMSCRIPTEN_KEEPALIVE int al_wasm_set_kernels(const char *name) {
+    if (name && al_kernels_set_path(name) == 0) return set_status(AL_OK, NULL);
+    const char *paths[8];
+    const int n = al_kernels_paths(paths, 8);
+    char list[256] = "";
+    for (int i = 0; i < n && i < 8; i++) {
+        strncat(list, paths[i], sizeof list - strlen(list) - 1);
+        if (i + 1 < n) strncat(list, ", ", sizeof list - strlen(list) - 1);
+    }
+    al_error err = {0};
+    return set_status(al_err(&err, AL_ERR_INVALID, "kernels: no path '%.60s' in this build (paths: %s)",
+                             name ? name : "(null)", list), &err);
+}
 
 EMSCRIPTEN_KEEPALIVE void al_wasm_session_free(al_session *s) {
     if (!s) return;

@@ -4,9 +4,10 @@
 // Protocol (structured clone; tensors as typed arrays whose ArrayBuffers are transferred):
 //   page -> worker  {id, op, args}
 //     op 'init'      {cancelBoard?: SharedArrayBuffer, threads?: n}   optional, sent by the client first;
-//                    -> {version, sharedCancel, threads, isolated, tasks, metrics, families, ops}: the threads the
-//                    core really runs (one when the page is not cross-origin isolated: docs/threads.md); the
-//                    core's built-in tasks, metrics and model families as its "version" op lists them
+//                    -> {version, sharedCancel, threads, kernels, isolated, tasks, metrics, families, ops}: the threads
+//                    the core really runs (one when the page is not cross-origin isolated: docs/threads.md); its
+//                    kernel path (BROWSER_KERNELS below); the core's built-in tasks, metrics and model families as
+//                    its "version" op lists them
 //     op 'loadModel' {modelId, files: {name: ArrayBuffer}} (buffers transferred) -> info reply
 //     op 'info'      {model}                              -> the JSON API's info reply
 //     op 'tokenize'  {model, text, text_pair?, ...}       -> the JSON API's tokenize reply
@@ -178,7 +179,8 @@ export function createHandler({ loadApi, post }) {
       }
       if (Number.isInteger(args.threads) && args.threads > 0) threads = args.threads;
       getApi().then((a) => reply(id, { result: { reply: { version: a.version, sharedCancel: !!cancelBoard,
-                                                          threads: a.threads ?? 1, isolated: threadsPossible(),
+                                                          threads: a.threads ?? 1, kernels: a.kernels,
+                                                          isolated: threadsPossible(),
                                                           ...engineTables(a) },
                                                  tensors: {} } }),
                     (e) => reply(id, { error: { code: 'load_failed', message: `could not start the WASM core: ${errorOf(e).message}` } }));
@@ -204,6 +206,10 @@ export function factoryFromSource(source) {
   return new Function(`${source}\nreturn createAttnlab;`)();
 }
 
+// The GEMM's tile in a browser: Chromium's V8 runs WebAssembly's 4 x 8 tile 1.1 to 1.2x faster than the core's
+// default 5 x 8, which node's V8 prefers (docs/kernels.md, "The tile under Chromium"). The same bits either way.
+const BROWSER_KERNELS = 'wasm-simd128-4x8';
+
 export function install(scope) {
   const base = new URL('./', scope.location.href);
   // Two builds (docs/threads.md): attnlab_wasm_mt (threads, shared memory) where the page is cross-origin
@@ -227,7 +233,7 @@ export function install(scope) {
     // (CMakeLists.txt); without it (the core's default thread count) the module starts 16.
     const options = { mainScriptUrlOrBlob: jsUrl.href, locateFile: (file) => new URL(file, base).href,
                       ...(threads > 0 ? { alPoolSize: Math.max(1, threads - 1) } : {}) };
-    return load(wasm, factoryFromSource(js), options, { threads });
+    return load(wasm, factoryFromSource(js), options, { threads, kernels: BROWSER_KERNELS });
   };
   const handle = createHandler({ loadApi, post: (m, transfer) => scope.postMessage(m, transfer) });
   scope.onmessage = (event) => handle(event.data);

@@ -4,8 +4,9 @@
  * as "element (n,k) = B[n*b_rs + k*b_cs]", so nt, nn and tn differ only in those strides.
  * Blocking (GotoBLAS order): columns in blocks of NC, depth in blocks of KC; each NC x KC block of B is
  * packed on the stack into NR-wide panels ([k][NR], zero-padded), then for every MR rows of A the
- * micro-kernel keeps an MR x NR (6 x 8, or 5 x 8 in WebAssembly) tile of C in 12 (10) vector registers and streams the panel. A is
- * read in place (its MR x KC micro-panel stays in L1 across the panels). No allocation: the packed
+ * micro-kernel keeps an MR x NR tile of C in 2 x MR vector registers and streams the panel (gemm_tile4.h: 6 x 8
+ * natively, 5 x 8 in WebAssembly, or 4 x 8 on the "wasm-simd128-4x8" path). A is read in place (its MR x KC
+ * micro-panel stays in L1 across the panels). No allocation: the packed
  * block is a fixed stack array of KC * NC floats (128 KiB).
  *
  * Rounding: every C entry is sum_k a*b accumulated in k order inside a depth block (multiply then
@@ -26,8 +27,9 @@
 /* Rows per tile: 6 natively (12 accumulators, 15 of x86-64's 16 vector registers), 5 in WebAssembly.
  * V8 keeps one of the 16 xmm registers as scratch and needs one for each product before its add, so
  * 10 accumulators, two B vectors, a broadcast and a product fit where 12 accumulators spill: measured
- * side by side under node (docs/kernels.md), 5 x 8 runs the bert-base GEMMs about 1.2x faster than
- * 4 x 8, which ran them about 1.5x faster than 6 x 8. */
+ * side by side under node 20 (docs/kernels.md), 5 x 8 runs the bert-base GEMMs about 1.2x faster than
+ * 4 x 8, which ran them about 1.5x faster than 6 x 8. Chromium's V8 runs 4 x 8 faster than 5 x 8 (the same
+ * docs, "The tile under Chromium"), so WebAssembly builds carry both and the page picks (path.h). */
 #ifndef AL_GEMM4_MR
 #if defined(__wasm_simd128__)
 #define AL_GEMM4_MR 5
@@ -35,7 +37,6 @@
 #define AL_GEMM4_MR 6
 #endif
 #endif
-#define MR AL_GEMM4_MR
 #define NR AL_GEMM_NR
 #define KC AL_GEMM_KC
 #define NC AL_GEMM_NC
@@ -85,7 +86,7 @@ static void pack_b(int kc, int nc, const float *B, ptrdiff_t rs, ptrdiff_t cs, f
     }
 }
 
-/* Writes one MR x NR tile row: c = alpha * acc, or c = c + alpha * acc when add is set. */
+/* Writes one row of a tile: c = alpha * acc, or c = c + alpha * acc when add is set. */
 static inline void store_row(float *c, v4f lo, v4f hi, v4f alpha, int add) {
     lo = v4f_mul(alpha, lo);
     hi = v4f_mul(alpha, hi);
@@ -97,121 +98,20 @@ static inline void store_row(float *c, v4f lo, v4f hi, v4f alpha, int add) {
     v4f_store(c + 4, hi);
 }
 
-/* The MR x NR register tile over kc steps: 12 accumulators (10 with MR 5), two B vectors and one
- * broadcast. a[i] points at k = 0 of row i of A
- * (step cs per k); bp is one packed panel; the tile goes to C as store_row says. */
-static inline __attribute__((always_inline)) void tile_loop(int kc, const float *const a[MR], ptrdiff_t cs,
-                                                            const float *bp, float *C, ptrdiff_t ldc,
-                                                            float alpha, int add) {
-    const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
-    v4f c00 = v4f_splat(0.0f), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-    v4f c30 = c00, c31 = c00;
-#if MR >= 5
-    const float *a4 = a[4];
-    v4f c40 = c00, c41 = c00;
+/* The 4-lane packed block, once per tile height (gemm_tile4.h): AL_GEMM4_MR rows on the path named by the
+ * build (simd.h), and in WebAssembly also 4 rows, the "wasm-simd128-4x8" path (path.h). */
+#define TILE_MR AL_GEMM4_MR
+#define TILE(name) name##_main
+#include "gemm_tile4.h"
+#undef TILE_MR
+#undef TILE
+#if AL_KERNELS_HAVE_4X8
+#define TILE_MR 4
+#define TILE(name) name##_4x8
+#include "gemm_tile4.h"
+#undef TILE_MR
+#undef TILE
 #endif
-#if MR == 6
-    const float *a5 = a[5];
-    v4f c50 = c00, c51 = c00;
-#endif
-    for (int k = 0; k < kc; k++) {
-        v4f b0 = v4f_load(bp), b1 = v4f_load(bp + 4);
-        ptrdiff_t o = (ptrdiff_t)k * cs;
-        v4f x = v4f_splat(a0[o]);
-        c00 = v4f_add(c00, v4f_mul(x, b0));
-        c01 = v4f_add(c01, v4f_mul(x, b1));
-        x = v4f_splat(a1[o]);
-        c10 = v4f_add(c10, v4f_mul(x, b0));
-        c11 = v4f_add(c11, v4f_mul(x, b1));
-        x = v4f_splat(a2[o]);
-        c20 = v4f_add(c20, v4f_mul(x, b0));
-        c21 = v4f_add(c21, v4f_mul(x, b1));
-        x = v4f_splat(a3[o]);
-        c30 = v4f_add(c30, v4f_mul(x, b0));
-        c31 = v4f_add(c31, v4f_mul(x, b1));
-#if MR >= 5
-        x = v4f_splat(a4[o]);
-        c40 = v4f_add(c40, v4f_mul(x, b0));
-        c41 = v4f_add(c41, v4f_mul(x, b1));
-#endif
-#if MR == 6
-        x = v4f_splat(a5[o]);
-        c50 = v4f_add(c50, v4f_mul(x, b0));
-        c51 = v4f_add(c51, v4f_mul(x, b1));
-#endif
-        bp += NR;
-    }
-    v4f al = v4f_splat(alpha);
-    store_row(C, c00, c01, al, add);
-    store_row(C + ldc, c10, c11, al, add);
-    store_row(C + 2 * ldc, c20, c21, al, add);
-    store_row(C + 3 * ldc, c30, c31, al, add);
-#if MR >= 5
-    store_row(C + 4 * ldc, c40, c41, al, add);
-#endif
-#if MR == 6
-    store_row(C + 5 * ldc, c50, c51, al, add);
-#endif
-}
-
-/* The tile loop out of line, twice: with A's step a constant 1 (nt and nn, every product of a forward pass:
- * each k step's five addresses come without a multiply) and with any step (tn: training's gradients).
- * Under V8 on an Intel Xeon (Sapphire Rapids class) the unit-step copy runs a forward's products at 36 GFLOP/s
- * against 28.5 with the step a variable (docs/kernels.md, "A's step"). Same operations on every entry, so the
- * same bits either way.
- * Kept out of line (noinline for clang, two call sites each for binaryen, which otherwise inlines a
- * one-caller function): V8 has no on-stack replacement for wasm, so a hot loop inlined into a
- * function called once would run in the baseline compiler's code forever. A small function called
- * thousands of times is optimised after its first few calls. */
-__attribute__((noinline)) static void micro_kernel_unit(int kc, const float *const a[MR], const float *bp, float *C,
-                                                        ptrdiff_t ldc, float alpha, int add) {
-    tile_loop(kc, a, 1, bp, C, ldc, alpha, add);
-}
-
-__attribute__((noinline)) static void micro_kernel_strided(int kc, const float *const a[MR], ptrdiff_t cs,
-                                                           const float *bp, float *C, ptrdiff_t ldc, float alpha,
-                                                           int add) {
-    tile_loop(kc, a, cs, bp, C, ldc, alpha, add);
-}
-
-static inline void micro_kernel(int kc, const float *const a[MR], ptrdiff_t cs, const float *bp, float *C,
-                                ptrdiff_t ldc, float alpha, int add) {
-    if (cs == 1) micro_kernel_unit(kc, a, bp, C, ldc, alpha, add);
-    else micro_kernel_strided(kc, a, cs, bp, C, ldc, alpha, add);
-}
-
-/* One tile of C: full tiles straight into C; edge tiles (mr < MR or nr < NR) into a stack tile, then
- * the same operation (c = t or c = c + t, t = alpha * acc) entry by entry on the valid part. */
-static void tile_kernel(int kc, const float *const a[MR], ptrdiff_t cs, const float *bp, float *C,
-                        ptrdiff_t ldc, int mr, int nr, float alpha, int add) {
-    if (mr == MR && nr == NR) {
-        micro_kernel(kc, a, cs, bp, C, ldc, alpha, add);
-        return;
-    }
-    float tile[MR * NR];
-    micro_kernel(kc, a, cs, bp, tile, NR, alpha, 0);
-    for (int i = 0; i < mr; i++)
-        for (int j = 0; j < nr; j++) {
-            float *c = C + i * ldc + j;
-            *c = add ? *c + tile[i * NR + j] : tile[i * NR + j];
-        }
-}
-
-/* One packed KC x NC block of B (bp) against all M rows of A, on the 4-lane path: A points at its
- * depth block's first column, C at the block's first column. */
-static void gemm_block(int M, int nc, int kc, const float *A, ptrdiff_t a_rs, ptrdiff_t a_cs,
-                       const float *bp, float *C, ptrdiff_t ldc, float alpha, int add) {
-    for (int ic = 0; ic < M; ic += MR) {
-        int mr = M - ic < MR ? M - ic : MR;
-        /* Rows past M repeat the last row: read in bounds, never written. */
-        const float *a[MR];
-        for (int i = 0; i < MR; i++) a[i] = A + (ic + (i < mr ? i : mr - 1)) * a_rs;
-        for (int jr = 0; jr < nc; jr += NR) {
-            int nr = nc - jr < NR ? nc - jr : NR;
-            tile_kernel(kc, a, a_cs, bp + (size_t)jr * kc, C + ic * ldc + jr, ldc, mr, nr, alpha, add);
-        }
-    }
-}
 
 /* Rows up to which the driver reads B in place (gemm_rows.c); al_gemm_set_rows_max changes it. */
 static int rows_max = AL_GEMM_ROWS_MAX;
@@ -246,9 +146,12 @@ static void gemm_driver(int M, int N, int K, float alpha, const float *A, ptrdif
     }
     /* The 8-lane path keeps the packed panels and the per-entry operations; only its tile is larger. */
     void (*block)(int, int, int, const float *, ptrdiff_t, ptrdiff_t, const float *, float *, ptrdiff_t,
-                  float, int) = gemm_block;
+                  float, int) = gemm_block_main;
 #if AL_KERNELS_HAVE_AVX2
     if (al_kernels_use_avx2()) block = al_gemm_block_avx2;
+#endif
+#if AL_KERNELS_HAVE_4X8
+    if (al_kernels_use_4x8()) block = gemm_block_4x8;
 #endif
     float bp[KC * NC];
     for (int jc = 0; jc < N; jc += NC) {

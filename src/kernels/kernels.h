@@ -93,7 +93,8 @@ void al_ref_gelu(float *x, size_t n);
 void al_ref_gelu_tanh(float *x, size_t n);
 
 /* The kernel path running: "wasm-simd128", "x86-sse" or "scalar" (the build's 4-lane path, simd.h),
- * or "x86-avx2" (8 lanes, chosen at run time when the CPU has AVX2, path.h). All give the same bits. */
+ * "x86-avx2" (8 lanes, chosen at run time when the CPU has AVX2, path.h) or "wasm-simd128-4x8" (WebAssembly's
+ * GEMM on 4 x 8 tiles, chosen by the host, path.h). All give the same bits. */
 const char *al_kernels_path(void);
 /* The paths this build can run on this CPU, the build's 4-lane one first: writes up to max names,
  * returns how many there are. */

@@ -8,7 +8,9 @@
 #include "kernels.h"
 #include "simd.h"
 
-enum { PATH_UNSET = -1, PATH_BASE = 0, PATH_AVX2 = 1 };
+enum { PATH_UNSET = -1, PATH_BASE = 0, PATH_AVX2 = 1, PATH_4X8 = 2 };
+
+#define PATH_4X8_NAME AL_SIMD_PATH "-4x8"
 
 /* Read and written with relaxed atomics: threads that race on the first call compute the same value. */
 static int current_path = PATH_UNSET;
@@ -22,11 +24,14 @@ static int cpu_has_avx2(void) {
 #endif
 }
 
-static const char *path_name(int path) { return path == PATH_AVX2 ? "x86-avx2" : AL_SIMD_PATH; }
+static const char *path_name(int path) {
+    return path == PATH_AVX2 ? "x86-avx2" : path == PATH_4X8 ? PATH_4X8_NAME : AL_SIMD_PATH;
+}
 
 static int path_by_name(const char *name) {
     if (strcmp(name, AL_SIMD_PATH) == 0) return PATH_BASE;
     if (strcmp(name, "x86-avx2") == 0 && cpu_has_avx2()) return PATH_AVX2;
+    if (AL_KERNELS_HAVE_4X8 && strcmp(name, PATH_4X8_NAME) == 0) return PATH_4X8;
     return PATH_UNSET;
 }
 
@@ -52,6 +57,8 @@ static int path_now(void) {
 
 int al_kernels_use_avx2(void) { return path_now() == PATH_AVX2; }
 
+int al_kernels_use_4x8(void) { return AL_KERNELS_HAVE_4X8 && path_now() == PATH_4X8; }
+
 const char *al_kernels_path(void) { return path_name(path_now()); }
 
 int al_kernels_paths(const char **names, int max) {
@@ -60,6 +67,10 @@ int al_kernels_paths(const char **names, int max) {
     n++;
     if (cpu_has_avx2()) {
         if (n < max) names[n] = "x86-avx2";
+        n++;
+    }
+    if (AL_KERNELS_HAVE_4X8) {
+        if (n < max) names[n] = PATH_4X8_NAME;
         n++;
     }
     return n;

@@ -16,9 +16,20 @@
 #define AL_KERNELS_HAVE_AVX2 0
 #endif
 
+/* WebAssembly builds carry their GEMM twice, with a 5 x 8 tile ("wasm-simd128", the default) and a 4 x 8 one
+ * ("wasm-simd128-4x8"): which is faster depends on the engine compiling the module (docs/kernels.md, "The tile
+ * under Chromium"), and the host that knows its engine picks (wasm/worker.mjs). Everything else is shared. */
+#if defined(__wasm_simd128__) && !defined(AL_KERNELS_SCALAR)
+#define AL_KERNELS_HAVE_4X8 1
+#else
+#define AL_KERNELS_HAVE_4X8 0
+#endif
+
 /* Nonzero when the AVX2 path is the one running. The first call picks the path: AL_KERNELS from the
  * environment if set (a path name, as al_kernels_path prints it), else the best this CPU has. */
 int al_kernels_use_avx2(void);
+/* Nonzero when the "wasm-simd128-4x8" path is the one running (never without AL_KERNELS_HAVE_4X8). */
+int al_kernels_use_4x8(void);
 
 /* A row kernel file (activation.c, softmax.c, layernorm.c) is compiled twice: on its own, where
  * AL_KFN(f) names its 4-lane body f_4 and the public f dispatches (AL_KDISPATCH), and included by its

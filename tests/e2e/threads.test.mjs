@@ -56,6 +56,7 @@ async function pageRun(env) {
       }
       const select = document.getElementById('embedded-select');
       return { status: document.getElementById('engine-status').textContent, isolated: window.crossOriginIsolated,
+               kernels: (await a.client.ready).reply.kernels,
                listed: [...select.options].map((o) => o.value), shown: select.value,
                example: document.getElementById('papa-example-note')?.textContent ?? '',
                cores: navigator.hardwareConcurrency, hashes, errors: [] };
@@ -71,14 +72,16 @@ test('cross-origin isolated: the threaded core, as many threads as cores (at mos
   assert.equal(r.isolated, true);
   const threads = Math.min(8, r.cores);
   assert.match(r.status, new RegExp(`ready, ${threads} threads?$`));
+  assert.equal(r.kernels, 'wasm-simd128-4x8');
   assert.deepEqual(r.hashes, nativeHashes());
-  console.log(`page (isolated): "${r.status}"`);
+  console.log(`page (isolated): "${r.status}", kernels ${r.kernels}`);
 });
 
 test('not isolated: one thread, said once, the same numbers', { skip }, async () => {
   const r = await pageRun({ AL_NO_ISOLATION: '1' });
   assert.equal(r.isolated, false);
   assert.match(r.status, /ready, 1 thread \(this page is not cross-origin isolated: no SharedArrayBuffer, so one thread/);
+  assert.equal(r.kernels, 'wasm-simd128-4x8');
   assert.deepEqual(r.hashes, nativeHashes());
   console.log(`page (not isolated): "${r.status}"`);
 });

@@ -1,8 +1,8 @@
 // threads_wasm.test.mjs: the same numbers on any thread count across builds (docs/threads.md). The
 // threaded WASM module (attnlab_wasm_mt, Emscripten pthreads) at 1, 2, 3, 4 and 8 threads, the plain module
 // (no threads) and the native CLI at 1 and 2 threads (--threads) run the same requests on the default
-// model: every tensor bit for bit (natively on each kernel path the CPU has: x86-avx2 and x86-sse), and
-// a PAPA sweep's digest.
+// model: every tensor bit for bit (natively on each kernel path the CPU has: x86-avx2 and x86-sse; in WebAssembly
+// also the page's wasm-simd128-4x8, the GEMM on 4 x 8 tiles), and a PAPA sweep's digest.
 //   AL_WASM_DIR  (default build/wasm):   attnlab_wasm{,_mt}.js + .wasm
 //   AL_BUILD_DIR (default build/native): the attnlab CLI
 import { test, before, after } from 'node:test';
@@ -36,6 +36,8 @@ before(async () => {
   const files = readModelFiles(modelDir);
   apis.plain = await loadNode(wasmDir);
   for (const threads of MT_THREADS) apis[`mt${threads}`] = await loadNode(wasmDir, {}, { threaded: true, threads });
+  // the page's module as its worker sets it up (wasm/worker.mjs): 4 x 8 tiles
+  apis.page2 = await loadNode(wasmDir, {}, { threaded: true, threads: 2, kernels: 'wasm-simd128-4x8' });
   for (const api of Object.values(apis)) api.addModel('mini', files);
 });
 
@@ -87,6 +89,14 @@ test('the threaded module reports its threads; the plain one has one', { skip: m
   }
   const native = JSON.parse(execFileSync(cli, ['run', '-', '--threads', '3'], { input: '{"op": "version"}', encoding: 'utf8' }));
   assert.equal(native.threads, 3);
+  assert.equal(apis.mt2.kernels, 'wasm-simd128');
+  assert.equal(apis.page2.kernels, 'wasm-simd128-4x8');
+  assert.equal(apis.page2.run({ op: 'version' }).reply.kernels, 'wasm-simd128-4x8');
+});
+
+test('a kernel path the build lacks: an error that names it and lists the paths', { skip: missing ?? false }, async () => {
+  await assert.rejects(loadNode(wasmDir, {}, { kernels: 'x86-avx2' }),
+                       { code: 'invalid', message: "kernels: no path 'x86-avx2' in this build (paths: wasm-simd128, wasm-simd128-4x8)" });
 });
 
 test('attention, hidden states and values: bit-identical on every build and thread count', { skip: missing ?? false }, () => {
@@ -98,7 +108,7 @@ test('attention, hidden states and values: bit-identical on every build and thre
   const ref = apis.plain.run(request);
   assert.equal(ref.status, 0, JSON.stringify(ref.reply.error ?? ''));
   assert.ok(ref.tensors.attentions.shape[3] > 100, 'a long enough input to split the work');
-  for (const label of MT_THREADS.map((n) => `mt${n}`)) {
+  for (const label of [...MT_THREADS.map((n) => `mt${n}`), 'page2']) {
     const r = apis[label].run(request);
     assert.equal(r.status, 0, JSON.stringify(r.reply.error ?? ''));
     sameBits(`plain vs ${label}`, ref.tensors, r.tensors);
@@ -115,7 +125,7 @@ test('attention, hidden states and values: bit-identical on every build and thre
   }
 });
 
-test('a PAPA sweep: the same digest on 1, 3 and 8 WASM threads and natively on 2', { skip: missing ?? (existsSync(posTask) ? false : 'no built-in tasks') }, () => {
+test('a PAPA sweep: the same digest on 1, 3 and 8 WASM threads, the page\'s tiles on 2, and natively on 2', { skip: missing ?? (existsSync(posTask) ? false : 'no built-in tasks') }, () => {
   const request = {
     op: 'papa', model: 'mini', task: 'pos', task_jsonl: readFileSync(posTask, 'utf8'),
     max_train: 64, max_validation: 24, L: 32, seeds: [1, 2, 3], fractions: [1, 0.5, 0],
@@ -126,6 +136,7 @@ test('a PAPA sweep: the same digest on 1, 3 and 8 WASM threads and natively on 2
   const three = apis.mt3.run(request);
   assert.equal(three.reply.digest, one.reply.digest);
   assert.equal(apis.mt8.run(request).reply.digest, one.reply.digest, '8 threads (more than this machine may have cores)');
+  assert.equal(apis.page2.run(request).reply.digest, one.reply.digest, 'the page\'s 4 x 8 tiles on 2 threads');
   const native = runNative(request, 2);
   assert.equal(native.reply.digest, one.reply.digest);
   console.log(`papa digest on WASM 1 and 3 threads and native 2 threads: ${one.reply.digest}`);
