@@ -25,6 +25,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
+import { cpuName } from './cpu_name.mjs';
 import { settle } from './settle.mjs';
 import { median } from './median.mjs';
 
@@ -59,19 +60,6 @@ const missing = shapes.filter((s) => !existsSync(path.join(outDir, s, 'decode.on
 if (missing.length) {
   console.log(`exporting ${missing.join(', ')} with PyTorch into ${outDir} ...`);
   execFileSync('/usr/bin/python3', [path.join(root, 'bench/decoder_export.py'), outDir, missing.join(',')], { stdio: 'inherit' });
-}
-
-// the CPU as lscpu names it: model, family, model number, and the vector flags the kernels choose by
-function cpuName() {
-  try {
-    const info = Object.fromEntries(execFileSync('lscpu', { encoding: 'utf8' }).split('\n')
-      .map((l) => l.split(/:\s+/)).filter((kv) => kv.length === 2));
-    const flags = (info.Flags ?? '').split(' ');
-    const vec = ['avx2', 'fma', 'avx512f'].filter((f) => flags.includes(f)).join(' ');
-    return `${info['Model name']} (family ${info['CPU family']}, model ${info.Model}; ${info['CPU(s)']} cores; ${vec})`;
-  } catch {
-    return '?';
-  }
 }
 
 // one bench_decoder --serve process: ask(line) resolves with its next JSON reply

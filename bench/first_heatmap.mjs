@@ -9,13 +9,14 @@
 //
 //   node bench/first_heatmap.mjs [--rounds N] [--unbundled] [--stored] MODEL_DIR [MODEL_DIR ...]
 //   e.g. node bench/first_heatmap.mjs --stored models/attnlab-small-bert models/attnlab-mini-bert
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { loadavg } from 'node:os';
 
 import { writeFirstView } from '../scripts/first_view.mjs';
 import { loadNode } from '../wasm/attnlab_node.mjs';
 import { launchChromium, newContext, newPage, root, skipReason, startServer, waitIdle } from '../tests/e2e/helpers.mjs';
+import { cpuName } from './cpu_name.mjs';
 import { modelsFolder } from './page_model.mjs';
 import { median } from './median.mjs';
 
@@ -39,10 +40,6 @@ if (skipReason) {
   process.exit(1);
 }
 
-const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
-const cpu = (cpuinfo.match(/^model name\s*:\s*(.*)$/m)?.[1] ?? 'unknown CPU').trim();
-const family = cpuinfo.match(/^cpu family\s*:\s*(\d+)$/m)?.[1];
-const model = cpuinfo.match(/^model\s*:\s*(\d+)$/m)?.[1];
 
 const cases = [];
 const folders = [];
@@ -77,7 +74,7 @@ try {
       await context.close();
     }
   }
-  console.log(`${cpu} (family ${family} model ${model}), ${rounds} rounds, load average ${loadBefore.toFixed(2)} before, ` +
+  console.log(`${cpuName()}, ${rounds} rounds, load average ${loadBefore.toFixed(2)} before, ` +
               `${loadavg()[0].toFixed(2)} after`);
 } finally {
   await browser.close();

@@ -12,11 +12,16 @@
 // the engine out (the page against the CLI only: a full-size sweep takes the better part of an hour per side).
 // --timeline FILE writes the first page run's status line as it changed ({s: seconds since the click, bar, text}
 // per line, JSON lines): where the time of each stage and configuration went, and what the bar said meanwhile.
+// --profile DIR writes CPU profiles of the first page run's engine threads (DIR/page-*.cpuprofile, through the
+// DevTools protocol: worker_profile.mjs) and of the first engine run in node (DIR/engine/, node's --cpu-prof), which
+// Chromium's DevTools open and worker_profile.mjs's summarizeProfile reads. Each side runs its host's kernel path:
+// the page's worker the GEMM on 4 x 8 tiles, node the core's default 5 x 8 (docs/kernels.md, "The tile under
+// Chromium"); the bits are the same.
 //   node bench/page_sweep.mjs [--train 40] [--validation 20] [--seeds 3] [--layers 12] [--rounds 1] [--no-engine]
-//                             [--timeline FILE]
+//                             [--timeline FILE] [--profile DIR]
 //   AL_WASM_DIR (default build/wasm), AL_BUILD_DIR (default build/native)
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -25,6 +30,7 @@ import { serializeSafetensors } from '../wasm/safetensors.mjs';
 import { randomTensors } from './random_tensors.mjs';
 import { runPanel, launchChromium, openUrl, root, setControls, skipReason, startServer, watchStatus } from '../tests/e2e/helpers.mjs';
 import { median } from './median.mjs';
+import { compareProfiles, startWorkerProfiles } from './worker_profile.mjs';
 
 const args = process.argv.slice(2);
 const wasmDir = path.resolve(root, process.env.AL_WASM_DIR ?? 'build/wasm');
@@ -52,6 +58,8 @@ const rounds = Number(opt('--rounds', '1'));
 const layers = Number(opt('--layers', '12'));
 const withEngine = !args.includes('--no-engine');
 const timelineFile = opt('--timeline', null);
+const profileDir = opt('--profile', null);
+if (profileDir) mkdirSync(profileDir, { recursive: true });
 const cli = path.resolve(root, process.env.AL_BUILD_DIR ?? 'build/native', 'attnlab');
 if (skipReason) {
   console.error(`page_sweep: ${skipReason}`);
@@ -104,6 +112,7 @@ writeFileSync(path.join(models, 'index.json'), JSON.stringify([{
 }]));
 
 const server = await startServer({ AL_MODELS_DIR: models });
+const pages = [], engines = [], natives = [];
 const browser = await launchChromium();
 
 // One sweep in a freshly opened page: its request, reply, wall time and the progress bar's predictions.
@@ -118,9 +127,14 @@ async function pageRun() {
        'papa-rank-n': String(nTrain), 'papa-seeds': Array.from({ length: seeds }, (_, i) => i + 1).join(','), 'papa-mlm': false });
   await watchStatus(p, 'papa', '__papaStatus');
   const loadBefore = load();
+  const stopProfiles = profileDir && !pages.length ? await startWorkerProfiles(browser) : null;
   const t0 = await p.evaluate(() => performance.now());
   await runPanel(p, 'papa', 'papa', 6 * 3600e3);
   const t1 = await p.evaluate(() => performance.now());
+  if (stopProfiles) {
+    (await stopProfiles()).forEach(({ url, profile }, k) =>
+      writeFileSync(path.join(profileDir, `page-${k}-${path.basename(url)}.cpuprofile`), JSON.stringify(profile)));
+  }
   const { request, taskText, reply, error } = await p.evaluate(() => {
     const last = window.attnlab.panels.papa.last;
     if (!last) return { error: document.getElementById('papa-error').textContent || document.getElementById('papa-status').textContent };
@@ -150,7 +164,8 @@ function engineRun({ request, taskText }) {
   const { model, outputs, ...rest } = request;
   writeFileSync(reqPath, JSON.stringify({ ...rest, ...(taskText ? { task_jsonl: taskText } : {}) }));
   const loadBefore = load();
-  const out = execFileSync(process.execPath, [process.argv[1], '--engine', path.join(models, id), reqPath],
+  const profile = profileDir && !engines.length ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(profileDir, 'engine')] : [];
+  const out = execFileSync(process.execPath, [...profile, process.argv[1], '--engine', path.join(models, id), reqPath],
                            { cwd: root, encoding: 'utf8', maxBuffer: 256 << 20 });
   const { reply, wall } = JSON.parse(out.trim().split('\n').pop());
   return { reply, wall, loads: `${loadBefore} before, ${load()} after` };
@@ -167,12 +182,33 @@ function nativeRun(request) {
   return { reply, wall: Number(process.hrtime.bigint() - n0) / 1e9, loads: `${loadBefore} before, ${load()} after` };
 }
 
+// The first page run's engine threads against the first engine run's in node, function by function (self time).
+// The page's calling thread is its worker.mjs, node's its main thread (the first profile node writes); the pool's
+// threads follow in order on both sides.
+function printProfiles() {
+  const read = (f) => JSON.parse(readFileSync(f, 'utf8'));
+  const pageFiles = readdirSync(profileDir).filter((f) => f.startsWith('page-')).map((f) => path.join(profileDir, f))
+    .sort((x, y) => Number(!x.endsWith('worker.mjs.cpuprofile')) - Number(!y.endsWith('worker.mjs.cpuprofile')));
+  const engineDir = path.join(profileDir, 'engine');
+  const engineFiles = withEngine ? readdirSync(engineDir).filter((f) => f.endsWith('.cpuprofile'))
+    .sort((x, y) => Number(x.split('.').at(-2)) - Number(y.split('.').at(-2))).map((f) => path.join(engineDir, f)) : [];
+  console.log(`CPU profiles of the first page and engine runs: ${profileDir}`);
+  pageFiles.forEach((f, k) => {
+    if (!engineFiles[k]) return;
+    console.log(`  ${k === 0 ? 'the calling thread' : `pool thread ${k}`}: self seconds, page / engine in node ` +
+                `(${path.basename(f)} against ${path.basename(engineFiles[k])})`);
+    for (const r of compareProfiles(read(f), read(engineFiles[k]))) {
+      console.log(`    ${r.name.slice(0, 40).padEnd(40)} ${(r.a / 1000).toFixed(1).padStart(7)} ${(r.b / 1000).toFixed(1).padStart(7)} ` +
+                  `${r.b > 0 ? (r.a / r.b).toFixed(2) : ''}`);
+    }
+  });
+}
+
 let status = 1;
 try {
   // The side that goes first rotates with the round (page, engine, CLI; engine, CLI, page; ...), so a change of the
   // machine's speed during the run (a VM's clock moves: docs/speed.md) falls on every side rather than on one. The
   // first round starts with the page, whose request the other two then run.
-  const pages = [], engines = [], natives = [];
   const sides = [async () => pages.push(await pageRun()), async () => engines.push(engineRun(pages[0])),
                  async () => natives.push(nativeRun(pages[0].request))].filter((_, k) => withEngine || k !== 1);
   for (let r = 0; r < rounds; r++) {
@@ -212,6 +248,7 @@ try {
   for (const x of pages[0].predictions) {
     console.log(`  at ${x.elapsed.toFixed(0)} s (bar ${(100 * x.bar).toFixed(0)}%): said ${x.said} s, took ${x.took.toFixed(0)} s`);
   }
+  if (profileDir) printProfiles();
   if (timelineFile) {
     writeFileSync(timelineFile, pages[0].timeline.map((x) => JSON.stringify(x)).join('\n') + '\n');
     console.log(`the first page run's status line, ${pages[0].timeline.length} changes: ${timelineFile}`);

@@ -11,13 +11,14 @@
 //   AL_WASM_DIR (default build/wasm): attnlab_wasm_mt.{js,wasm}
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { Worker } from 'node:worker_threads';
 
 import { loadNode, readModelFiles } from '../wasm/attnlab_node.mjs';
+import { cpuName } from './cpu_name.mjs';
 import { settle, SETTLE_MS } from './settle.mjs';
 import { median } from './median.mjs';
 
@@ -55,7 +56,7 @@ const ask = (w, msg) => new Promise((resolve, reject) => {
 const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
-console.log(`node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), onnxruntime-web ${ortVersion}`);
+console.log(`node ${process.version}, CPU: ${cpuName()}, onnxruntime-web ${ortVersion}`);
 console.log(`rounds ${rounds}, ${SETTLE_MS} ms between runners; ms per forward pass (batch 1), min / median; ratio = onnxruntime / attnlab (> 1: attnlab faster)`);
 
 const attnlab = {};
