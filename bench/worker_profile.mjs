@@ -55,10 +55,21 @@ export function summarizeProfile(profile) {
   return [...ms].map(([name, t]) => ({ name, ms: t, share: t / total })).sort((a, b) => b.ms - a.ms);
 }
 
+// A function's name with its GEMM tile's suffix dropped (gemm_tile4.h builds one body per tile height:
+// micro_kernel_unit_4x8 in the page, micro_kernel_unit_main in node), so the two engines' copies line up.
+const sameFunction = (name) => name.replace(/_(4x8|main)$/, '');
+
+function byFunction(profile) {
+  const ms = new Map();
+  for (const x of summarizeProfile(profile)) ms.set(sameFunction(x.name), (ms.get(sameFunction(x.name)) ?? 0) + x.ms);
+  return [...ms].map(([name, t]) => ({ name, ms: t })).sort((x, y) => y.ms - x.ms);
+}
+
 // Two profiles of the same work side by side (a page's thread against node's): the functions that took the most
-// self time in either, [{name, a, b}] in ms, the rest summed into one last row named '(everything else)'.
+// self time in either, [{name, a, b}] in ms, the rest summed into one last row named '(everything else)'. A
+// release build strips function names (wasm-function[N]); a build linked with --profiling-funcs keeps them.
 export function compareProfiles(profileA, profileB, top = 8) {
-  const [a, b] = [summarizeProfile(profileA), summarizeProfile(profileB)];
+  const [a, b] = [byFunction(profileA), byFunction(profileB)];
   const msA = new Map(a.map((x) => [x.name, x.ms])), msB = new Map(b.map((x) => [x.name, x.ms]));
   const names = [...new Set([...a.slice(0, top), ...b.slice(0, top)].map((x) => x.name))];
   const rows = names.map((name) => ({ name, a: msA.get(name) ?? 0, b: msB.get(name) ?? 0 }));
