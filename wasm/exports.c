@@ -114,10 +114,7 @@ EMSCRIPTEN_KEEPALIVE int al_wasm_set_kernels(const char *name) {
     const char *paths[8];
     const int n = al_kernels_paths(paths, 8);
     char list[256] = "";
-    for (int i = 0; i < n && i < 8; i++) {
-        strncat(list, paths[i], sizeof list - strlen(list) - 1);
-        if (i + 1 < n) strncat(list, ", ", sizeof list - strlen(list) - 1);
-    }
+    for (int i = 0; i < n && i < 8; i++) al_names_append(list, sizeof list, paths[i]);
     al_error err = {0};
     return set_status(al_err(&err, AL_ERR_INVALID, "kernels: no path '%.60s' in this build (paths: %s)",
                              name ? name : "(null)", list), &err);

@@ -98,10 +98,7 @@ al_status al_req_flags(const cJSON *obj, const char *key, const char *const *nam
             if (cJSON_IsString(item) && strcmp(item->valuestring, names[i]) == 0) bit = 1 << i;
         if (!bit) {
             char choices[256] = "";
-            for (int i = 0; i < n_names; i++) {
-                strncat(choices, names[i], sizeof choices - strlen(choices) - 1);
-                if (i + 1 < n_names) strncat(choices, ", ", sizeof choices - strlen(choices) - 1);
-            }
+            for (int i = 0; i < n_names; i++) al_names_append(choices, sizeof choices, names[i]);
             return al_err(err, AL_ERR_INVALID, "request: field '%s[%d]' must be one of %s", key,
                           index, choices);
         }

@@ -99,10 +99,7 @@ const al_api_op *al_api_find_op(const char *name) {
 
 al_status al_api_unknown_op(const char *name, al_error *err) {
     char list[512] = "";
-    for (int i = 0; i < N_OPS; i++) {
-        strncat(list, k_ops[i].name, sizeof list - strlen(list) - 1);
-        if (i + 1 < N_OPS) strncat(list, ", ", sizeof list - strlen(list) - 1);
-    }
+    for (int i = 0; i < N_OPS; i++) al_names_append(list, sizeof list, k_ops[i].name);
     return al_err(err, AL_ERR_INVALID, "request: field 'op': unknown op '%.100s' (ops: %s)", name, list);
 }
 

@@ -56,3 +56,9 @@ void al_error_clear(al_error *err) {
         err->message[0] = '\0';
     }
 }
+
+void al_names_append(char *list, size_t size, const char *name) {
+    if (!size) return;
+    if (list[0]) strncat(list, ", ", size - strlen(list) - 1);
+    strncat(list, name, size - strlen(list) - 1);
+}

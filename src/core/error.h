@@ -15,5 +15,7 @@ al_status al_err(al_error *err, al_status code, const char *fmt, ...) AL_PRINTF(
 /* Prefixes the existing message with "prefix: " (e.g. a file name) and returns err->code. */
 al_status al_err_prefix(al_error *err, const char *prefix);
 void al_error_clear(al_error *err);
+/* Appends name to the list of choices an error message names ("a, b, c"), cut at size; list starts as "". */
+void al_names_append(char *list, size_t size, const char *name);
 
 #endif

@@ -24,10 +24,7 @@ int al_head_mode_parse(const char *name, al_head_mode *out) {
 void al_head_mode_list(char *buf, size_t size) {
     if (!size) return;
     buf[0] = '\0';
-    for (int i = 0; i < AL_HEAD_N_MODES; i++) {
-        strncat(buf, k_names[i], size - strlen(buf) - 1);
-        if (i + 1 < AL_HEAD_N_MODES) strncat(buf, ", ", size - strlen(buf) - 1);
-    }
+    for (int i = 0; i < AL_HEAD_N_MODES; i++) al_names_append(buf, size, k_names[i]);
 }
 
 int al_head_mode_needs_qk(al_head_mode mode) { return mode == AL_HEAD_STANDARD || mode == AL_HEAD_MIX; }
