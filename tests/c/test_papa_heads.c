@@ -79,7 +79,7 @@ static void test_orders(void) {
     CHECK(small[4].mode == AL_HEAD_ZERO && small[4].constant == NULL);
 }
 
-/* Lines for the MLM score: held-out text when the corpus was built, else a few fixed sentences. */
+/* Lines for the MLM score: held-out text when the corpus was built, else a few fixed sentences (at least 8). */
 static int read_lines(char ***out, int max) {
     static const char *const fallback[] = {
         "the committee will meet on monday to discuss the budget for next year .",
@@ -96,7 +96,8 @@ static int read_lines(char ***out, int max) {
         if (strlen(buf) > 20) lines[n++] = strdup(buf);
     }
     if (f) fclose(f);
-    for (int i = 0; n < 4 && i < 4; i++) lines[n++] = strdup(fallback[i]);
+    /* the forwards below run batches of 8 lines: fewer held-out lines are topped up from the fixed ones */
+    for (int i = 0; n < 8 && n < max; i++) lines[n++] = strdup(fallback[i % 4]);
     *out = lines;
     return n;
 }
@@ -142,7 +143,7 @@ static void test_model(al_model *m) {
     al_forward_outputs o = {0};
     al_forward_params fp = al_forward_default_params();
     o.hidden_states = h_ref;
-    CHECK(al_forward(m, &batch, NULL, &o, &err) == AL_OK);
+    CHECK_MSG(al_forward(m, &batch, NULL, &o, &err) == AL_OK, "%s", err.message);
     al_papa_policies(order, 0, NL, H, C, L, 0, pol);
     fp.policies = pol;
     o.hidden_states = h_k0;
