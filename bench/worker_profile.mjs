@@ -55,14 +55,24 @@ export function summarizeProfile(profile) {
   return [...ms].map(([name, t]) => ({ name, ms: t, share: t / total })).sort((a, b) => b.ms - a.ms);
 }
 
-// A function's name with its GEMM tile's suffix dropped (gemm_tile4.h builds one body per tile height:
-// micro_kernel_unit_4x8 in the page, micro_kernel_unit_main in node), so the two engines' copies line up.
-const sameFunction = (name) => name.replace(/_(4x8|main)$/, '');
+// The suffixes src/kernels/gemm.c gives the copies of gemm_tile4.h's functions, one per tile height
+// (micro_kernel_unit_4x8 in the page, micro_kernel_unit_main in node); tests/js/worker_profile.test.mjs checks
+// them against gemm.c's TILE definitions.
+export const TILE_SUFFIXES = ['main', '4x8'];
+const tileSuffix = new RegExp(`_(${TILE_SUFFIXES.join('|')})$`);
+// A function's name with its tile's suffix dropped, so the two engines' copies line up.
+const sameFunction = (name) => name.replace(tileSuffix, '');
 
+// summarizeProfile with the tile copies summed into one row each.
 function byFunction(profile) {
-  const ms = new Map();
-  for (const x of summarizeProfile(profile)) ms.set(sameFunction(x.name), (ms.get(sameFunction(x.name)) ?? 0) + x.ms);
-  return [...ms].map(([name, t]) => ({ name, ms: t })).sort((x, y) => y.ms - x.ms);
+  const rows = new Map();
+  for (const { name, ms, share } of summarizeProfile(profile)) {
+    const row = rows.get(sameFunction(name)) ?? { name: sameFunction(name), ms: 0, share: 0 };
+    row.ms += ms;
+    row.share += share;
+    rows.set(row.name, row);
+  }
+  return [...rows.values()].sort((x, y) => y.ms - x.ms);
 }
 
 // Two profiles of the same work side by side (a page's thread against node's): the functions that took the most

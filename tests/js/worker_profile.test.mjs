@@ -3,8 +3,9 @@
 // GEMM tile's copies (gemm_tile4.h) counted as one function.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 
-import { compareProfiles, summarizeProfile } from '../../bench/worker_profile.mjs';
+import { TILE_SUFFIXES, compareProfiles, summarizeProfile } from '../../bench/worker_profile.mjs';
 
 // nodes: {id: functionName}; samples: [[nodeId, ms until the next sample], ...]
 function profile(nodes, samples) {
@@ -29,4 +30,10 @@ test('two profiles side by side: the tile copies as one function, the rest summe
     { name: 'micro_kernel_unit', a: 30, b: 20 },
     { name: '(everything else)', a: 5, b: 6 },
   ]);
+});
+
+test('the tile suffixes are the ones gemm.c gives its copies of the tile', () => {
+  const gemm = readFileSync(new URL('../../src/kernels/gemm.c', import.meta.url), 'utf8');
+  const defined = [...gemm.matchAll(/#define TILE\(name\) name##_(\w+)/g)].map((m) => m[1]);
+  assert.deepEqual(defined.sort(), [...TILE_SUFFIXES].sort());
 });
