@@ -1,6 +1,7 @@
-/* activation.c: in-place GELU (erf and tanh forms), ReLU and SiLU over n values, a vector (vf: 4 lanes, or 8
- * in activation_avx2.c) at a time; the tail goes through the same vector code on a padded copy so every
- * element gets the same bits, whatever its place and the vector width. */
+/* activation.c: in-place GELU (erf and tanh forms), ReLU and SiLU over n values, and their backward (the
+ * incoming gradient times the derivative at the input), a vector (vf: 4 lanes, or 8 in activation_avx2.c) at a
+ * time; the tail goes through the same vector code on a padded copy so every element gets the same bits,
+ * whatever its place and the vector width. */
 #include "kernels.h"
 #include "path.h"
 #include "vmath.h"
@@ -32,6 +33,32 @@ static inline vf silu_v(vf x) {
     return vf_div(x, vf_add(vf_splat(1.0f), e));
 }
 
+/* The derivatives, each term in the order the scalar formula writes it (kernels.h), so that every path, and a
+ * scalar loop over al_erff/al_expf/al_tanhf (lane 0 of these same functions), gives the same bits. */
+static inline vf gelu_grad_v(vf x) { /* Phi(x) + x phi(x) */
+    vf cdf = vf_mul(vf_splat(0.5f), vf_add(vf_splat(1.0f), vf_erf(vf_mul(x, vf_splat(0.707106781186547524f)))));
+    vf pdf = vf_mul(vf_splat(0.398942280401432678f), vf_exp(vf_mul(vf_mul(vf_splat(-0.5f), x), x)));
+    return vf_add(cdf, vf_mul(x, pdf));
+}
+
+static inline vf gelu_tanh_grad_v(vf x) { /* 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2) */
+    const float c = 0.797884560802865355f, a = 0.044715f;
+    vf t = vf_tanh(vf_mul(vf_splat(c), vf_add(x, vf_mul(vf_mul(vf_mul(vf_splat(a), x), x), x))));
+    vf left = vf_mul(vf_splat(0.5f), vf_add(vf_splat(1.0f), t));
+    vf right = vf_mul(vf_mul(vf_mul(vf_mul(vf_splat(0.5f), x), vf_sub(vf_splat(1.0f), vf_mul(t, t))), vf_splat(c)),
+                      vf_add(vf_splat(1.0f), vf_mul(vf_mul(vf_splat(3.0f * a), x), x)));
+    return vf_add(left, right);
+}
+
+static inline vf silu_grad_v(vf x) { /* s (1 + x (1 - s)), s = 1 / (1 + exp(-x)) */
+    vf s = vf_div(vf_splat(1.0f), vf_add(vf_splat(1.0f), vf_exp(vf_sub(vf_splat(0.0f), x))));
+    return vf_mul(s, vf_add(vf_splat(1.0f), vf_mul(x, vf_sub(vf_splat(1.0f), s))));
+}
+
+static inline vf relu_grad_v(vf x) { /* 1 where x > 0, else 0 (NaN included) */
+    return vf_select(vf_lt(vf_splat(0.0f), x), vf_splat(1.0f), vf_splat(0.0f));
+}
+
 #define W AL_VF_LANES
 #define AL_APPLY_INPLACE(fn, x, n)                              \
     do {                                                        \
@@ -53,14 +80,41 @@ static inline vf silu_v(vf x) {
         }                                                       \
     } while (0)
 
+/* dx = dy * grad(pre); dx may be dy. */
+#define AL_APPLY_GRAD(grad, pre, dy, dx, n)                                                 \
+    do {                                                                                    \
+        size_t i_ = 0;                                                                      \
+        for (; i_ + W <= (n); i_ += W)                                                      \
+            vf_store((dx) + i_, vf_mul(vf_load((dy) + i_), grad(vf_load((pre) + i_))));      \
+        if (i_ < (n)) {                                                                     \
+            float p_[W] = {0.0f}, d_[W] = {0.0f};                                           \
+            size_t rest_ = (n) - i_;                                                        \
+            for (size_t j_ = 0; j_ < rest_; j_++) p_[j_] = (pre)[i_ + j_], d_[j_] = (dy)[i_ + j_]; \
+            vf_store(d_, vf_mul(vf_load(d_), grad(vf_load(p_))));                           \
+            for (size_t j_ = 0; j_ < rest_; j_++) (dx)[i_ + j_] = d_[j_];                   \
+        }                                                                                   \
+    } while (0)
+
 void AL_KFN(al_gelu)(float *x, size_t n) { AL_APPLY_INPLACE(gelu_v, x, n); }
 void AL_KFN(al_gelu_tanh)(float *x, size_t n) { AL_APPLY_INPLACE(gelu_tanh_v, x, n); }
 void AL_KFN(al_relu)(float *x, size_t n) { AL_APPLY_INPLACE(relu_v, x, n); }
 void AL_KFN(al_silu)(float *x, size_t n) { AL_APPLY_INPLACE(silu_v, x, n); }
+void AL_KFN(al_gelu_bwd)(const float *pre, const float *dy, float *dx, size_t n) { AL_APPLY_GRAD(gelu_grad_v, pre, dy, dx, n); }
+void AL_KFN(al_gelu_tanh_bwd)(const float *pre, const float *dy, float *dx, size_t n) {
+    AL_APPLY_GRAD(gelu_tanh_grad_v, pre, dy, dx, n);
+}
+void AL_KFN(al_relu_bwd)(const float *pre, const float *dy, float *dx, size_t n) { AL_APPLY_GRAD(relu_grad_v, pre, dy, dx, n); }
+void AL_KFN(al_silu_bwd)(const float *pre, const float *dy, float *dx, size_t n) { AL_APPLY_GRAD(silu_grad_v, pre, dy, dx, n); }
 
 #ifndef AL_SIMD_AVX2
 void al_gelu(float *x, size_t n) { AL_KDISPATCH(al_gelu, (x, n)); }
 void al_gelu_tanh(float *x, size_t n) { AL_KDISPATCH(al_gelu_tanh, (x, n)); }
 void al_relu(float *x, size_t n) { AL_KDISPATCH(al_relu, (x, n)); }
 void al_silu(float *x, size_t n) { AL_KDISPATCH(al_silu, (x, n)); }
+void al_gelu_bwd(const float *pre, const float *dy, float *dx, size_t n) { AL_KDISPATCH(al_gelu_bwd, (pre, dy, dx, n)); }
+void al_gelu_tanh_bwd(const float *pre, const float *dy, float *dx, size_t n) {
+    AL_KDISPATCH(al_gelu_tanh_bwd, (pre, dy, dx, n));
+}
+void al_relu_bwd(const float *pre, const float *dy, float *dx, size_t n) { AL_KDISPATCH(al_relu_bwd, (pre, dy, dx, n)); }
+void al_silu_bwd(const float *pre, const float *dy, float *dx, size_t n) { AL_KDISPATCH(al_silu_bwd, (pre, dy, dx, n)); }
 #endif

@@ -60,6 +60,16 @@ void al_gelu(float *x, size_t n);      /* 0.5 x (1 + erf(x / sqrt 2)) */
 void al_gelu_tanh(float *x, size_t n); /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
 void al_relu(float *x, size_t n);
 void al_silu(float *x, size_t n);      /* x / (1 + exp(-x)) */
+/* Their backward: dx = dy * f'(pre) over n values (dx may be dy), f' computed in float as written here, left to
+ * right, erf, exp and tanh those of vmath.h:
+ *   gelu       0.5 (1 + erf(x 0.70710678)) + x (0.39894228 exp(-0.5 x x))
+ *   gelu_tanh  0.5 (1 + t) + 0.5 x (1 - t t) c (1 + 3a x x), t = tanh(c (x + a x x x)), c = 0.79788456, a = 0.044715
+ *   silu       s (1 + x (1 - s)), s = 1 / (1 + exp(0 - x))
+ *   relu       1 where x > 0, else 0 */
+void al_gelu_bwd(const float *pre, const float *dy, float *dx, size_t n);
+void al_gelu_tanh_bwd(const float *pre, const float *dy, float *dx, size_t n);
+void al_relu_bwd(const float *pre, const float *dy, float *dx, size_t n);
+void al_silu_bwd(const float *pre, const float *dy, float *dx, size_t n);
 
 /* y[r,:] = x[r,:] / sqrt(mean(x[r,:]^2) + eps) * gamma (RMSNorm as Llama's: the mean of squares in float, then
  * the scale, then the gain). x may == y. */

@@ -156,32 +156,14 @@ void al_tr_act_fwd(al_act act, float *x, size_t n) {
     }
 }
 
+/* The derivatives' formulas are kernels.h's; their vector kernels give every path the same bits. */
 void al_tr_act_bwd(al_act act, const float *pre, const float *dy, float *dx, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        const float x = pre[i];
-        float d;
-        switch (act) {
-        case AL_ACT_GELU: { /* Phi(x) + x phi(x) */
-            const float cdf = 0.5f * (1.0f + al_erff(x * 0.707106781186547524f));
-            const float pdf = 0.398942280401432678f * al_expf(-0.5f * x * x);
-            d = cdf + x * pdf;
-            break;
-        }
-        case AL_ACT_GELU_TANH: { /* 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2) */
-            const float c = 0.797884560802865355f, a = 0.044715f;
-            const float t = al_tanhf(c * (x + a * x * x * x));
-            d = 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * c * (1.0f + 3.0f * a * x * x);
-            break;
-        }
-        case AL_ACT_SILU: { /* s (1 + x (1 - s)), s = sigmoid(x) */
-            const float s = 1.0f / (1.0f + al_expf(-x));
-            d = s * (1.0f + x * (1.0f - s));
-            break;
-        }
-        case AL_ACT_RELU:
-        default: d = x > 0.0f ? 1.0f : 0.0f; break;
-        }
-        dx[i] = dy[i] * d;
+    switch (act) {
+    case AL_ACT_GELU: al_gelu_bwd(pre, dy, dx, n); break;
+    case AL_ACT_GELU_TANH: al_gelu_tanh_bwd(pre, dy, dx, n); break;
+    case AL_ACT_SILU: al_silu_bwd(pre, dy, dx, n); break;
+    case AL_ACT_RELU:
+    default: al_relu_bwd(pre, dy, dx, n); break;
     }
 }
 

@@ -479,6 +479,71 @@ static void test_activations(al_rng *r) {
     CHECK(isnan(rl[0]) && rl[1] == 0.0f);
 }
 
+/* The activations' backward (kernels.h's formulas) against the same formulas one value at a time with the scalar
+ * al_erff/al_expf/al_tanhf: the same bits at every size (the vector body and the padded tail), in place too, and
+ * their values against double precision. */
+static float gelu_grad_1(float x) {
+    const float cdf = 0.5f * (1.0f + al_erff(x * 0.707106781186547524f));
+    const float pdf = 0.398942280401432678f * al_expf(-0.5f * x * x);
+    return cdf + x * pdf;
+}
+static float gelu_tanh_grad_1(float x) {
+    const float c = 0.797884560802865355f, a = 0.044715f;
+    const float t = al_tanhf(c * (x + a * x * x * x));
+    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * c * (1.0f + 3.0f * a * x * x);
+}
+static float silu_grad_1(float x) {
+    const float s = 1.0f / (1.0f + al_expf(0.0f - x));
+    return s * (1.0f + x * (1.0f - s));
+}
+static float relu_grad_1(float x) { return x > 0.0f ? 1.0f : 0.0f; }
+static double gelu_grad_d(double x) { return 0.5 * (1.0 + erf(x / sqrt(2.0))) + x * exp(-0.5 * x * x) / sqrt(2.0 * M_PI); }
+static double silu_grad_d(double x) {
+    const double s = 1.0 / (1.0 + exp(-x));
+    return s * (1.0 + x * (1.0 - s));
+}
+
+static void test_activation_grads(al_rng *r) {
+    typedef void (*bwd_fn)(const float *, const float *, float *, size_t);
+    const bwd_fn fns[4] = {al_gelu_bwd, al_gelu_tanh_bwd, al_silu_bwd, al_relu_bwd};
+    float (*const one[4])(float) = {gelu_grad_1, gelu_tanh_grad_1, silu_grad_1, relu_grad_1};
+    const char *names[4] = {"gelu", "gelu_tanh", "silu", "relu"};
+    static const size_t sizes[] = {0, 1, 3, 4, 7, 8, 9, 17, 1000};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        const size_t n = sizes[s];
+        float *pre = alloc_floats(n + 1), *dy = alloc_floats(n + 1), *dx = alloc_floats(n + 1), *in = alloc_floats(n + 1);
+        fill_uniform(r, pre, n, -9.0f, 9.0f);
+        fill_uniform(r, dy, n, -2.0f, 2.0f);
+        if (n > 2) pre[0] = 0.0f, pre[1] = -0.0f, pre[2] = NAN;
+        for (int f = 0; f < 4; f++) {
+            dx[n] = in[n] = SENTINEL;
+            fns[f](pre, dy, dx, n);
+            memcpy(in, dy, n * sizeof(float));
+            fns[f](pre, in, in, n); /* in place */
+            int same = 1;
+            for (size_t i = 0; i < n; i++) {
+                const float want = dy[i] * one[f](pre[i]);
+                same &= memcmp(&dx[i], &want, 4) == 0 && memcmp(&in[i], &want, 4) == 0;
+            }
+            CHECK_MSG(same, "%s backward n=%zu: not the scalar formula's bits on path %s", names[f], n, al_kernels_path());
+            CHECK(dx[n] == SENTINEL && in[n] == SENTINEL);
+        }
+        free(pre), free(dy), free(dx), free(in);
+    }
+    /* the values: the derivatives in double precision (gelu and silu; gelu_tanh is within 1e-3 of gelu's) */
+    double worst_gelu = 0.0, worst_silu = 0.0, worst_tanh = 0.0;
+    for (int i = 0; i <= 2000; i++) {
+        const float x = -10.0f + 0.01f * (float)i, one_dy = 1.0f;
+        float g, t, si;
+        al_gelu_bwd(&x, &one_dy, &g, 1), al_gelu_tanh_bwd(&x, &one_dy, &t, 1), al_silu_bwd(&x, &one_dy, &si, 1);
+        worst_gelu = fmax(worst_gelu, fabs(g - gelu_grad_d(x)));
+        worst_silu = fmax(worst_silu, fabs(si - silu_grad_d(x)));
+        worst_tanh = fmax(worst_tanh, fabs(t - gelu_grad_d(x)));
+    }
+    CHECK_MSG(worst_gelu < 1e-5 && worst_silu < 1e-5, "gelu' err %g, silu' err %g", worst_gelu, worst_silu);
+    CHECK_MSG(worst_tanh < 2e-2, "gelu_tanh' vs gelu' %g", worst_tanh);
+}
+
 /* ---------------------------------------------------------------- bit-identity checksum */
 
 /* Fixed-seed inputs through every kernel; the hash of all output bits must be the same on the
@@ -539,6 +604,7 @@ int main(void) {
         test_softmax(&r);
         test_layernorm(&r);
         test_activations(&r);
+        test_activation_grads(&r);
         print_checksum();
         al_rng_seed(&r, 11);
         test_gemm_rows_packed(&r);
