@@ -146,7 +146,9 @@ al_status al_papa_rank(al_model *model, const al_papa_inputs *train, const float
     for (int i = 0; !st && i < n_shards; i++) {
         shard_state *x = &ss[i];
         x->max_rows = pc.max_rows;
-        st = al_probe_new(&pc, s->seed, &x->probe, err); /* the same seed: every shard starts from the same probe */
+        /* every shard starts from the same probe: the first draws it, the others copy its parameters */
+        st = i == 0 ? al_probe_new(&pc, s->seed, &x->probe, err)
+                    : al_probe_new_from(&pc, al_probe_params(ss[0].probe), &x->probe, err);
         x->feats = malloc(sizeof(float) * (size_t)pc.max_rows * S * D);
         x->d_feats = malloc(sizeof(float) * (size_t)pc.max_rows * S * D);
         x->d_hidden = malloc(sizeof(float) * (size_t)S * pc.max_batch * L * D);
