@@ -225,8 +225,26 @@ test('the first example compares the embedded models: one run, side by side, eac
     await modelReady(p);
     assert.match(await p.textContent('#papa-example-note'), /attnlab-mini-bert and mini-f16/);
     // the example: every setting at its default but COMPARE_EXAMPLE's (agreement, both models); it starts at once
+    // every job of the panel, seen by a sampler (a job that ends between two of the wait's polls is seen too)
+    await watchStatus(p, 'papa', '__papaStatus');
+    await p.evaluate(() => {
+      window.__papaJobs = [];
+      const seen = () => {
+        const job = window.attnlab.panels.papa.job;
+        if (job && window.__papaJobs.at(-1) !== job) window.__papaJobs.push(job);
+      };
+      window.__papaSampler = setInterval(seen, 2);
+    });
     await p.click('#papa-example-compare');
-    await p.waitForFunction(() => window.attnlab.panels.papa.job);
+    await p.waitForFunction(() => window.attnlab.panels.papa.job).catch(async (e) => {
+      const seen = await p.evaluate(() => ({
+        jobs: window.__papaJobs.length, status: document.getElementById('papa-status').textContent,
+        error: document.getElementById('papa-error').textContent, statuses: window.__papaStatus.map((s) => s.text),
+        runs: window.attnlab.panels.papa.runs, model: window.attnlab.app.modelId, modelJob: !!window.attnlab.app.modelJob,
+        run: document.getElementById('papa-run').disabled, engine: document.getElementById('engine-status').textContent }));
+      throw new Error(`the example's job was not seen to start: ${JSON.stringify(seen)}; page errors: ${p.errors.join(' | ')} (${e.message})`);
+    });
+    await p.evaluate(() => clearInterval(window.__papaSampler));
     const set = await p.evaluate(() => ({ task: document.getElementById('papa-task').value, models: document.getElementById('papa-models').value,
                                           preset: document.getElementById('papa-preset').value, seeds: document.getElementById('papa-seeds').value,
                                           orders: document.getElementById('papa-orders').value, epochs: document.getElementById('papa-epochs').value,
