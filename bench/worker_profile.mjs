@@ -67,7 +67,8 @@ const sameFunction = (name) => name.replace(tileSuffix, '');
 function byFunction(profile) {
   const rows = new Map();
   for (const { name, ms, share } of summarizeProfile(profile)) {
-    const row = rows.get(sameFunction(name)) ?? { name: sameFunction(name), ms: 0, share: 0 };
+    const same = sameFunction(name);
+    const row = rows.get(same) ?? { name: same, ms: 0, share: 0 };
     row.ms += ms;
     row.share += share;
     rows.set(row.name, row);

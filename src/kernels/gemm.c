@@ -28,8 +28,9 @@
  * V8 keeps one of the 16 xmm registers as scratch and needs one for each product before its add, so
  * 10 accumulators, two B vectors, a broadcast and a product fit where 12 accumulators spill: measured
  * side by side under node 20 (docs/kernels.md), 5 x 8 runs the bert-base GEMMs faster than 4 x 8 (about
- * 1.2x on Zen 5, 1.02x to 1.07x on Zen 3), which ran them about 1.5x faster than 6 x 8. Chromium's V8 runs 4 x 8 faster than 5 x 8 (the same
- * docs, "The tile under Chromium"), so WebAssembly builds carry both and the page picks (path.h). */
+ * 1.2x on Zen 5, 1.02x to 1.07x on Zen 3), which ran them about 1.5x faster than 6 x 8. Chromium's V8 runs
+ * 4 x 8 faster than 5 x 8 (the same docs, "The tile under Chromium"), so WebAssembly builds carry both and
+ * the page picks (path.h). */
 #ifndef AL_GEMM4_MR
 #if defined(__wasm_simd128__)
 #define AL_GEMM4_MR 5

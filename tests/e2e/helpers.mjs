@@ -230,10 +230,14 @@ export async function runPanel(p, prefix, panel, timeout = 60000) {
 }
 
 // Records each text a panel's status line (#<prefix>-status) shows, with the time and its progress bar's value
-// (#<prefix>-progress), into window[key]: the tests read the stages and the times left from it.
+// (#<prefix>-progress), into window[key]: the tests read the stages and the times left from it. Called again on the
+// same page, it empties the record and keeps the one observer.
 export async function watchStatus(p, prefix, key) {
   await p.evaluate(([pre, k]) => {
     window[k] = [];
+    window.__watched ??= new Set();
+    if (window.__watched.has(k)) return;
+    window.__watched.add(k);
     const status = document.getElementById(`${pre}-status`);
     new MutationObserver(() => window[k].push({ t: performance.now(), text: status.textContent,
                                                 bar: document.getElementById(`${pre}-progress`).value }))
