@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/threadpool.h"
 #include "kernels/kernels.h"
@@ -27,12 +27,6 @@
 #include <stdatomic.h>
 
 #define MAX_CPUS 64
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int pin(int cpu) {
     cpu_set_t set;
@@ -95,11 +89,11 @@ int main(int argc, char **argv) {
         for (int c = 0; c < n_cpus; c++) {
             if (pin(cpus[c])) return perror("sched_setaffinity"), 1;
             for (int rep = 0; rep < 5; rep++) {
-                double t0 = now_s();
+                double t0 = al_now_seconds();
                 al_gemm_nt(M, N, K, 1.f, A, K, B, K, C, N, 0);
-                double t1 = now_s();
+                double t1 = al_now_seconds();
                 al_gemm_nt_pool(pool, M, N, K, 1.f, A, K, B, K, C, N, 0);
-                double t2 = now_s();
+                double t2 = al_now_seconds();
                 if (t1 - t0 < one[c]) one[c] = t1 - t0;
                 if (t2 - t1 < two[c]) two[c] = t2 - t1;
             }
@@ -115,9 +109,9 @@ int main(int argc, char **argv) {
         if (pthread_create(&th, NULL, neighbour_main, &nb)) return fprintf(stderr, "pthread_create failed\n"), 1;
         if (pin(cpus[c])) return perror("sched_setaffinity"), 1;
         for (int r = 0; r < rounds * 5; r++) {
-            double t0 = now_s();
+            double t0 = al_now_seconds();
             al_gemm_nt(M, N, K, 1.f, A, K, B, K, C, N, 0);
-            double t = now_s() - t0;
+            double t = al_now_seconds() - t0;
             if (t < busy[c]) busy[c] = t;
         }
         atomic_store(&nb.stop, 1);

@@ -7,15 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "attnlab.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "core/clock.h"
 
 static const char deberta_base[] =
     "{\"model_type\": \"deberta-v2\", \"hidden_act\": \"gelu\", \"hidden_size\": 768, \"intermediate_size\": 3072, "
@@ -31,9 +25,9 @@ static double one_pass(const al_model *m, int L, const al_head_policy *pol) {
     al_forward_params p = al_forward_default_params();
     p.policies = pol;
     al_error err;
-    double t0 = now_s();
+    double t0 = al_now_seconds();
     if (al_forward(m, &batch, &p, NULL, &err) != AL_OK) fprintf(stderr, "forward: %s\n", err.message);
-    double t = now_s() - t0;
+    double t = al_now_seconds() - t0;
     free(ids);
     free(mask);
     return t;

@@ -31,17 +31,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "attnlab.h"
+#include "core/clock.h"
 #include "kernels/kernels.h"
 #include "model/family_params.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void fail(const char *what, const al_error *err) {
     printf("{\"kind\":\"error\",\"message\":\"%s: %s\"}\n", what, err ? err->message : "out of memory");
@@ -79,9 +73,9 @@ static double gemm_best(al_threadpool *pool, int M, int N, int K) {
     al_gemm_nt_pool(pool, M, N, K, 1.0f, A, K, B, K, C, N, 0);
     double best = 1e30;
     for (int r = 0; r < 5; r++) {
-        double t = now_s();
+        double t = al_now_seconds();
         al_gemm_nt_pool(pool, M, N, K, 1.0f, A, K, B, K, C, N, 0);
-        t = now_s() - t;
+        t = al_now_seconds() - t;
         if (t < best) best = t;
     }
     free(A), free(B), free(C);
@@ -124,9 +118,9 @@ static void prefill(bench *b, int L, int round, al_threadpool *pool) {
     fp.pool = pool;
     al_batch batch = {.n_seqs = 1, .seq_len = L, .input_ids = b->ids};
     al_forward_outputs out = {.lm_logits = b->logits};
-    double t = now_s();
+    double t = al_now_seconds();
     if (al_forward(b->model, &batch, &fp, &out, &err) != AL_OK) fail("prefill", &err);
-    t = now_s() - t;
+    t = al_now_seconds() - t;
     if (round < 0) return;
     printf("{\"kind\":\"prefill\",\"round\":%d,\"threads\":%d,\"tokens\":%d,\"ms\":%.3f,\"gflop\":%.3f}\n", round,
            al_threadpool_size(pool), L, t * 1e3, flops(b->c, 0, L) * 1e-9);
@@ -138,16 +132,16 @@ static void generate(bench *b, int prompt, int n_new, int round, al_threadpool *
     al_error err = {0};
     const int V = b->c->vocab_size;
     al_kv_cache_reset(b->cache);
-    double t0 = now_s();
+    double t0 = al_now_seconds();
     if (al_decode(b->model, b->cache, b->ids, prompt, pool, b->logits, NULL, &err) != AL_OK) fail("decode", &err);
-    const double t_prompt = now_s() - t0;
+    const double t_prompt = al_now_seconds() - t0;
     int32_t next = argmax(b->logits + (size_t)(prompt - 1) * V, V);
-    t0 = now_s();
+    t0 = al_now_seconds();
     for (int s = 0; s < n_new; s++) {
         if (al_decode(b->model, b->cache, &next, 1, pool, b->logits, NULL, &err) != AL_OK) fail("decode", &err);
         next = argmax(b->logits, V);
     }
-    const double t_steps = now_s() - t0;
+    const double t_steps = al_now_seconds() - t0;
     printf("{\"kind\":\"generate\",\"round\":%d,\"threads\":%d,\"prompt\":%d,\"new\":%d,\"prompt_ms\":%.3f,"
            "\"steps_ms\":%.3f,\"prompt_gflop\":%.3f,\"steps_gflop\":%.3f,\"last_id\":%d}\n",
            round, al_threadpool_size(pool), prompt, n_new, t_prompt * 1e3, t_steps * 1e3,
@@ -221,9 +215,9 @@ static void ab_gemm(al_threadpool *pool, int M, int N, int K, const char *what) 
     for (int r = 0; r < 8; r++)
         for (int path = 0; path < 2; path++) {
             al_gemm_set_rows_max(path ? AL_GEMM_ROWS_MAX : 0);
-            double t = now_s();
+            double t = al_now_seconds();
             al_gemm_nt_pool(pool, M, N, K, 1.0f, A, K, B, K, C, N, 0);
-            t = now_s() - t;
+            t = al_now_seconds() - t;
             if (r > 0 && t < best[path]) best[path] = t; /* call 0 warms up */
         }
     al_gemm_set_rows_max(AL_GEMM_ROWS_MAX);
@@ -249,9 +243,9 @@ static void ab_steps(bench *b, int prompt, int n_new, int round, al_threadpool *
     for (int s = 0; s < n_new; s++) {
         const int path = (s + round) % 2;
         al_gemm_set_rows_max(path ? AL_GEMM_ROWS_MAX : 0);
-        double t0 = now_s();
+        double t0 = al_now_seconds();
         if (al_decode(b->model, b->cache, &next, 1, pool, b->logits, NULL, &err) != AL_OK) fail("decode", &err);
-        t[path] += now_s() - t0;
+        t[path] += al_now_seconds() - t0;
         n[path]++;
         next = argmax(b->logits, V);
     }
@@ -369,9 +363,9 @@ int main(int argc, char **argv) {
     bench b = {0};
     for (int i = 0; i < n_threads; i++)
         if (al_threadpool_new(thread_counts[i], &b.pools[b.n_pools++], &err) != AL_OK) fail("threads", &err);
-    double t_load = now_s();
+    double t_load = al_now_seconds();
     if (al_model_load_dir(dir, &b.model, &err) != AL_OK) fail(dir, &err);
-    t_load = now_s() - t_load;
+    t_load = al_now_seconds() - t_load;
     b.c = al_model_config(b.model);
     if (!al_model_is_causal(b.model)) {
         printf("{\"kind\":\"error\",\"message\":\"%s is not a causal language model\"}\n", dir);

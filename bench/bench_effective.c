@@ -11,16 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "attnlab.h"
+#include "core/clock.h"
 #include "core/rng.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 typedef struct shape { const char *name; int layers, hidden, heads, ffn; } shape;
 
@@ -57,15 +51,15 @@ static int bench_shape(const shape *sh, int B, int L, int reps, int n_real) {
     double t_fwd = 1e30, t_exact = 1e30, t_paper = 1e30;
     int ok = 1;
     for (int rep = 0; rep < reps && ok; rep++) {
-        double t0 = now_s();
+        double t0 = al_now_seconds();
         ok &= al_forward(model, &batch, NULL, &out, &err) == AL_OK;
-        double t1 = now_s();
+        double t1 = al_now_seconds();
         ok &= al_effective_attention(&cfg, attn, values, mask, B, L, AL_EFFECTIVE_EXACT, eff, NULL,
                                      &err) == AL_OK;
-        double t2 = now_s();
+        double t2 = al_now_seconds();
         ok &= al_effective_attention(&cfg, attn, values, mask, B, L, AL_EFFECTIVE_PAPER, eff, NULL,
                                      &err) == AL_OK;
-        double t3 = now_s();
+        double t3 = al_now_seconds();
         /* best of the repetitions for each part */
         if (t1 - t0 < t_fwd) t_fwd = t1 - t0;
         if (t2 - t1 < t_exact) t_exact = t2 - t1;

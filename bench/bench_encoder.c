@@ -11,26 +11,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "attnlab.h"
+#include "core/clock.h"
 #include "kernels/kernels.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Repeats fn until at least min_s seconds have passed (and at least once); returns seconds per call. */
 #define TIME_LOOP(min_s, body)                                  \
     ({                                                          \
         int reps_ = 0;                                          \
-        double t0_ = now_s(), el_;                              \
+        double t0_ = al_now_seconds(), el_;                              \
         do {                                                    \
             body;                                               \
             reps_++;                                            \
-            el_ = now_s() - t0_;                                \
+            el_ = al_now_seconds() - t0_;                                \
         } while (el_ < (min_s));                                \
         el_ / reps_;                                            \
     })
@@ -51,11 +45,11 @@ static void bench_gemm(int M, int N, int K, double min_s) {
     al_gemm_nt_pool(g_pool, M, N, K, 1.0f, A, K, B, K, C, N, 0); /* warm-up */
     /* The best single call, not the mean: on a shared machine the mean measures the other processes
      * (a loaded 2-core machine halved it while the best call stayed within a few percent). */
-    double s = 1e30, t0 = now_s();
-    for (int reps = 0; reps < 3 || now_s() - t0 < min_s; reps++) {
-        double t = now_s();
+    double s = 1e30, t0 = al_now_seconds();
+    for (int reps = 0; reps < 3 || al_now_seconds() - t0 < min_s; reps++) {
+        double t = al_now_seconds();
         al_gemm_nt_pool(g_pool, M, N, K, 1.0f, A, K, B, K, C, N, 0);
-        t = now_s() - t;
+        t = al_now_seconds() - t;
         if (t < s) s = t;
     }
     printf("{\"kind\":\"gemm\",\"threads\":%d,\"shape\":\"%dx%dx%d\",\"gflops\":%.3f}\n",

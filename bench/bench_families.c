@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "attnlab.h"
+#include "core/clock.h"
 
 static const char *const k_names[3] = {"bert-base", "deberta-v3-base", "ModernBERT-base"};
 static const char *const k_configs[3] = {
@@ -29,12 +29,6 @@ static const char *const k_configs[3] = {
     " \"num_attention_heads\": 12, \"intermediate_size\": 1152, \"max_position_embeddings\": 8192,"
     " \"global_attn_every_n_layers\": 3, \"local_attention\": 128, \"pad_token_id\": 0}",
 };
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static al_model *make(const char *json) {
     al_config c;
@@ -61,12 +55,12 @@ static double one_pass(const al_model *m, int L, const float *C, al_threadpool *
     p.policies = pol;
     p.pool = pool;
     al_error err;
-    const double t0 = now_s();
+    const double t0 = al_now_seconds();
     if (al_forward(m, &batch, &p, NULL, &err) != AL_OK) {
         fprintf(stderr, "bench_families: %s\n", err.message);
         exit(1);
     }
-    const double t = now_s() - t0;
+    const double t = al_now_seconds() - t0;
     free(ids), free(pol);
     return t;
 }

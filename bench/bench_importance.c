@@ -19,21 +19,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "attnlab.h"
+#include "core/clock.h"
 #include "core/rng.h"
 #include "methods/measures/head_importance.h"
 #include "methods/measures/measures.h"
 #include "methods/papa/papa.h"
 #include "methods/papa/papa_sweep.h"
 #include "methods/measures/value_zeroing.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int main(int argc, char **argv) {
     const int quick = argc > 1 && !strcmp(argv[1], "--quick");
@@ -74,30 +68,30 @@ int main(int argc, char **argv) {
     for (int rep = 0; rep < reps; rep++) {
         al_forward_outputs out = {0};
         out.attentions = attn, out.values = values;
-        double t0 = now_s();
+        double t0 = al_now_seconds();
         if (al_forward(model, &batch, NULL, &out, &err) != AL_OK) break;
-        double t = now_s() - t0;
+        double t = al_now_seconds() - t0;
         t_fwd = t < t_fwd ? t : t_fwd;
         al_head_importance hi;
-        t0 = now_s();
+        t0 = al_now_seconds();
         if (al_head_importance_measure(model, &in, AL_IMPORTANCE_PROBE, probe, NULL, &hi, &err) != AL_OK) break;
-        t = now_s() - t0;
+        t = al_now_seconds() - t0;
         t_imp = t < t_imp ? t : t_imp;
         al_head_importance_free(&hi);
-        t0 = now_s();
+        t0 = al_now_seconds();
         if (al_value_zeroing(model, &batch, NULL, dist, norm, &err) != AL_OK) break;
-        t = now_s() - t0;
+        t = al_now_seconds() - t0;
         t_vz = t < t_vz ? t : t_vz;
-        t0 = now_s();
+        t0 = al_now_seconds();
         if (al_papa_average_constants(model, ids, mask, types, 1, L, 1, NULL, C, &err) != AL_OK) break;
-        t = now_s() - t0;
+        t = al_now_seconds() - t0;
         t_const = t < t_const ? t : t_const;
         double loss = 0.0;
-        t0 = now_s();
+        t0 = al_now_seconds();
         if (al_papa_rank(model, &in, C, &rs, NULL, theta, &loss, &err) != AL_OK) break;
-        t = now_s() - t0;
+        t = al_now_seconds() - t0;
         t_rank = t < t_rank ? t : t_rank;
-        t0 = now_s();
+        t0 = al_now_seconds();
         out.hidden_states = hidden;
         if (al_forward(model, &batch, NULL, &out, &err) != AL_OK) break;
         const float *maps[64];
@@ -110,7 +104,7 @@ int main(int argc, char **argv) {
                                         values + (size_t)l * H * L * cfg.head_dim, mask, L, &no, &err) != AL_OK) break;
             al_norm_head_mass(head_norms, vnorms, mask, L, H, mass + (size_t)l * H, NULL);
         }
-        t = now_s() - t0;
+        t = al_now_seconds() - t0;
         t_stats = t < t_stats ? t : t_stats;
     }
     if (err.message[0]) fprintf(stderr, "%s\n", err.message);

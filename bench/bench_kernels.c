@@ -8,16 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "core/clock.h"
 #include "core/rng.h"
 #include "kernels/kernels.h"
-
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static float *random_floats(al_rng *r, size_t n, float scale) {
     float *p = malloc(n * sizeof(float));
@@ -38,11 +32,11 @@ __attribute__((noinline)) static double best_seconds(bench_fn fn, void *ctx, int
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
         int calls = 0;
-        double t0 = now_seconds(), t;
+        double t0 = al_now_seconds(), t;
         do {
             fn(ctx);
             calls++;
-            t = now_seconds() - t0;
+            t = al_now_seconds() - t0;
         } while (t < 0.05);
         if (t / calls < best) best = t / calls;
     }

@@ -11,17 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "attnlab.h"
+#include "core/clock.h"
 #include "core/rng.h"
 #include "methods/measures/measures.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int main(int argc, char **argv) {
     const int quick = argc > 1 && !strcmp(argv[1], "--quick");
@@ -54,28 +48,28 @@ int main(int argc, char **argv) {
     const float *maps[12];
     for (int l = 0; l < NL; l++) maps[l] = attn + (size_t)l * H * LL;
     for (int rep = 0; rep < reps; rep++) {
-        double t0 = now_s();
+        double t0 = al_now_seconds();
         if (al_forward(model, &batch, &fp, &out, &err) != AL_OK) {
             fprintf(stderr, "bench_measures: %s\n", err.message);
             return 1;
         }
-        double t1 = now_s();
+        double t1 = al_now_seconds();
         for (int l = 0; l < NL; l++) {
             al_norm_outputs o = {heads, NULL, NULL, NULL};
             al_norm_attention_layer(model, l, hidden + (size_t)l * L * D, attn + (size_t)l * H * LL,
                                     values + (size_t)l * H * L * dh, mask, L, &o, &err);
         }
-        double t2 = now_s();
+        double t2 = al_now_seconds();
         for (int l = 0; l < NL; l++) {
             al_norm_outputs o = {heads, layer, res, NULL};
             al_norm_attention_layer(model, l, hidden + (size_t)l * L * D, attn + (size_t)l * H * LL,
                                     values + (size_t)l * H * L * dh, mask, L, &o, &err);
         }
-        double t3 = now_s();
+        double t3 = al_now_seconds();
         al_rollout(maps, NL, H, L, mask, 0, roll, &err);
-        double t4 = now_s();
+        double t4 = al_now_seconds();
         al_head_stats_example(maps, NL, H, L, mask, classes, attn, scratch, stats);
-        double t5 = now_s();
+        double t5 = al_now_seconds();
         t[0] += t1 - t0, t[1] += t2 - t1, t[2] += t3 - t2, t[3] += t4 - t3, t[4] += t5 - t4;
     }
     static const char *const names[5] = {"forward", "norm", "norm+res", "rollout", "stats"};

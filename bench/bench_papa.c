@@ -11,17 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "attnlab.h"
+#include "core/clock.h"
 #include "core/rng.h"
 #include "methods/papa/papa.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 typedef struct shape { const char *name; int layers, hidden, heads, ffn, B, L, causal; } shape;
 
@@ -64,12 +58,12 @@ static int bench(const shape *sh, int rounds) {
     double best[2] = {1e30, 1e30};
     for (int round = 0; round < rounds; round++)
         for (int which = 0; which < 2; which++) {
-            double t0 = now_s();
+            double t0 = al_now_seconds();
             if (al_forward(model, &batch, which ? &constant : NULL, &out, &err) != AL_OK) {
                 fprintf(stderr, "%s: %s\n", sh->name, err.message);
                 return 1;
             }
-            double t = now_s() - t0;
+            double t = al_now_seconds() - t0;
             if (t < best[which]) best[which] = t;
         }
     printf("%-10s %2d x %-4d  standard %.3f s  all constant %.3f s  standard / constant %.2fx\n", sh->name, B, L,

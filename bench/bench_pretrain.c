@@ -14,18 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "attnlab.h"
+#include "core/clock.h"
 #include "kernels/kernels.h"
 #include "train/pretrain.h"
 #include "train/train.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Seconds per step and real tokens per step over `steps` steps with n shards. */
 static int time_steps(al_model *model, const al_mlm_corpus *c, int n, int steps, double *sec, double *tokens) {
@@ -40,7 +34,7 @@ static int time_steps(al_model *model, const al_mlm_corpus *c, int n, int steps,
     al_mlm_masking mk = al_mlm_default_masking(al_model_tokenizer(model));
     int idx[32];
     long tok = 0;
-    double t0 = now_s();
+    double t0 = al_now_seconds();
     for (int s = 0; s < steps; s++) {
         for (int b = 0; b < B; b++) idx[b] = (s * B + b) % c->n_seqs;
         al_rng rng;
@@ -53,7 +47,7 @@ static int time_steps(al_model *model, const al_mlm_corpus *c, int n, int steps,
         }
         tok += ss.n_tokens;
     }
-    *sec = (now_s() - t0) / steps;
+    *sec = (al_now_seconds() - t0) / steps;
     *tokens = (double)tok / steps;
     al_shards_free(set);
     return 0;
@@ -80,7 +74,7 @@ static int time_sop_steps(al_model *model, const al_mlm_corpus *c, const al_sop_
     }
     al_mlm_masking mk = al_mlm_default_masking(al_model_tokenizer(model));
     int idx[B - P], runs[P];
-    double t0 = now_s(), tok = 0;
+    double t0 = al_now_seconds(), tok = 0;
     for (int s = 0; s < steps; s++) {
         for (int b = 0; b < B - P; b++) idx[b] = (s * (B - P) + b) % c->n_seqs;
         for (int b = 0; b < P; b++) runs[b] = (int)(((int64_t)s * P + b) * 7919 % docs->n_runs);
@@ -96,7 +90,7 @@ static int time_sop_steps(al_model *model, const al_mlm_corpus *c, const al_sop_
         }
         tok += ss.mlm.n_tokens;
     }
-    *sec = (now_s() - t0) / steps;
+    *sec = (al_now_seconds() - t0) / steps;
     *tokens = tok / steps;
     al_shards_free(set);
     free(head);

@@ -11,18 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "attnlab.h"
+#include "core/clock.h"
 #include "methods/papa/papa.h"
 #include "methods/papa/papa_sweep.h"
 #include "methods/tasks/task.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 typedef struct task_shape { const char *id; int L; } task_shape;
 
@@ -35,12 +29,12 @@ static int time_features(const al_model *m, const al_papa_inputs *in, const al_h
             fp.skip_pads = packed;
             al_probe_data *data = NULL;
             al_error err = {0};
-            const double t0 = now_s();
+            const double t0 = al_now_seconds();
             if (al_papa_features(m, in, pol, 0, 16, 0, &fp, &data, &err) != AL_OK) {
                 fprintf(stderr, "features: %s\n", err.message);
                 return 1;
             }
-            const double t = now_s() - t0;
+            const double t = al_now_seconds() - t0;
             al_probe_data_free(data);
             if (t < best[packed]) best[packed] = t;
         }

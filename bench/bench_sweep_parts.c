@@ -23,9 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "attnlab.h"
+#include "core/clock.h"
 #include "core/rng.h"
 #include "core/threadpool.h"
 #include "core/memory.h"
@@ -38,20 +38,6 @@
 #include "train/adamw.h"
 
 enum { S = 13, D = 768, L = 64, C = 17, SEEDS = 3 };
-
-/* CPU seconds of the process, every thread's (the pool's threads block, never spin, while they wait): on a shared
- * machine the work a pass does, which wall time shows only when the cores are free */
-static double cpu_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 typedef struct job {
     const al_probe_data *data;
@@ -212,23 +198,23 @@ static int bench_padding(al_threadpool *pool, int rounds, int rank_examples, int
         al_probe_data *feats[2] = {NULL, NULL};
         for (int after = 0; after < 2; after++) {
             rs.pad_rows = !after;
-            double t0 = now_s(), c0 = cpu_s();
+            double t0 = al_now_seconds(), c0 = al_cpu_seconds();
             if (al_papa_rank(model, &tr, Cs, &rs, &fp, theta[after], &loss[after], &err) != AL_OK) {
                 fprintf(stderr, "bench_sweep_parts: ranking: %s\n", err.message);
                 return 1;
             }
-            const double t = now_s() - t0, ct = cpu_s() - c0;
+            const double t = al_now_seconds() - t0, ct = al_cpu_seconds() - c0;
             if (t < best_rank[after]) best_rank[after] = t;
             if (ct < cpu_rank[after]) cpu_rank[after] = ct;
             al_forward_params ff = fp;
             ff.skip_pads = 1; /* as the sweep's features */
             ff.pad_rows = !after;
-            t0 = now_s(), c0 = cpu_s();
+            t0 = al_now_seconds(), c0 = al_cpu_seconds();
             if (al_papa_features(model, &tr, NULL, 0, 16, 0, &ff, &feats[after], &err) != AL_OK) {
                 fprintf(stderr, "bench_sweep_parts: features: %s\n", err.message);
                 return 1;
             }
-            const double tf = now_s() - t0, cf = cpu_s() - c0;
+            const double tf = al_now_seconds() - t0, cf = al_cpu_seconds() - c0;
             if (tf < best_feat[after]) best_feat[after] = tf;
             if (cf < cpu_feat[after]) cpu_feat[after] = cf;
         }
@@ -326,17 +312,17 @@ int main(int argc, char **argv) {
     double best_side = 1e30, best_mixed = 1e30;
     int same = 1;
     for (int r = 0; r < rounds; r++) {
-        double t0 = now_s();
+        double t0 = al_now_seconds();
         j.pool = NULL;
         al_threadpool_for(pool, SEEDS, fit_seed, &j); /* before: every seed a task */
-        const double side = now_s() - t0;
+        const double side = al_now_seconds() - t0;
         for (int s = 0; s < SEEDS; s++) memcpy(before[s], j.params[s], P * sizeof(float));
-        t0 = now_s();
+        t0 = al_now_seconds();
         const int together = al_papa_seeds_side_by_side(SEEDS, al_threadpool_size(pool));
         if (together) al_threadpool_for(pool, together, fit_seed, &j); /* after: run_seeds' rule */
         j.pool = pool;
         for (int s = together; s < SEEDS; s++) fit_seed(&j, s, SEEDS, 0);
-        const double mixed = now_s() - t0;
+        const double mixed = al_now_seconds() - t0;
         for (int s = 0; s < SEEDS; s++) same &= memcmp(before[s], j.params[s], P * sizeof(float)) == 0;
         if (side < best_side) best_side = side;
         if (mixed < best_mixed) best_mixed = mixed;
@@ -370,9 +356,9 @@ int main(int argc, char **argv) {
             for (int x = 0; x < 3; x++) {
                 al_memory_set_huge_pages(x > 0);
                 for (int s = 0; s < SEEDS; s++) k.starts[s] = x == 2 ? kept[s] : NULL, k.preds[s] = preds[x > 0][s];
-                const double t0 = now_s();
+                const double t0 = al_now_seconds();
                 run_seeds(&k, pool);
-                const double t = now_s() - t0;
+                const double t = al_now_seconds() - t0;
                 if (t < best[x]) best[x] = t;
                 if (x == 0)
                     for (int s = 0; s < SEEDS; s++) memcpy(before[s], k.params[s], P * sizeof(float));
@@ -404,15 +390,15 @@ int main(int argc, char **argv) {
     double best_scalar = 1e30, best_4 = 1e30, best_lanes = 1e30;
     const int steps = 3 * rounds;
     for (int step = 1; step <= steps; step++) {
-        double t0 = now_s();
+        double t0 = al_now_seconds();
         adamw_scalar(p0, g, m, v, P, step, ac.lr);
-        const double ts = now_s() - t0;
-        t0 = now_s();
+        const double ts = al_now_seconds() - t0;
+        t0 = al_now_seconds();
         adamw_4(p3, g, m4, v4, P, step, ac.lr);
-        const double t4 = now_s() - t0;
-        t0 = now_s();
+        const double t4 = al_now_seconds() - t0;
+        t0 = al_now_seconds();
         al_adamw_update(opt, p1, g, ac.lr);
-        const double tl = now_s() - t0;
+        const double tl = al_now_seconds() - t0;
         if (ts < best_scalar) best_scalar = ts;
         if (t4 < best_4) best_4 = t4;
         if (tl < best_lanes) best_lanes = tl;

@@ -16,18 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "attnlab.h"
+#include "core/clock.h"
 #include "kernels/kernels.h"
 #include "methods/papa/papa_sweep.h"
 #include "model/model_internal.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static double load1(void) {
     double l = -1.0;
@@ -126,9 +120,9 @@ static double gemm_rate(al_threadpool *pool, const shape_flops *s, int M) {
         const int N = dims[d][0], K = dims[d][1];
         double best = 1e30;
         for (int rep = 0; rep < 5; rep++) {
-            const double t0 = now_s();
+            const double t0 = al_now_seconds();
             al_linear_pool(pool, M, N, K, x, w, b, y);
-            const double t = now_s() - t0;
+            const double t = al_now_seconds() - t0;
             if (t < best) best = t;
         }
         flops += 2.0 * M * N * K;
@@ -241,12 +235,12 @@ int main(int argc, char **argv) {
     const double load_before = load1();
     const double gemm_before = gemm_rate(pool, &sf, 512);
     al_papa_sweep_result r;
-    const double t0 = now_s();
+    const double t0 = al_now_seconds();
     if (al_papa_sweep_run(model, task, &req, &r, &err) != AL_OK) {
         fprintf(stderr, "bench_sweep_scale: sweep: %s\n", err.message);
         return 1;
     }
-    const double wall = now_s() - t0;
+    const double wall = al_now_seconds() - t0;
     const double gemm_after = gemm_rate(pool, &sf, 512);
     const double gemm = 0.5 * (gemm_before + gemm_after);
 

@@ -16,15 +16,10 @@
 #include <time.h>
 
 #include "attnlab.h"
+#include "core/clock.h"
 #include "core/threadpool.h"
 #include "methods/papa/papa_sweep.h"
 #include "methods/tasks/task.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static double load_average(void) {
     double l = NAN;
@@ -53,9 +48,9 @@ static double pool_us(al_threadpool *pool, int calls, int gap_ms) {
     double total = 0.0;
     for (int i = 0; i < calls; i++) {
         if (gap_ms) nanosleep(&(struct timespec){0, gap_ms * 1000000L}, NULL);
-        const double t0 = now_s();
+        const double t0 = al_now_seconds();
         al_threadpool_for(pool, n, empty_task, NULL);
-        total += now_s() - t0;
+        total += al_now_seconds() - t0;
     }
     return total / calls * 1e6;
 }
@@ -75,9 +70,9 @@ static int forward(al_model *m, const al_batch *b, al_threadpool *pool, float *h
     al_forward_outputs out = {0};
     out.hidden_states = hidden; /* [NL+1, 1, L, D] */
     al_error err;
-    const double t0 = now_s();
+    const double t0 = al_now_seconds();
     const int ok = al_forward(m, b, &p, &out, &err) == AL_OK;
-    *seconds = now_s() - t0;
+    *seconds = al_now_seconds() - t0;
     if (!ok) fprintf(stderr, "bench_threads: %s\n", err.message);
     return ok;
 }
@@ -138,12 +133,12 @@ static void bench_papa(const char *model_dir, al_threadpool *pools[2], int round
             req.rank.max_examples = 300;
             req.pool = pools[k];
             al_papa_sweep_result res;
-            const double t0 = now_s();
+            const double t0 = al_now_seconds();
             if (al_papa_sweep_run(m, task, &req, &res, &err) != AL_OK) {
                 fprintf(stderr, "bench_threads: papa: %s\n", err.message);
                 goto done;
             }
-            const double s = now_s() - t0;
+            const double s = al_now_seconds() - t0;
             if (s < best[k]) best[k] = s;
             if (r == 0 && k == 0) {
                 first = res;

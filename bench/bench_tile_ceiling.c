@@ -18,24 +18,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "core/clock.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* G dependent adds a second: best of 5 runs of 2e7. */
 static double clock_ghz(void) {
     double best = 1e9;
     for (int r = 0; r < 5; r++) {
         long n = 20000000, x = 0;
-        const double t = now_s();
+        const double t = al_now_seconds();
         __asm__ volatile("1: add $1, %0\n\t sub $1, %1\n\t jnz 1b" : "+r"(x), "+r"(n));
-        const double dt = now_s() - t;
+        const double dt = al_now_seconds() - t;
         if (dt < best) best = dt;
     }
     return 2e7 / best / 1e9;
@@ -90,7 +85,7 @@ static const char *const names[N_VARIANTS] = {"arithmetic", "+ 7 int loads", "+ 
 
 /* Seconds for REPS x STEPS steps of variant v. A's pointer steps back after every STEPS (the buffers stay in L1). */
 static double time_variant(int v) {
-    const double t = now_s();
+    const double t = al_now_seconds();
     for (int rep = 0; rep < REPS; rep++) {
         switch (v) {
         case 0: STEP_LOOP(ARITH, 0); break;
@@ -101,7 +96,7 @@ static double time_variant(int v) {
         default: STEP_LOOP(TILE("vmovups", 16), 80); break;
         }
     }
-    return now_s() - t;
+    return al_now_seconds() - t;
 }
 
 static int by_value(const void *x, const void *y) {
@@ -122,7 +117,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < (int)(sizeof a_buf / sizeof *a_buf); i++) a_buf[i] = 1.0f + 1e-3f * (float)(i % 7);
     for (int i = 0; i < (int)(sizeof b_buf / sizeof *b_buf); i++) b_buf[i] = 1.0f - 1e-3f * (float)(i % 5);
     /* A VM may run the first seconds after an idle moment slower: two seconds of work before anything is timed. */
-    for (const double t0 = now_s(); now_s() - t0 < 2.0;) time_variant(0);
+    for (const double t0 = al_now_seconds(); al_now_seconds() - t0 < 2.0;) time_variant(0);
     /* each variant between two readings of the clock; the median over the rounds */
     enum { MAX_ROUNDS = 101 };
     if (rounds > MAX_ROUNDS) rounds = MAX_ROUNDS;
@@ -156,3 +151,4 @@ int main(void) {
 }
 
 #endif
+

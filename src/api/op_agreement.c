@@ -19,8 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "../core/clock.h"
 #include "../core/error.h"
 #include "../methods/measures/agreement_finding.h"
 #include "../methods/measures/finding_stats.h"
@@ -63,12 +63,6 @@ static const measure_text k_measures_lm[AL_AGREEMENT_LM_N] = {
     {{"induction", "induction score", 1}, "Induction score", "more attention on the token after the current token's earlier copy"},
     {{"duplicate_token", "duplicate-token score", 1}, "Duplicate-token score", "more attention on the current token's earlier copy"},
 };
-
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static cJSON *number_or_null(double v) { return isnan(v) ? cJSON_CreateNull() : cJSON_CreateNumber(v); }
 
@@ -289,7 +283,7 @@ al_status al_op_head_agreement(al_op_ctx *ctx, al_error *err) {
         return st;
     }
     al_op_warn_unknown(ctx);
-    const double t0 = now_seconds();
+    const double t0 = al_now_seconds();
     st = al_experiment_inputs(&x, 1, "head_agreement", err);
     al_experiment_cache_names(&x);
     al_agreement *a = al_agreement_new(NL, H, k, 0);
@@ -358,5 +352,5 @@ void al_agreement_reply_counts(al_reply_builder *rb, int n_examples, int n_valid
     cJSON *reused = al_rb_add(rb, rb->root, "reused", cJSON_CreateObject());
     al_rb_bool(rb, reused, "constants", reused_constants);
     al_rb_bool(rb, reused, "ranking", reused_ranking);
-    al_rb_num(rb, rb->root, "seconds", now_seconds() - t0);
+    al_rb_num(rb, rb->root, "seconds", al_now_seconds() - t0);
 }

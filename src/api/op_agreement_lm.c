@@ -17,8 +17,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "../core/clock.h"
 #include "../core/error.h"
 #include "../methods/measures/head_importance.h"
 #include "../methods/papa/papa_lm.h"
@@ -28,12 +28,6 @@
 #include "op_agreement.h"
 #include "op_heads.h"
 #include "reply_digest.h"
-
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void reply_config(al_reply_builder *rb, const al_lm_heads *x, int max_examples, int k,
                          al_confidence_kind confidence) {
@@ -68,7 +62,7 @@ al_status al_op_head_agreement_lm(al_op_ctx *ctx, al_error *err) {
     }
     al_op_warn_unknown(ctx);
     al_lm_warn_task_fields(ctx, "corpus");
-    const double t0 = now_seconds();
+    const double t0 = al_now_seconds();
     al_agreement *a = al_agreement_new(NL, H, k, 1);
     const int per = NH * AL_HS_N;
     double *mean = malloc(sizeof(double) * (size_t)per), *ci = malloc(sizeof(double) * (size_t)per);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../core/clock.h"
 #include "../core/det_math.h"
 #include "../core/error.h"
 #include "../core/rng.h"
@@ -166,12 +167,7 @@ al_status al_op_generate(al_op_ctx *ctx, al_error *err) {
     int n_new = 0;
     const char *stopped = "max_new_tokens";
     const clock_t t0 = clock();
-    double wall0 = 0;
-    {
-        struct timespec ts;
-        timespec_get(&ts, TIME_UTC);
-        wall0 = ts.tv_sec + ts.tv_nsec * 1e-9;
-    }
+    const double wall0 = al_now_seconds();
     al_api_progress(ctx->params, "prefill", 0.0);
     /* the prompt at once: its last row predicts the first new token */
     if (!st) st = al_decode(model, kc, seq, P, ctx->session->pool, logits, NULL, err);
@@ -225,9 +221,7 @@ al_status al_op_generate(al_op_ctx *ctx, al_error *err) {
         next_logits = logits;
     }
     if (!st) {
-        struct timespec ts;
-        timespec_get(&ts, TIME_UTC);
-        const double wall = ts.tv_sec + ts.tv_nsec * 1e-9 - wall0;
+        const double wall = al_now_seconds() - wall0;
         al_rb_str(rb, rb->root, "model", m->id);
         cJSON *pr = al_rb_add(rb, rb->root, "prompt", cJSON_CreateObject());
         al_rb_int_array(rb, pr, "ids", seq, P);

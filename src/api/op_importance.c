@@ -16,20 +16,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "../core/clock.h"
 #include "../core/error.h"
 #include "../methods/measures/head_importance.h"
 #include "../methods/measures/value_zeroing.h"
 #include "../train/train.h"
 #include "experiment_setup.h"
 #include "op_analysis.h"
-
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void head_matrix(al_reply_builder *rb, const char *key, const double *v, int NL, int H) {
     al_an_matrix(rb, rb->root, key, v, NL, H, 0);
@@ -84,7 +78,7 @@ al_status al_op_head_importance(al_op_ctx *ctx, al_error *err) {
     fp.progress_user = ctx->params->progress_user;
     fp.cancel = ctx->params->cancel;
     fp.pool = ctx->session->pool;
-    const double t0 = now_seconds();
+    const double t0 = al_now_seconds();
     al_papa_inputs mlm;
     memset(&mlm, 0, sizeof mlm);
     al_head_importance r;
@@ -145,7 +139,7 @@ al_status al_op_head_importance(al_op_ctx *ctx, al_error *err) {
             al_rb_num(rb, p, "lr", q->probe.lr);
             al_rb_num(rb, p, "dropout", x.task->kind == AL_TASK_TOKEN ? 0.0 : q->probe.dropout);
         }
-        al_rb_num(rb, rb->root, "seconds", now_seconds() - t0);
+        al_rb_num(rb, rb->root, "seconds", al_now_seconds() - t0);
     }
     free(order), free(scores);
     al_head_importance_free(&r);

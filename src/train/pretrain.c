@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "../core/clock.h"
 #include "../core/error.h"
 #include "../model/model_internal.h"
 #include "cJSON.h"
@@ -373,12 +373,6 @@ static void sinusoidal_positions(al_model *model) {
         }
 }
 
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void logf_(const al_pretrain_hooks *h, const char *fmt, ...) AL_PRINTF(2, 3);
 #include <stdarg.h>
 static void logf_(const al_pretrain_hooks *h, const char *fmt, ...) {
@@ -630,12 +624,12 @@ static al_status load_data(run *r, al_error *err) {
     al_status st = load_tokenizer(cfg->vocab, &r->tok, err);
     if (st) return st;
     const int V = al_tokenizer_vocab_size(r->tok);
-    double t0 = now_seconds();
+    double t0 = al_now_seconds();
     if ((st = build_corpus(r->tok, cfg->train, cfg->max_len, cfg->max_train_lines, is_clm(cfg), &r->train, err))) return st;
     if (r->train.n_seqs == 0) return al_err(err, AL_ERR_INVALID, "%s: no training text", cfg->train);
     logf_(r->hooks, "data: %s: %lld lines, %lld tokens, %d sequences of <= %d (%.1f s)", cfg->train,
           (long long)r->train.n_lines, (long long)r->train.n_line_tokens, r->train.n_seqs, cfg->max_len,
-          now_seconds() - t0);
+          al_now_seconds() - t0);
     if (cfg->short_len) {
         if ((st = build_corpus(r->tok, cfg->train, cfg->short_len, cfg->max_train_lines, 0, &r->train_short, err)))
             return st;
@@ -911,7 +905,7 @@ static al_status train_step(run *r, int step, step_out *out, al_error *err) {
 /* The progress line every log_interval steps (and at the last), with the logs flushed. */
 static void log_progress(run *r, int done_steps, const step_out *s) {
     const al_pretrain_config *cfg = r->cfg;
-    double now = now_seconds(), tps = r->tokens_since_log / (now - r->last_log > 1e-9 ? now - r->last_log : 1e-9);
+    double now = al_now_seconds(), tps = r->tokens_since_log / (now - r->last_log > 1e-9 ? now - r->last_log : 1e-9);
     double per_step = r->train_time / (double)(done_steps - r->start);
     double eta = per_step * (double)(cfg->steps - done_steps);
     logf_(r->hooks, "step %d/%d loss %.4f lr %.3g grad_norm %.3f tok/s %.0f eta %dm%02ds", done_steps, cfg->steps,
@@ -983,15 +977,15 @@ static al_status save_checkpoint(run *r, int done_steps, int with_head, al_error
 static al_status train_loop(run *r, int *steps_done, int *stopped, al_error *err) {
     const al_pretrain_config *cfg = r->cfg;
     const al_pretrain_hooks *hooks = r->hooks;
-    r->last_log = now_seconds();
+    r->last_log = al_now_seconds();
     int step = r->start;
     *stopped = 0;
     for (; step < cfg->steps; step++) {
-        double ts = now_seconds();
+        double ts = al_now_seconds();
         step_out s;
         al_status st = train_step(r, step, &s, err);
         if (st) return st;
-        double te = now_seconds();
+        double te = al_now_seconds();
         r->train_time += te - ts;
         r->res.tokens_seen += s.n_tokens;
         r->tokens_since_log += s.n_tokens;

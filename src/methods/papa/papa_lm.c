@@ -5,20 +5,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "../../core/clock.h"
 #include "../../core/error.h"
 #include "../../train/train.h"
 #include "../measures/head_importance.h"
 #include "papa_lm.h"
 
 #define LN2 0.69314718055994530942
-
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void al_papa_lm_result_free(al_papa_lm_result *r) {
     free(r->ran), free(r->summary), free(r->doc_bits), free(r->pos_bits), free(r->doc_tokens), free(r->pos_tokens);
@@ -118,7 +112,7 @@ static al_status learn_lambda(lm_sweep *s, const al_lm_corpus *averaged, const f
                               al_error *err) {
     al_papa_lm_result *out = s->out;
     const al_papa_rank_settings *rs = &s->q->rank;
-    const double t0 = now_seconds();
+    const double t0 = al_now_seconds();
     out->theta = malloc(sizeof(float) * (size_t)s->NL * s->H);
     if (!out->theta) return al_err(err, AL_ERR_OOM, "papa: out of memory");
     out->rank_windows = averaged->n_windows;
@@ -129,7 +123,7 @@ static al_status learn_lambda(lm_sweep *s, const al_lm_corpus *averaged, const f
     al_status st = al_papa_lm_rank(s->model, averaged, C, rs, &p, out->theta, &out->rank_loss, &out->rank_batch, err);
     if (!st) st = mixed_loss(s, averaged, out->rank_windows, C, NULL, fp, &out->rank_before, err);
     if (!st) st = mixed_loss(s, averaged, out->rank_windows, C, out->theta, fp, &out->rank_after, err);
-    out->seconds_rank = now_seconds() - t0;
+    out->seconds_rank = al_now_seconds() - t0;
     return st;
 }
 
@@ -142,11 +136,11 @@ static al_status build_orders(lm_sweep *s, const al_lm_corpus *averaged, const f
     al_status st = AL_OK;
     float *scores = NULL;
     if (al_papa_plan_uses_order(&out->plan, n, AL_ORDER_GRADIENT)) {
-        const double t0 = now_seconds();
+        const double t0 = al_now_seconds();
         scores = malloc(sizeof(float) * (size_t)n);
         st = scores ? measure_importance(s, averaged, fp, err) : al_err(err, AL_ERR_OOM, "papa: out of memory");
         for (int i = 0; !st && i < n; i++) scores[i] = (float)out->importance[i];
-        out->seconds_importance = now_seconds() - t0;
+        out->seconds_importance = al_now_seconds() - t0;
     }
     if (!st && uses_lambda(&out->plan, n)) st = learn_lambda(s, averaged, C_average, fp, err);
     if (!st) st = al_papa_all_orders(s->NL, s->H, out->theta, scores, s->q->rank.seed, out->orders, err);
@@ -173,13 +167,13 @@ static al_status build_kinds(lm_sweep *s, const al_lm_corpus *averaged, const al
         } else if (s->q->constants) {
             memcpy(C, s->q->constants, n_c * sizeof *C);
         } else {
-            const double t0 = now_seconds();
+            const double t0 = al_now_seconds();
             al_forward_params p = *fp;
             p.progress = relay;
             p.progress_user = s;
             st = al_papa_causal_constants(s->model, averaged, s->out->min_windows_used, s->q->batch_size, &p, C,
                                           &s->out->rows_filled, err);
-            s->out->seconds_constants = now_seconds() - t0;
+            s->out->seconds_constants = al_now_seconds() - t0;
         }
         if (!st && x->constant == AL_CONST_AVERAGE) {
             s->out->averaged = 1;
@@ -262,7 +256,7 @@ al_status al_papa_lm_run(al_model *model, const al_lm_corpus *scored, const al_l
     if (!st) st = build_orders(&s, averaged, kinds[AL_CONST_AVERAGE], &fp, err);
     al_lm_corpus_loss loss = {0};
     if (!st) st = al_lm_corpus_loss_new(scored, &loss, err);
-    const double t0 = now_seconds();
+    const double t0 = al_now_seconds();
     for (int c = 0; !st && c < out->plan.n_configs; c++) {
         if (!al_papa_plan_in_shard(c, q->shard_index, q->n_shards)) continue;
         const al_papa_config *x = &out->plan.configs[c];
@@ -289,7 +283,7 @@ al_status al_papa_lm_run(al_model *model, const al_lm_corpus *scored, const al_l
         }
         report(&s, "sweep", 1.0);
     }
-    out->seconds_score = now_seconds() - t0;
+    out->seconds_score = al_now_seconds() - t0;
     out->constants_windows = averaged ? averaged->n_windows : 0;
     out->constants_docs = averaged ? averaged->n_docs : 0;
     al_lm_corpus_loss_free(&loss);

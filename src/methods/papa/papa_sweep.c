@@ -2,12 +2,12 @@
  * constants over its training inputs, rank heads when a lambda order is asked, then per head configuration
  * compute frozen features once and train one probe per seed on them, score it on the validation split, and
  * (with an MLM head) score masked-token prediction under the same configuration. */
+#include "../../core/clock.h"
 #include "papa_sweep.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../../core/error.h"
 #include "../../core/memory.h"
@@ -100,12 +100,6 @@ void al_papa_sweep_result_free(al_papa_sweep_result *r) {
     free(r->mlm_score);
     free(r->mlm_accuracy);
     memset(r, 0, sizeof *r);
-}
-
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static int uses_lambda(const al_papa_plan *plan, int n_total) {
@@ -225,13 +219,13 @@ static al_status build_constants(sweep_ctx *s, al_error *err) {
     if (s->req->constants) {
         memcpy(C, s->req->constants, n_c * sizeof *C);
     } else {
-        const double t0 = now_seconds();
+        const double t0 = al_now_seconds();
         int n = s->train.n;
         if (s->req->constants_examples > 0 && n > s->req->constants_examples) n = s->req->constants_examples;
         al_forward_params fp = s->fp;
         st = al_papa_average_constants(s->model, s->train.ids, s->train.mask, s->train.type_ids, n, s->L,
                                        s->req->batch_size, &fp, C, err);
-        s->out->seconds_constants += now_seconds() - t0;
+        s->out->seconds_constants += al_now_seconds() - t0;
     }
     if (!st) {
         s->out->constants = malloc(n_c * sizeof(float));
@@ -253,10 +247,10 @@ static al_status build_orders(sweep_ctx *s, al_error *err) {
         if (s->req->theta) {
             memcpy(out->theta, s->req->theta, sizeof(float) * (size_t)n);
         } else {
-            const double t0 = now_seconds();
+            const double t0 = al_now_seconds();
             st = al_papa_rank(s->model, &s->train, s->kind_constants[AL_CONST_AVERAGE], &s->req->rank, &s->fp,
                               out->theta, &out->rank_loss, err);
-            out->seconds_rank += now_seconds() - t0;
+            out->seconds_rank += al_now_seconds() - t0;
         }
     }
     float *scores = NULL; /* the importance as the order sorts it */
@@ -269,7 +263,7 @@ static al_status build_orders(sweep_ctx *s, al_error *err) {
         } else if (!st) {
             /* the probe's loss, the probe trained on the full model's features with the ranking's seed (as the
              * lambda ranking's probe), the gradient over the first importance_examples training examples */
-            const double t0 = now_seconds();
+            const double t0 = al_now_seconds();
             al_head_importance hi;
             st = al_head_importance_task(s->model, s->task, &s->train, &s->req->probe, s->req->rank.seed,
                                          s->req->batch_size, s->req->mem_limit, s->req->importance_examples, &s->fp,
@@ -280,7 +274,7 @@ static al_status build_orders(sweep_ctx *s, al_error *err) {
                 hi.raw = NULL;
                 al_head_importance_free(&hi);
             }
-            out->seconds_importance += now_seconds() - t0;
+            out->seconds_importance += al_now_seconds() - t0;
         }
         for (int i = 0; !st && i < n; i++) scores[i] = (float)out->importance[i];
     }
@@ -412,7 +406,7 @@ static al_status run_config(sweep_ctx *s, int c, al_error *err) {
     const al_head_policy *pol = config_policies(s, x);
     const al_papa_inputs *tr = rp ? &s->train_rp : &s->train, *va = rp ? &s->val_rp : &s->val;
     al_probe_data *ftr = NULL, *fva = NULL;
-    double t0 = now_seconds();
+    double t0 = al_now_seconds();
     al_status st = al_papa_features(s->model, tr, pol, emb, req->batch_size, req->mem_limit, &s->fp, &ftr, err);
     if (!st) st = al_papa_features(s->model, va, pol, emb, req->batch_size, req->mem_limit, &s->fp, &fva, err);
     if (st == AL_ERR_OOM) {
@@ -420,14 +414,14 @@ static al_status run_config(sweep_ctx *s, int c, al_error *err) {
         memcpy(msg, err->message, sizeof msg);
         st = al_err(err, st, "papa: %s; lower max_train / max_validation or raise memory_mb", msg);
     }
-    s->out->seconds_features += now_seconds() - t0;
-    t0 = now_seconds();
+    s->out->seconds_features += al_now_seconds() - t0;
+    t0 = al_now_seconds();
     if (!st) st = run_seeds(s, c, x, ftr, fva, va, err);
-    s->out->seconds_probe += now_seconds() - t0;
+    s->out->seconds_probe += al_now_seconds() - t0;
     al_probe_data_free(ftr);
     al_probe_data_free(fva);
     if (!st && req->mlm && s->mlm_n > 0 && x->what == AL_CFG_SWEEP) {
-        t0 = now_seconds();
+        t0 = al_now_seconds();
         al_papa_mlm_stats ms;
         st = al_papa_mlm_eval(s->model, s->mlm_ids, s->mlm_mask, s->mlm_types, s->mlm_labels, s->mlm_n, s->L,
                               req->batch_size, pol, &s->fp, &ms, err);
@@ -436,7 +430,7 @@ static al_status run_config(sweep_ctx *s, int c, al_error *err) {
             s->out->mlm_accuracy[c] = (double)ms.correct / (double)ms.n;
             s->out->mlm_tokens = ms.n;
         }
-        s->out->seconds_mlm += now_seconds() - t0;
+        s->out->seconds_mlm += al_now_seconds() - t0;
     }
     return st;
 }
