@@ -60,39 +60,29 @@ static inline vf relu_grad_v(vf x) { /* 1 where x > 0, else 0 (NaN included) */
 }
 
 #define W AL_VF_LANES
-#define AL_APPLY_INPLACE(fn, x, n)                              \
-    do {                                                        \
-        size_t i_ = 0;                                          \
-        for (; i_ + 2 * W <= (n); i_ += 2 * W) {                \
-            vf u_ = fn(vf_load((x) + i_));                      \
-            vf w_ = fn(vf_load((x) + i_ + W));                  \
-            vf_store((x) + i_, u_);                             \
-            vf_store((x) + i_ + W, w_);                         \
-        }                                                       \
-        for (; i_ + W <= (n); i_ += W)                          \
-            vf_store((x) + i_, fn(vf_load((x) + i_)));          \
-        if (i_ < (n)) {                                         \
-            float tail_[W] = {0.0f};                            \
-            size_t rest_ = (n) - i_;                            \
-            for (size_t j_ = 0; j_ < rest_; j_++) tail_[j_] = (x)[i_ + j_]; \
-            vf_store(tail_, fn(vf_load(tail_)));                \
-            for (size_t j_ = 0; j_ < rest_; j_++) (x)[i_ + j_] = tail_[j_]; \
-        }                                                       \
+#define AL_APPLY_INPLACE(fn, x, n)                                             \
+    do {                                                                       \
+        size_t i_ = 0;                                                         \
+        for (; i_ + 2 * W <= (n); i_ += 2 * W) {                               \
+            vf u_ = fn(vf_load((x) + i_));                                     \
+            vf w_ = fn(vf_load((x) + i_ + W));                                 \
+            vf_store((x) + i_, u_);                                            \
+            vf_store((x) + i_ + W, w_);                                        \
+        }                                                                      \
+        for (; i_ + W <= (n); i_ += W) vf_store((x) + i_, fn(vf_load((x) + i_))); \
+        if (i_ < (n)) vf_store_part((x) + i_, fn(vf_load_part((x) + i_, (n) - i_)), (n) - i_); \
     } while (0)
 
 /* dx = dy * grad(pre); dx may be dy. */
-#define AL_APPLY_GRAD(grad, pre, dy, dx, n)                                                 \
-    do {                                                                                    \
-        size_t i_ = 0;                                                                      \
-        for (; i_ + W <= (n); i_ += W)                                                      \
-            vf_store((dx) + i_, vf_mul(vf_load((dy) + i_), grad(vf_load((pre) + i_))));      \
-        if (i_ < (n)) {                                                                     \
-            float p_[W] = {0.0f}, d_[W] = {0.0f};                                           \
-            size_t rest_ = (n) - i_;                                                        \
-            for (size_t j_ = 0; j_ < rest_; j_++) p_[j_] = (pre)[i_ + j_], d_[j_] = (dy)[i_ + j_]; \
-            vf_store(d_, vf_mul(vf_load(d_), grad(vf_load(p_))));                           \
-            for (size_t j_ = 0; j_ < rest_; j_++) (dx)[i_ + j_] = d_[j_];                   \
-        }                                                                                   \
+#define AL_APPLY_GRAD(grad, pre, dy, dx, n)                                                   \
+    do {                                                                                      \
+        size_t i_ = 0;                                                                        \
+        for (; i_ + W <= (n); i_ += W)                                                        \
+            vf_store((dx) + i_, vf_mul(vf_load((dy) + i_), grad(vf_load((pre) + i_))));        \
+        if (i_ < (n)) {                                                                       \
+            const size_t r_ = (n) - i_;                                                       \
+            vf_store_part((dx) + i_, vf_mul(vf_load_part((dy) + i_, r_), grad(vf_load_part((pre) + i_, r_))), r_); \
+        }                                                                                     \
     } while (0)
 
 void AL_KFN(al_gelu)(float *x, size_t n) { AL_APPLY_INPLACE(gelu_v, x, n); }

@@ -276,4 +276,17 @@ static inline vf vi_as_float(vi a) { return v4i_as_float(a); }
 static inline v4f v4f_add_vf(v4f acc, vf v) { return v4f_add(acc, v); }
 #endif
 
+/* A row's last n < AL_VF_LANES values as a vector (the other lanes 0) and back: the tail goes through the same
+ * vector code as the rest of the row, so an element's bits do not depend on its place or the vector width. */
+static inline vf vf_load_part(const float *p, size_t n) {
+    float t[AL_VF_LANES] = {0.0f};
+    memcpy(t, p, sizeof(float) * n);
+    return vf_load(t);
+}
+static inline void vf_store_part(float *p, vf v, size_t n) {
+    float t[AL_VF_LANES];
+    vf_store(t, v);
+    memcpy(p, t, sizeof(float) * n);
+}
+
 #endif

@@ -42,12 +42,7 @@ static void softmax_row(float *x, int n) {
         vf_store(x + i, e);
         s4 = v4f_add_vf(s4, e);
     }
-    if (i < n) {
-        float t[AL_VF_LANES] = {0.0f};
-        for (int j = i; j < n; j++) t[j - i] = x[j];
-        vf_store(t, vf_exp(vf_sub(vf_load(t), mxv)));
-        for (int j = i; j < n; j++) x[j] = t[j - i];
-    }
+    if (i < n) vf_store_part(x + i, vf_exp(vf_sub(vf_load_part(x + i, (size_t)(n - i)), mxv)), (size_t)(n - i));
     /* the sum's last whole 4 (8 lanes: a partial vector may hold one), then the last n % 4 in turn */
     for (; i + 4 <= n; i += 4) s4 = v4f_add(s4, v4f_load(x + i));
     float sum = v4f_hsum(s4);
