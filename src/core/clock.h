@@ -3,6 +3,7 @@
 #ifndef AL_CORE_CLOCK_H
 #define AL_CORE_CLOCK_H
 
+#include <math.h>
 #include <time.h>
 
 /* Seconds on the monotonic clock since an arbitrary start: only differences mean something. */
@@ -12,10 +13,11 @@ static inline double al_now_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* CPU seconds this process has used on all its threads: beside wall time it tells how busy the cores were. */
+/* CPU seconds this process has used on all its threads: beside wall time it tells how busy the cores were.
+ * NaN where the system has no such clock (Emscripten's clock_gettime knows only the real and monotonic ones). */
 static inline double al_cpu_seconds(void) {
     struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return NAN;
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
