@@ -70,7 +70,10 @@ static inline vf relu_grad_v(vf x) { /* 1 where x > 0, else 0 (NaN included) */
             vf_store((x) + i_ + W, w_);                                        \
         }                                                                      \
         for (; i_ + W <= (n); i_ += W) vf_store((x) + i_, fn(vf_load((x) + i_))); \
-        if (i_ < (n)) vf_store_part((x) + i_, fn(vf_load_part((x) + i_, (n) - i_)), (n) - i_); \
+        if (i_ < (n)) {                                                        \
+            const size_t r_ = (n) - i_;                                        \
+            vf_store_part((x) + i_, fn(vf_load_part((x) + i_, r_)), r_);       \
+        }                                                                      \
     } while (0)
 
 /* dx = dy * grad(pre); dx may be dy. */
