@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../core/clock.h"
 #include "../core/det_math.h"
@@ -166,8 +165,7 @@ al_status al_op_generate(al_op_ctx *ctx, al_error *err) {
     if (prompt && seq) memcpy(seq, prompt, sizeof(int32_t) * (size_t)P);
     int n_new = 0;
     const char *stopped = "max_new_tokens";
-    const clock_t t0 = clock();
-    const double wall0 = al_now_seconds();
+    const double wall0 = al_now_seconds(), cpu0 = al_cpu_seconds();
     al_api_progress(ctx->params, "prefill", 0.0);
     /* the prompt at once: its last row predicts the first new token */
     if (!st) st = al_decode(model, kc, seq, P, ctx->session->pool, logits, NULL, err);
@@ -243,7 +241,9 @@ al_status al_op_generate(al_op_ctx *ctx, al_error *err) {
         /* timing: not part of the result (it varies from run to run) */
         cJSON *timing = al_rb_add(rb, rb->root, "timing", cJSON_CreateObject());
         al_rb_num(rb, timing, "seconds", wall);
-        al_rb_num(rb, timing, "cpu_seconds", (double)(clock() - t0) / CLOCKS_PER_SEC);
+        /* CPU time only where the system keeps it (not in WebAssembly: clock.h) */
+        const double cpu = al_cpu_seconds() - cpu0;
+        if (isfinite(cpu)) al_rb_num(rb, timing, "cpu_seconds", cpu);
         al_rb_num(rb, timing, "tokens_per_second", wall > 0 ? n_new / wall : 0);
     }
     al_kv_cache_free(kc);

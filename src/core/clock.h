@@ -14,7 +14,8 @@ static inline double al_now_seconds(void) {
 }
 
 /* CPU seconds this process has used on all its threads: beside wall time it tells how busy the cores were.
- * NaN where the system has no such clock (Emscripten's clock_gettime knows only the real and monotonic ones). */
+ * NaN where the system has no such clock (Emscripten's clock_gettime knows only the real and monotonic ones, and its
+ * clock() is wall time since the first call in an int32 of microseconds: not CPU time, and it wraps after about 36 minutes). */
 static inline double al_cpu_seconds(void) {
     struct timespec ts;
     if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return NAN;

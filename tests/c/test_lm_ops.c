@@ -181,6 +181,14 @@ static void test_generate(void) {
     }
     CHECK_MSG(same, "greedy tokens differ from the forward's argmax");
     CHECK_MSG(attn_same, "a generated token's attention differs from the forward's");
+    /* timing: CPU seconds only where the system keeps a CPU clock (natively), never WebAssembly's wall-time clock() */
+    const cJSON *timing = item(j, "timing"), *cpu = item(timing, "cpu_seconds");
+    CHECK(cJSON_IsNumber(item(timing, "seconds")) && item(timing, "seconds")->valuedouble >= 0);
+#ifdef __EMSCRIPTEN__
+    CHECK_MSG(!cpu, "a WebAssembly reply claims CPU seconds");
+#else
+    CHECK_MSG(cJSON_IsNumber(cpu) && cpu->valuedouble >= 0, "no CPU seconds natively");
+#endif
     cJSON_Delete(j);
     al_reply_free(&r);
     /* sampled: the same seed gives the same tokens, on 1 and 3 threads; progress streams each token */
