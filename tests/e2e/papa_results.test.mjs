@@ -269,6 +269,17 @@ test('Run sweep is disabled while a sweep runs, so a second click cannot restart
   await p.context().close();
 });
 
+// What the PAPA panel shows when an awaited result does not come, so that a failure says what happened instead.
+async function papaSays(p) {
+  const seen = await p.evaluate(() => {
+    const text = (id) => document.getElementById(id)?.textContent ?? null;
+    const papa = window.attnlab.panels.papa;
+    return { model: window.attnlab.app.modelId, job: !!papa.job, last: !!papa.last, runs: papa.runs, hidden: document.getElementById('papa')?.hidden,
+             status: text('papa-status'), error: text('papa-error'), results: text('papa-results')?.slice(0, 300) };
+  });
+  return `the PAPA panel: ${JSON.stringify(seen)}; page errors: ${JSON.stringify(p.errors)}`;
+}
+
 // The first example on the repository's own embedded encoders, both stored: shown side by side at once (a language
 // model has the decoder panels' examples, docs/decoder-page.md).
 const models = JSON.parse(readFileSync(path.join(root, 'models/index.json'), 'utf8')).filter(isEncoderWithWeights).map((m) => m.id);
@@ -281,7 +292,7 @@ test('the first example shows the stored comparison of the embedded models at on
     await modelReady(p);
     assert.match(await p.textContent('#papa-example-note'), /^Opens the stored results of agreement on .* They show at once; computing them took \d+ s on \d threads? \(/);
     await p.click('#papa-example-compare');
-    await p.waitForSelector('#papa-stored-note');
+    await p.waitForSelector('#papa-stored-note').catch(async (e) => { throw new Error(`${e.message}\n${await papaSays(p)}`); });
     await p.waitForFunction(() => !window.attnlab.panels.papa.job && window.attnlab.panels.papa.last);
     assert.equal(await p.evaluate(() => window.attnlab.panels.papa.runs), 0, 'no sweep ran');
     const rows = await tableRows(p, 'papa-compare-table');
