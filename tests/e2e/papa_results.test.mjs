@@ -269,13 +269,16 @@ test('Run sweep is disabled while a sweep runs, so a second click cannot restart
   await p.context().close();
 });
 
-// What the PAPA panel shows when an awaited result does not come, so that a failure says what happened instead.
+// What the PAPA panel shows when an awaited result does not come, so that a failure says what happened instead: the
+// clicks the example's button received (counted by the test), the stored examples fetched, the panel's job and text.
 async function papaSays(p) {
   const seen = await p.evaluate(() => {
     const text = (id) => document.getElementById(id)?.textContent ?? null;
     const papa = window.attnlab.panels.papa;
-    return { model: window.attnlab.app.modelId, job: !!papa.job, last: !!papa.last, runs: papa.runs, hidden: document.getElementById('papa')?.hidden,
-             status: text('papa-status'), error: text('papa-error'), results: text('papa-results')?.slice(0, 300) };
+    const fetched = performance.getEntriesByType('resource').map((r) => r.name).filter((n) => n.includes('/examples/'));
+    return { clicks: window.__clicks ?? 0, fetched, model: window.attnlab.app.modelId, job: !!papa.job, last: !!papa.last,
+             runs: papa.runs, hidden: document.getElementById('papa')?.hidden, status: text('papa-status'),
+             error: text('papa-error'), results: text('papa-results')?.slice(0, 300) };
   });
   return `the PAPA panel: ${JSON.stringify(seen)}; page errors: ${JSON.stringify(p.errors)}`;
 }
@@ -291,6 +294,7 @@ test('the first example shows the stored comparison of the embedded models at on
     const p = await openPage(all.url);
     await modelReady(p);
     assert.match(await p.textContent('#papa-example-note'), /^Opens the stored results of agreement on .* They show at once; computing them took \d+ s on \d threads? \(/);
+    await p.$eval('#papa-example-compare', (b) => b.addEventListener('click', () => { window.__clicks = (window.__clicks ?? 0) + 1; }));
     await p.click('#papa-example-compare');
     await p.waitForSelector('#papa-stored-note').catch(async (e) => { throw new Error(`${e.message}\n${await papaSays(p)}`); });
     await p.waitForFunction(() => !window.attnlab.panels.papa.job && window.attnlab.panels.papa.last);
