@@ -10,6 +10,7 @@
 
 #include "attnlab.h"
 #include "core/clock.h"
+#include "bench_args.h"
 
 static const char deberta_base[] =
     "{\"model_type\": \"deberta-v2\", \"hidden_act\": \"gelu\", \"hidden_size\": 768, \"intermediate_size\": 3072, "
@@ -40,8 +41,11 @@ static int cmp(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     int reps = 3;
-    if (argc == 3 && strcmp(argv[1], "--reps") == 0) reps = atoi(argv[2]);
-    if (reps < 1 || reps > 100) reps = 3;
+    if (argc == 3 && strcmp(argv[1], "--reps") == 0) reps = bench_int("bench_deberta", "--reps", argv[2], 1, 100);
+    else if (argc != 1) {
+        fprintf(stderr, "usage: bench_deberta [--reps N]\n");
+        return 2;
+    }
     al_error err;
     al_config cb = al_config_bert(1000, 768, 12, 12, 3072), cd;
     al_model *bert = NULL, *deb = NULL;

@@ -36,6 +36,7 @@
 #include "core/clock.h"
 #include "kernels/kernels.h"
 #include "model/family_params.h"
+#include "bench_args.h"
 
 static void fail(const char *what, const al_error *err) {
     printf("{\"kind\":\"error\",\"message\":\"%s: %s\"}\n", what, err ? err->message : "out of memory");
@@ -43,7 +44,11 @@ static void fail(const char *what, const al_error *err) {
     exit(1);
 }
 
-static int32_t prompt_id(int t) { return (int32_t)(1000 + (t * 7919) % 20000); }
+/* The prompt's token at position t: ids 1000 to 20999 on a vocabulary that holds them (GPT-2's, Llama's: the ids of
+ * the figures measured so far), else spread over the whole of a smaller one (the embedded decoder's 8000 tokens). */
+static int32_t prompt_id(int t, int V) {
+    return (int32_t)(V > 21000 ? 1000 + (t * 7919) % 20000 : (t * 7919) % V);
+}
 
 static int argmax(const float *x, int n) {
     int best = 0;
@@ -326,27 +331,17 @@ static void serve_stdin(bench *b) {
     }
 }
 
-static int parse_list(const char *s, int *out, int max) {
-    int n = 0;
-    while (*s && n < max) {
-        out[n++] = atoi(s);
-        const char *comma = strchr(s, ',');
-        if (!comma) break;
-        s = comma + 1;
-    }
-    return n;
-}
-
 int main(int argc, char **argv) {
     const char *dir = NULL, *check = NULL;
     int thread_counts[4] = {1}, n_threads = 1, rounds = 1, prompt = 128, n_new = 64, gemm = 0, serve = 0;
     int lengths[8] = {128, 512}, n_lengths = 2, bad = 0, ab_paths = 0;
+    const char *me = "bench_decoder";
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) n_threads = parse_list(argv[++i], thread_counts, 4);
-        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--lengths") == 0 && i + 1 < argc) n_lengths = parse_list(argv[++i], lengths, 8);
-        else if (strcmp(argv[i], "--prompt") == 0 && i + 1 < argc) prompt = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--new") == 0 && i + 1 < argc) n_new = atoi(argv[++i]);
+        if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) n_threads = bench_int_list(me, "--threads", argv[++i], thread_counts, 4, 1, 64);
+        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = bench_int(me, "--rounds", argv[++i], 1, 100000);
+        else if (strcmp(argv[i], "--lengths") == 0 && i + 1 < argc) n_lengths = bench_int_list(me, "--lengths", argv[++i], lengths, 8, 1, 1 << 20);
+        else if (strcmp(argv[i], "--prompt") == 0 && i + 1 < argc) prompt = bench_int(me, "--prompt", argv[++i], 1, 1 << 20);
+        else if (strcmp(argv[i], "--new") == 0 && i + 1 < argc) n_new = bench_int(me, "--new", argv[++i], 0, 1 << 20);
         else if (strcmp(argv[i], "--gemm") == 0) gemm = 1;
         else if (strcmp(argv[i], "--serve") == 0) serve = 1;
         else if (strcmp(argv[i], "--ab") == 0) ab_paths = 1;
@@ -379,7 +374,7 @@ int main(int argc, char **argv) {
     b.ids = malloc(sizeof(int32_t) * (size_t)b.max_len);
     b.logits = malloc(sizeof(float) * (size_t)b.max_len * V);
     if (!b.ids || !b.logits) fail("buffers", NULL);
-    for (int t = 0; t < b.max_len; t++) b.ids[t] = prompt_id(t);
+    for (int t = 0; t < b.max_len; t++) b.ids[t] = prompt_id(t, V);
     if (al_kv_cache_new(b.model, b.max_len, &b.cache, &err) != AL_OK) fail("cache", &err);
     printf("{\"kind\":\"model\",\"model_type\":\"%s\",\"layers\":%d,\"hidden\":%d,\"heads\":%d,\"kv_heads\":%d,"
            "\"vocab\":%d,\"params\":%zu,\"kernels\":\"%s\",\"load_s\":%.3f}\n",

@@ -12,6 +12,7 @@
 
 #include "attnlab.h"
 #include "core/clock.h"
+#include "bench_args.h"
 
 static const char *const k_names[3] = {"bert-base", "deberta-v3-base", "ModernBERT-base"};
 static const char *const k_configs[3] = {
@@ -68,8 +69,8 @@ static double one_pass(const al_model *m, int L, const float *C, al_threadpool *
 int main(int argc, char **argv) {
     int rounds = 3, threads = 1;
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--rounds") == 0) rounds = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--threads") == 0) threads = atoi(argv[i + 1]);
+        if (strcmp(argv[i], "--rounds") == 0) rounds = bench_int("bench_families", "--rounds", argv[i + 1], 1, 100000);
+        else if (strcmp(argv[i], "--threads") == 0) threads = bench_int("bench_families", "--threads", argv[i + 1], 1, 64);
         else {
             fprintf(stderr, "bench_families: unknown option %s (--rounds N, --threads N)\n", argv[i]);
             return 2;

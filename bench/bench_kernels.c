@@ -12,6 +12,7 @@
 #include "core/clock.h"
 #include "core/rng.h"
 #include "kernels/kernels.h"
+#include "bench_args.h"
 
 static float *random_floats(al_rng *r, size_t n, float scale) {
     float *p = malloc(n * sizeof(float));
@@ -110,8 +111,7 @@ static void run_gelu_tanh(void *p) {
 }
 
 int main(int argc, char **argv) {
-    int reps = argc > 1 ? atoi(argv[1]) : 5;
-    if (reps < 1) reps = 1;
+    int reps = argc > 1 ? bench_int("bench_kernels", "repetitions", argv[1], 1, 1000) : 5;
     al_rng rng;
     al_rng_seed(&rng, 1);
     const char *listed[8];

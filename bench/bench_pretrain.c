@@ -20,6 +20,7 @@
 #include "kernels/kernels.h"
 #include "train/pretrain.h"
 #include "train/train.h"
+#include "bench_args.h"
 
 /* Seconds per step and real tokens per step over `steps` steps with n shards. */
 static int time_steps(al_model *model, const al_mlm_corpus *c, int n, int steps, double *sec, double *tokens) {
@@ -102,8 +103,8 @@ int main(int argc, char **argv) {
     int shards = 2, steps = 8, pos = 0, by_path = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--paths")) by_path = 1;
-        else if (!strcmp(argv[i], "--shards") && i + 1 < argc) shards = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--shards") && i + 1 < argc) shards = bench_int("bench_pretrain", "--shards", argv[++i], 1, 1024);
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = bench_int("bench_pretrain", "--steps", argv[++i], 1, 1 << 30);
         else if (!strcmp(argv[i], "--sop") && i + 1 < argc) sop_path = argv[++i];
         else if (pos == 0) dir = argv[i], pos++;
         else text_path = argv[i];

@@ -36,6 +36,7 @@
 #include "methods/probes/probe.h"
 #include "methods/probes/probe_data_internal.h"
 #include "train/adamw.h"
+#include "bench_args.h"
 
 enum { S = 13, D = 768, L = 64, C = 17, SEEDS = 3 };
 
@@ -248,12 +249,12 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : "";
         if (!strcmp(argv[i], "--padding")) padding = 1;
-        else if (!strcmp(argv[i], "--threads")) threads = atoi(v), i++;
-        else if (!strcmp(argv[i], "--examples")) examples = atoi(v), i++;
-        else if (!strcmp(argv[i], "--rounds")) rounds = atoi(v), i++;
-        else if (!strcmp(argv[i], "--epochs")) epochs = atoi(v), i++;
-        else if (!strcmp(argv[i], "--rank-examples")) rank_examples = atoi(v), i++;
-        else if (!strcmp(argv[i], "--rank-epochs")) rank_epochs = atoi(v), i++;
+        else if (!strcmp(argv[i], "--threads")) threads = bench_int("bench_sweep_parts", "--threads", v, 1, 64), i++;
+        else if (!strcmp(argv[i], "--examples")) examples = bench_int("bench_sweep_parts", "--examples", v, 1, 1 << 24), i++;
+        else if (!strcmp(argv[i], "--rounds")) rounds = bench_int("bench_sweep_parts", "--rounds", v, 1, 100000), i++;
+        else if (!strcmp(argv[i], "--epochs")) epochs = bench_int("bench_sweep_parts", "--epochs", v, 1, 100000), i++;
+        else if (!strcmp(argv[i], "--rank-examples")) rank_examples = bench_int("bench_sweep_parts", "--rank-examples", v, 1, 1 << 24), i++;
+        else if (!strcmp(argv[i], "--rank-epochs")) rank_epochs = bench_int("bench_sweep_parts", "--rank-epochs", v, 1, 100000), i++;
         else if (!strcmp(argv[i], "--shape")) shape = v, i++;
         else if (!strcmp(argv[i], "--tasks")) tasks_dir = v, i++;
         else if (!strcmp(argv[i], "--tokenizer")) tok_dir = v, i++;

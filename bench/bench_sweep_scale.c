@@ -22,6 +22,7 @@
 #include "kernels/kernels.h"
 #include "methods/papa/papa_sweep.h"
 #include "model/model_internal.h"
+#include "bench_args.h"
 
 static double load1(void) {
     double l = -1.0;
@@ -151,10 +152,10 @@ int main(int argc, char **argv) {
         else if (v && !strcmp(a, "--task")) task_id = v, i++;
         else if (v && !strcmp(a, "--tasks")) tasks_dir = v, i++;
         else if (v && !strcmp(a, "--tokenizer")) tok_dir = v, i++;
-        else if (v && !strcmp(a, "--max-train")) max_train = atoi(v), i++;
-        else if (v && !strcmp(a, "--max-validation")) max_val = atoi(v), i++;
-        else if (v && !strcmp(a, "--seeds")) seeds = atoi(v), i++;
-        else if (v && !strcmp(a, "--threads")) threads = atoi(v), i++;
+        else if (v && !strcmp(a, "--max-train")) max_train = bench_int("bench_sweep_scale", "--max-train", v, 1, 1 << 24), i++;
+        else if (v && !strcmp(a, "--max-validation")) max_val = bench_int("bench_sweep_scale", "--max-validation", v, 1, 1 << 24), i++;
+        else if (v && !strcmp(a, "--seeds")) seeds = bench_int("bench_sweep_scale", "--seeds", v, 1, 1000), i++;
+        else if (v && !strcmp(a, "--threads")) threads = bench_int("bench_sweep_scale", "--threads", v, 1, 64), i++;
         else {
             usage();
             return 2;

@@ -20,6 +20,7 @@
 #include "core/threadpool.h"
 #include "methods/papa/papa_sweep.h"
 #include "methods/tasks/task.h"
+#include "bench_args.h"
 
 static double load_average(void) {
     double l = NAN;
@@ -159,15 +160,14 @@ int main(int argc, char **argv) {
     int threads = 2, rounds = 5;
     const char *papa = NULL;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = atoi(argv[++i]);
+        if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = bench_int("bench_threads", "--threads", argv[++i], 1, 64);
+        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = bench_int("bench_threads", "--rounds", argv[++i], 1, 100000);
         else if (strcmp(argv[i], "--papa") == 0 && i + 1 < argc) papa = argv[++i];
         else {
             fprintf(stderr, "usage: bench_threads [--threads N] [--rounds R] [--papa MODEL_DIR]\n");
             return 2;
         }
     }
-    if (rounds < 1) rounds = 1;
     al_threadpool *pools[2] = {NULL, NULL};
     al_error err;
     if (al_threadpool_new(1, &pools[0], &err) != AL_OK || al_threadpool_new(threads, &pools[1], &err) != AL_OK) {

@@ -18,6 +18,7 @@
 #include "methods/papa/papa_sweep.h"
 #include "methods/probes/probe.h"
 #include "methods/tasks/task.h"
+#include "bench_args.h"
 
 typedef struct variant {
     const char *name;
@@ -36,9 +37,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: probe_spread MODEL_DIR TASKS_DIR TASK [max_train max_validation epochs L seeds]\n");
         return 2;
     }
-    const int max_train = argc > 4 ? atoi(argv[4]) : 2000, max_val = argc > 5 ? atoi(argv[5]) : 800;
-    const int epochs = argc > 6 ? atoi(argv[6]) : 20, L = argc > 7 ? atoi(argv[7]) : 128;
-    const int n_seeds = argc > 8 ? atoi(argv[8]) : 5;
+    const char *me = "probe_spread";
+    const int max_train = argc > 4 ? bench_int(me, "max_train", argv[4], 1, 1 << 24) : 2000;
+    const int max_val = argc > 5 ? bench_int(me, "max_validation", argv[5], 1, 1 << 24) : 800;
+    const int epochs = argc > 6 ? bench_int(me, "epochs", argv[6], 1, 100000) : 20;
+    const int L = argc > 7 ? bench_int(me, "L", argv[7], 1, 1 << 20) : 128;
+    const int n_seeds = argc > 8 ? bench_int(me, "seeds", argv[8], 1, 1000) : 5;
     al_error err = {0};
     al_model *model = NULL;
     al_task *task = NULL;
