@@ -14,11 +14,16 @@ static inline int bench_int(const char *prog, const char *option, const char *wo
     errno = 0;
     const long v = word ? strtol(word, &end, 10) : 0;
     if (!word || end == word || *end || errno || v < lo || v > hi) {
-        fprintf(stderr, "%s: %s must be a whole number from %d to %d, not '%s'\n", prog, option, lo, hi,
-                word ? word : "");
+        if (word) fprintf(stderr, "%s: %s must be a whole number from %d to %d, not '%s'\n", prog, option, lo, hi, word);
+        else fprintf(stderr, "%s: %s needs a whole number from %d to %d after it\n", prog, option, lo, hi);
         exit(2);
     }
     return (int)v;
+}
+
+/* The word after the option at argv[*i], stepping past it; NULL when the option is the last word. */
+static inline const char *bench_next(int argc, char **argv, int *i) {
+    return *i + 1 < argc ? argv[++*i] : NULL;
 }
 
 /* A comma-separated list of whole numbers ("1,2,4"), each read as bench_int reads one; at most max of them. */
@@ -26,6 +31,7 @@ static inline int bench_int_list(const char *prog, const char *option, const cha
                                  int hi) {
     char item[32];
     int n = 0;
+    if (!word) return bench_int(prog, option, NULL, lo, hi); /* says the number is missing, and exits */
     for (const char *s = word;; s++) {
         const char *comma = strchr(s, ',');
         const size_t len = comma ? (size_t)(comma - s) : strlen(s);

@@ -337,11 +337,11 @@ int main(int argc, char **argv) {
     int lengths[8] = {128, 512}, n_lengths = 2, bad = 0, ab_paths = 0;
     const char *me = "bench_decoder";
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) n_threads = bench_int_list(me, "--threads", argv[++i], thread_counts, 4, 1, 64);
-        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = bench_int(me, "--rounds", argv[++i], 1, 100000);
-        else if (strcmp(argv[i], "--lengths") == 0 && i + 1 < argc) n_lengths = bench_int_list(me, "--lengths", argv[++i], lengths, 8, 1, 1 << 20);
-        else if (strcmp(argv[i], "--prompt") == 0 && i + 1 < argc) prompt = bench_int(me, "--prompt", argv[++i], 1, 1 << 20);
-        else if (strcmp(argv[i], "--new") == 0 && i + 1 < argc) n_new = bench_int(me, "--new", argv[++i], 0, 1 << 20);
+        if (strcmp(argv[i], "--threads") == 0) n_threads = bench_int_list(me, "--threads", bench_next(argc, argv, &i), thread_counts, 4, 1, 64);
+        else if (strcmp(argv[i], "--rounds") == 0) rounds = bench_int(me, "--rounds", bench_next(argc, argv, &i), 1, 100000);
+        else if (strcmp(argv[i], "--lengths") == 0) n_lengths = bench_int_list(me, "--lengths", bench_next(argc, argv, &i), lengths, 8, 1, 1 << 20);
+        else if (strcmp(argv[i], "--prompt") == 0) prompt = bench_int(me, "--prompt", bench_next(argc, argv, &i), 1, 1 << 20);
+        else if (strcmp(argv[i], "--new") == 0) n_new = bench_int(me, "--new", bench_next(argc, argv, &i), 0, 1 << 20);
         else if (strcmp(argv[i], "--gemm") == 0) gemm = 1;
         else if (strcmp(argv[i], "--serve") == 0) serve = 1;
         else if (strcmp(argv[i], "--ab") == 0) ab_paths = 1;

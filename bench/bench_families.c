@@ -68,7 +68,7 @@ static double one_pass(const al_model *m, int L, const float *C, al_threadpool *
 
 int main(int argc, char **argv) {
     int rounds = 3, threads = 1;
-    for (int i = 1; i + 1 < argc; i += 2) {
+    for (int i = 1; i < argc; i += 2) { /* argv[argc] is NULL: a last option without its number is said */
         if (strcmp(argv[i], "--rounds") == 0) rounds = bench_int("bench_families", "--rounds", argv[i + 1], 1, 100000);
         else if (strcmp(argv[i], "--threads") == 0) threads = bench_int("bench_families", "--threads", argv[i + 1], 1, 64);
         else {

@@ -103,8 +103,8 @@ int main(int argc, char **argv) {
     int shards = 2, steps = 8, pos = 0, by_path = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--paths")) by_path = 1;
-        else if (!strcmp(argv[i], "--shards") && i + 1 < argc) shards = bench_int("bench_pretrain", "--shards", argv[++i], 1, 1024);
-        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = bench_int("bench_pretrain", "--steps", argv[++i], 1, 1 << 30);
+        else if (!strcmp(argv[i], "--shards")) shards = bench_int("bench_pretrain", "--shards", bench_next(argc, argv, &i), 1, 1024);
+        else if (!strcmp(argv[i], "--steps")) steps = bench_int("bench_pretrain", "--steps", bench_next(argc, argv, &i), 1, 1 << 30);
         else if (!strcmp(argv[i], "--sop") && i + 1 < argc) sop_path = argv[++i];
         else if (pos == 0) dir = argv[i], pos++;
         else text_path = argv[i];

@@ -108,7 +108,7 @@ static int by_value(const void *x, const void *y) {
 int main(int argc, char **argv) {
     int rounds = 7;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = bench_int("bench_tile_ceiling", "--rounds", argv[++i], 1, 100000);
+        if (!strcmp(argv[i], "--rounds")) rounds = bench_int("bench_tile_ceiling", "--rounds", bench_next(argc, argv, &i), 1, 100000);
         else {
             fprintf(stderr, "usage: bench_tile_ceiling [--rounds R]\n");
             return 2;
