@@ -9,6 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnlab.h" /* al_threads_max(): the bound of every --threads */
+
+/* The largest count of rounds, repetitions or epochs a bench program takes. */
+enum { BENCH_ROUNDS_MAX = 100000 };
+
 static inline int bench_int(const char *prog, const char *option, const char *word, int lo, int hi) {
     char *end = NULL;
     errno = 0;

@@ -66,7 +66,7 @@ static void *neighbour_main(void *p) {
 int main(int argc, char **argv) {
     int rounds = 30;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--rounds")) rounds = bench_int("bench_cpus", "--rounds", bench_next(argc, argv, &i), 1, 100000);
+        if (!strcmp(argv[i], "--rounds")) rounds = bench_int("bench_cpus", "--rounds", bench_next(argc, argv, &i), 1, BENCH_ROUNDS_MAX);
         else {
             fprintf(stderr, "usage: bench_cpus [--rounds R]\n");
             return 2;

@@ -337,8 +337,8 @@ int main(int argc, char **argv) {
     int lengths[8] = {128, 512}, n_lengths = 2, bad = 0, ab_paths = 0;
     const char *me = "bench_decoder";
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--threads") == 0) n_threads = bench_int_list(me, "--threads", bench_next(argc, argv, &i), thread_counts, 4, 1, 64);
-        else if (strcmp(argv[i], "--rounds") == 0) rounds = bench_int(me, "--rounds", bench_next(argc, argv, &i), 1, 100000);
+        if (strcmp(argv[i], "--threads") == 0) n_threads = bench_int_list(me, "--threads", bench_next(argc, argv, &i), thread_counts, 4, 1, al_threads_max());
+        else if (strcmp(argv[i], "--rounds") == 0) rounds = bench_int(me, "--rounds", bench_next(argc, argv, &i), 1, BENCH_ROUNDS_MAX);
         else if (strcmp(argv[i], "--lengths") == 0) n_lengths = bench_int_list(me, "--lengths", bench_next(argc, argv, &i), lengths, 8, 1, 1 << 20);
         else if (strcmp(argv[i], "--prompt") == 0) prompt = bench_int(me, "--prompt", bench_next(argc, argv, &i), 1, 1 << 20);
         else if (strcmp(argv[i], "--new") == 0) n_new = bench_int(me, "--new", bench_next(argc, argv, &i), 0, 1 << 20);
@@ -349,7 +349,7 @@ int main(int argc, char **argv) {
         else if (argv[i][0] != '-' && !dir) dir = argv[i];
         else bad = 1;
     }
-    if (bad || !dir || n_threads < 1 || n_lengths < 1 || prompt < 1 || n_new < 0 || rounds < 1) {
+    if (bad || !dir) {
         fprintf(stderr, "usage: bench_decoder MODEL_DIR [--threads 1,2] [--rounds R] [--lengths 128,512] [--prompt 128]"
                         " [--new 64] [--gemm] [--serve] [--check PREFIX] [--ab]\n");
         return 2;

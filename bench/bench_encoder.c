@@ -98,7 +98,7 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) quick = 1;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
-        else if (strcmp(argv[i], "--threads") == 0) threads = bench_int("bench_encoder", "--threads", bench_next(argc, argv, &i), 1, 64);
+        else if (strcmp(argv[i], "--threads") == 0) threads = bench_int("bench_encoder", "--threads", bench_next(argc, argv, &i), 1, al_threads_max());
         else {
             fprintf(stderr, "usage: bench_encoder [--quick] [--only gemm|bert-tiny|minilm|bert-base] [--threads N]\n");
             return 2;

@@ -69,16 +69,12 @@ static double one_pass(const al_model *m, int L, const float *C, al_threadpool *
 int main(int argc, char **argv) {
     int rounds = 3, threads = 1;
     for (int i = 1; i < argc; i += 2) { /* argv[argc] is NULL: a last option without its number is said */
-        if (strcmp(argv[i], "--rounds") == 0) rounds = bench_int("bench_families", "--rounds", argv[i + 1], 1, 100000);
-        else if (strcmp(argv[i], "--threads") == 0) threads = bench_int("bench_families", "--threads", argv[i + 1], 1, 64);
+        if (strcmp(argv[i], "--rounds") == 0) rounds = bench_int("bench_families", "--rounds", argv[i + 1], 1, BENCH_ROUNDS_MAX);
+        else if (strcmp(argv[i], "--threads") == 0) threads = bench_int("bench_families", "--threads", argv[i + 1], 1, al_threads_max());
         else {
             fprintf(stderr, "bench_families: unknown option %s (--rounds N, --threads N)\n", argv[i]);
             return 2;
         }
-    }
-    if (rounds < 1 || threads < 1) {
-        fprintf(stderr, "bench_families: --rounds and --threads must be at least 1\n");
-        return 2;
     }
     al_threadpool *pool = NULL;
     al_error err;

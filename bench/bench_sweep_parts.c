@@ -249,19 +249,19 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : "";
         if (!strcmp(argv[i], "--padding")) padding = 1;
-        else if (!strcmp(argv[i], "--threads")) threads = bench_int("bench_sweep_parts", "--threads", v, 1, 64), i++;
+        else if (!strcmp(argv[i], "--threads")) threads = bench_int("bench_sweep_parts", "--threads", v, 1, al_threads_max()), i++;
         else if (!strcmp(argv[i], "--examples")) examples = bench_int("bench_sweep_parts", "--examples", v, 1, 1 << 24), i++;
-        else if (!strcmp(argv[i], "--rounds")) rounds = bench_int("bench_sweep_parts", "--rounds", v, 1, 100000), i++;
-        else if (!strcmp(argv[i], "--epochs")) epochs = bench_int("bench_sweep_parts", "--epochs", v, 1, 100000), i++;
+        else if (!strcmp(argv[i], "--rounds")) rounds = bench_int("bench_sweep_parts", "--rounds", v, 1, BENCH_ROUNDS_MAX), i++;
+        else if (!strcmp(argv[i], "--epochs")) epochs = bench_int("bench_sweep_parts", "--epochs", v, 1, BENCH_ROUNDS_MAX), i++;
         else if (!strcmp(argv[i], "--rank-examples")) rank_examples = bench_int("bench_sweep_parts", "--rank-examples", v, 1, 1 << 24), i++;
-        else if (!strcmp(argv[i], "--rank-epochs")) rank_epochs = bench_int("bench_sweep_parts", "--rank-epochs", v, 1, 100000), i++;
+        else if (!strcmp(argv[i], "--rank-epochs")) rank_epochs = bench_int("bench_sweep_parts", "--rank-epochs", v, 1, BENCH_ROUNDS_MAX), i++;
         else if (!strcmp(argv[i], "--shape")) shape = v, i++;
         else if (!strcmp(argv[i], "--tasks")) tasks_dir = v, i++;
         else if (!strcmp(argv[i], "--tokenizer")) tok_dir = v, i++;
     }
     al_error err;
     al_threadpool *pool = NULL;
-    if (threads < 1 || examples < 16 || rounds < 1 || epochs < 1 || rank_examples < 16 || rank_epochs < 1 ||
+    if (examples < 16 || rank_examples < 16 ||
         (strcmp(shape, "bert-base") && strcmp(shape, "modernbert-base")) ||
         al_threadpool_new(threads, &pool, &err) != AL_OK) {
         fprintf(stderr, "usage: bench_sweep_parts [--threads N] [--examples N >= 16] [--rounds N] [--epochs N] [--padding] "

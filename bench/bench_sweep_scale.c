@@ -154,8 +154,8 @@ int main(int argc, char **argv) {
         else if (v && !strcmp(a, "--tokenizer")) tok_dir = v, i++;
         else if (v && !strcmp(a, "--max-train")) max_train = bench_int("bench_sweep_scale", "--max-train", v, 1, 1 << 24), i++;
         else if (v && !strcmp(a, "--max-validation")) max_val = bench_int("bench_sweep_scale", "--max-validation", v, 1, 1 << 24), i++;
-        else if (v && !strcmp(a, "--seeds")) seeds = bench_int("bench_sweep_scale", "--seeds", v, 1, 1000), i++;
-        else if (v && !strcmp(a, "--threads")) threads = bench_int("bench_sweep_scale", "--threads", v, 1, 64), i++;
+        else if (v && !strcmp(a, "--seeds")) seeds = bench_int("bench_sweep_scale", "--seeds", v, 1, AL_PAPA_MAX_SEEDS), i++;
+        else if (v && !strcmp(a, "--threads")) threads = bench_int("bench_sweep_scale", "--threads", v, 1, al_threads_max()), i++;
         else {
             usage();
             return 2;
@@ -164,7 +164,7 @@ int main(int argc, char **argv) {
     const shape *sh = NULL;
     for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++)
         if (!strcmp(SHAPES[i].name, shape_name)) sh = &SHAPES[i];
-    if (!sh || max_train < 1 || max_val < 1 || seeds < 1 || seeds > AL_PAPA_MAX_SEEDS || threads < 1) {
+    if (!sh) {
         usage();
         return 2;
     }

@@ -160,8 +160,8 @@ int main(int argc, char **argv) {
     int threads = 2, rounds = 5;
     const char *papa = NULL;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--threads") == 0) threads = bench_int("bench_threads", "--threads", bench_next(argc, argv, &i), 1, 64);
-        else if (strcmp(argv[i], "--rounds") == 0) rounds = bench_int("bench_threads", "--rounds", bench_next(argc, argv, &i), 1, 100000);
+        if (strcmp(argv[i], "--threads") == 0) threads = bench_int("bench_threads", "--threads", bench_next(argc, argv, &i), 1, al_threads_max());
+        else if (strcmp(argv[i], "--rounds") == 0) rounds = bench_int("bench_threads", "--rounds", bench_next(argc, argv, &i), 1, BENCH_ROUNDS_MAX);
         else if (strcmp(argv[i], "--papa") == 0 && i + 1 < argc) papa = argv[++i];
         else {
             fprintf(stderr, "usage: bench_threads [--threads N] [--rounds R] [--papa MODEL_DIR]\n");

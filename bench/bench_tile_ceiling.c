@@ -108,13 +108,12 @@ static int by_value(const void *x, const void *y) {
 int main(int argc, char **argv) {
     int rounds = 7;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--rounds")) rounds = bench_int("bench_tile_ceiling", "--rounds", bench_next(argc, argv, &i), 1, 100000);
+        if (!strcmp(argv[i], "--rounds")) rounds = bench_int("bench_tile_ceiling", "--rounds", bench_next(argc, argv, &i), 1, BENCH_ROUNDS_MAX);
         else {
             fprintf(stderr, "usage: bench_tile_ceiling [--rounds R]\n");
             return 2;
         }
     }
-    if (rounds < 1) rounds = 1;
     for (int i = 0; i < (int)(sizeof a_buf / sizeof *a_buf); i++) a_buf[i] = 1.0f + 1e-3f * (float)(i % 7);
     for (int i = 0; i < (int)(sizeof b_buf / sizeof *b_buf); i++) b_buf[i] = 1.0f - 1e-3f * (float)(i % 5);
     /* A VM may run the first seconds after an idle moment slower: two seconds of work before anything is timed. */

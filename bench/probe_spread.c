@@ -40,7 +40,7 @@ int main(int argc, char **argv) {
     const char *me = "probe_spread";
     const int max_train = argc > 4 ? bench_int(me, "max_train", argv[4], 1, 1 << 24) : 2000;
     const int max_val = argc > 5 ? bench_int(me, "max_validation", argv[5], 1, 1 << 24) : 800;
-    const int epochs = argc > 6 ? bench_int(me, "epochs", argv[6], 1, 100000) : 20;
+    const int epochs = argc > 6 ? bench_int(me, "epochs", argv[6], 1, BENCH_ROUNDS_MAX) : 20;
     const int L = argc > 7 ? bench_int(me, "L", argv[7], 1, 1 << 20) : 128;
     const int n_seeds = argc > 8 ? bench_int(me, "seeds", argv[8], 1, 1000) : 5;
     al_error err = {0};
